@@ -1,0 +1,1 @@
+//! The codecbus event bus (in progress).

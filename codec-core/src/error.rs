@@ -1,0 +1,375 @@
+//! Encode and decode errors.
+//!
+//! Contract: a `DecodeError` is built at the innermost failure with the byte
+//! offset, and each enclosing decoder adds one path segment while the error
+//! travels outwards (`in_field`, `in_index`, ...). Segments are therefore
+//! stored innermost first and reversed for display. The success path pays
+//! nothing for the path.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+/// What went wrong while decoding MessagePack.
+///
+/// Every kind is `Copy` so that callers can match on it; details that need
+/// an allocation (the unknown key, the source error) live on [`DecodeError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeErrorKind {
+    /// The input ended before the value was complete.
+    Truncated,
+    /// A marker of another type was found where `expected` was needed.
+    TypeMismatch {
+        /// What the decoder needed, e.g. `"string"` or `"map or array"`.
+        expected: &'static str,
+        /// What the input held, e.g. `"integer"`.
+        found: &'static str,
+    },
+    /// The byte is not a MessagePack marker (`0xc1` is reserved by the spec).
+    InvalidMarker(u8),
+    /// A string was not valid UTF-8.
+    InvalidUtf8,
+    /// An integer does not fit the target type (`300` into a `u8`).
+    IntegerOutOfRange {
+        /// The Rust type that was being decoded.
+        target: &'static str,
+    },
+    /// A declared length is larger than the bytes left in the input could
+    /// ever hold, or larger than [`DecodeLimits::max_collection_len`](crate::DecodeLimits).
+    LengthOverflow,
+    /// Values were nested deeper than [`DecodeLimits::max_depth`](crate::DecodeLimits).
+    DepthLimitExceeded,
+    /// Decoding would allocate more than [`DecodeLimits::max_alloc_bytes`](crate::DecodeLimits).
+    AllocLimitExceeded,
+    /// An enum variant name (or index) that the type does not have.
+    UnknownVariant,
+    /// A struct field that is neither optional nor defaulted is absent.
+    MissingField(&'static str),
+    /// A struct field appeared twice in one map.
+    DuplicateField(&'static str),
+    /// An array-encoded value has the wrong number of elements.
+    WrongLength {
+        /// The number of elements the type has.
+        expected: usize,
+        /// The number of elements the input declared.
+        found: usize,
+    },
+    /// An extension value of another type id was found.
+    UnexpectedExtType {
+        /// The extension type id that was needed.
+        expected: i8,
+        /// The extension type id in the input.
+        found: i8,
+    },
+    /// An extension payload does not have a valid layout for its type.
+    InvalidExtData(&'static str),
+    /// A value is outside the domain of the target type (a `char` above
+    /// `U+10FFFF`, nanoseconds above 999 999 999, ...).
+    InvalidValue(&'static str),
+    /// `from_slice` decoded a whole value but bytes were left over.
+    TrailingBytes(usize),
+    /// A user-supplied decoder (`#[codec(with = ...)]`, a hand-written
+    /// codec) reported a problem of its own.
+    Custom,
+}
+
+impl fmt::Display for DecodeErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Truncated => f.write_str("unexpected end of input"),
+            Self::TypeMismatch { expected, found } => write!(f, "expected {expected}, found {found}"),
+            Self::InvalidMarker(b) => write!(f, "invalid marker byte 0x{b:02x}"),
+            Self::InvalidUtf8 => f.write_str("invalid UTF-8 in string"),
+            Self::IntegerOutOfRange { target } => write!(f, "integer out of range for {target}"),
+            Self::LengthOverflow => f.write_str("declared length exceeds the input or the length limit"),
+            Self::DepthLimitExceeded => f.write_str("nesting depth limit exceeded"),
+            Self::AllocLimitExceeded => f.write_str("allocation limit exceeded"),
+            Self::UnknownVariant => f.write_str("unknown enum variant"),
+            Self::MissingField(name) => write!(f, "missing field `{name}`"),
+            Self::DuplicateField(name) => write!(f, "duplicate field `{name}`"),
+            Self::WrongLength { expected, found } => {
+                write!(f, "expected an array of {expected} elements, found {found}")
+            }
+            Self::UnexpectedExtType { expected, found } => {
+                write!(f, "expected extension type {expected}, found {found}")
+            }
+            Self::InvalidExtData(what) => write!(f, "invalid extension data: {what}"),
+            Self::InvalidValue(what) => write!(f, "invalid value: {what}"),
+            Self::TrailingBytes(n) => write!(f, "{n} trailing bytes after the value"),
+            Self::Custom => f.write_str("custom decode error"),
+        }
+    }
+}
+
+/// One step of the path to the value that failed to decode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PathSegment {
+    /// A struct field or struct-variant field.
+    Field(&'static str),
+    /// An enum variant.
+    Variant(&'static str),
+    /// A position in an array, a tuple or a tuple struct.
+    Index(usize),
+    /// The value under a map key (the key as text where it was a string).
+    Key(String),
+}
+
+/// A MessagePack decode failure: its kind, the byte offset, and the path of
+/// fields and indices leading to the value that failed (`items[3].price`).
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::{from_slice, DecodeErrorKind};
+///
+/// // 0xa5 declares a 5-byte string but only 2 bytes follow.
+/// let err = from_slice::<String>(&[0xa5, b'h', b'i']).unwrap_err();
+/// assert_eq!(err.kind(), DecodeErrorKind::Truncated);
+/// ```
+pub struct DecodeError {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: DecodeErrorKind,
+    offset: usize,
+    // innermost first
+    path: Vec<PathSegment>,
+    detail: Option<String>,
+    source: Option<Box<dyn StdError + Send + Sync + 'static>>,
+}
+
+impl DecodeError {
+    /// Creates an error of `kind` at byte `offset` of the input.
+    #[cold]
+    pub fn new(kind: DecodeErrorKind, offset: usize) -> Self {
+        Self {
+            inner: Box::new(Inner {
+                kind,
+                offset,
+                path: Vec::new(),
+                detail: None,
+                source: None,
+            }),
+        }
+    }
+
+    /// Creates a [`DecodeErrorKind::Custom`] error with a message, for
+    /// hand-written codecs and `#[codec(with = ...)]` modules.
+    #[cold]
+    pub fn custom(message: impl fmt::Display, offset: usize) -> Self {
+        Self::new(DecodeErrorKind::Custom, offset).with_detail(message.to_string())
+    }
+
+    /// Attaches a human-readable detail (shown after the kind).
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.inner.detail = Some(detail.into());
+        self
+    }
+
+    /// Attaches the underlying error, returned by [`source`](StdError::source).
+    #[must_use]
+    pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
+        self.inner.source = Some(Box::new(source));
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> DecodeErrorKind {
+        self.inner.kind
+    }
+
+    /// The byte offset in the input where the failure was detected.
+    pub fn offset(&self) -> usize {
+        self.inner.offset
+    }
+
+    /// The detail text, if any (the unknown variant's name, a custom message).
+    pub fn detail(&self) -> Option<&str> {
+        self.inner.detail.as_deref()
+    }
+
+    /// The path from the outermost value to the one that failed.
+    pub fn path(&self) -> impl Iterator<Item = &PathSegment> {
+        self.inner.path.iter().rev()
+    }
+
+    /// The path rendered as `items[3].price` (empty at the top level).
+    pub fn path_string(&self) -> String {
+        let mut out = String::new();
+        for seg in self.path() {
+            match seg {
+                PathSegment::Field(name) | PathSegment::Variant(name) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(name);
+                }
+                PathSegment::Key(key) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(key);
+                }
+                PathSegment::Index(i) => {
+                    out.push('[');
+                    out.push_str(&i.to_string());
+                    out.push(']');
+                }
+            }
+        }
+        out
+    }
+
+    /// Adds the enclosing struct field to the path (called while unwinding).
+    #[cold]
+    #[must_use]
+    pub fn in_field(mut self, name: &'static str) -> Self {
+        self.inner.path.push(PathSegment::Field(name));
+        self
+    }
+
+    /// Adds the enclosing enum variant to the path.
+    #[cold]
+    #[must_use]
+    pub fn in_variant(mut self, name: &'static str) -> Self {
+        self.inner.path.push(PathSegment::Variant(name));
+        self
+    }
+
+    /// Adds the enclosing array position to the path.
+    #[cold]
+    #[must_use]
+    pub fn in_index(mut self, index: usize) -> Self {
+        self.inner.path.push(PathSegment::Index(index));
+        self
+    }
+
+    /// Adds the enclosing map key to the path.
+    #[cold]
+    #[must_use]
+    pub fn in_key(mut self, key: impl Into<String>) -> Self {
+        self.inner.path.push(PathSegment::Key(key.into()));
+        self
+    }
+}
+
+impl fmt::Debug for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DecodeError")
+            .field("kind", &self.inner.kind)
+            .field("offset", &self.inner.offset)
+            .field("path", &self.path_string())
+            .field("detail", &self.inner.detail)
+            .finish()
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.inner.kind)?;
+        if let Some(detail) = &self.inner.detail {
+            write!(f, " ({detail})")?;
+        }
+        if !self.inner.path.is_empty() {
+            write!(f, " at `{}`", self.path_string())?;
+        }
+        write!(f, " (byte {})", self.inner.offset)
+    }
+}
+
+impl StdError for DecodeError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.inner
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+/// What went wrong while encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EncodeErrorKind {
+    /// A string, binary, array, map or extension is longer than
+    /// MessagePack's 2^32 − 1 limit.
+    LengthOverflow,
+    /// An `i128`/`u128` value does not fit in 64 bits.
+    IntegerOutOfRange,
+    /// A value cannot be represented (e.g. a time before the supported range).
+    InvalidValue,
+    /// A user-supplied encoder reported a problem of its own.
+    Custom,
+}
+
+impl fmt::Display for EncodeErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::LengthOverflow => "length exceeds the MessagePack limit of 2^32 - 1",
+            Self::IntegerOutOfRange => "integer does not fit in 64 bits",
+            Self::InvalidValue => "value cannot be encoded",
+            Self::Custom => "custom encode error",
+        })
+    }
+}
+
+/// A MessagePack encode failure.
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::{to_vec, EncodeErrorKind};
+///
+/// let err = to_vec(&u128::MAX).unwrap_err();
+/// assert_eq!(err.kind(), EncodeErrorKind::IntegerOutOfRange);
+/// ```
+#[derive(Debug)]
+pub struct EncodeError {
+    kind: EncodeErrorKind,
+    detail: Option<String>,
+}
+
+impl EncodeError {
+    /// Creates an error of `kind`.
+    #[cold]
+    pub fn new(kind: EncodeErrorKind) -> Self {
+        Self { kind, detail: None }
+    }
+
+    /// Creates a [`EncodeErrorKind::Custom`] error with a message.
+    #[cold]
+    pub fn custom(message: impl fmt::Display) -> Self {
+        Self::new(EncodeErrorKind::Custom).with_detail(message.to_string())
+    }
+
+    /// Attaches a human-readable detail.
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> EncodeErrorKind {
+        self.kind
+    }
+
+    /// The detail text, if any.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if let Some(detail) = &self.detail {
+            write!(f, " ({detail})")?;
+        }
+        Ok(())
+    }
+}
+
+impl StdError for EncodeError {}

@@ -1,0 +1,3 @@
+//! `MessageCodec` for standard types.
+
+mod primitive;

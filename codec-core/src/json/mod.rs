@@ -1,0 +1,1 @@
+//! The immutable JSON value (in progress).

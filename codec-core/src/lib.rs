@@ -1,0 +1,50 @@
+//! MessagePack codecs for codecbus message types.
+//!
+//! `#[derive(MessageCodec)]` generates, for a struct or enum, how it is
+//! written as MessagePack, how it is read back, and how it is handed to a
+//! local consumer (shared when `#[codec(immutable)]`, deep-copied
+//! otherwise). This crate holds the trait, the reader and writer, the decode
+//! limits and errors, the `Immutable` marker, the extension types and the
+//! registration record the bus collects at start.
+//!
+//! ```
+//! use codec_core::{from_slice, to_vec, MessageCodec};
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! struct SqlRequest {
+//!     query: String,
+//!     args: Vec<i64>,
+//! }
+//!
+//! let req = SqlRequest { query: "select 1".into(), args: vec![2005, 2] };
+//! let bytes = to_vec(&req).unwrap();
+//! assert_eq!(from_slice::<SqlRequest>(&bytes).unwrap(), req);
+//! ```
+#![deny(unreachable_pub)]
+
+mod codec;
+mod error;
+mod impls;
+pub mod json;
+mod msgpack;
+mod registry;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use crate::codec::{
+    Immutable, MessageCodec, decode_prefix, encode_into, from_slice, from_slice_with_limits,
+    to_vec,
+};
+pub use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, PathSegment};
+pub use crate::msgpack::read::{DecodeLimits, Int, Reader, ValueKind};
+pub use crate::msgpack::write::Writer;
+pub use crate::registry::{AnyBody, CodecRegistration, registrations};
+
+#[cfg(feature = "derive")]
+pub use codec_derive::MessageCodec;
+
+// Lets the derive's `::codec_core::...` paths resolve inside this crate's
+// own tests and doctests.
+extern crate self as codec_core;

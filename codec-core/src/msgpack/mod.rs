@@ -1,0 +1,5 @@
+//! The MessagePack layer: a writer into a `Vec<u8>` and a reader over a
+//! slice, both byte-compatible with `rmp`.
+
+pub(crate) mod read;
+pub(crate) mod write;

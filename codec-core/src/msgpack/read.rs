@@ -1,0 +1,759 @@
+//! The MessagePack reader over a byte slice.
+//!
+//! Contract: no method panics or allocates on behalf of the input. Every
+//! declared length is checked against the bytes left *before* anything is
+//! reserved (an array of n values needs at least n bytes, a map 2n), and
+//! callers that allocate charge the bytes to the reader's budget first
+//! ([`Reader::charge_alloc`]). Nesting is counted by [`Reader::enter`], which
+//! every recursive decoder calls, so depth is bounded whatever the path
+//! (`Option<Box<Self>>`, newtypes, enum payloads).
+#![forbid(unsafe_code)]
+
+use crate::error::{DecodeError, DecodeErrorKind};
+
+/// Limits applied while decoding untrusted input.
+///
+/// The defaults suit messages from other processes on a bus; tighten them
+/// for input from outside your system, loosen them for bulk data.
+///
+/// | limit | default | what it bounds |
+/// |---|---|---|
+/// | [`max_depth`](Self::max_depth) | 128 | nested arrays, maps, structs, enum payloads, options |
+/// | [`max_collection_len`](Self::max_collection_len) | 16 777 216 | elements of one array or pairs of one map |
+/// | [`max_alloc_bytes`](Self::max_alloc_bytes) | 1 GiB | bytes reserved for strings and collections in one decode call |
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::{from_slice_with_limits, DecodeErrorKind, DecodeLimits};
+///
+/// let limits = DecodeLimits::default().max_depth(2);
+/// // [[[1]]] is three arrays deep
+/// let err = from_slice_with_limits::<Vec<Vec<Vec<u8>>>>(&[0x91, 0x91, 0x91, 0x01], limits)
+///     .unwrap_err();
+/// assert_eq!(err.kind(), DecodeErrorKind::DepthLimitExceeded);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeLimits {
+    max_depth: u32,
+    max_collection_len: usize,
+    max_alloc_bytes: usize,
+}
+
+impl DecodeLimits {
+    /// The default nesting limit.
+    pub const DEFAULT_MAX_DEPTH: u32 = 128;
+    /// The default limit on elements of one collection.
+    pub const DEFAULT_MAX_COLLECTION_LEN: usize = 1 << 24;
+    /// The default allocation budget of one decode call.
+    pub const DEFAULT_MAX_ALLOC_BYTES: usize = 1 << 30;
+
+    /// Sets the nesting limit.
+    #[must_use]
+    pub fn max_depth(mut self, depth: u32) -> Self {
+        self.max_depth = depth;
+        self
+    }
+
+    /// Sets the limit on elements of one array (pairs of one map).
+    #[must_use]
+    pub fn max_collection_len(mut self, len: usize) -> Self {
+        self.max_collection_len = len;
+        self
+    }
+
+    /// Sets the allocation budget of one decode call.
+    #[must_use]
+    pub fn max_alloc_bytes(mut self, bytes: usize) -> Self {
+        self.max_alloc_bytes = bytes;
+        self
+    }
+
+    /// The nesting limit.
+    pub fn depth_limit(&self) -> u32 {
+        self.max_depth
+    }
+
+    /// The limit on elements of one collection.
+    pub fn collection_len_limit(&self) -> usize {
+        self.max_collection_len
+    }
+
+    /// The allocation budget of one decode call.
+    pub fn alloc_bytes_limit(&self) -> usize {
+        self.max_alloc_bytes
+    }
+}
+
+impl Default for DecodeLimits {
+    fn default() -> Self {
+        Self {
+            max_depth: Self::DEFAULT_MAX_DEPTH,
+            max_collection_len: Self::DEFAULT_MAX_COLLECTION_LEN,
+            max_alloc_bytes: Self::DEFAULT_MAX_ALLOC_BYTES,
+        }
+    }
+}
+
+/// An integer as read from the wire, before it is narrowed to its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Int {
+    /// A non-negative value (any marker).
+    Unsigned(u64),
+    /// A negative value.
+    Negative(i64),
+}
+
+/// The family of a MessagePack marker, for error messages and dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ValueKind {
+    /// `nil`.
+    Nil,
+    /// `true` / `false`.
+    Bool,
+    /// Any integer form.
+    Int,
+    /// `float 32` or `float 64`.
+    Float,
+    /// Any string form.
+    Str,
+    /// Any `bin` form.
+    Bin,
+    /// Any array form.
+    Array,
+    /// Any map form.
+    Map,
+    /// Any extension form.
+    Ext,
+    /// The reserved byte `0xc1`.
+    Reserved,
+}
+
+impl ValueKind {
+    /// The kind of the value that starts with `marker`.
+    pub fn of(marker: u8) -> Self {
+        match marker {
+            0x00..=0x7f | 0xe0..=0xff | 0xcc..=0xd3 => Self::Int,
+            0x80..=0x8f | 0xde | 0xdf => Self::Map,
+            0x90..=0x9f | 0xdc | 0xdd => Self::Array,
+            0xa0..=0xbf | 0xd9..=0xdb => Self::Str,
+            0xc0 => Self::Nil,
+            0xc1 => Self::Reserved,
+            0xc2 | 0xc3 => Self::Bool,
+            0xc4..=0xc6 => Self::Bin,
+            0xc7..=0xc9 | 0xd4..=0xd8 => Self::Ext,
+            0xca | 0xcb => Self::Float,
+        }
+    }
+
+    /// A lowercase name for messages (`"string"`, `"map"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Nil => "nil",
+            Self::Bool => "boolean",
+            Self::Int => "integer",
+            Self::Float => "float",
+            Self::Str => "string",
+            Self::Bin => "binary",
+            Self::Array => "array",
+            Self::Map => "map",
+            Self::Ext => "extension",
+            Self::Reserved => "reserved marker 0xc1",
+        }
+    }
+}
+
+/// Reads MessagePack from a byte slice, enforcing [`DecodeLimits`].
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::Reader;
+///
+/// let mut r = Reader::new(b"\x92\xa6select\xcd\x07\xd5");
+/// assert_eq!(r.read_array_len().unwrap(), 2);
+/// assert_eq!(r.read_str().unwrap(), "select");
+/// assert_eq!(r.read_u16().unwrap(), 2005);
+/// assert!(r.is_empty());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Reader<'de> {
+    buf: &'de [u8],
+    pos: usize,
+    depth: u32,
+    alloc_left: usize,
+    limits: DecodeLimits,
+}
+
+macro_rules! narrow_unsigned {
+    ($($name:ident => $ty:ty),*) => {$(
+        #[doc = concat!("Reads an integer that must fit in `", stringify!($ty), "`.")]
+        ///
+        /// # Errors
+        ///
+        /// A type mismatch for a non-integer, [`DecodeErrorKind::IntegerOutOfRange`]
+        /// when the value does not fit.
+        #[inline]
+        pub fn $name(&mut self) -> Result<$ty, DecodeError> {
+            let at = self.pos;
+            if let Some(&b) = self.buf.get(self.pos) {
+                if b < 0x80 {
+                    self.pos += 1;
+                    return Ok(b as $ty);
+                }
+            }
+            match self.read_int()? {
+                Int::Unsigned(v) => <$ty>::try_from(v).map_err(|_| self.out_of_range(stringify!($ty), at)),
+                Int::Negative(_) => Err(self.out_of_range(stringify!($ty), at)),
+            }
+        }
+    )*};
+}
+
+macro_rules! narrow_signed {
+    ($($name:ident => $ty:ty),*) => {$(
+        #[doc = concat!("Reads an integer that must fit in `", stringify!($ty), "`.")]
+        ///
+        /// # Errors
+        ///
+        /// A type mismatch for a non-integer, [`DecodeErrorKind::IntegerOutOfRange`]
+        /// when the value does not fit.
+        #[inline]
+        pub fn $name(&mut self) -> Result<$ty, DecodeError> {
+            let at = self.pos;
+            if let Some(&b) = self.buf.get(self.pos) {
+                if b < 0x80 || b >= 0xe0 {
+                    self.pos += 1;
+                    return Ok(b as i8 as $ty);
+                }
+            }
+            match self.read_int()? {
+                Int::Unsigned(v) => <$ty>::try_from(v).map_err(|_| self.out_of_range(stringify!($ty), at)),
+                Int::Negative(v) => <$ty>::try_from(v).map_err(|_| self.out_of_range(stringify!($ty), at)),
+            }
+        }
+    )*};
+}
+
+impl<'de> Reader<'de> {
+    /// A reader over `buf` with the default limits.
+    pub fn new(buf: &'de [u8]) -> Self {
+        Self::with_limits(buf, DecodeLimits::default())
+    }
+
+    /// A reader over `buf` with the given limits.
+    pub fn with_limits(buf: &'de [u8], limits: DecodeLimits) -> Self {
+        Self {
+            buf,
+            pos: 0,
+            depth: 0,
+            alloc_left: limits.max_alloc_bytes,
+            limits,
+        }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &DecodeLimits {
+        &self.limits
+    }
+
+    /// Bytes consumed so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Bytes not yet consumed.
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Whether every byte has been consumed.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// An error of `kind` at the current position.
+    #[cold]
+    pub fn error(&self, kind: DecodeErrorKind) -> DecodeError {
+        DecodeError::new(kind, self.pos)
+    }
+
+    #[cold]
+    fn out_of_range(&self, target: &'static str, at: usize) -> DecodeError {
+        DecodeError::new(DecodeErrorKind::IntegerOutOfRange { target }, at)
+    }
+
+    /// A type-mismatch error for the value at `at` (whose marker is `marker`).
+    #[cold]
+    pub fn mismatch(&self, expected: &'static str, marker: u8, at: usize) -> DecodeError {
+        let found = ValueKind::of(marker).name();
+        if marker == 0xc1 {
+            return DecodeError::new(DecodeErrorKind::InvalidMarker(marker), at);
+        }
+        DecodeError::new(DecodeErrorKind::TypeMismatch { expected, found }, at)
+    }
+
+    /// Enters one level of nesting.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeErrorKind::DepthLimitExceeded`] past the limit.
+    #[inline]
+    pub fn enter(&mut self) -> Result<(), DecodeError> {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            return Err(self.error(DecodeErrorKind::DepthLimitExceeded));
+        }
+        Ok(())
+    }
+
+    /// Leaves one level of nesting (pairs with [`enter`](Self::enter)).
+    #[inline]
+    pub fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Charges `bytes` against the allocation budget before allocating them.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeErrorKind::AllocLimitExceeded`] when the budget is spent.
+    #[inline]
+    pub fn charge_alloc(&mut self, bytes: usize) -> Result<(), DecodeError> {
+        match self.alloc_left.checked_sub(bytes) {
+            Some(left) => {
+                self.alloc_left = left;
+                Ok(())
+            }
+            None => Err(self.error(DecodeErrorKind::AllocLimitExceeded)),
+        }
+    }
+
+    /// The marker byte of the next value, without consuming it.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeErrorKind::Truncated`] at the end of input.
+    #[inline]
+    pub fn peek(&self) -> Result<u8, DecodeError> {
+        match self.buf.get(self.pos) {
+            Some(&b) => Ok(b),
+            None => Err(self.error(DecodeErrorKind::Truncated)),
+        }
+    }
+
+    /// The kind of the next value, without consuming it.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeErrorKind::Truncated`] at the end of input.
+    #[inline]
+    pub fn peek_kind(&self) -> Result<ValueKind, DecodeError> {
+        self.peek().map(ValueKind::of)
+    }
+
+    #[inline]
+    fn byte(&mut self) -> Result<u8, DecodeError> {
+        let b = self.peek()?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    /// Consumes exactly `n` bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeErrorKind::Truncated`] when fewer are left.
+    #[inline]
+    pub fn read_raw(&mut self, n: usize) -> Result<&'de [u8], DecodeError> {
+        let buf: &'de [u8] = self.buf;
+        match self.pos.checked_add(n).and_then(|end| buf.get(self.pos..end)) {
+            Some(s) => {
+                self.pos += n;
+                Ok(s)
+            }
+            None => Err(self.error(DecodeErrorKind::Truncated)),
+        }
+    }
+
+    #[inline]
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let s = self.read_raw(N)?;
+        let mut out = [0u8; N];
+        out.copy_from_slice(s);
+        Ok(out)
+    }
+
+    #[inline]
+    fn be_u8(&mut self) -> Result<usize, DecodeError> {
+        Ok(self.byte()? as usize)
+    }
+    #[inline]
+    fn be_u16(&mut self) -> Result<usize, DecodeError> {
+        Ok(u16::from_be_bytes(self.array()?) as usize)
+    }
+    #[inline]
+    fn be_u32(&mut self) -> Result<usize, DecodeError> {
+        Ok(u32::from_be_bytes(self.array()?) as usize)
+    }
+
+    /// Consumes a `nil`.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch for anything else.
+    #[inline]
+    pub fn read_nil(&mut self) -> Result<(), DecodeError> {
+        let at = self.pos;
+        match self.byte()? {
+            0xc0 => Ok(()),
+            m => Err(self.mismatch("nil", m, at)),
+        }
+    }
+
+    /// Consumes a `nil` if one is next and says whether it did.
+    #[inline]
+    pub fn try_read_nil(&mut self) -> bool {
+        if self.buf.get(self.pos) == Some(&0xc0) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Reads a boolean.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch for anything else.
+    #[inline]
+    pub fn read_bool(&mut self) -> Result<bool, DecodeError> {
+        let at = self.pos;
+        match self.byte()? {
+            0xc2 => Ok(false),
+            0xc3 => Ok(true),
+            m => Err(self.mismatch("boolean", m, at)),
+        }
+    }
+
+    /// Reads any integer form.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch for a non-integer; truncation.
+    #[inline]
+    pub fn read_int(&mut self) -> Result<Int, DecodeError> {
+        let at = self.pos;
+        let m = self.byte()?;
+        Ok(match m {
+            0x00..=0x7f => Int::Unsigned(m as u64),
+            0xe0..=0xff => Int::Negative(m as i8 as i64),
+            0xcc => Int::Unsigned(self.byte()? as u64),
+            0xcd => Int::Unsigned(u16::from_be_bytes(self.array()?) as u64),
+            0xce => Int::Unsigned(u32::from_be_bytes(self.array()?) as u64),
+            0xcf => Int::Unsigned(u64::from_be_bytes(self.array()?)),
+            0xd0 => signed(i8::from_be_bytes(self.array()?) as i64),
+            0xd1 => signed(i16::from_be_bytes(self.array()?) as i64),
+            0xd2 => signed(i32::from_be_bytes(self.array()?) as i64),
+            0xd3 => signed(i64::from_be_bytes(self.array()?)),
+            m => return Err(self.mismatch("integer", m, at)),
+        })
+    }
+
+    narrow_unsigned!(read_u8 => u8, read_u16 => u16, read_u32 => u32, read_u64 => u64, read_usize => usize);
+    narrow_signed!(read_i8 => i8, read_i16 => i16, read_i32 => i32, read_i64 => i64, read_isize => isize);
+
+    /// Reads a float; integers are accepted and converted, as `rmp-serde`
+    /// does.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch for anything but a number.
+    #[inline]
+    pub fn read_f64(&mut self) -> Result<f64, DecodeError> {
+        match self.peek()? {
+            0xcb => {
+                self.pos += 1;
+                Ok(f64::from_bits(u64::from_be_bytes(self.array()?)))
+            }
+            0xca => {
+                self.pos += 1;
+                Ok(f32::from_bits(u32::from_be_bytes(self.array()?)) as f64)
+            }
+            m if ValueKind::of(m) == ValueKind::Int => Ok(match self.read_int()? {
+                Int::Unsigned(v) => v as f64,
+                Int::Negative(v) => v as f64,
+            }),
+            m => Err(self.mismatch("float", m, self.pos)),
+        }
+    }
+
+    /// Reads a float as `f32` (a `float 64` is narrowed, as `rmp-serde` does).
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch for anything but a number.
+    #[inline]
+    pub fn read_f32(&mut self) -> Result<f32, DecodeError> {
+        if self.peek()? == 0xca {
+            self.pos += 1;
+            return Ok(f32::from_bits(u32::from_be_bytes(self.array()?)));
+        }
+        self.read_f64().map(|v| v as f32)
+    }
+
+    /// Reads a string header and returns its byte length (checked against
+    /// the input).
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch; [`DecodeErrorKind::LengthOverflow`] when the length
+    /// exceeds the bytes left.
+    #[inline]
+    pub fn read_str_len(&mut self) -> Result<usize, DecodeError> {
+        let at = self.pos;
+        let len = match self.byte()? {
+            m @ 0xa0..=0xbf => (m & 0x1f) as usize,
+            0xd9 => self.be_u8()?,
+            0xda => self.be_u16()?,
+            0xdb => self.be_u32()?,
+            m => return Err(self.mismatch("string", m, at)),
+        };
+        self.check_bytes(len, at)
+    }
+
+    #[inline]
+    fn check_bytes(&self, len: usize, at: usize) -> Result<usize, DecodeError> {
+        if len > self.remaining() {
+            return Err(DecodeError::new(
+                if len > u32::MAX as usize / 2 {
+                    DecodeErrorKind::LengthOverflow
+                } else {
+                    DecodeErrorKind::Truncated
+                },
+                at,
+            ));
+        }
+        Ok(len)
+    }
+
+    /// Reads a string's bytes without checking UTF-8 (for matching keys).
+    ///
+    /// # Errors
+    ///
+    /// As [`read_str_len`](Self::read_str_len).
+    #[inline]
+    pub fn read_str_bytes(&mut self) -> Result<&'de [u8], DecodeError> {
+        let len = self.read_str_len()?;
+        self.read_raw(len)
+    }
+
+    /// Reads a string, borrowed from the input.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_str_len`](Self::read_str_len); [`DecodeErrorKind::InvalidUtf8`].
+    #[inline]
+    pub fn read_str(&mut self) -> Result<&'de str, DecodeError> {
+        let at = self.pos;
+        let bytes = self.read_str_bytes()?;
+        std::str::from_utf8(bytes).map_err(|e| {
+            DecodeError::new(DecodeErrorKind::InvalidUtf8, at + 1 + e.valid_up_to()).with_source(e)
+        })
+    }
+
+    /// Reads a `bin` value (a string is accepted too), borrowed.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch; truncation; [`DecodeErrorKind::LengthOverflow`].
+    #[inline]
+    pub fn read_bin(&mut self) -> Result<&'de [u8], DecodeError> {
+        let at = self.pos;
+        let len = match self.peek()? {
+            0xc4 => {
+                self.pos += 1;
+                self.be_u8()?
+            }
+            0xc5 => {
+                self.pos += 1;
+                self.be_u16()?
+            }
+            0xc6 => {
+                self.pos += 1;
+                self.be_u32()?
+            }
+            m if ValueKind::of(m) == ValueKind::Str => self.read_str_len()?,
+            m => return Err(self.mismatch("binary", m, at)),
+        };
+        let len = self.check_bytes(len, at)?;
+        self.read_raw(len)
+    }
+
+    #[inline]
+    fn check_count(&self, count: usize, per_item: usize, at: usize) -> Result<usize, DecodeError> {
+        if count > self.limits.max_collection_len {
+            return Err(DecodeError::new(DecodeErrorKind::LengthOverflow, at)
+                .with_detail(format!("{count} elements, limit {}", self.limits.max_collection_len)));
+        }
+        match count.checked_mul(per_item) {
+            Some(min) if min <= self.remaining() => Ok(count),
+            _ => Err(DecodeError::new(DecodeErrorKind::LengthOverflow, at).with_detail(format!(
+                "{count} elements declared, {} bytes left",
+                self.remaining()
+            ))),
+        }
+    }
+
+    /// Reads an array header; the count is checked against the bytes left
+    /// (each element needs at least one) and the collection limit.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch; [`DecodeErrorKind::LengthOverflow`].
+    #[inline]
+    pub fn read_array_len(&mut self) -> Result<usize, DecodeError> {
+        let at = self.pos;
+        let len = match self.byte()? {
+            m @ 0x90..=0x9f => (m & 0x0f) as usize,
+            0xdc => self.be_u16()?,
+            0xdd => self.be_u32()?,
+            m => return Err(self.mismatch("array", m, at)),
+        };
+        self.check_count(len, 1, at)
+    }
+
+    /// Reads a map header; the pair count is checked against the bytes left
+    /// (each pair needs at least two) and the collection limit.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch; [`DecodeErrorKind::LengthOverflow`].
+    #[inline]
+    pub fn read_map_len(&mut self) -> Result<usize, DecodeError> {
+        let at = self.pos;
+        let len = match self.byte()? {
+            m @ 0x80..=0x8f => (m & 0x0f) as usize,
+            0xde => self.be_u16()?,
+            0xdf => self.be_u32()?,
+            m => return Err(self.mismatch("map", m, at)),
+        };
+        self.check_count(len, 2, at)
+    }
+
+    /// Reads the header of a struct: a map (by field name) or an array
+    /// (positional). Returns `(is_map, len)`.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch for anything else; [`DecodeErrorKind::LengthOverflow`].
+    #[inline]
+    pub fn read_struct_header(&mut self) -> Result<(bool, usize), DecodeError> {
+        match self.peek()? {
+            0x80..=0x8f | 0xde | 0xdf => Ok((true, self.read_map_len()?)),
+            0x90..=0x9f | 0xdc | 0xdd => Ok((false, self.read_array_len()?)),
+            m => Err(self.mismatch("map or array", m, self.pos)),
+        }
+    }
+
+    /// Reads an extension value: its type id and payload, borrowed.
+    ///
+    /// # Errors
+    ///
+    /// A type mismatch; truncation; [`DecodeErrorKind::LengthOverflow`].
+    #[inline]
+    pub fn read_ext(&mut self) -> Result<(i8, &'de [u8]), DecodeError> {
+        let at = self.pos;
+        let len = match self.byte()? {
+            0xd4 => 1,
+            0xd5 => 2,
+            0xd6 => 4,
+            0xd7 => 8,
+            0xd8 => 16,
+            0xc7 => self.be_u8()?,
+            0xc8 => self.be_u16()?,
+            0xc9 => self.be_u32()?,
+            m => return Err(self.mismatch("extension", m, at)),
+        };
+        let ty = self.byte()? as i8;
+        let len = self.check_bytes(len, at)?;
+        Ok((ty, self.read_raw(len)?))
+    }
+
+    /// Skips one complete value of any type, without recursion.
+    ///
+    /// # Errors
+    ///
+    /// Truncation, an invalid marker, or a declared length beyond the input.
+    pub fn skip_value(&mut self) -> Result<(), DecodeError> {
+        let mut pending: u64 = 1;
+        while pending > 0 {
+            pending -= 1;
+            let at = self.pos;
+            let m = self.byte()?;
+            let skip = match m {
+                0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => 0,
+                0x80..=0x8f => {
+                    pending += 2 * (m & 0x0f) as u64;
+                    0
+                }
+                0x90..=0x9f => {
+                    pending += (m & 0x0f) as u64;
+                    0
+                }
+                0xa0..=0xbf => (m & 0x1f) as usize,
+                0xc1 => return Err(DecodeError::new(DecodeErrorKind::InvalidMarker(m), at)),
+                0xc4 | 0xd9 => self.be_u8()?,
+                0xc5 | 0xda => self.be_u16()?,
+                0xc6 | 0xdb => self.be_u32()?,
+                0xc7 => self.be_u8()? + 1,
+                0xc8 => self.be_u16()? + 1,
+                0xc9 => self.be_u32()? + 1,
+                0xca => 4,
+                0xcb => 8,
+                0xcc | 0xd0 => 1,
+                0xcd | 0xd1 => 2,
+                0xce | 0xd2 => 4,
+                0xcf | 0xd3 => 8,
+                0xd4 => 2,
+                0xd5 => 3,
+                0xd6 => 5,
+                0xd7 => 9,
+                0xd8 => 17,
+                0xdc => {
+                    pending += self.be_u16()? as u64;
+                    0
+                }
+                0xdd => {
+                    pending += self.be_u32()? as u64;
+                    0
+                }
+                0xde => {
+                    pending += 2 * self.be_u16()? as u64;
+                    0
+                }
+                0xdf => {
+                    pending += 2 * self.be_u32()? as u64;
+                    0
+                }
+            };
+            if pending > self.remaining() as u64 {
+                return Err(DecodeError::new(DecodeErrorKind::LengthOverflow, at));
+            }
+            let len = self.check_bytes(skip, at)?;
+            self.pos += len;
+        }
+        Ok(())
+    }
+}
+
+#[inline]
+fn signed(v: i64) -> Int {
+    if v >= 0 {
+        Int::Unsigned(v as u64)
+    } else {
+        Int::Negative(v)
+    }
+}

@@ -1,0 +1,306 @@
+//! The MessagePack writer: bytes pushed straight into a `Vec<u8>`.
+//!
+//! Every integer takes its smallest form, with the same choices as
+//! `rmp::encode::write_uint` / `write_sint` (non-negative signed values use
+//! the unsigned markers), so output is byte-identical to `rmp` and
+//! `rmp-serde`. Marker constants come from `rmp::Marker`.
+
+use rmp::Marker;
+
+use crate::error::{EncodeError, EncodeErrorKind};
+
+/// Writes MessagePack into an owned, growable buffer.
+///
+/// Derived codecs call these methods directly; hand-written codecs use them
+/// too. Methods that take a length check it against MessagePack's 2^32 − 1
+/// limit and fail instead of truncating.
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::Writer;
+///
+/// let mut w = Writer::new();
+/// w.write_array_len(2).unwrap();
+/// w.write_str("select").unwrap();
+/// w.write_u64(2005);
+/// assert_eq!(w.as_slice(), b"\x92\xa6select\xcd\x07\xd5");
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct Writer {
+    buf: Vec<u8>,
+}
+
+#[inline]
+fn len_u32(len: usize) -> Result<u32, EncodeError> {
+    u32::try_from(len).map_err(|_| {
+        EncodeError::new(EncodeErrorKind::LengthOverflow).with_detail(format!("length {len}"))
+    })
+}
+
+impl Writer {
+    /// An empty writer.
+    pub fn new() -> Self {
+        Self { buf: Vec::new() }
+    }
+
+    /// A writer that appends to `buf` (its contents are kept).
+    pub fn from_vec(buf: Vec<u8>) -> Self {
+        Self { buf }
+    }
+
+    /// The bytes written so far.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Gives back the buffer.
+    pub fn into_vec(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// Number of bytes in the buffer.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether nothing has been written.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Appends bytes that are already MessagePack (a pre-encoded key, a
+    /// cached header).
+    #[inline]
+    pub fn write_raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Writes `nil`.
+    #[inline]
+    pub fn write_nil(&mut self) {
+        self.buf.push(Marker::Null.to_u8());
+    }
+
+    /// Writes `true` or `false`.
+    #[inline]
+    pub fn write_bool(&mut self, v: bool) {
+        self.buf.push(if v { Marker::True } else { Marker::False }.to_u8());
+    }
+
+    /// Writes an unsigned integer in its smallest form.
+    #[inline]
+    pub fn write_u64(&mut self, v: u64) {
+        if v < 128 {
+            self.buf.push(v as u8);
+        } else if v < 256 {
+            self.buf.extend_from_slice(&[Marker::U8.to_u8(), v as u8]);
+        } else if v < 65_536 {
+            let b = (v as u16).to_be_bytes();
+            self.buf.extend_from_slice(&[Marker::U16.to_u8(), b[0], b[1]]);
+        } else if v < 4_294_967_296 {
+            let b = (v as u32).to_be_bytes();
+            self.buf
+                .extend_from_slice(&[Marker::U32.to_u8(), b[0], b[1], b[2], b[3]]);
+        } else {
+            let b = v.to_be_bytes();
+            self.buf.extend_from_slice(&[
+                Marker::U64.to_u8(),
+                b[0],
+                b[1],
+                b[2],
+                b[3],
+                b[4],
+                b[5],
+                b[6],
+                b[7],
+            ]);
+        }
+    }
+
+    /// Writes a signed integer in its smallest form (non-negative values use
+    /// the unsigned markers, as `rmp` does).
+    #[inline]
+    pub fn write_i64(&mut self, v: i64) {
+        if v >= 0 {
+            self.write_u64(v as u64);
+        } else if v >= -32 {
+            self.buf.push(v as i8 as u8);
+        } else if v >= -128 {
+            self.buf.extend_from_slice(&[Marker::I8.to_u8(), v as i8 as u8]);
+        } else if v >= -32_768 {
+            let b = (v as i16).to_be_bytes();
+            self.buf.extend_from_slice(&[Marker::I16.to_u8(), b[0], b[1]]);
+        } else if v >= -2_147_483_648 {
+            let b = (v as i32).to_be_bytes();
+            self.buf
+                .extend_from_slice(&[Marker::I32.to_u8(), b[0], b[1], b[2], b[3]]);
+        } else {
+            let b = v.to_be_bytes();
+            self.buf.extend_from_slice(&[
+                Marker::I64.to_u8(),
+                b[0],
+                b[1],
+                b[2],
+                b[3],
+                b[4],
+                b[5],
+                b[6],
+                b[7],
+            ]);
+        }
+    }
+
+    /// Writes a 32-bit float (`0xca`).
+    #[inline]
+    pub fn write_f32(&mut self, v: f32) {
+        let b = v.to_bits().to_be_bytes();
+        self.buf
+            .extend_from_slice(&[Marker::F32.to_u8(), b[0], b[1], b[2], b[3]]);
+    }
+
+    /// Writes a 64-bit float (`0xcb`).
+    #[inline]
+    pub fn write_f64(&mut self, v: f64) {
+        let b = v.to_bits().to_be_bytes();
+        self.buf.extend_from_slice(&[
+            Marker::F64.to_u8(),
+            b[0],
+            b[1],
+            b[2],
+            b[3],
+            b[4],
+            b[5],
+            b[6],
+            b[7],
+        ]);
+    }
+
+    /// Writes a string header for `len` bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeErrorKind::LengthOverflow`] when `len` exceeds 2^32 − 1.
+    #[inline]
+    pub fn write_str_len(&mut self, len: usize) -> Result<(), EncodeError> {
+        if len < 32 {
+            self.buf.push(0xa0 | len as u8);
+        } else if len < 256 {
+            self.buf.extend_from_slice(&[Marker::Str8.to_u8(), len as u8]);
+        } else if len < 65_536 {
+            let b = (len as u16).to_be_bytes();
+            self.buf.extend_from_slice(&[Marker::Str16.to_u8(), b[0], b[1]]);
+        } else {
+            let b = len_u32(len)?.to_be_bytes();
+            self.buf
+                .extend_from_slice(&[Marker::Str32.to_u8(), b[0], b[1], b[2], b[3]]);
+        }
+        Ok(())
+    }
+
+    /// Writes a string.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeErrorKind::LengthOverflow`] when it is 4 GiB or longer.
+    #[inline]
+    pub fn write_str(&mut self, s: &str) -> Result<(), EncodeError> {
+        self.write_str_len(s.len())?;
+        self.buf.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+
+    /// Writes a `bin` value.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeErrorKind::LengthOverflow`] when it is 4 GiB or longer.
+    #[inline]
+    pub fn write_bin(&mut self, data: &[u8]) -> Result<(), EncodeError> {
+        let len = data.len();
+        if len < 256 {
+            self.buf.extend_from_slice(&[Marker::Bin8.to_u8(), len as u8]);
+        } else if len < 65_536 {
+            let b = (len as u16).to_be_bytes();
+            self.buf.extend_from_slice(&[Marker::Bin16.to_u8(), b[0], b[1]]);
+        } else {
+            let b = len_u32(len)?.to_be_bytes();
+            self.buf
+                .extend_from_slice(&[Marker::Bin32.to_u8(), b[0], b[1], b[2], b[3]]);
+        }
+        self.buf.extend_from_slice(data);
+        Ok(())
+    }
+
+    /// Writes an array header for `len` elements.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeErrorKind::LengthOverflow`] when `len` exceeds 2^32 − 1.
+    #[inline]
+    pub fn write_array_len(&mut self, len: usize) -> Result<(), EncodeError> {
+        if len < 16 {
+            self.buf.push(0x90 | len as u8);
+        } else if len < 65_536 {
+            let b = (len as u16).to_be_bytes();
+            self.buf.extend_from_slice(&[Marker::Array16.to_u8(), b[0], b[1]]);
+        } else {
+            let b = len_u32(len)?.to_be_bytes();
+            self.buf
+                .extend_from_slice(&[Marker::Array32.to_u8(), b[0], b[1], b[2], b[3]]);
+        }
+        Ok(())
+    }
+
+    /// Writes a map header for `len` key/value pairs.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeErrorKind::LengthOverflow`] when `len` exceeds 2^32 − 1.
+    #[inline]
+    pub fn write_map_len(&mut self, len: usize) -> Result<(), EncodeError> {
+        if len < 16 {
+            self.buf.push(0x80 | len as u8);
+        } else if len < 65_536 {
+            let b = (len as u16).to_be_bytes();
+            self.buf.extend_from_slice(&[Marker::Map16.to_u8(), b[0], b[1]]);
+        } else {
+            let b = len_u32(len)?.to_be_bytes();
+            self.buf
+                .extend_from_slice(&[Marker::Map32.to_u8(), b[0], b[1], b[2], b[3]]);
+        }
+        Ok(())
+    }
+
+    /// Writes an extension value: fixext forms for 1, 2, 4, 8 and 16 bytes,
+    /// ext 8/16/32 otherwise.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeErrorKind::LengthOverflow`] when `data` is 4 GiB or longer.
+    pub fn write_ext(&mut self, type_id: i8, data: &[u8]) -> Result<(), EncodeError> {
+        let ty = type_id as u8;
+        match data.len() {
+            1 => self.buf.extend_from_slice(&[Marker::FixExt1.to_u8(), ty]),
+            2 => self.buf.extend_from_slice(&[Marker::FixExt2.to_u8(), ty]),
+            4 => self.buf.extend_from_slice(&[Marker::FixExt4.to_u8(), ty]),
+            8 => self.buf.extend_from_slice(&[Marker::FixExt8.to_u8(), ty]),
+            16 => self.buf.extend_from_slice(&[Marker::FixExt16.to_u8(), ty]),
+            len if len < 256 => self
+                .buf
+                .extend_from_slice(&[Marker::Ext8.to_u8(), len as u8, ty]),
+            len if len < 65_536 => {
+                let b = (len as u16).to_be_bytes();
+                self.buf
+                    .extend_from_slice(&[Marker::Ext16.to_u8(), b[0], b[1], ty]);
+            }
+            len => {
+                let b = len_u32(len)?.to_be_bytes();
+                self.buf
+                    .extend_from_slice(&[Marker::Ext32.to_u8(), b[0], b[1], b[2], b[3], ty]);
+            }
+        }
+        self.buf.extend_from_slice(data);
+        Ok(())
+    }
+}

@@ -1,0 +1,157 @@
+//! The registration record each derived codec submits through `inventory`.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::sync::Arc;
+
+use crate::codec::MessageCodec;
+use crate::error::{DecodeError, EncodeError};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
+
+/// A type-erased message body, as the bus holds it.
+pub type AnyBody = Arc<dyn Any + Send + Sync>;
+
+/// Everything a bus needs to carry one message type by name: its codec
+/// name, Rust type, and type-erased encode, decode and transform.
+///
+/// `#[derive(MessageCodec)]` submits one for every non-generic type; a bus
+/// collects them all when it is built (see [`registrations`]). Build one by
+/// hand with [`CodecRegistration::of`] for a hand-written codec.
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::{CodecRegistration, MessageCodec};
+///
+/// #[derive(MessageCodec, Clone)]
+/// #[codec(name = "ping")]
+/// struct Ping;
+///
+/// let reg = codec_core::registrations().find(|r| r.name() == "ping").unwrap();
+/// assert_eq!(reg.type_id(), std::any::TypeId::of::<Ping>());
+/// assert!(!reg.is_immutable());
+/// ```
+#[derive(Clone, Copy)]
+pub struct CodecRegistration {
+    name: &'static str,
+    immutable: bool,
+    type_name: fn() -> &'static str,
+    type_id: fn() -> TypeId,
+    encode: fn(&(dyn Any + Send + Sync), &mut Writer) -> Result<(), EncodeError>,
+    decode: fn(&mut Reader<'_>) -> Result<AnyBody, DecodeError>,
+    transform: fn(&AnyBody) -> AnyBody,
+}
+
+impl CodecRegistration {
+    /// The registration of `T` under the codec name `name`.
+    pub const fn of<T>(name: &'static str) -> Self
+    where
+        T: MessageCodec + Send + Sync + 'static,
+    {
+        Self {
+            name,
+            immutable: T::IMMUTABLE,
+            type_name: std::any::type_name::<T>,
+            type_id: TypeId::of::<T>,
+            encode: encode_erased::<T>,
+            decode: decode_erased::<T>,
+            transform: transform_erased::<T>,
+        }
+    }
+
+    /// The codec name (the wire name of the type).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Whether local delivery shares the body instead of copying it.
+    pub fn is_immutable(&self) -> bool {
+        self.immutable
+    }
+
+    /// The Rust type's name, as `std::any::type_name` gives it.
+    pub fn type_name(&self) -> &'static str {
+        (self.type_name)()
+    }
+
+    /// The Rust type's id.
+    pub fn type_id(&self) -> TypeId {
+        (self.type_id)()
+    }
+
+    /// Encodes a body of this type.
+    ///
+    /// # Errors
+    ///
+    /// As [`MessageCodec::encode`]; a [`Custom`](crate::EncodeErrorKind::Custom)
+    /// error when `body` is of another type.
+    pub fn encode(&self, body: &(dyn Any + Send + Sync), w: &mut Writer) -> Result<(), EncodeError> {
+        (self.encode)(body, w)
+    }
+
+    /// Decodes a body of this type.
+    ///
+    /// # Errors
+    ///
+    /// As [`MessageCodec::decode`].
+    pub fn decode(&self, r: &mut Reader<'_>) -> Result<AnyBody, DecodeError> {
+        (self.decode)(r)
+    }
+
+    /// Applies the type's local-delivery transform to a body of this type.
+    ///
+    /// # Panics
+    ///
+    /// Never for a body of this registration's type; a body of another type
+    /// is returned shared, unchanged.
+    pub fn transform(&self, body: &AnyBody) -> AnyBody {
+        (self.transform)(body)
+    }
+}
+
+impl fmt::Debug for CodecRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CodecRegistration")
+            .field("name", &self.name)
+            .field("type_name", &self.type_name())
+            .field("immutable", &self.immutable)
+            .finish()
+    }
+}
+
+fn encode_erased<T: MessageCodec + 'static>(
+    body: &(dyn Any + Send + Sync),
+    w: &mut Writer,
+) -> Result<(), EncodeError> {
+    match body.downcast_ref::<T>() {
+        Some(v) => v.encode(w),
+        None => Err(EncodeError::custom(format_args!(
+            "body is not a {}",
+            std::any::type_name::<T>()
+        ))),
+    }
+}
+
+fn decode_erased<T: MessageCodec + Send + Sync + 'static>(
+    r: &mut Reader<'_>,
+) -> Result<AnyBody, DecodeError> {
+    T::decode(r).map(|v| Arc::new(v) as AnyBody)
+}
+
+fn transform_erased<T: MessageCodec + Send + Sync + 'static>(body: &AnyBody) -> AnyBody {
+    match Arc::clone(body).downcast::<T>() {
+        Ok(typed) => T::transform(&typed),
+        Err(same) => same,
+    }
+}
+
+inventory::collect!(CodecRegistration);
+
+/// Every registration linked into this program, in unspecified order.
+///
+/// Only crates that are linked in contribute: a type defined in a library
+/// the binary never references is not registered.
+pub fn registrations() -> impl Iterator<Item = &'static CodecRegistration> {
+    inventory::iter::<CodecRegistration>.into_iter()
+}
