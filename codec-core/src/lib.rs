@@ -24,6 +24,7 @@
 
 mod codec;
 mod error;
+pub mod ext;
 mod impls;
 pub mod json;
 mod msgpack;
@@ -34,8 +35,7 @@ mod registry;
 pub mod __private;
 
 pub use crate::codec::{
-    Immutable, MessageCodec, decode_prefix, encode_into, from_slice, from_slice_with_limits,
-    to_vec,
+    Immutable, MessageCodec, decode_prefix, encode_into, from_slice, from_slice_with_limits, to_vec,
 };
 pub use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, PathSegment};
 pub use crate::msgpack::read::{DecodeLimits, Int, Reader, ValueKind};
@@ -47,4 +47,5 @@ pub use codec_derive::MessageCodec;
 
 // Lets the derive's `::codec_core::...` paths resolve inside this crate's
 // own tests and doctests.
+#[allow(unused_extern_crates)]
 extern crate self as codec_core;

@@ -11,7 +11,27 @@ macro_rules! immutable_scalar {
         impl Immutable for $ty {}
     )*};
 }
-immutable_scalar!(bool, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, char, (), String, str);
+immutable_scalar!(
+    bool,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    f32,
+    f64,
+    char,
+    (),
+    String,
+    str
+);
 
 /// The body behind an `Arc` is shared: these types cannot change.
 macro_rules! share {
@@ -23,7 +43,6 @@ macro_rules! share {
         }
     };
 }
-
 
 impl MessageCodec for bool {
     share!();

@@ -368,7 +368,11 @@ impl<'de> Reader<'de> {
     #[inline]
     pub fn read_raw(&mut self, n: usize) -> Result<&'de [u8], DecodeError> {
         let buf: &'de [u8] = self.buf;
-        match self.pos.checked_add(n).and_then(|end| buf.get(self.pos..end)) {
+        match self
+            .pos
+            .checked_add(n)
+            .and_then(|end| buf.get(self.pos..end))
+        {
             Some(s) => {
                 self.pos += n;
                 Ok(s)
@@ -595,15 +599,21 @@ impl<'de> Reader<'de> {
     #[inline]
     fn check_count(&self, count: usize, per_item: usize, at: usize) -> Result<usize, DecodeError> {
         if count > self.limits.max_collection_len {
-            return Err(DecodeError::new(DecodeErrorKind::LengthOverflow, at)
-                .with_detail(format!("{count} elements, limit {}", self.limits.max_collection_len)));
+            return Err(
+                DecodeError::new(DecodeErrorKind::LengthOverflow, at).with_detail(format!(
+                    "{count} elements, limit {}",
+                    self.limits.max_collection_len
+                )),
+            );
         }
         match count.checked_mul(per_item) {
             Some(min) if min <= self.remaining() => Ok(count),
-            _ => Err(DecodeError::new(DecodeErrorKind::LengthOverflow, at).with_detail(format!(
-                "{count} elements declared, {} bytes left",
-                self.remaining()
-            ))),
+            _ => Err(
+                DecodeError::new(DecodeErrorKind::LengthOverflow, at).with_detail(format!(
+                    "{count} elements declared, {} bytes left",
+                    self.remaining()
+                )),
+            ),
         }
     }
 
@@ -680,6 +690,18 @@ impl<'de> Reader<'de> {
         let ty = self.byte()? as i8;
         let len = self.check_bytes(len, at)?;
         Ok((ty, self.read_raw(len)?))
+    }
+
+    /// Adds the map key that starts at byte `key_at` to `err`'s path: the
+    /// key's text when it is a string, its entry index otherwise.
+    #[cold]
+    pub fn key_path(&self, err: DecodeError, key_at: usize, index: usize) -> DecodeError {
+        let mut probe = self.clone();
+        probe.pos = key_at;
+        match probe.read_str() {
+            Ok(key) => err.in_key(key),
+            Err(_) => err.in_index(index),
+        }
     }
 
     /// Skips one complete value of any type, without recursion.

@@ -85,7 +85,8 @@ impl Writer {
     /// Writes `true` or `false`.
     #[inline]
     pub fn write_bool(&mut self, v: bool) {
-        self.buf.push(if v { Marker::True } else { Marker::False }.to_u8());
+        self.buf
+            .push(if v { Marker::True } else { Marker::False }.to_u8());
     }
 
     /// Writes an unsigned integer in its smallest form.
@@ -97,7 +98,8 @@ impl Writer {
             self.buf.extend_from_slice(&[Marker::U8.to_u8(), v as u8]);
         } else if v < 65_536 {
             let b = (v as u16).to_be_bytes();
-            self.buf.extend_from_slice(&[Marker::U16.to_u8(), b[0], b[1]]);
+            self.buf
+                .extend_from_slice(&[Marker::U16.to_u8(), b[0], b[1]]);
         } else if v < 4_294_967_296 {
             let b = (v as u32).to_be_bytes();
             self.buf
@@ -127,10 +129,12 @@ impl Writer {
         } else if v >= -32 {
             self.buf.push(v as i8 as u8);
         } else if v >= -128 {
-            self.buf.extend_from_slice(&[Marker::I8.to_u8(), v as i8 as u8]);
+            self.buf
+                .extend_from_slice(&[Marker::I8.to_u8(), v as i8 as u8]);
         } else if v >= -32_768 {
             let b = (v as i16).to_be_bytes();
-            self.buf.extend_from_slice(&[Marker::I16.to_u8(), b[0], b[1]]);
+            self.buf
+                .extend_from_slice(&[Marker::I16.to_u8(), b[0], b[1]]);
         } else if v >= -2_147_483_648 {
             let b = (v as i32).to_be_bytes();
             self.buf
@@ -186,10 +190,12 @@ impl Writer {
         if len < 32 {
             self.buf.push(0xa0 | len as u8);
         } else if len < 256 {
-            self.buf.extend_from_slice(&[Marker::Str8.to_u8(), len as u8]);
+            self.buf
+                .extend_from_slice(&[Marker::Str8.to_u8(), len as u8]);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
-            self.buf.extend_from_slice(&[Marker::Str16.to_u8(), b[0], b[1]]);
+            self.buf
+                .extend_from_slice(&[Marker::Str16.to_u8(), b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
@@ -219,10 +225,12 @@ impl Writer {
     pub fn write_bin(&mut self, data: &[u8]) -> Result<(), EncodeError> {
         let len = data.len();
         if len < 256 {
-            self.buf.extend_from_slice(&[Marker::Bin8.to_u8(), len as u8]);
+            self.buf
+                .extend_from_slice(&[Marker::Bin8.to_u8(), len as u8]);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
-            self.buf.extend_from_slice(&[Marker::Bin16.to_u8(), b[0], b[1]]);
+            self.buf
+                .extend_from_slice(&[Marker::Bin16.to_u8(), b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
@@ -243,7 +251,8 @@ impl Writer {
             self.buf.push(0x90 | len as u8);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
-            self.buf.extend_from_slice(&[Marker::Array16.to_u8(), b[0], b[1]]);
+            self.buf
+                .extend_from_slice(&[Marker::Array16.to_u8(), b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
@@ -263,7 +272,8 @@ impl Writer {
             self.buf.push(0x80 | len as u8);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
-            self.buf.extend_from_slice(&[Marker::Map16.to_u8(), b[0], b[1]]);
+            self.buf
+                .extend_from_slice(&[Marker::Map16.to_u8(), b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf

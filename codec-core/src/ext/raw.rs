@@ -1,0 +1,96 @@
+//! Raw extension values and `bin` byte strings.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use crate::impls::container_transform;
+use crate::{DecodeError, EncodeError, Immutable, MessageCodec, Reader, Writer};
+
+/// An extension value carried as raw bytes: what an unknown extension type
+/// decodes into, so it can be passed on instead of failing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ext {
+    /// The extension type id (`0..=127` for applications; negative ids are
+    /// reserved by the MessagePack spec).
+    pub type_id: i8,
+    /// The payload.
+    pub data: Vec<u8>,
+}
+
+impl Immutable for Ext {}
+
+impl MessageCodec for Ext {
+    container_transform!(true);
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_ext(self.type_id, &self.data)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let (type_id, data) = r.read_ext()?;
+        r.charge_alloc(data.len())?;
+        Ok(Self {
+            type_id,
+            data: data.to_vec(),
+        })
+    }
+}
+
+/// A byte string encoded as MessagePack `bin` (a `Vec<u8>` encodes as an
+/// array of integers, as serde does; use this type or the field attribute
+/// `#[codec(bytes)]` for `bin`).
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::ext::Bytes;
+///
+/// let b = Bytes::from(vec![1u8, 2]);
+/// assert_eq!(codec_core::to_vec(&b).unwrap(), [0xc4, 2, 1, 2]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Bytes(pub Vec<u8>);
+
+impl Immutable for Bytes {}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Self {
+        Self(v)
+    }
+}
+
+impl From<Bytes> for Vec<u8> {
+    fn from(b: Bytes) -> Self {
+        b.0
+    }
+}
+
+impl Deref for Bytes {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.0
+    }
+}
+
+impl DerefMut for Bytes {
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.0
+    }
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl MessageCodec for Bytes {
+    const IMMUTABLE: bool = true;
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
+    }
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_bin(&self.0)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        crate::__private::decode_bytes(r)
+    }
+}

@@ -1,0 +1,26 @@
+//! `uuid::Uuid` as extension type 3: 16 bytes in RFC 4122 order.
+
+use std::sync::Arc;
+
+use super::{UUID, read_ext_of};
+use crate::{DecodeError, DecodeErrorKind, EncodeError, Immutable, MessageCodec, Reader, Writer};
+
+impl Immutable for uuid::Uuid {}
+
+impl MessageCodec for uuid::Uuid {
+    const IMMUTABLE: bool = true;
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
+    }
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_ext(UUID, self.as_bytes())
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let at = r.position();
+        let data = read_ext_of(r, UUID)?;
+        uuid::Uuid::from_slice(data).map_err(|e| {
+            DecodeError::new(DecodeErrorKind::InvalidExtData("a UUID is 16 bytes"), at)
+                .with_source(e)
+        })
+    }
+}

@@ -1,0 +1,161 @@
+//! `Option`, `Box`, `Arc`, tuples and arrays.
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use super::container_transform;
+use crate::{DecodeError, DecodeErrorKind, EncodeError, Immutable, MessageCodec, Reader, Writer};
+
+impl<T: Immutable> Immutable for Option<T> {}
+impl<T: Immutable + ?Sized> Immutable for Box<T> {}
+impl<T: Immutable + Send + ?Sized> Immutable for Arc<T> {}
+impl<T: Immutable, const N: usize> Immutable for [T; N] {}
+impl<T: Immutable> Immutable for [T] {}
+
+impl<T: MessageCodec + Clone> MessageCodec for Option<T> {
+    container_transform!(T::IMMUTABLE);
+    #[inline]
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        match self {
+            Some(v) => v.encode(w),
+            None => {
+                w.write_nil();
+                Ok(())
+            }
+        }
+    }
+    #[inline]
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        if r.try_read_nil() {
+            return Ok(None);
+        }
+        r.enter()?;
+        let v = T::decode(r)?;
+        r.leave();
+        Ok(Some(v))
+    }
+    #[inline]
+    fn value_when_missing() -> Option<Self> {
+        Some(None)
+    }
+}
+
+impl<T: MessageCodec + Clone> MessageCodec for Box<T> {
+    container_transform!(T::IMMUTABLE);
+    #[inline]
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        (**self).encode(w)
+    }
+    #[inline]
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        r.enter()?;
+        let v = T::decode(r)?;
+        r.leave();
+        Ok(Box::new(v))
+    }
+}
+
+// `Arc<T>` is shared by clone: nothing behind it can be changed through the
+// `Arc`, so a consumer that wants to mutate uses `Arc::make_mut`, which
+// copies on write.
+impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
+    const IMMUTABLE: bool = T::IMMUTABLE;
+    #[inline]
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        if Self::IMMUTABLE {
+            Arc::clone(body)
+        } else {
+            Arc::new(Arc::clone(body))
+        }
+    }
+    #[inline]
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        (**self).encode(w)
+    }
+    #[inline]
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        r.enter()?;
+        let v = T::decode(r)?;
+        r.leave();
+        Ok(Arc::new(v))
+    }
+}
+
+impl<T: MessageCodec + Clone, const N: usize> MessageCodec for [T; N] {
+    container_transform!(T::IMMUTABLE);
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_array_len(N)?;
+        for v in self {
+            v.encode(w)?;
+        }
+        Ok(())
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let at = r.position();
+        let len = r.read_array_len()?;
+        if len != N {
+            return Err(DecodeError::new(
+                DecodeErrorKind::WrongLength {
+                    expected: N,
+                    found: len,
+                },
+                at,
+            ));
+        }
+        r.enter()?;
+        r.charge_alloc(N.saturating_mul(std::mem::size_of::<T>()))?;
+        let mut items = Vec::with_capacity(N);
+        for i in 0..N {
+            items.push(T::decode(r).map_err(|e| e.in_index(i))?);
+        }
+        r.leave();
+        // the length was checked above, so the conversion cannot fail
+        items.try_into().map_err(|_| {
+            r.error(DecodeErrorKind::WrongLength {
+                expected: N,
+                found: len,
+            })
+        })
+    }
+}
+
+macro_rules! tuple {
+    ($len:expr => $($name:ident $idx:tt),+) => {
+        impl<$($name: Immutable),+> Immutable for ($($name,)+) {}
+
+        impl<$($name: MessageCodec + Clone),+> MessageCodec for ($($name,)+) {
+            container_transform!(true $(&& $name::IMMUTABLE)+);
+            fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+                w.write_raw(&[0x90 | $len]);
+                $( self.$idx.encode(w)?; )+
+                Ok(())
+            }
+            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+                let at = r.position();
+                let len = r.read_array_len()?;
+                if len != $len {
+                    return Err(DecodeError::new(
+                        DecodeErrorKind::WrongLength { expected: $len, found: len },
+                        at,
+                    ));
+                }
+                r.enter()?;
+                let v = ($($name::decode(r).map_err(|e| e.in_index($idx))?,)+);
+                r.leave();
+                Ok(v)
+            }
+        }
+    };
+}
+tuple!(1 => A 0);
+tuple!(2 => A 0, B 1);
+tuple!(3 => A 0, B 1, C 2);
+tuple!(4 => A 0, B 1, C 2, D 3);
+tuple!(5 => A 0, B 1, C 2, D 3, E 4);
+tuple!(6 => A 0, B 1, C 2, D 3, E 4, F 5);
+tuple!(7 => A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple!(8 => A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+tuple!(9 => A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+tuple!(10 => A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+tuple!(11 => A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+tuple!(12 => A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
