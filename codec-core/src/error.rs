@@ -77,11 +77,15 @@ impl fmt::Display for DecodeErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Self::Truncated => f.write_str("unexpected end of input"),
-            Self::TypeMismatch { expected, found } => write!(f, "expected {expected}, found {found}"),
+            Self::TypeMismatch { expected, found } => {
+                write!(f, "expected {expected}, found {found}")
+            }
             Self::InvalidMarker(b) => write!(f, "invalid marker byte 0x{b:02x}"),
             Self::InvalidUtf8 => f.write_str("invalid UTF-8 in string"),
             Self::IntegerOutOfRange { target } => write!(f, "integer out of range for {target}"),
-            Self::LengthOverflow => f.write_str("declared length exceeds the input or the length limit"),
+            Self::LengthOverflow => {
+                f.write_str("declared length exceeds the input or the length limit")
+            }
             Self::DepthLimitExceeded => f.write_str("nesting depth limit exceeded"),
             Self::AllocLimitExceeded => f.write_str("allocation limit exceeded"),
             Self::UnknownVariant => f.write_str("unknown enum variant"),

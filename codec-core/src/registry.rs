@@ -86,7 +86,11 @@ impl CodecRegistration {
     ///
     /// As [`MessageCodec::encode`]; a [`Custom`](crate::EncodeErrorKind::Custom)
     /// error when `body` is of another type.
-    pub fn encode(&self, body: &(dyn Any + Send + Sync), w: &mut Writer) -> Result<(), EncodeError> {
+    pub fn encode(
+        &self,
+        body: &(dyn Any + Send + Sync),
+        w: &mut Writer,
+    ) -> Result<(), EncodeError> {
         (self.encode)(body, w)
     }
 
