@@ -1,0 +1,172 @@
+// The model the code generators work on: the derive input with its
+// attributes parsed and every wire name computed. Each node keeps its
+// `original` syn node for spans.
+
+use syn::ext::IdentExt;
+use syn::{DeriveInput, Ident, Member, Type};
+
+use crate::attr;
+use crate::case::RenameRule;
+use crate::ctxt::Ctxt;
+
+pub(crate) struct Input<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) generics: &'a syn::Generics,
+    pub(crate) attrs: attr::Container,
+    pub(crate) data: Data<'a>,
+}
+
+pub(crate) enum Data<'a> {
+    Struct(Style, Vec<Field<'a>>),
+    Enum(Vec<Variant<'a>>),
+}
+
+/// The shape of a struct or variant, which decides its layout on the wire.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// `{ a: A, b: B }`: a map by name (an array with `as_array`).
+    Named,
+    /// `(A, B)`: an array. Also `()` with no fields.
+    Tuple,
+    /// `(A)`: the inner value itself.
+    Newtype,
+    /// No fields and no delimiters.
+    Unit,
+}
+
+pub(crate) struct Variant<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) attrs: attr::Variant,
+    pub(crate) style: Style,
+    pub(crate) fields: Vec<Field<'a>>,
+    /// The name on the wire, after `rename` / `rename_all`.
+    pub(crate) wire_name: String,
+}
+
+pub(crate) struct Field<'a> {
+    pub(crate) original: &'a syn::Field,
+    pub(crate) member: Member,
+    pub(crate) ty: &'a Type,
+    pub(crate) attrs: attr::Field,
+    /// The name on the wire (map key), after `rename` / `rename_all`; the
+    /// index for tuple fields, where it only appears in error paths.
+    pub(crate) wire_name: String,
+}
+
+impl<'a> Input<'a> {
+    /// `None` when the input cannot be modelled at all (a union); the reason
+    /// is recorded in `cx`.
+    pub(crate) fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> Option<Self> {
+        let attrs = attr::Container::from_ast(cx, &input.attrs);
+        let data = match &input.data {
+            syn::Data::Struct(data) => {
+                let (style, fields) = fields_from_syn(cx, &data.fields, attrs.rename_all);
+                Data::Struct(style, fields)
+            }
+            syn::Data::Enum(data) => Data::Enum(
+                data.variants
+                    .iter()
+                    .map(|v| Variant::from_syn(cx, v, attrs.rename_all))
+                    .collect(),
+            ),
+            syn::Data::Union(data) => {
+                cx.error_spanned_by(
+                    data.union_token,
+                    "`MessageCodec` cannot be derived for a union; use a struct or an enum",
+                );
+                return None;
+            }
+        };
+        Some(Input {
+            ident: &input.ident,
+            generics: &input.generics,
+            attrs,
+            data,
+        })
+    }
+
+    /// Every field of the type, across variants.
+    pub(crate) fn all_fields(&self) -> Box<dyn Iterator<Item = &Field<'a>> + '_> {
+        match &self.data {
+            Data::Struct(_, fields) => Box::new(fields.iter()),
+            Data::Enum(variants) => Box::new(variants.iter().flat_map(|v| v.fields.iter())),
+        }
+    }
+
+    /// The type has generic parameters of any kind (and therefore is not
+    /// registered: a registration names one concrete `'static` type).
+    pub(crate) fn is_generic(&self) -> bool {
+        !self.generics.params.is_empty()
+    }
+}
+
+impl<'a> Variant<'a> {
+    fn from_syn(cx: &Ctxt, variant: &'a syn::Variant, rule: RenameRule) -> Self {
+        let attrs = attr::Variant::from_ast(cx, &variant.attrs);
+        // Fields of struct variants keep their Rust names: the container's
+        // `rename_all` applies to the variant names, as in serde.
+        let (style, fields) = fields_from_syn(cx, &variant.fields, RenameRule::None);
+        let wire_name = match &attrs.rename {
+            Some(lit) => lit.value(),
+            None => rule.apply_to_variant(&variant.ident.unraw().to_string()),
+        };
+        Variant {
+            ident: &variant.ident,
+            attrs,
+            style,
+            fields,
+            wire_name,
+        }
+    }
+}
+
+impl Field<'_> {
+    /// Encoded at all (not `#[codec(skip)]`).
+    pub(crate) fn is_encoded(&self) -> bool {
+        self.attrs.skip.is_none()
+    }
+
+    /// Encoded and decoded through the type's own `MessageCodec` impl (not
+    /// `skip`, `with` or `bytes`), so the type must implement it.
+    pub(crate) fn uses_codec_impl(&self) -> bool {
+        self.is_encoded() && self.attrs.with.is_none() && self.attrs.bytes.is_none()
+    }
+}
+
+fn fields_from_syn<'a>(
+    cx: &Ctxt,
+    fields: &'a syn::Fields,
+    rule: RenameRule,
+) -> (Style, Vec<Field<'a>>) {
+    let style = match fields {
+        syn::Fields::Named(_) => Style::Named,
+        syn::Fields::Unnamed(f) if f.unnamed.len() == 1 => Style::Newtype,
+        syn::Fields::Unnamed(_) => Style::Tuple,
+        syn::Fields::Unit => Style::Unit,
+    };
+    let fields = fields
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            let attrs = attr::Field::from_ast(cx, &field.attrs);
+            let (member, wire_name) = match &field.ident {
+                Some(ident) => {
+                    let wire_name = match &attrs.rename {
+                        Some(lit) => lit.value(),
+                        None => rule.apply_to_field(&ident.unraw().to_string()),
+                    };
+                    (Member::Named(ident.clone()), wire_name)
+                }
+                None => (Member::Unnamed(i.into()), i.to_string()),
+            };
+            Field {
+                original: field,
+                member,
+                ty: &field.ty,
+                attrs,
+                wire_name,
+            }
+        })
+        .collect();
+    (style, fields)
+}

@@ -1,0 +1,457 @@
+// `#[codec(...)]` attributes on the container, its fields and its variants.
+//
+// Contract (serde_derive's attr.rs): parsing never fails. Every problem is
+// recorded in the `Ctxt` with the smallest useful span (the key for unknown
+// or duplicate keys, the literal for a bad value) and parsing carries on with
+// the next key, so that several mistakes are reported in one compile. The
+// returned values hold whatever parsed cleanly; a derive with any recorded
+// error never reaches codegen.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::{ExprPath, LitStr, Token};
+
+use crate::case::RenameRule;
+use crate::ctxt::Ctxt;
+use crate::symbol::*;
+
+/// Where an attribute was written, for messages and for the keys accepted.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Level {
+    Container,
+    Field,
+    Variant,
+}
+
+impl Level {
+    fn adjective(self) -> &'static str {
+        match self {
+            Level::Container => "container",
+            Level::Field => "field",
+            Level::Variant => "variant",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Level::Container => "a type",
+            Level::Field => "a field",
+            Level::Variant => "a variant",
+        }
+    }
+}
+
+const CONTAINER_KEYS: &[Symbol] = &[IMMUTABLE, NAME, AS_ARRAY, RENAME_ALL, CRATE];
+const FIELD_KEYS: &[Symbol] = &[RENAME, SKIP, DEFAULT, BYTES, WITH, SKIP_IF];
+const VARIANT_KEYS: &[Symbol] = &[RENAME];
+
+/// One attribute value plus the span of its key, with duplicate detection.
+struct Attr<'c, T> {
+    cx: &'c Ctxt,
+    name: Symbol,
+    value: Option<(Span, T)>,
+}
+
+impl<'c, T> Attr<'c, T> {
+    fn none(cx: &'c Ctxt, name: Symbol) -> Self {
+        Attr {
+            cx,
+            name,
+            value: None,
+        }
+    }
+
+    fn set(&mut self, key: &syn::Path, value: T) {
+        if self.value.is_some() {
+            self.cx.error_spanned_by(
+                key,
+                format_args!("duplicate codec attribute `{}`", self.name),
+            );
+        } else {
+            self.value = Some((key.span(), value));
+        }
+    }
+
+    fn get(self) -> Option<(Span, T)> {
+        self.value
+    }
+
+    fn value(self) -> Option<T> {
+        self.value.map(|(_, v)| v)
+    }
+
+    fn span(&self) -> Option<Span> {
+        self.value.as_ref().map(|(span, _)| *span)
+    }
+}
+
+impl Attr<'_, ()> {
+    fn set_true(&mut self, key: &syn::Path) {
+        self.set(key, ());
+    }
+
+    fn flag(self) -> Option<Span> {
+        self.span()
+    }
+}
+
+/// Container attributes: `#[codec(...)]` on the struct or enum.
+pub(crate) struct Container {
+    /// Span of the `immutable` key when present.
+    pub(crate) immutable: Option<Span>,
+    /// The codec name literal (`name = "..."`).
+    pub(crate) name: Option<LitStr>,
+    /// Span of the `as_array` key when present.
+    pub(crate) as_array: Option<Span>,
+    pub(crate) rename_all: RenameRule,
+    /// The path that replaces `::codec_core` in generated code.
+    pub(crate) crate_path: Option<syn::Path>,
+}
+
+/// How a field absent from the input is filled in.
+pub(crate) enum Default {
+    /// Not set: `Option` fields become `None`, others are required.
+    None,
+    /// `#[codec(default)]`: `Default::default()`.
+    Default,
+    /// `#[codec(default = "path")]`: `path()`.
+    Path(ExprPath),
+}
+
+/// Field attributes.
+pub(crate) struct Field {
+    /// The wire name literal (`rename = "..."`).
+    pub(crate) rename: Option<LitStr>,
+    /// Span of the `skip` key when present.
+    pub(crate) skip: Option<Span>,
+    /// Span of the `default` key, and what it says.
+    pub(crate) default: (Option<Span>, Default),
+    /// Span of the `bytes` key when present.
+    pub(crate) bytes: Option<Span>,
+    /// `with = "module"`: key span and module path.
+    pub(crate) with: Option<(Span, ExprPath)>,
+    /// `skip_if = "path"`: key span and predicate path.
+    pub(crate) skip_if: Option<(Span, ExprPath)>,
+}
+
+/// Variant attributes.
+pub(crate) struct Variant {
+    /// The wire name literal (`rename = "..."`).
+    pub(crate) rename: Option<LitStr>,
+}
+
+impl Container {
+    pub(crate) fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> Self {
+        let mut immutable = Attr::none(cx, IMMUTABLE);
+        let mut name = Attr::none(cx, NAME);
+        let mut as_array = Attr::none(cx, AS_ARRAY);
+        let mut rename_all = Attr::none(cx, RENAME_ALL);
+        let mut crate_path = Attr::none(cx, CRATE);
+
+        for_each_key(cx, attrs, Level::Container, |meta| {
+            if meta.path == IMMUTABLE {
+                if flag(cx, meta, IMMUTABLE) {
+                    immutable.set_true(&meta.path);
+                }
+            } else if meta.path == AS_ARRAY {
+                if flag(cx, meta, AS_ARRAY) {
+                    as_array.set_true(&meta.path);
+                }
+            } else if meta.path == NAME {
+                if let Some(lit) = lit_str(cx, meta, NAME)? {
+                    if lit.value().is_empty() {
+                        cx.error_spanned_by(&lit, "the codec name must not be empty");
+                    } else {
+                        name.set(&meta.path, lit);
+                    }
+                }
+            } else if meta.path == RENAME_ALL {
+                if let Some(lit) = lit_str(cx, meta, RENAME_ALL)? {
+                    match RenameRule::from_str(&lit.value()) {
+                        Ok(rule) => rename_all.set(&meta.path, rule),
+                        Err(err) => cx.error_spanned_by(&lit, err),
+                    }
+                }
+            } else if meta.path == CRATE {
+                if let Some(lit) = lit_str(cx, meta, CRATE)? {
+                    match lit.parse::<syn::Path>() {
+                        Ok(path) => crate_path.set(&meta.path, path),
+                        Err(_) => cx.error_spanned_by(
+                            &lit,
+                            format_args!(
+                                "expected a path in `crate = \"...\"`, found {:?}",
+                                lit.value()
+                            ),
+                        ),
+                    }
+                }
+            } else {
+                return Ok(false);
+            }
+            Ok(true)
+        });
+
+        Container {
+            immutable: immutable.flag(),
+            name: name.value(),
+            as_array: as_array.flag(),
+            rename_all: rename_all.value().unwrap_or(RenameRule::None),
+            crate_path: crate_path.value(),
+        }
+    }
+}
+
+impl Field {
+    pub(crate) fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> Self {
+        let mut rename = Attr::none(cx, RENAME);
+        let mut skip = Attr::none(cx, SKIP);
+        let mut default = Attr::none(cx, DEFAULT);
+        let mut bytes = Attr::none(cx, BYTES);
+        let mut with = Attr::none(cx, WITH);
+        let mut skip_if = Attr::none(cx, SKIP_IF);
+
+        for_each_key(cx, attrs, Level::Field, |meta| {
+            if meta.path == RENAME {
+                if let Some(lit) = lit_str(cx, meta, RENAME)? {
+                    rename.set(&meta.path, lit);
+                }
+            } else if meta.path == SKIP {
+                if flag(cx, meta, SKIP) {
+                    skip.set_true(&meta.path);
+                }
+            } else if meta.path == BYTES {
+                if flag(cx, meta, BYTES) {
+                    bytes.set_true(&meta.path);
+                }
+            } else if meta.path == DEFAULT {
+                if meta.input.peek(Token![=]) {
+                    if let Some(path) = lit_path(cx, meta, DEFAULT)? {
+                        default.set(&meta.path, Default::Path(path));
+                    }
+                } else if meta.input.is_empty() || meta.input.peek(Token![,]) {
+                    default.set(&meta.path, Default::Default);
+                } else {
+                    let rest = skip_value(meta)?;
+                    cx.error_spanned_by(
+                        rest,
+                        "expected `#[codec(default)]` or `#[codec(default = \"path\")]`",
+                    );
+                }
+            } else if meta.path == WITH {
+                if let Some(path) = lit_path(cx, meta, WITH)? {
+                    with.set(&meta.path, path);
+                }
+            } else if meta.path == SKIP_IF {
+                if let Some(path) = lit_path(cx, meta, SKIP_IF)? {
+                    skip_if.set(&meta.path, path);
+                }
+            } else {
+                return Ok(false);
+            }
+            Ok(true)
+        });
+
+        let default = match default.get() {
+            Some((span, d)) => (Some(span), d),
+            None => (None, Default::None),
+        };
+        Field {
+            rename: rename.value(),
+            skip: skip.flag(),
+            default,
+            bytes: bytes.flag(),
+            with: with.get(),
+            skip_if: skip_if.get(),
+        }
+    }
+}
+
+impl Variant {
+    pub(crate) fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> Self {
+        let mut rename = Attr::none(cx, RENAME);
+        for_each_key(cx, attrs, Level::Variant, |meta| {
+            if meta.path == RENAME {
+                if let Some(lit) = lit_str(cx, meta, RENAME)? {
+                    rename.set(&meta.path, lit);
+                }
+                Ok(true)
+            } else {
+                Ok(false)
+            }
+        });
+        Variant {
+            rename: rename.value(),
+        }
+    }
+}
+
+/// Runs `handle` on every key of every `#[codec(...)]` attribute. `handle`
+/// returns `Ok(false)` for a key it does not know; this reports it (with a
+/// hint when the key belongs elsewhere), skips its value and goes on.
+fn for_each_key(
+    cx: &Ctxt,
+    attrs: &[syn::Attribute],
+    level: Level,
+    mut handle: impl FnMut(&ParseNestedMeta<'_>) -> syn::Result<bool>,
+) {
+    for attr in attrs {
+        if attr.path() != CODEC {
+            continue;
+        }
+        let syn::Meta::List(list) = &attr.meta else {
+            cx.error_spanned_by(attr, "expected `#[codec(...)]`");
+            continue;
+        };
+        if list.tokens.is_empty() {
+            continue;
+        }
+        let result = attr.parse_nested_meta(|meta| {
+            if handle(&meta)? {
+                return Ok(());
+            }
+            cx.syn_error(meta.error(unknown_key_message(&meta.path, level)));
+            skip_value(&meta)?;
+            Ok(())
+        });
+        if let Err(err) = result {
+            cx.syn_error(err);
+        }
+    }
+}
+
+fn unknown_key_message(path: &syn::Path, level: Level) -> String {
+    let key = path.to_token_stream().to_string().replace(' ', "");
+    let elsewhere: Vec<&str> = [
+        (Level::Container, CONTAINER_KEYS, "the type"),
+        (Level::Field, FIELD_KEYS, "a field"),
+        (Level::Variant, VARIANT_KEYS, "a variant"),
+    ]
+    .iter()
+    .filter(|(l, keys, _)| *l != level && keys.iter().any(|k| path == k))
+    .map(|&(_, _, place)| place)
+    .collect();
+    if elsewhere.is_empty() {
+        return format!("unknown codec {} attribute `{key}`", level.adjective());
+    }
+    let mut msg = format!(
+        "`#[codec({key})]` is not expected on {}; put it on {}",
+        level.noun(),
+        elsewhere.join(" or ")
+    );
+    if level == Level::Container && path == RENAME {
+        msg.push_str(", or use `name = \"...\"` to set the codec name");
+    }
+    msg
+}
+
+/// Consumes the rest of the current key's value (`= ...` or `(...)`) up to
+/// the next comma, returning the skipped tokens (for spans).
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<TokenStream> {
+    meta.input.step(|cursor| {
+        let mut rest = *cursor;
+        let mut skipped = TokenStream::new();
+        while let Some((tt, next)) = rest.token_tree() {
+            if let TokenTree::Punct(p) = &tt
+                && p.as_char() == ','
+            {
+                break;
+            }
+            skipped.extend(std::iter::once(tt));
+            rest = next;
+        }
+        Ok((skipped, rest))
+    })
+}
+
+/// A flag key (`skip`): reports a value given to it. True when it is well formed.
+fn flag(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: Symbol) -> bool {
+    if meta.input.is_empty() || meta.input.peek(Token![,]) {
+        return true;
+    }
+    match skip_value(meta) {
+        Ok(rest) => {
+            let mut tokens = meta.path.to_token_stream();
+            tokens.extend(rest);
+            cx.error_spanned_by(
+                tokens,
+                format_args!("`{name}` takes no value; write `#[codec({name})]`"),
+            );
+        }
+        Err(err) => cx.syn_error(err),
+    }
+    false
+}
+
+/// The string literal of `key = "..."`; anything else is reported.
+fn lit_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: Symbol) -> syn::Result<Option<LitStr>> {
+    if !meta.input.peek(Token![=]) {
+        let rest = skip_value(meta)?;
+        let mut tokens = meta.path.to_token_stream();
+        tokens.extend(rest);
+        cx.error_spanned_by(
+            tokens,
+            format_args!("`{name}` needs a value: `{name} = \"...\"`"),
+        );
+        return Ok(None);
+    }
+    let value = meta.value()?;
+    if let Some(lit) = parse_lit_str(value) {
+        return Ok(Some(lit));
+    }
+    let rest = skip_value(meta)?;
+    cx.error_spanned_by(
+        rest,
+        format_args!("expected a string literal: `{name} = \"...\"`"),
+    );
+    Ok(None)
+}
+
+/// A string literal, also when a `macro_rules!` expansion wrapped it in an
+/// invisible group.
+fn parse_lit_str(input: syn::parse::ParseStream<'_>) -> Option<LitStr> {
+    let fork = input.fork();
+    let lit = match fork.parse::<syn::Expr>() {
+        Ok(mut expr) => loop {
+            match expr {
+                syn::Expr::Group(group) => expr = *group.expr,
+                syn::Expr::Paren(paren) => expr = *paren.expr,
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(lit),
+                    ..
+                }) => break lit,
+                _ => return None,
+            }
+        },
+        Err(_) => return None,
+    };
+    if !(fork.is_empty() || fork.peek(Token![,])) {
+        return None;
+    }
+    use syn::parse::discouraged::Speculative;
+    input.advance_to(&fork);
+    Some(lit)
+}
+
+/// A path written as a string: `with = "module"`, `skip_if = "Vec::is_empty"`.
+/// The parsed tokens carry the literal's span, so type errors in generated
+/// calls point at the string.
+fn lit_path(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: Symbol) -> syn::Result<Option<ExprPath>> {
+    let Some(lit) = lit_str(cx, meta, name)? else {
+        return Ok(None);
+    };
+    match lit.parse::<ExprPath>() {
+        Ok(path) => Ok(Some(path)),
+        Err(_) => {
+            cx.error_spanned_by(
+                &lit,
+                format_args!(
+                    "expected a path in `{name} = \"...\"`, found {:?}",
+                    lit.value()
+                ),
+            );
+            Ok(None)
+        }
+    }
+}

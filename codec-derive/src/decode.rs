@@ -1,0 +1,381 @@
+// Generates `MessageCodec::decode`.
+//
+// Map keys are matched as raw bytes (`match key { b"id" => .. }`): no UTF-8
+// check and no allocation for known keys, unknown keys are skipped without
+// recursion. Every struct, variant payload and newtype calls
+// `Reader::enter` first, so the depth limit holds on every recursive path
+// (`struct N(Option<Box<N>>)` included). Errors pick up their path while
+// they travel outwards: `in_field` / `in_index` here, `in_variant` for enum
+// payloads (passed down as `suffix`, appended to every error built inside).
+//
+// A named struct accepts both layouts whatever its own mode: a map by name
+// (the default) and an array by position (`as_array`, and what `rmp_serde::
+// to_vec` writes). Missing trailing array elements are filled in like
+// missing keys: `Option` fields become `None`, `default` fields their
+// default; any other gap is a `WrongLength` error.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::ast::{Data, Field, Input, Style, Variant};
+use crate::attr::Default;
+use crate::expand::Codegen;
+
+pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let krate = cg.krate;
+    let ctor = quote!(Self);
+    let none = TokenStream::new();
+    match &input.data {
+        Data::Struct(Style::Unit, _) => quote! {
+            if !__r.try_read_nil() {
+                let __len = __r.read_array_len()?;
+                if __len != 0 {
+                    return ::core::result::Result::Err(__r.error(
+                        #krate::DecodeErrorKind::WrongLength { expected: 0, found: __len },
+                    ));
+                }
+            }
+            ::core::result::Result::Ok(Self {})
+        },
+        Data::Struct(Style::Newtype, fields) => {
+            let field = &fields[0];
+            let member = &field.member;
+            let value = field_decode(cg, field);
+            quote! {
+                __r.enter()?;
+                let __v = #value?;
+                __r.leave();
+                ::core::result::Result::Ok(Self { #member: __v })
+            }
+        }
+        Data::Struct(Style::Tuple, fields) => {
+            let seq = seq_block(cg, fields, &ctor, &none);
+            quote! {
+                __r.enter()?;
+                let __len = __r.read_array_len()?;
+                let __v = #seq;
+                __r.leave();
+                ::core::result::Result::Ok(__v)
+            }
+        }
+        Data::Struct(Style::Named, fields) => {
+            let body = named_body(cg, fields, &ctor, &none);
+            quote! {
+                __r.enter()?;
+                let (__is_map, __len) = __r.read_struct_header()?;
+                let __v = #body;
+                __r.leave();
+                ::core::result::Result::Ok(__v)
+            }
+        }
+        Data::Enum(variants) => enum_body(cg, variants),
+    }
+}
+
+/// `if __is_map { by key } else { by position }`, evaluating to `ctor { .. }`.
+fn named_body(
+    cg: &Codegen<'_>,
+    fields: &[Field<'_>],
+    ctor: &TokenStream,
+    suffix: &TokenStream,
+) -> TokenStream {
+    let map = map_block(cg, fields, ctor, suffix);
+    let seq = seq_block(cg, fields, ctor, suffix);
+    if cg.as_array {
+        quote!(if !__is_map #seq else #map)
+    } else {
+        quote!(if __is_map #map else #seq)
+    }
+}
+
+/// Decodes `__len` key/value pairs into the fields.
+fn map_block(
+    cg: &Codegen<'_>,
+    fields: &[Field<'_>],
+    ctor: &TokenStream,
+    suffix: &TokenStream,
+) -> TokenStream {
+    let krate = cg.krate;
+    let encoded: Vec<(usize, &Field<'_>)> = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.is_encoded())
+        .collect();
+    let slot = |i: usize| format_ident!("__f{}", i);
+    let try_ = try_suffix(suffix);
+
+    let slots = encoded.iter().map(|&(i, f)| {
+        let slot = slot(i);
+        let ty = f.ty;
+        quote!(let mut #slot: ::core::option::Option<#ty> = ::core::option::Option::None;)
+    });
+
+    let arms = encoded.iter().map(|&(i, f)| {
+        let slot = slot(i);
+        let key = Literal::byte_string(f.wire_name.as_bytes());
+        let name = &f.wire_name;
+        let value = field_decode(cg, f);
+        quote! {
+            #key => {
+                if #slot.is_some() {
+                    return ::core::result::Result::Err(
+                        __r.error(#krate::DecodeErrorKind::DuplicateField(#name)) #suffix,
+                    );
+                }
+                #slot = ::core::option::Option::Some(
+                    #value.map_err(|__e| __e.in_field(#name) #suffix)?,
+                );
+            }
+        }
+    });
+
+    let loop_body = if encoded.is_empty() {
+        quote! {
+            __r.read_str_bytes() #try_;
+            __r.skip_value() #try_;
+        }
+    } else {
+        quote! {
+            match __r.read_str_bytes() #try_ {
+                #(#arms)*
+                _ => __r.skip_value() #try_,
+            }
+        }
+    };
+
+    let inits = fields.iter().enumerate().map(|(i, f)| {
+        let member = &f.member;
+        if !f.is_encoded() {
+            let value = skipped_value(f);
+            return quote!(#member: #value);
+        }
+        let slot = slot(i);
+        let name = &f.wire_name;
+        let error = quote! {
+            __r.error(#krate::DecodeErrorKind::MissingField(#name)) #suffix
+        };
+        let missing = missing_value(cg, f, &error);
+        quote! {
+            #member: match #slot {
+                ::core::option::Option::Some(__v) => __v,
+                ::core::option::Option::None => #missing,
+            }
+        }
+    });
+
+    quote! {{
+        #(#slots)*
+        for _ in 0..__len {
+            #loop_body
+        }
+        #ctor { #(#inits,)* }
+    }}
+}
+
+/// Decodes `__len` array elements into the encoded fields, in order.
+fn seq_block(
+    cg: &Codegen<'_>,
+    fields: &[Field<'_>],
+    ctor: &TokenStream,
+    suffix: &TokenStream,
+) -> TokenStream {
+    let krate = cg.krate;
+    let encoded: Vec<(usize, &Field<'_>)> = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.is_encoded())
+        .collect();
+    let expected = encoded.len();
+    let wrong_length = quote! {
+        __r.error(#krate::DecodeErrorKind::WrongLength { expected: #expected, found: __len }) #suffix
+    };
+
+    let lets = encoded.iter().enumerate().map(|(pos, &(i, f))| {
+        let slot = format_ident!("__f{}", i);
+        let ty = f.ty;
+        let value = field_decode(cg, f);
+        let segment = match &f.member {
+            syn::Member::Named(_) => {
+                let name = &f.wire_name;
+                quote!(in_field(#name))
+            }
+            syn::Member::Unnamed(_) => quote!(in_index(#pos)),
+        };
+        let missing = missing_value(cg, f, &wrong_length);
+        quote! {
+            let #slot: #ty = if __len > #pos {
+                #value.map_err(|__e| __e.#segment #suffix)?
+            } else {
+                #missing
+            };
+        }
+    });
+
+    let inits = fields.iter().enumerate().map(|(i, f)| {
+        let member = &f.member;
+        if f.is_encoded() {
+            let slot = format_ident!("__f{}", i);
+            quote!(#member: #slot)
+        } else {
+            let value = skipped_value(f);
+            quote!(#member: #value)
+        }
+    });
+
+    quote! {{
+        if __len > #expected {
+            return ::core::result::Result::Err(#wrong_length);
+        }
+        #(#lets)*
+        #ctor { #(#inits,)* }
+    }}
+}
+
+fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
+    let krate = cg.krate;
+
+    // A bare string names a unit variant; naming a data variant that way is
+    // a type error on that variant.
+    let string_arms = variants.iter().map(|v| {
+        let ident = v.ident;
+        let key = Literal::byte_string(v.wire_name.as_bytes());
+        let name = &v.wire_name;
+        if v.style == Style::Unit {
+            quote!(#key => Self::#ident {},)
+        } else {
+            quote! {
+                #key => return ::core::result::Result::Err(
+                    #krate::DecodeError::new(
+                        #krate::DecodeErrorKind::TypeMismatch { expected: "map", found: "string" },
+                        __at,
+                    ).in_variant(#name),
+                ),
+            }
+        }
+    });
+
+    let map_arms = variants.iter().map(|v| {
+        let ident = v.ident;
+        let key = Literal::byte_string(v.wire_name.as_bytes());
+        let name = &v.wire_name;
+        let suffix = quote!(.in_variant(#name));
+        let try_ = try_suffix(&suffix);
+        let ctor = quote!(Self::#ident);
+        let value = match v.style {
+            Style::Unit => quote! {{
+                __r.read_nil() #try_;
+                Self::#ident {}
+            }},
+            Style::Newtype => {
+                let field = &v.fields[0];
+                let member = &field.member;
+                let value = field_decode(cg, field);
+                quote!(Self::#ident { #member: #value #try_ })
+            }
+            Style::Tuple => {
+                let seq = seq_block(cg, &v.fields, &ctor, &suffix);
+                quote! {{
+                    let __len = __r.read_array_len() #try_;
+                    #seq
+                }}
+            }
+            Style::Named => {
+                let body = named_body(cg, &v.fields, &ctor, &suffix);
+                quote! {{
+                    let (__is_map, __len) = __r.read_struct_header() #try_;
+                    #body
+                }}
+            }
+        };
+        quote!(#key => #value,)
+    });
+
+    let unknown = quote! {
+        return ::core::result::Result::Err(
+            #krate::DecodeError::new(#krate::DecodeErrorKind::UnknownVariant, __at)
+                .with_detail(::std::string::String::from_utf8_lossy(__other)),
+        )
+    };
+
+    quote! {
+        __r.enter()?;
+        let __at = __r.position();
+        let __v = match __r.peek()? {
+            0xa0..=0xbf | 0xd9..=0xdb => match __r.read_str_bytes()? {
+                #(#string_arms)*
+                __other => #unknown,
+            },
+            0x80..=0x8f | 0xde | 0xdf => {
+                let __len = __r.read_map_len()?;
+                if __len != 1 {
+                    return ::core::result::Result::Err(
+                        #krate::DecodeError::new(
+                            #krate::DecodeErrorKind::WrongLength { expected: 1, found: __len },
+                            __at,
+                        )
+                        .with_detail("an enum value is a variant name or a map with one entry"),
+                    );
+                }
+                let __at = __r.position();
+                match __r.read_str_bytes()? {
+                    #(#map_arms)*
+                    __other => #unknown,
+                }
+            }
+            __m => return ::core::result::Result::Err(__r.mismatch("string or map", __m, __at)),
+        };
+        __r.leave();
+        ::core::result::Result::Ok(__v)
+    }
+}
+
+/// `?`, or `.map_err(..)?` adding the enclosing segments.
+fn try_suffix(suffix: &TokenStream) -> TokenStream {
+    if suffix.is_empty() {
+        quote!(?)
+    } else {
+        quote!(.map_err(|__e| __e #suffix)?)
+    }
+}
+
+/// A `Result<FieldTy, DecodeError>` expression reading the field from `__r`.
+fn field_decode(cg: &Codegen<'_>, field: &Field<'_>) -> TokenStream {
+    let krate = cg.krate;
+    let ty = field.ty;
+    if field.attrs.bytes.is_some() {
+        quote_spanned!(ty.span()=> #krate::__private::decode_bytes::<#ty>(__r))
+    } else if let Some((_, module)) = &field.attrs.with {
+        quote_spanned!(module.span()=> #module::decode(__r))
+    } else {
+        quote_spanned!(ty.span()=> <#ty as #krate::MessageCodec>::decode(__r))
+    }
+}
+
+/// The value of an encoded field that is absent; `error` when it is required.
+fn missing_value(cg: &Codegen<'_>, field: &Field<'_>, error: &TokenStream) -> TokenStream {
+    let krate = cg.krate;
+    let ty = field.ty;
+    match &field.attrs.default.1 {
+        Default::Default => {
+            quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
+        }
+        Default::Path(path) => quote_spanned!(path.span()=> #path()),
+        Default::None if field.uses_codec_impl() => quote! {
+            match <#ty as #krate::MessageCodec>::value_when_missing() {
+                ::core::option::Option::Some(__v) => __v,
+                ::core::option::Option::None => return ::core::result::Result::Err(#error),
+            }
+        },
+        Default::None => quote!(return ::core::result::Result::Err(#error)),
+    }
+}
+
+/// The value of a `#[codec(skip)]` field.
+fn skipped_value(field: &Field<'_>) -> TokenStream {
+    let ty = field.ty;
+    match &field.attrs.default.1 {
+        Default::Path(path) => quote_spanned!(path.span()=> #path()),
+        _ => quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default()),
+    }
+}

@@ -1,0 +1,310 @@
+// Generates `MessageCodec::encode`.
+//
+// Everything known at macro time is written as raw bytes: map and array
+// headers of fixed size, every map key with its string header, the
+// `{variant:` prefix of enum payloads. Consecutive constant bytes are merged
+// into one `write_raw` call, so a struct with n fields costs n + 1 raw writes
+// plus the field encodes. Only `skip_if` makes a header length dynamic.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::ast::{Data, Field, Input, Style, Variant};
+use crate::expand::Codegen;
+
+pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    match &input.data {
+        Data::Struct(style, fields) => {
+            let mut emit = Emit::default();
+            match style {
+                Style::Unit => emit.raw(&array_header(0)),
+                Style::Newtype => {
+                    let field = &fields[0];
+                    let member = &field.member;
+                    emit.call(field_encode(cg, field, &quote!(&self.#member)));
+                }
+                Style::Tuple => tuple_body(cg, &mut emit, fields, |f| {
+                    let member = &f.member;
+                    quote!(&self.#member)
+                }),
+                Style::Named => named_body(cg, &mut emit, fields, |f| {
+                    let member = &f.member;
+                    quote!(&self.#member)
+                }),
+            }
+            let body = emit.finish();
+            quote! {
+                #body
+                ::core::result::Result::Ok(())
+            }
+        }
+        Data::Enum(variants) if variants.is_empty() => quote!(match *self {}),
+        Data::Enum(variants) => {
+            let arms = variants.iter().map(|v| variant_arm(cg, v));
+            quote! {
+                match self {
+                    #(#arms)*
+                }
+                ::core::result::Result::Ok(())
+            }
+        }
+    }
+}
+
+fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>) -> TokenStream {
+    let ident = variant.ident;
+    let members = variant
+        .fields
+        .iter()
+        .filter(|f| f.is_encoded())
+        .map(|f| &f.member);
+    let bindings = (0..variant.fields.len())
+        .filter(|&i| variant.fields[i].is_encoded())
+        .map(|i| format_ident!("__f{}", i));
+    let pattern = quote!(Self::#ident { #(#members: #bindings,)* .. });
+
+    let binding = |f: &Field<'_>| {
+        let i = variant
+            .fields
+            .iter()
+            .position(|g| std::ptr::eq(g, f))
+            .expect("field of this variant");
+        let ident = format_ident!("__f{}", i);
+        quote!(#ident)
+    };
+
+    let name = str_bytes(&variant.wire_name);
+    let mut emit = Emit::default();
+    match variant.style {
+        Style::Unit => emit.raw(&name),
+        Style::Newtype => {
+            emit.raw(&map_header(1));
+            emit.raw(&name);
+            let field = &variant.fields[0];
+            emit.call(field_encode(cg, field, &binding(field)));
+        }
+        Style::Tuple => {
+            emit.raw(&map_header(1));
+            emit.raw(&name);
+            tuple_body(cg, &mut emit, &variant.fields, binding);
+        }
+        Style::Named => {
+            emit.raw(&map_header(1));
+            emit.raw(&name);
+            named_body(cg, &mut emit, &variant.fields, binding);
+        }
+    }
+    let body = emit.finish();
+    quote! {
+        #pattern => {
+            #body
+        }
+    }
+}
+
+/// A tuple struct or tuple variant: an array of the encoded fields.
+fn tuple_body<'f, 'a: 'f>(
+    cg: &Codegen<'_>,
+    emit: &mut Emit,
+    fields: &'f [Field<'a>],
+    access: impl Fn(&'f Field<'a>) -> TokenStream,
+) {
+    let encoded: Vec<&Field<'_>> = fields.iter().filter(|f| f.is_encoded()).collect();
+    emit.raw(&array_header(encoded.len()));
+    for field in encoded {
+        emit.call(field_encode(cg, field, &access(field)));
+    }
+}
+
+/// Named fields: a map keyed by wire name, or an array in `as_array` mode.
+fn named_body<'f, 'a: 'f>(
+    cg: &Codegen<'_>,
+    emit: &mut Emit,
+    fields: &'f [Field<'a>],
+    access: impl Fn(&'f Field<'a>) -> TokenStream,
+) {
+    let encoded: Vec<&Field<'_>> = fields.iter().filter(|f| f.is_encoded()).collect();
+    if cg.as_array {
+        emit.raw(&array_header(encoded.len()));
+        for field in encoded {
+            emit.call(field_encode(cg, field, &access(field)));
+        }
+        return;
+    }
+
+    let optional: Vec<&Field<'_>> = encoded
+        .iter()
+        .copied()
+        .filter(|f| f.attrs.skip_if.is_some())
+        .collect();
+    if optional.is_empty() {
+        emit.raw(&map_header(encoded.len()));
+        for field in encoded {
+            emit.raw(&str_bytes(&field.wire_name));
+            emit.call(field_encode(cg, field, &access(field)));
+        }
+        return;
+    }
+
+    // `skip_if`: evaluate each predicate once, count the keys, then write.
+    let krate = cg.krate;
+    let always = encoded.len() - optional.len();
+    let mut head = TokenStream::new();
+    let flag = |f: &Field<'_>| format_ident!("__skip_{}", f.wire_name_ident());
+    for field in &optional {
+        let (_, pred) = field.attrs.skip_if.as_ref().expect("filtered on skip_if");
+        let value = access(field);
+        let flag = flag(field);
+        head.extend(quote_spanned! {pred.span()=>
+            let #flag: ::core::primitive::bool = #pred(#value);
+        });
+    }
+    let flags = optional.iter().map(|f| flag(f));
+    head.extend(quote! {
+        let mut __len: ::core::primitive::usize = #always;
+        #(
+            if !#flags {
+                __len += 1;
+            }
+        )*
+        #krate::Writer::write_map_len(__w, __len)?;
+    });
+    emit.call(head);
+    for field in encoded {
+        if field.attrs.skip_if.is_some() {
+            let mut inner = Emit::default();
+            inner.raw(&str_bytes(&field.wire_name));
+            inner.call(field_encode(cg, field, &access(field)));
+            let inner = inner.finish();
+            let flag = flag(field);
+            emit.call(quote! {
+                if !#flag {
+                    #inner
+                }
+            });
+        } else {
+            emit.raw(&str_bytes(&field.wire_name));
+            emit.call(field_encode(cg, field, &access(field)));
+        }
+    }
+}
+
+impl Field<'_> {
+    /// An identifier fragment unique within the struct, for generated locals.
+    fn wire_name_ident(&self) -> String {
+        match &self.member {
+            syn::Member::Named(ident) => syn::ext::IdentExt::unraw(ident).to_string(),
+            syn::Member::Unnamed(index) => index.index.to_string(),
+        }
+    }
+}
+
+/// `value` (an expression of type `&FieldTy`) appended to `__w`.
+fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> TokenStream {
+    let krate = cg.krate;
+    let ty = field.ty;
+    if field.attrs.bytes.is_some() {
+        quote_spanned! {ty.span()=>
+            #krate::__private::encode_bytes(#value, __w)?;
+        }
+    } else if let Some((_, module)) = &field.attrs.with {
+        quote_spanned! {module.span()=>
+            #module::encode(#value, __w)?;
+        }
+    } else {
+        quote_spanned! {ty.span()=>
+            <#ty as #krate::MessageCodec>::encode(#value, __w)?;
+        }
+    }
+}
+
+/// Collects generated statements, merging constant bytes into one
+/// `write_raw` per run.
+#[derive(Default)]
+struct Emit {
+    pending: Vec<u8>,
+    out: TokenStream,
+}
+
+impl Emit {
+    fn raw(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+    }
+
+    fn call(&mut self, tokens: TokenStream) {
+        self.flush();
+        self.out.extend(tokens);
+    }
+
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let lit = Literal::byte_string(&self.pending);
+            self.out.extend(quote!(__w.write_raw(#lit);));
+            self.pending.clear();
+        }
+    }
+
+    fn finish(mut self) -> TokenStream {
+        self.flush();
+        self.out
+    }
+}
+
+/// MessagePack string: the smallest header for its length, then the bytes.
+pub(crate) fn str_bytes(s: &str) -> Vec<u8> {
+    let len = s.len();
+    let mut out = Vec::with_capacity(len + 5);
+    if len < 32 {
+        out.push(0xa0 | len as u8);
+    } else if len < 256 {
+        out.extend_from_slice(&[0xd9, len as u8]);
+    } else if len < 65_536 {
+        out.push(0xda);
+        out.extend_from_slice(&(len as u16).to_be_bytes());
+    } else {
+        out.push(0xdb);
+        out.extend_from_slice(&(len as u32).to_be_bytes());
+    }
+    out.extend_from_slice(s.as_bytes());
+    out
+}
+
+/// MessagePack map header for `len` pairs.
+pub(crate) fn map_header(len: usize) -> Vec<u8> {
+    collection_header(len, 0x80, 0xde, 0xdf)
+}
+
+/// MessagePack array header for `len` elements.
+pub(crate) fn array_header(len: usize) -> Vec<u8> {
+    collection_header(len, 0x90, 0xdc, 0xdd)
+}
+
+fn collection_header(len: usize, fix: u8, m16: u8, m32: u8) -> Vec<u8> {
+    if len < 16 {
+        vec![fix | len as u8]
+    } else if len < 65_536 {
+        let b = (len as u16).to_be_bytes();
+        vec![m16, b[0], b[1]]
+    } else {
+        let b = (len as u32).to_be_bytes();
+        vec![m32, b[0], b[1], b[2], b[3]]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers() {
+        assert_eq!(str_bytes("id"), b"\xa2id");
+        assert_eq!(str_bytes(&"x".repeat(31))[0], 0xbf);
+        assert_eq!(str_bytes(&"x".repeat(32))[..2], [0xd9, 32]);
+        assert_eq!(str_bytes(&"x".repeat(256))[..3], [0xda, 1, 0]);
+        assert_eq!(map_header(15), [0x8f]);
+        assert_eq!(map_header(16), [0xde, 0, 16]);
+        assert_eq!(array_header(0), [0x90]);
+        assert_eq!(array_header(65_536), [0xdd, 0, 1, 0, 0]);
+    }
+}

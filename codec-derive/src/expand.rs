@@ -1,0 +1,244 @@
+// Entry of the pipeline: parse (`Input::from_syn`) → check (`valid`) →
+// generate, or `compile_error!` plus the fallback impl when anything was
+// recorded. All generated items go inside one `const _: () = { .. };` so
+// they add no names to the user's module.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::visit::{self, Visit};
+use syn::{DeriveInput, Ident, TypePath};
+
+use crate::ast::{Data, Input, Style};
+use crate::ctxt::Ctxt;
+use crate::{decode, encode, fallback, register, transform, valid};
+
+/// What every code generator needs besides the input.
+pub(crate) struct Codegen<'a> {
+    /// `::codec_core`, or the `crate = "..."` path.
+    pub(crate) krate: &'a TokenStream,
+    pub(crate) as_array: bool,
+    pub(crate) immutable: bool,
+    /// The type's generics plus the bounds the generated impls need.
+    pub(crate) generics: syn::Generics,
+}
+
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let parsed = Input::from_syn(&cx, input);
+    if let Some(parsed) = &parsed {
+        valid::check(&cx, parsed);
+    }
+    let krate = crate_path(parsed.as_ref());
+    match (cx.check(), parsed) {
+        (Ok(()), Some(parsed)) => expand(&parsed, &krate),
+        (Err(err), _) => {
+            let mut out = err.to_compile_error();
+            out.extend(fallback::expand(input, &krate));
+            out
+        }
+        (Ok(()), None) => unreachable!("an input that is not modelled always records an error"),
+    }
+}
+
+fn crate_path(input: Option<&Input<'_>>) -> TokenStream {
+    match input.and_then(|i| i.attrs.crate_path.as_ref()) {
+        Some(path) => quote!(#path),
+        None => quote!(::codec_core),
+    }
+}
+
+fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
+    let immutable = input.attrs.immutable.is_some();
+    let cg = Codegen {
+        krate,
+        as_array: input.attrs.as_array.is_some(),
+        immutable,
+        generics: bounded_generics(input, krate, immutable),
+    };
+
+    let ident = input.ident;
+    let (impl_generics, ty_generics, where_clause) = cg.generics.split_for_impl();
+    let encode = encode::expand(&cg, input);
+    let decode = decode::expand(&cg, input);
+    let transform = transform::expand(&cg, input);
+    let immutable_impl = transform::immutable_impl(&cg, input);
+    let register = register::expand(&cg, input);
+    let value_when_missing = value_when_missing(&cg, input);
+    let allow_unreachable = match &input.data {
+        Data::Enum(variants) if variants.is_empty() => quote!(#[allow(unreachable_code)]),
+        _ => TokenStream::new(),
+    };
+
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            #[allow(unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
+            impl #impl_generics #krate::MessageCodec for #ident #ty_generics #where_clause {
+                const IMMUTABLE: ::core::primitive::bool = #immutable;
+
+                fn encode(
+                    &self,
+                    __w: &mut #krate::Writer,
+                ) -> ::core::result::Result<(), #krate::EncodeError> {
+                    #encode
+                }
+
+                #allow_unreachable
+                fn decode(
+                    __r: &mut #krate::Reader<'_>,
+                ) -> ::core::result::Result<Self, #krate::DecodeError> {
+                    #decode
+                }
+
+                #[inline]
+                fn transform(__body: &::std::sync::Arc<Self>) -> ::std::sync::Arc<Self> {
+                    #transform
+                }
+
+                #value_when_missing
+            }
+
+            #immutable_impl
+
+            #register
+        };
+    }
+}
+
+/// A newtype is transparent, also when absent: a missing field of type
+/// `struct Maybe(Option<u32>)` becomes `Maybe(None)` like the `Option`
+/// itself would.
+fn value_when_missing(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let Data::Struct(Style::Newtype, fields) = &input.data else {
+        return TokenStream::new();
+    };
+    let field = &fields[0];
+    if !field.uses_codec_impl() {
+        return TokenStream::new();
+    }
+    let krate = cg.krate;
+    let ty = field.ty;
+    let member = &field.member;
+    quote! {
+        #[inline]
+        fn value_when_missing() -> ::core::option::Option<Self> {
+            match <#ty as #krate::MessageCodec>::value_when_missing() {
+                ::core::option::Option::Some(__v) => ::core::option::Option::Some(Self { #member: __v }),
+                ::core::option::Option::None => ::core::option::Option::None,
+            }
+        }
+    }
+}
+
+/// The type's generics with the bounds the generated code relies on:
+///
+/// * `T: MessageCodec` for every type parameter that appears in a field
+///   encoded through its own impl (not `skip`, `with` or `bytes`; not inside
+///   `PhantomData`), and `T::Assoc: MessageCodec` for associated types used
+///   that way (serde's inference);
+/// * `T: Immutable` for every type parameter of an immutable type (each
+///   field is checked against `Immutable`), else `T: Clone` (a derived
+///   `Clone` needs it of every parameter for the deep copy).
+fn bounded_generics(input: &Input<'_>, krate: &TokenStream, immutable: bool) -> syn::Generics {
+    let mut generics = input.generics.clone();
+    let params: Vec<Ident> = generics.type_params().map(|p| p.ident.clone()).collect();
+    if params.is_empty() {
+        return generics;
+    }
+
+    let param_set: BTreeSet<&Ident> = params.iter().collect();
+    let mut finder = FindTyParams {
+        params: &param_set,
+        used: BTreeSet::new(),
+        associated: Vec::new(),
+    };
+    for field in input.all_fields().filter(|f| f.uses_codec_impl()) {
+        finder.visit_type(field.ty);
+    }
+    let FindTyParams {
+        used, associated, ..
+    } = finder;
+
+    let where_clause = generics.make_where_clause();
+    for param in &params {
+        if used.contains(param) {
+            where_clause
+                .predicates
+                .push(syn::parse_quote!(#param: #krate::MessageCodec));
+        }
+        if immutable {
+            where_clause
+                .predicates
+                .push(syn::parse_quote!(#param: #krate::Immutable));
+        } else {
+            where_clause
+                .predicates
+                .push(syn::parse_quote!(#param: ::core::clone::Clone));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for path in associated {
+        let key = quote!(#path).to_string();
+        if seen.insert(key) {
+            where_clause
+                .predicates
+                .push(syn::parse_quote!(#path: #krate::MessageCodec));
+        }
+    }
+    generics
+}
+
+struct FindTyParams<'p> {
+    params: &'p BTreeSet<&'p Ident>,
+    used: BTreeSet<Ident>,
+    associated: Vec<TypePath>,
+}
+
+impl<'ast> Visit<'ast> for FindTyParams<'_> {
+    fn visit_type_path(&mut self, ty: &'ast TypePath) {
+        // `PhantomData<T>` is a codec whatever `T` is.
+        if ty.qself.is_none()
+            && let Some(last) = ty.path.segments.last()
+            && last.ident == "PhantomData"
+        {
+            return;
+        }
+        let is_associated = match &ty.qself {
+            Some(qself) => mentions_param(&qself.ty, self.params),
+            None => {
+                ty.path.leading_colon.is_none()
+                    && ty.path.segments.len() > 1
+                    && self.params.contains(&ty.path.segments[0].ident)
+            }
+        };
+        if is_associated {
+            self.associated.push(ty.clone());
+        }
+        visit::visit_type_path(self, ty);
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.leading_colon.is_none()
+            && let Some(first) = path.segments.first()
+            && self.params.contains(&first.ident)
+        {
+            self.used.insert(first.ident.clone());
+        }
+        visit::visit_path(self, path);
+    }
+
+    // Types inside macro invocations cannot be seen; leave them alone.
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {}
+}
+
+fn mentions_param(ty: &syn::Type, params: &BTreeSet<&Ident>) -> bool {
+    let mut finder = FindTyParams {
+        params,
+        used: BTreeSet::new(),
+        associated: Vec::new(),
+    };
+    finder.visit_type(ty);
+    !finder.used.is_empty()
+}

@@ -1,0 +1,40 @@
+// What is emitted next to `compile_error!` when the input has errors: a
+// `MessageCodec` impl whose bodies are unreachable. Code that uses the type
+// as a codec then compiles, so the user sees the attribute mistakes and not
+// a cascade of "`MessageCodec` is not implemented" at every call site
+// (thiserror's fallback.rs).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::DeriveInput;
+
+pub(crate) fn expand(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            #[allow(unused_qualifications, clippy::all)]
+            impl #impl_generics #krate::MessageCodec for #ident #ty_generics #where_clause {
+                const IMMUTABLE: ::core::primitive::bool = false;
+
+                fn encode(
+                    &self,
+                    _: &mut #krate::Writer,
+                ) -> ::core::result::Result<(), #krate::EncodeError> {
+                    ::core::unreachable!()
+                }
+
+                fn decode(
+                    _: &mut #krate::Reader<'_>,
+                ) -> ::core::result::Result<Self, #krate::DecodeError> {
+                    ::core::unreachable!()
+                }
+
+                fn transform(_: &::std::sync::Arc<Self>) -> ::std::sync::Arc<Self> {
+                    ::core::unreachable!()
+                }
+            }
+        };
+    }
+}

@@ -1,0 +1,35 @@
+// Generates the `inventory` submission that lets a bus find the codec by
+// name at start. Only for types without generic parameters: a registration
+// names one concrete `'static` type.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
+
+use crate::ast::Input;
+use crate::expand::Codegen;
+
+pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    if input.is_generic() {
+        return TokenStream::new();
+    }
+    let krate = cg.krate;
+    let ident = input.ident;
+    let name = match &input.attrs.name {
+        Some(lit) => quote!(#lit),
+        None => {
+            let type_name = ident.unraw().to_string();
+            quote!(::core::concat!(::core::module_path!(), "::", #type_name))
+        }
+    };
+    // Spanned on the type name: a type that is not `Send + Sync + 'static`
+    // is reported there.
+    let record = quote_spanned! {ident.span()=>
+        #krate::__private::CodecRegistration::of::<#ident>(#name)
+    };
+    quote! {
+        #krate::__private::inventory::submit! {
+            #record
+        }
+    }
+}

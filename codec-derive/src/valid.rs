@@ -1,0 +1,141 @@
+// Rules that involve more than one attribute, or an attribute and the shape
+// of the type (thiserror's valid.rs, serde's check.rs). Each violation is
+// recorded in `cx` with the span of the key that has to go.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::Span;
+use quote::ToTokens;
+
+use crate::ast::{Data, Field, Input, Style, Variant};
+use crate::ctxt::Ctxt;
+
+pub(crate) fn check(cx: &Ctxt, input: &Input<'_>) {
+    check_container(cx, input);
+    match &input.data {
+        Data::Struct(style, fields) => check_fields(cx, input, *style, fields, "struct"),
+        Data::Enum(variants) => {
+            for variant in variants {
+                check_fields(cx, input, variant.style, &variant.fields, "variant");
+            }
+            check_variant_names(cx, variants);
+        }
+    }
+}
+
+fn check_container(cx: &Ctxt, input: &Input<'_>) {
+    if let Some(name) = &input.attrs.name
+        && input.is_generic()
+    {
+        cx.error_spanned_by(
+            name,
+            "`name` is not allowed on a generic type: generic types are not registered, so \
+             there is no codec to name",
+        );
+    }
+}
+
+fn check_fields(cx: &Ctxt, input: &Input<'_>, style: Style, fields: &[Field<'_>], what: &str) {
+    let as_array = input.attrs.as_array.is_some();
+    for field in fields {
+        let attrs = &field.attrs;
+        let named = style == Style::Named;
+
+        if let Some(skip) = attrs.skip {
+            let others = [
+                ("rename", attrs.rename.as_ref().map(|lit| lit.span())),
+                ("bytes", attrs.bytes),
+                ("with", attrs.with.as_ref().map(|(span, _)| *span)),
+                ("skip_if", attrs.skip_if.as_ref().map(|(span, _)| *span)),
+            ];
+            for (key, span) in others {
+                if let Some(span) = span {
+                    cx.error_at(
+                        span,
+                        format_args!("`{key}` has no effect on a field with `skip`; remove one"),
+                    );
+                }
+            }
+            if style == Style::Newtype {
+                cx.error_at(
+                    skip,
+                    format_args!(
+                        "`skip` on the only field of a newtype {what} leaves nothing to encode; \
+                         use a unit {what} instead"
+                    ),
+                );
+            }
+        }
+
+        if let (Some(bytes), Some(_)) = (attrs.bytes, &attrs.with) {
+            cx.error_at(bytes, "`bytes` cannot be combined with `with`; use one");
+        }
+
+        if !named {
+            if let Some(lit) = &attrs.rename {
+                cx.error_spanned_by(
+                    lit,
+                    "`rename` is not expected on a tuple field: only named fields have a name \
+                     on the wire",
+                );
+            }
+            if let Some((span, _)) = &attrs.skip_if {
+                cx.error_at(
+                    *span,
+                    "`skip_if` is not allowed on a tuple field: positions would shift",
+                );
+            }
+        } else if as_array && let Some((span, _)) = &attrs.skip_if {
+            cx.error_at(
+                *span,
+                "`skip_if` is not allowed on an `as_array` type: positions would shift",
+            );
+        }
+    }
+
+    if style == Style::Named {
+        let mut seen: BTreeMap<&str, &Field<'_>> = BTreeMap::new();
+        for field in fields.iter().filter(|f| f.is_encoded()) {
+            if let Some(first) = seen.insert(&field.wire_name, field) {
+                let first_name = first.member.to_token_stream().to_string();
+                cx.error_at(
+                    name_span(field),
+                    format_args!(
+                        "the key `{}` is used twice: field `{first_name}` already has it",
+                        field.wire_name
+                    ),
+                );
+                seen.insert(&first.wire_name, first);
+            }
+        }
+    }
+}
+
+fn check_variant_names(cx: &Ctxt, variants: &[Variant<'_>]) {
+    let mut seen: BTreeMap<&str, &Variant<'_>> = BTreeMap::new();
+    for variant in variants {
+        if let Some(first) = seen.insert(&variant.wire_name, variant) {
+            let span = match &variant.attrs.rename {
+                Some(lit) => lit.span(),
+                None => variant.ident.span(),
+            };
+            cx.error_at(
+                span,
+                format_args!(
+                    "the variant name `{}` is used twice: variant `{}` already has it",
+                    variant.wire_name, first.ident
+                ),
+            );
+            seen.insert(&first.wire_name, first);
+        }
+    }
+}
+
+/// Where a field's wire name comes from: its `rename` literal, else its ident.
+fn name_span(field: &Field<'_>) -> Span {
+    match (&field.attrs.rename, &field.original.ident) {
+        (Some(lit), _) => lit.span(),
+        (None, Some(ident)) => ident.span(),
+        (None, None) => syn::spanned::Spanned::span(field.ty),
+    }
+}
