@@ -1,0 +1,221 @@
+//! MessagePack codecs for `JsValue`, `JsObj` and `JsArray`, and their
+//! registrations.
+//!
+//! Contract: the mapping is nil, bool, integers in their smallest form,
+//! float 64, str, array, map (keys in sorted order, so equal structures
+//! encode to equal bytes). Decoding accepts any integer or float form and
+//! reads map keys that are integers as their decimal text; any other key
+//! type, and `bin` or extension values, are type errors. Every container
+//! enters one depth level, its declared length is checked against the bytes
+//! left before anything is reserved, and its storage is charged to the
+//! allocation budget.
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use crate::error::{DecodeError, EncodeError};
+use crate::msgpack::read::{Int, Reader, ValueKind};
+use crate::msgpack::write::Writer;
+use crate::registry::CodecRegistration;
+use crate::{Immutable, MessageCodec};
+
+use super::{JsArray, JsInt, JsObj, JsValue};
+
+pub(crate) fn encode_value(v: &JsValue, w: &mut Writer) -> Result<(), EncodeError> {
+    match v {
+        JsValue::Null => w.write_nil(),
+        JsValue::Bool(b) => w.write_bool(*b),
+        JsValue::Int(i) => match i.split() {
+            Ok(u) => w.write_u64(u),
+            Err(n) => w.write_i64(n),
+        },
+        JsValue::Float(f) => w.write_f64(*f),
+        JsValue::Str(s) => w.write_str(s)?,
+        JsValue::Array(a) => encode_array(a, w)?,
+        JsValue::Object(o) => encode_object(o, w)?,
+    }
+    Ok(())
+}
+
+fn encode_array(a: &JsArray, w: &mut Writer) -> Result<(), EncodeError> {
+    w.write_array_len(a.len())?;
+    a.iter().try_for_each(|v| encode_value(v, w))
+}
+
+fn encode_object(o: &JsObj, w: &mut Writer) -> Result<(), EncodeError> {
+    w.write_map_len(o.len())?;
+    for (k, v) in o {
+        w.write_str(k)?;
+        encode_value(v, w)?;
+    }
+    Ok(())
+}
+
+/// Scratch stacks shared by all containers of one decode (see `text.rs`
+/// for why).
+#[derive(Default)]
+struct Stacks {
+    values: Vec<JsValue>,
+    members: Vec<(Arc<str>, JsValue)>,
+}
+
+/// What a value of the wire type `kind` is called in our errors.
+const EXPECTED_VALUE: &str = "a JSON value (nil, boolean, number, string, array or map)";
+
+fn decode_value(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsValue, DecodeError> {
+    let at = r.position();
+    let marker = r.peek()?;
+    Ok(match ValueKind::of(marker) {
+        ValueKind::Nil => {
+            r.read_nil()?;
+            JsValue::Null
+        }
+        ValueKind::Bool => JsValue::Bool(r.read_bool()?),
+        ValueKind::Int => JsValue::Int(match r.read_int()? {
+            Int::Unsigned(u) => JsInt::from(u),
+            Int::Negative(n) => JsInt::from(n),
+        }),
+        ValueKind::Float => JsValue::Float(r.read_f64()?),
+        ValueKind::Str => {
+            let s = r.read_str()?;
+            r.charge_alloc(s.len())?;
+            JsValue::Str(Arc::from(s))
+        }
+        ValueKind::Array => JsValue::Array(decode_array(r, st)?),
+        ValueKind::Map => JsValue::Object(decode_object(r, st)?),
+        _ => return Err(r.mismatch(EXPECTED_VALUE, marker, at)),
+    })
+}
+
+fn decode_array(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsArray, DecodeError> {
+    r.enter()?;
+    let len = r.read_array_len()?;
+    r.charge_alloc(len.saturating_mul(size_of::<JsValue>()))?;
+    let start = st.values.len();
+    for i in 0..len {
+        let v = decode_value(r, st).map_err(|e| e.in_index(i))?;
+        st.values.push(v);
+    }
+    r.leave();
+    Ok(JsArray::from_exact(st.values.drain(start..)))
+}
+
+fn decode_object(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsObj, DecodeError> {
+    r.enter()?;
+    let len = r.read_map_len()?;
+    r.charge_alloc(len.saturating_mul(size_of::<(Arc<str>, JsValue)>()))?;
+    let start = st.members.len();
+    for _ in 0..len {
+        let key = decode_key(r)?;
+        let v = decode_value(r, st).map_err(|e| e.in_key(&*key))?;
+        st.members.push((key, v));
+    }
+    r.leave();
+    Ok(JsObj::from_members(&mut st.members, start))
+}
+
+fn decode_key(r: &mut Reader<'_>) -> Result<Arc<str>, DecodeError> {
+    let at = r.position();
+    let marker = r.peek()?;
+    match ValueKind::of(marker) {
+        ValueKind::Str => {
+            let s = r.read_str()?;
+            r.charge_alloc(s.len())?;
+            Ok(Arc::from(s))
+        }
+        ValueKind::Int => {
+            let text = match r.read_int()? {
+                Int::Unsigned(u) => u.to_string(),
+                Int::Negative(n) => n.to_string(),
+            };
+            r.charge_alloc(text.len())?;
+            Ok(Arc::from(text))
+        }
+        _ => Err(r.mismatch("a string or integer map key", marker, at)),
+    }
+}
+
+/// `null`, booleans, integers (smallest form), floats (`float 64`),
+/// strings, arrays and maps. Integer map keys decode as their decimal text;
+/// other non-string keys, `bin` and extension values are errors.
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::json::JsValue;
+/// use codec_core::{from_slice, jsobj, to_vec};
+///
+/// let v = JsValue::from(jsobj! { "b": [1, -1, 1.5], "a": null });
+/// let bytes = to_vec(&v).unwrap();
+/// assert_eq!(bytes, b"\x82\xa1a\xc0\xa1b\x93\x01\xff\xcb\x3f\xf8\0\0\0\0\0\0");
+/// assert_eq!(from_slice::<JsValue>(&bytes).unwrap(), v);
+/// ```
+impl MessageCodec for JsValue {
+    const IMMUTABLE: bool = true;
+
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        encode_value(self, w)
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        decode_value(r, &mut Stacks::default())
+    }
+
+    #[inline]
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
+    }
+}
+
+/// A MessagePack map; see [`JsValue`'s codec](JsValue#impl-MessageCodec-for-JsValue).
+impl MessageCodec for JsObj {
+    const IMMUTABLE: bool = true;
+
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        encode_object(self, w)
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let at = r.position();
+        match r.peek()? {
+            m if ValueKind::of(m) == ValueKind::Map => decode_object(r, &mut Stacks::default()),
+            m => Err(r.mismatch("map", m, at)),
+        }
+    }
+
+    #[inline]
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
+    }
+}
+
+/// A MessagePack array; see [`JsValue`'s codec](JsValue#impl-MessageCodec-for-JsValue).
+impl MessageCodec for JsArray {
+    const IMMUTABLE: bool = true;
+
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        encode_array(self, w)
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let at = r.position();
+        match r.peek()? {
+            m if ValueKind::of(m) == ValueKind::Array => decode_array(r, &mut Stacks::default()),
+            m => Err(r.mismatch("array", m, at)),
+        }
+    }
+
+    #[inline]
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
+    }
+}
+
+impl Immutable for JsValue {}
+impl Immutable for JsObj {}
+impl Immutable for JsArray {}
+impl Immutable for JsInt {}
+
+inventory::submit! { CodecRegistration::of::<JsObj>("json-obj-value") }
+inventory::submit! { CodecRegistration::of::<JsArray>("json-array-value") }
+inventory::submit! { CodecRegistration::of::<JsValue>("json-value") }

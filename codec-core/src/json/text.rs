@@ -1,0 +1,560 @@
+//! JSON text and serde: `Serialize`, `Deserialize` straight into
+//! `JsValue`, parsing with line/column errors, printing, and conversions
+//! from and to `serde_json::Value`.
+//!
+//! Contract: deserialization never goes through `serde_json::Value`. One
+//! pair of scratch stacks is threaded through the whole parse as a
+//! `DeserializeSeed`: each array or object pushes its elements on the
+//! shared stack and, when it closes, drains them into one exactly-sized
+//! allocation. Why: a per-container `Vec` would be allocated, grown and
+//! then copied again into the `Arc`; with the shared stack the only
+//! allocation per container is its final storage.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{JsArray, JsInt, JsObj, JsValue};
+
+// ---- Serialize --------------------------------------------------------------
+
+impl Serialize for JsValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            JsValue::Null => s.serialize_unit(),
+            JsValue::Bool(b) => s.serialize_bool(*b),
+            JsValue::Int(i) => i.serialize(s),
+            JsValue::Float(f) => s.serialize_f64(*f),
+            JsValue::Str(v) => s.serialize_str(v),
+            JsValue::Array(a) => a.serialize(s),
+            JsValue::Object(o) => o.serialize(s),
+        }
+    }
+}
+
+impl Serialize for JsArray {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.len()))?;
+        for v in self {
+            seq.serialize_element(v)?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for JsObj {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.len()))?;
+        for (k, v) in self {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+// ---- Deserialize ------------------------------------------------------------
+
+#[derive(Default)]
+struct Stacks {
+    values: Vec<JsValue>,
+    members: Vec<(Arc<str>, JsValue)>,
+}
+
+struct ValueSeed<'a>(&'a mut Stacks);
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = JsValue;
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<JsValue, D::Error> {
+        d.deserialize_any(ValueVisitor(self.0))
+    }
+}
+
+struct ValueVisitor<'a>(&'a mut Stacks);
+
+impl<'de> Visitor<'de> for ValueVisitor<'_> {
+    type Value = JsValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    #[inline]
+    fn visit_unit<E>(self) -> Result<JsValue, E> {
+        Ok(JsValue::Null)
+    }
+
+    #[inline]
+    fn visit_none<E>(self) -> Result<JsValue, E> {
+        Ok(JsValue::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<JsValue, D::Error> {
+        ValueSeed(self.0).deserialize(d)
+    }
+
+    #[inline]
+    fn visit_bool<E>(self, b: bool) -> Result<JsValue, E> {
+        Ok(JsValue::Bool(b))
+    }
+
+    #[inline]
+    fn visit_i64<E>(self, v: i64) -> Result<JsValue, E> {
+        Ok(JsValue::Int(JsInt::from(v)))
+    }
+
+    #[inline]
+    fn visit_u64<E>(self, v: u64) -> Result<JsValue, E> {
+        Ok(JsValue::Int(JsInt::from(v)))
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<JsValue, E> {
+        JsValue::try_from(v).map_err(E::custom)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<JsValue, E> {
+        JsValue::try_from(v).map_err(E::custom)
+    }
+
+    #[inline]
+    fn visit_f64<E>(self, v: f64) -> Result<JsValue, E> {
+        Ok(JsValue::Float(v))
+    }
+
+    #[inline]
+    fn visit_str<E>(self, v: &str) -> Result<JsValue, E> {
+        Ok(JsValue::Str(Arc::from(v)))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<JsValue, E> {
+        Ok(JsValue::Str(Arc::from(v)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsValue, A::Error> {
+        let stacks = self.0;
+        let start = stacks.values.len();
+        while let Some(v) = seq.next_element_seed(ValueSeed(stacks))? {
+            stacks.values.push(v);
+        }
+        Ok(JsValue::Array(JsArray::from_exact(
+            stacks.values.drain(start..),
+        )))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
+        let stacks = self.0;
+        let start = stacks.members.len();
+        while let Some(k) = map.next_key_seed(KeySeed)? {
+            let v = map.next_value_seed(ValueSeed(stacks))?;
+            stacks.members.push((k, v));
+        }
+        Ok(JsValue::Object(JsObj::from_members(
+            &mut stacks.members,
+            start,
+        )))
+    }
+}
+
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Arc<str>;
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Arc<str>, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+/// Object keys: strings; integers and booleans (from formats that allow
+/// them as keys) are written in decimal / as `true`/`false`.
+impl Visitor<'_> for KeySeed {
+    type Value = Arc<str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    #[inline]
+    fn visit_str<E>(self, v: &str) -> Result<Arc<str>, E> {
+        Ok(Arc::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Arc<str>, E> {
+        Ok(Arc::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Arc<str>, E> {
+        Ok(Arc::from(v.to_string()))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Arc<str>, E> {
+        Ok(Arc::from(v.to_string()))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Arc<str>, E> {
+        Ok(Arc::from(if v { "true" } else { "false" }))
+    }
+}
+
+impl<'de> Deserialize<'de> for JsValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsValue, D::Error> {
+        ValueSeed(&mut Stacks::default()).deserialize(d)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsObj {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsObj, D::Error> {
+        struct ObjVisitor;
+        impl<'de> Visitor<'de> for ObjVisitor {
+            type Value = JsObj;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<JsObj, A::Error> {
+                match ValueVisitor(&mut Stacks::default()).visit_map(map)? {
+                    JsValue::Object(o) => Ok(o),
+                    _ => unreachable!("visit_map builds an object"),
+                }
+            }
+        }
+        d.deserialize_map(ObjVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsArray {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsArray, D::Error> {
+        struct ArrVisitor;
+        impl<'de> Visitor<'de> for ArrVisitor {
+            type Value = JsArray;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<JsArray, A::Error> {
+                match ValueVisitor(&mut Stacks::default()).visit_seq(seq)? {
+                    JsValue::Array(a) => Ok(a),
+                    _ => unreachable!("visit_seq builds an array"),
+                }
+            }
+        }
+        d.deserialize_seq(ArrVisitor)
+    }
+}
+
+// ---- parsing ------------------------------------------------------------------
+
+/// JSON text that could not be parsed, with where the problem is.
+///
+/// # Examples
+///
+/// ```
+/// use codec_core::json::JsValue;
+///
+/// let err = JsValue::parse("{\n  \"a\": [1, 2,]\n}").unwrap_err();
+/// assert_eq!((err.line(), err.column()), (2, 14));
+/// assert!(err.to_string().contains("line 2 column 14"), "{err}");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("invalid JSON: {source}")]
+pub struct JsParseError {
+    #[source]
+    source: serde_json::Error,
+}
+
+impl JsParseError {
+    /// The 1-based line of the problem.
+    pub fn line(&self) -> usize {
+        self.source.line()
+    }
+
+    /// The 1-based column (in bytes) of the problem.
+    pub fn column(&self) -> usize {
+        self.source.column()
+    }
+
+    /// Whether the text ended before the value was complete (more input
+    /// could make it valid).
+    pub fn is_eof(&self) -> bool {
+        self.source.is_eof()
+    }
+
+    /// Whether the text is not JSON at all (as opposed to JSON of the wrong
+    /// shape, e.g. an array where an object was asked for).
+    pub fn is_syntax(&self) -> bool {
+        self.source.is_syntax()
+    }
+}
+
+impl From<serde_json::Error> for JsParseError {
+    fn from(source: serde_json::Error) -> Self {
+        JsParseError { source }
+    }
+}
+
+macro_rules! parse_methods {
+    ($ty:ident, $what:literal) => {
+        impl $ty {
+            #[doc = concat!("Parses JSON text that must hold ", $what, ".")]
+            ///
+            /// Duplicate keys in an object keep the last value, as
+            /// `serde_json` does. Nesting is limited to 128 levels.
+            ///
+            /// # Errors
+            ///
+            /// [`JsParseError`] with the line and column of the problem.
+            pub fn parse(text: &str) -> Result<$ty, JsParseError> {
+                Ok(serde_json::from_str(text)?)
+            }
+
+            #[doc = concat!("Parses UTF-8 JSON bytes that must hold ", $what, ".")]
+            ///
+            /// # Errors
+            ///
+            /// [`JsParseError`] with the line and column of the problem.
+            pub fn parse_slice(bytes: &[u8]) -> Result<$ty, JsParseError> {
+                Ok(serde_json::from_slice(bytes)?)
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = JsParseError;
+            fn from_str(s: &str) -> Result<$ty, JsParseError> {
+                $ty::parse(s)
+            }
+        }
+    };
+}
+
+parse_methods!(JsValue, "any value");
+parse_methods!(JsObj, "an object");
+parse_methods!(JsArray, "an array");
+
+// ---- printing -----------------------------------------------------------------
+
+/// Adapts a `fmt::Formatter` to `io::Write` for `serde_json`'s writers.
+/// `serde_json` writes whole tokens and string fragments split at ASCII
+/// escapes, so every chunk is valid UTF-8.
+struct FmtWriter<'a, 'b>(&'a mut fmt::Formatter<'b>);
+
+impl std::io::Write for FmtWriter<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let s = std::str::from_utf8(buf).map_err(std::io::Error::other)?;
+        self.0.write_str(s).map_err(std::io::Error::other)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn print<T: Serialize>(value: &T, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let result = if f.alternate() {
+        serde_json::to_writer_pretty(FmtWriter(f), value)
+    } else {
+        serde_json::to_writer(FmtWriter(f), value)
+    };
+    result.map_err(|_| fmt::Error)
+}
+
+macro_rules! print_impls {
+    ($($ty:ident),*) => {$(
+        /// Compact JSON text; `{:#}` prints it indented.
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                print(self, f)
+            }
+        }
+
+        /// The compact JSON text (integers and floats stay distinct: `1`
+        /// and `1.0`).
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                serde_json::to_writer(FmtWriter(f), self).map_err(|_| fmt::Error)
+            }
+        }
+
+        impl $ty {
+            /// The JSON text, indented by two spaces.
+            pub fn to_pretty_string(&self) -> String {
+                format!("{self:#}")
+            }
+
+            /// The compact JSON text as UTF-8 bytes.
+            pub fn to_json_vec(&self) -> Vec<u8> {
+                // Writing into a `Vec` cannot fail, and every value is
+                // printable (non-finite floats print as `null`).
+                serde_json::to_vec(self).unwrap_or_default()
+            }
+        }
+    )*};
+}
+
+print_impls!(JsValue, JsObj, JsArray);
+
+// ---- serde_json::Value ----------------------------------------------------------
+
+impl From<&serde_json::Value> for JsValue {
+    fn from(v: &serde_json::Value) -> Self {
+        use serde_json::Value;
+        match v {
+            Value::Null => JsValue::Null,
+            Value::Bool(b) => JsValue::Bool(*b),
+            Value::Number(n) => number_from_serde(n),
+            Value::String(s) => JsValue::Str(Arc::from(s.as_str())),
+            Value::Array(a) => JsValue::Array(JsArray::from_exact(a.iter().map(JsValue::from))),
+            Value::Object(o) => JsValue::Object(obj_from_serde(o)),
+        }
+    }
+}
+
+impl From<serde_json::Value> for JsValue {
+    fn from(v: serde_json::Value) -> Self {
+        use serde_json::Value;
+        match v {
+            Value::Null => JsValue::Null,
+            Value::Bool(b) => JsValue::Bool(b),
+            Value::Number(n) => number_from_serde(&n),
+            Value::String(s) => JsValue::Str(Arc::from(s)),
+            Value::Array(a) => {
+                JsValue::Array(JsArray::from_exact(a.into_iter().map(JsValue::from)))
+            }
+            Value::Object(o) => {
+                let mut members: Vec<_> = o
+                    .into_iter()
+                    .map(|(k, v)| (Arc::from(k), JsValue::from(v)))
+                    .collect();
+                JsValue::Object(JsObj::from_members(&mut members, 0))
+            }
+        }
+    }
+}
+
+impl From<serde_json::Map<String, serde_json::Value>> for JsObj {
+    fn from(o: serde_json::Map<String, serde_json::Value>) -> Self {
+        let mut members: Vec<_> = o
+            .into_iter()
+            .map(|(k, v)| (Arc::from(k), JsValue::from(v)))
+            .collect();
+        JsObj::from_members(&mut members, 0)
+    }
+}
+
+fn obj_from_serde(o: &serde_json::Map<String, serde_json::Value>) -> JsObj {
+    let mut members: Vec<_> = o
+        .iter()
+        .map(|(k, v)| (Arc::from(k.as_str()), JsValue::from(v)))
+        .collect();
+    JsObj::from_members(&mut members, 0)
+}
+
+fn number_from_serde(n: &serde_json::Number) -> JsValue {
+    if let Some(u) = n.as_u64() {
+        JsValue::from(u)
+    } else if let Some(i) = n.as_i64() {
+        JsValue::from(i)
+    } else {
+        // Without serde_json's `arbitrary_precision` every other number is
+        // an f64; with it, out-of-range integers round like JSON parsers do.
+        JsValue::Float(n.as_f64().unwrap_or(f64::NAN))
+    }
+}
+
+/// Non-finite floats become `null` (a `serde_json::Number` cannot hold them).
+impl From<&JsValue> for serde_json::Value {
+    fn from(v: &JsValue) -> Self {
+        use serde_json::Value;
+        match v {
+            JsValue::Null => Value::Null,
+            JsValue::Bool(b) => Value::Bool(*b),
+            JsValue::Int(i) => Value::Number(match i.split() {
+                Ok(u) => u.into(),
+                Err(n) => n.into(),
+            }),
+            JsValue::Float(f) => {
+                serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
+            }
+            JsValue::Str(s) => Value::String(s.to_string()),
+            JsValue::Array(a) => Value::Array(a.iter().map(Value::from).collect()),
+            JsValue::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, v)| (k.to_owned(), Value::from(v)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Non-finite floats become `null` (a `serde_json::Number` cannot hold them).
+impl From<JsValue> for serde_json::Value {
+    fn from(v: JsValue) -> Self {
+        serde_json::Value::from(&v)
+    }
+}
+
+impl From<&JsObj> for serde_json::Value {
+    fn from(o: &JsObj) -> Self {
+        serde_json::Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.to_owned(), serde_json::Value::from(v)))
+                .collect(),
+        )
+    }
+}
+
+impl From<JsObj> for serde_json::Value {
+    fn from(o: JsObj) -> Self {
+        serde_json::Value::from(&o)
+    }
+}
+
+impl From<&JsArray> for serde_json::Value {
+    fn from(a: &JsArray) -> Self {
+        serde_json::Value::Array(a.iter().map(serde_json::Value::from).collect())
+    }
+}
+
+impl From<JsArray> for serde_json::Value {
+    fn from(a: JsArray) -> Self {
+        serde_json::Value::from(&a)
+    }
+}
+
+impl PartialEq<serde_json::Value> for JsValue {
+    /// JSON equality with a `serde_json::Value` (numbers by value).
+    fn eq(&self, other: &serde_json::Value) -> bool {
+        eq_serde(self, other)
+    }
+}
+
+fn eq_serde(v: &JsValue, s: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (v, s) {
+        (JsValue::Null, Value::Null) => true,
+        (JsValue::Bool(a), Value::Bool(b)) => a == b,
+        (JsValue::Int(_) | JsValue::Float(_), Value::Number(n)) => {
+            if let Some(u) = n.as_u64() {
+                *v == u
+            } else if let Some(i) = n.as_i64() {
+                *v == i
+            } else {
+                n.as_f64().is_some_and(|f| *v == f)
+            }
+        }
+        (JsValue::Str(a), Value::String(b)) => **a == **b,
+        (JsValue::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| eq_serde(x, y))
+        }
+        (JsValue::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && b.iter()
+                    .all(|(k, y)| a.get(k).is_some_and(|x| eq_serde(x, y)))
+        }
+        _ => false,
+    }
+}
