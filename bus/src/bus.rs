@@ -1,0 +1,1208 @@
+//! The `EventBus` handle and its builder.
+
+use std::any::{TypeId, type_name};
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::time::Duration;
+
+use codec_core::{AnyBody, CodecRegistration, MessageCodec};
+
+use crate::body::IntoBody;
+use crate::consumer::{HandlerResult, MessageConsumer, MessageStream};
+use crate::error::{
+    BuildError, PublishError, PublishErrorKind, RegistryError, RequestError, RequestErrorKind,
+    SendError, SendErrorKind,
+};
+use crate::headers::Headers;
+use crate::interceptor::{
+    self, DeliveryContext, DeliveryKind, InterceptorFn, Interceptors, Verdict,
+};
+use crate::message::Message;
+use crate::metrics::{Counters, Metrics, bump};
+use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DeliveryOptions};
+use crate::producer::MessageProducer;
+use crate::registry::Registry;
+use crate::reply::{self, Outcome, ReplyRx};
+use crate::transport::local::{LocalTable, Refusal, Slot};
+use crate::transport::{Outbound, RemoteTransport};
+
+/// The default time a request waits for its reply (30 s, as in Vert.x).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A handle to an event bus: cheap to clone (one `Arc`), `Send + Sync`,
+/// every clone the same bus.
+///
+/// See the [crate docs](crate) for the delivery rules.
+///
+/// # Examples
+///
+/// ```
+/// use bus::{EventBus, Message};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let bus = EventBus::new();
+/// let _c = bus.consumer("double", |m: Message<u64>| async move {
+///     m.reply(*m.body() * 2);
+/// });
+/// let reply: Message<u64> = bus.request("double", 21u64).await.unwrap();
+/// assert_eq!(*reply.body(), 42);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct EventBus {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) local: LocalTable,
+    registry: RwLock<Registry>,
+    pub(crate) counters: Counters,
+    pub(crate) conversation_ids: AtomicU64,
+    interceptors: Interceptors,
+    pub(crate) default_timeout: Duration,
+    default_capacity: usize,
+    remote: Option<Arc<dyn RemoteTransport>>,
+}
+
+/// Builds an [`EventBus`]: default timeout and queue capacity, extra codec
+/// registrations, interceptors.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bus::EventBus;
+///
+/// let bus = EventBus::builder()
+///     .default_timeout(Duration::from_secs(5))
+///     .default_queue_capacity(64)
+///     .build()
+///     .unwrap();
+/// assert_eq!(bus.default_timeout(), Duration::from_secs(5));
+/// ```
+#[must_use]
+pub struct EventBusBuilder {
+    default_timeout: Duration,
+    default_capacity: usize,
+    codecs: Vec<CodecRegistration>,
+    interceptors: Interceptors,
+}
+
+impl Default for EventBusBuilder {
+    fn default() -> Self {
+        Self {
+            default_timeout: DEFAULT_TIMEOUT,
+            default_capacity: DEFAULT_QUEUE_CAPACITY,
+            codecs: Vec::new(),
+            interceptors: Interceptors::default(),
+        }
+    }
+}
+
+impl EventBusBuilder {
+    /// How long a request waits for its reply unless its options say
+    /// otherwise ([`DEFAULT_TIMEOUT`] by default).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// The queue capacity of consumers that do not set their own
+    /// ([`DEFAULT_QUEUE_CAPACITY`] by default).
+    ///
+    /// # Panics
+    ///
+    /// When `capacity` is 0.
+    pub fn default_queue_capacity(mut self, capacity: usize) -> Self {
+        assert!(
+            capacity > 0,
+            "a consumer queue needs a capacity of at least 1"
+        );
+        self.default_capacity = capacity;
+        self
+    }
+
+    /// Adds a codec registration to those collected from `inventory` (for
+    /// hand-written codecs, or types registered under a name of your
+    /// choosing). The same registration twice is harmless; a clash is a
+    /// build error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::{BuildErrorKind, EventBus};
+    /// use codec_core::CodecRegistration;
+    ///
+    /// let err = EventBus::builder()
+    ///     .codec(CodecRegistration::of::<Vec<u32>>("numbers"))
+    ///     .codec(CodecRegistration::of::<Vec<u64>>("numbers"))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
+    /// let text = err.to_string();
+    /// assert!(text.contains("\"numbers\"") && text.contains("Vec<u32>") && text.contains("Vec<u64>"));
+    /// ```
+    pub fn codec(mut self, registration: CodecRegistration) -> Self {
+        self.codecs.push(registration);
+        self
+    }
+
+    /// Adds an interceptor that sees every message this bus sends, publishes,
+    /// requests or replies, before delivery; it may change the headers and
+    /// may drop the message. Interceptors run in the order added.
+    ///
+    /// # Examples
+    ///
+    /// See [`DeliveryContext`](crate::DeliveryContext).
+    pub fn outbound_interceptor<F>(mut self, interceptor: F) -> Self
+    where
+        F: Fn(&mut DeliveryContext<'_>) -> Verdict + Send + Sync + 'static,
+    {
+        self.interceptors.outbound.push(Arc::new(interceptor));
+        self
+    }
+
+    /// Adds an interceptor that sees every message just before a consumer
+    /// of this bus handles it (or its stream yields it); it may change the
+    /// headers that consumer sees and may drop the message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::{DeliveryContext, EventBus, Message, Verdict};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let seen = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&seen);
+    /// let bus = EventBus::builder()
+    ///     .inbound_interceptor(move |_ctx: &mut DeliveryContext<'_>| {
+    ///         counter.fetch_add(1, Ordering::Relaxed);
+    ///         Verdict::Continue
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let _c = bus.consumer("a", |m: Message<u8>| async move { m.reply(0u8); });
+    /// let _: Message<u8> = bus.request("a", 1u8).await.unwrap();
+    /// assert_eq!(seen.load(Ordering::Relaxed), 1);
+    /// # }
+    /// ```
+    pub fn inbound_interceptor<F>(mut self, interceptor: F) -> Self
+    where
+        F: Fn(&mut DeliveryContext<'_>) -> Verdict + Send + Sync + 'static,
+    {
+        self.interceptors.inbound.push(Arc::new(interceptor));
+        self
+    }
+
+    /// Builds the bus, collecting every codec registration linked into the
+    /// program (the derive submits one per type) plus those added with
+    /// [`codec`](EventBusBuilder::codec).
+    ///
+    /// Only crates linked into the binary contribute registrations.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
+    /// when two different types use one codec name (the error names both
+    /// and the name), or one type is registered under two names.
+    pub fn build(self) -> Result<EventBus, BuildError> {
+        let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
+        Ok(EventBus {
+            inner: Arc::new(Inner {
+                local: LocalTable::default(),
+                registry: RwLock::new(registry),
+                counters: Counters::default(),
+                conversation_ids: AtomicU64::new(0),
+                interceptors: self.interceptors,
+                default_timeout: self.default_timeout,
+                default_capacity: self.default_capacity,
+                remote: None,
+            }),
+        })
+    }
+}
+
+impl fmt::Debug for EventBusBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventBusBuilder")
+            .field("default_timeout", &self.default_timeout)
+            .field("default_queue_capacity", &self.default_capacity)
+            .field("codecs", &self.codecs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for EventBus {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for EventBus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventBus")
+            .field("default_timeout", &self.inner.default_timeout)
+            .field("metrics", &self.metrics())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Maps a local refusal to each operation's error kind.
+trait RefusalKind: Copy {
+    const NO_HANDLERS: Self;
+    const TYPE_MISMATCH: Self;
+    const QUEUE_FULL: Self;
+    const DROPPED: Self;
+}
+
+macro_rules! refusal_kind {
+    ($($kind:ident),*) => {$(
+        impl RefusalKind for $kind {
+            const NO_HANDLERS: Self = Self::NoHandlers;
+            const TYPE_MISMATCH: Self = Self::TypeMismatch;
+            const QUEUE_FULL: Self = Self::QueueFull;
+            const DROPPED: Self = Self::Dropped;
+        }
+    )*};
+}
+refusal_kind!(SendErrorKind, PublishErrorKind, RequestErrorKind);
+
+#[cold]
+fn refusal_error<K: RefusalKind>(
+    refusal: Refusal,
+    address: &str,
+    actual: &'static str,
+    body: AnyBody,
+) -> crate::Error<K> {
+    let (kind, message) = match refusal {
+        Refusal::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
+        Refusal::TypeMismatch(expected) => {
+            let hint = if actual.starts_with("alloc::sync::Arc<") {
+                " (to send the value behind an `Arc`, wrap it in `bus::Shared`)"
+            } else {
+                ""
+            };
+            (
+                K::TYPE_MISMATCH,
+                format!(
+                    "No consumer at address {address} takes `{actual}`: it expects `{expected}`{hint}"
+                ),
+            )
+        }
+        Refusal::QueueFull => (
+            K::QUEUE_FULL,
+            format!("Queue full at address {address}: every consumer's queue is at capacity"),
+        ),
+    };
+    crate::Error::new(kind, message)
+        .with_address(Arc::from(address))
+        .with_body(body)
+}
+
+#[cold]
+fn dropped_error<K: RefusalKind>(address: &str, body: AnyBody) -> crate::Error<K> {
+    crate::Error::new(
+        K::DROPPED,
+        format!("Message to address {address} dropped by an outbound interceptor"),
+    )
+    .with_address(Arc::from(address))
+    .with_body(body)
+}
+
+impl Inner {
+    fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The remote transport, unless the delivery is local-only.
+    fn remote(&self, local_only: bool) -> Option<&Arc<dyn RemoteTransport>> {
+        if local_only {
+            None
+        } else {
+            self.remote.as_ref()
+        }
+    }
+
+    fn outbound(
+        &self,
+        address: &str,
+        headers: Headers,
+        body: AnyBody,
+        type_id: TypeId,
+    ) -> Outbound {
+        Outbound {
+            address: Arc::from(address),
+            headers,
+            body,
+            codec: self.registry().by_type(type_id),
+        }
+    }
+
+    /// Runs the outbound interceptors; `false` when the message was dropped
+    /// (counted).
+    pub(crate) fn intercept_out<T: 'static>(
+        &self,
+        address: &str,
+        headers: &mut Headers,
+        kind: DeliveryKind,
+    ) -> bool {
+        self.intercept(
+            &self.interceptors.outbound,
+            address,
+            headers,
+            TypeId::of::<T>(),
+            type_name::<T>(),
+            kind,
+        )
+    }
+
+    /// Runs the inbound interceptors for a consumer of `T`.
+    pub(crate) fn intercept_in<T: 'static>(
+        &self,
+        address: &str,
+        headers: &mut Headers,
+        kind: DeliveryKind,
+    ) -> bool {
+        self.intercept(
+            &self.interceptors.inbound,
+            address,
+            headers,
+            TypeId::of::<T>(),
+            type_name::<T>(),
+            kind,
+        )
+    }
+
+    #[inline]
+    fn intercept(
+        &self,
+        chain: &[InterceptorFn],
+        address: &str,
+        headers: &mut Headers,
+        type_id: TypeId,
+        type_name: &'static str,
+        kind: DeliveryKind,
+    ) -> bool {
+        if chain.is_empty() {
+            return true;
+        }
+        let codec_name = self.registry().name_of(type_id);
+        let mut ctx = DeliveryContext {
+            address,
+            headers,
+            codec_name,
+            type_name,
+            kind,
+        };
+        let pass = interceptor::run(chain, &mut ctx);
+        if !pass {
+            bump(&self.counters.dropped, 1);
+            tracing::debug!(address, ?kind, "message dropped by an interceptor");
+        }
+        pass
+    }
+
+    /// Point-to-point local delivery of a typed body.
+    fn deliver_one<T, K>(
+        &self,
+        address: &str,
+        body: Arc<T>,
+        headers: Headers,
+        kind: DeliveryKind,
+        reply: Option<reply::ReplyTx>,
+    ) -> Result<Arc<str>, crate::Error<K>>
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        K: RefusalKind,
+    {
+        let result = self.local.deliver_one(
+            address,
+            TypeId::of::<T>(),
+            || T::transform(&body) as AnyBody,
+            headers,
+            kind,
+            reply,
+        );
+        match result {
+            Ok(address) => {
+                bump(&self.counters.delivered, 1);
+                tracing::debug!(address = &*address, ?kind, "delivered");
+                Ok(address)
+            }
+            Err((refusal, _)) => {
+                let counter = match refusal {
+                    Refusal::NoHandlers => &self.counters.no_handlers,
+                    Refusal::TypeMismatch(_) => &self.counters.type_mismatches,
+                    Refusal::QueueFull => &self.counters.refused,
+                };
+                bump(counter, 1);
+                tracing::debug!(address, ?kind, "not delivered");
+                Err(refusal_error(refusal, address, type_name::<T>(), body))
+            }
+        }
+    }
+
+    /// Awaits the reply to a request.
+    pub(crate) async fn await_reply<R>(
+        self: &Arc<Self>,
+        rx: ReplyRx,
+        address: Arc<str>,
+        timeout: Duration,
+        id: u64,
+    ) -> Result<Message<R>, RequestError>
+    where
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Some(Outcome::Reply(env))) => Message::from_reply(env, self),
+            Ok(Some(Outcome::Failure(failure))) => {
+                if failure.kind == RequestErrorKind::RecipientFailure {
+                    bump(&self.counters.recipient_failures, 1);
+                }
+                Err(RequestError::new(failure.kind, failure.message)
+                    .with_code(failure.code)
+                    .with_address(address))
+            }
+            Ok(None) => {
+                bump(&self.counters.recipient_failures, 1);
+                Err(RequestError::new(
+                    RequestErrorKind::RecipientFailure,
+                    format!(
+                        "No reply: the consumer at address {address} dropped the message without replying"
+                    ),
+                )
+                .with_address(address))
+            }
+            Err(_) => {
+                bump(&self.counters.timeouts, 1);
+                tracing::debug!(address = &*address, ?timeout, "request timed out");
+                Err(RequestError::new(
+                    RequestErrorKind::Timeout,
+                    format!(
+                        "Timed out after waiting {}(ms) for a reply. address: __vertx.reply.{id}, repliedAddress: {address}",
+                        timeout.as_millis()
+                    ),
+                )
+                .with_address(address))
+            }
+        }
+    }
+
+    fn register<T: 'static>(
+        &self,
+        address: &str,
+        options: &ConsumerOptions,
+    ) -> (
+        Arc<str>,
+        u64,
+        tokio::sync::mpsc::Receiver<crate::transport::local::Envelope>,
+    ) {
+        let capacity = options.queue_capacity().unwrap_or(self.default_capacity);
+        assert!(
+            capacity > 0,
+            "a consumer queue needs a capacity of at least 1"
+        );
+        let (tx, rx) = crate::transport::local::queue(capacity);
+        let id = self.local.next_id();
+        let local_only = options.is_local_only();
+        let (address, first_exported) = self.local.add(
+            address,
+            Slot {
+                id,
+                type_id: TypeId::of::<T>(),
+                type_name: type_name::<T>(),
+                local_only,
+                tx,
+            },
+        );
+        if first_exported && let Some(remote) = &self.remote {
+            remote.consumer_added(&address);
+        }
+        tracing::debug!(
+            address = &*address,
+            id,
+            capacity,
+            local_only,
+            body = type_name::<T>(),
+            "consumer registered"
+        );
+        (address, id, rx)
+    }
+
+    pub(crate) fn unregister(&self, address: &Arc<str>, id: u64) {
+        let (removed, last_exported) = self.local.remove(address, id);
+        if last_exported && let Some(remote) = &self.remote {
+            remote.consumer_removed(address);
+        }
+        if removed {
+            tracing::debug!(address = &**address, id, "consumer unregistered");
+        }
+    }
+}
+
+impl EventBus {
+    /// A bus with the defaults and every codec registration linked into the
+    /// program.
+    ///
+    /// # Panics
+    ///
+    /// When the linked registrations conflict (two types under one codec
+    /// name); use [`EventBus::builder`] to get that as an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let bus = bus::EventBus::new();
+    /// assert!(bus.codecs().iter().any(|c| c.name() == "string"));
+    /// ```
+    pub fn new() -> Self {
+        match Self::builder().build() {
+            Ok(bus) => bus,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    /// A builder, to set defaults, codecs and interceptors.
+    pub fn builder() -> EventBusBuilder {
+        EventBusBuilder::default()
+    }
+
+    /// The timeout requests use unless their options set one.
+    pub fn default_timeout(&self) -> Duration {
+        self.inner.default_timeout
+    }
+
+    /// A snapshot of the bus counters.
+    ///
+    /// # Examples
+    ///
+    /// See [`Metrics`].
+    pub fn metrics(&self) -> Metrics {
+        self.inner.counters.snapshot()
+    }
+
+    // ----- codecs -----
+
+    /// Registers a codec on the running bus (Vert.x `registerCodec`).
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryErrorKind::NameTaken`](crate::RegistryErrorKind::NameTaken)
+    /// ("Already a codec registered with name X") when the name is in use,
+    /// [`TypeTaken`](crate::RegistryErrorKind::TypeTaken) when the type
+    /// already has a codec under another name.
+    ///
+    /// # Examples
+    ///
+    /// See [`RegistryError`].
+    pub fn register_codec(&self, registration: CodecRegistration) -> Result<(), RegistryError> {
+        let mut registry = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        registry.register(registration)?;
+        tracing::debug!(
+            name = registration.name(),
+            type_name = registration.type_name(),
+            "codec registered"
+        );
+        Ok(())
+    }
+
+    /// Removes the codec `name`; returns its registration if there was one.
+    /// Local delivery of the type keeps working (it needs no codec).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let bus = bus::EventBus::new();
+    /// assert!(bus.unregister_codec("string").is_some());
+    /// assert!(bus.codec("string").is_none());
+    /// ```
+    pub fn unregister_codec(&self, name: &str) -> Option<CodecRegistration> {
+        let mut registry = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        registry.unregister(name)
+    }
+
+    /// Every registered codec, sorted by name: its name, Rust type name and
+    /// whether it is immutable ([`CodecRegistration`] accessors).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let bus = bus::EventBus::new();
+    /// let string = bus.codecs().into_iter().find(|c| c.name() == "string").unwrap();
+    /// assert_eq!(string.type_name(), "alloc::string::String");
+    /// assert!(string.is_immutable());
+    /// ```
+    pub fn codecs(&self) -> Vec<CodecRegistration> {
+        self.inner.registry().list()
+    }
+
+    /// The codec registered as `name`.
+    pub fn codec(&self, name: &str) -> Option<CodecRegistration> {
+        self.inner.registry().by_name(name)
+    }
+
+    /// The codec registered for the type `T`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let bus = bus::EventBus::new();
+    /// assert_eq!(bus.codec_for::<u64>().map(|c| c.name()), Some("u64"));
+    /// ```
+    pub fn codec_for<T: 'static>(&self) -> Option<CodecRegistration> {
+        self.inner.registry().by_type(TypeId::of::<T>())
+    }
+
+    // ----- consumers -----
+
+    /// Registers `handler` for messages of type `T` at `address` and returns
+    /// the consumer's handle (Vert.x `consumer`).
+    ///
+    /// The handler runs on a tokio task of its own, one message at a time,
+    /// in arrival order. It may return `()` or `Result<(), E: Display>`; an
+    /// `Err`, like a panic (which is caught: the consumer and the bus keep
+    /// running), fails a pending request with
+    /// [`RecipientFailure`](RequestErrorKind::RecipientFailure).
+    ///
+    /// The consumer stays registered until
+    /// [`unregister`](MessageConsumer::unregister)ed (dropping the handle
+    /// does not unregister it) or the runtime shuts down. Its queue holds
+    /// the bus default capacity; see [`consumer_with`](EventBus::consumer_with).
+    ///
+    /// # Panics
+    ///
+    /// When called outside a tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::{EventBus, Message};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let consumer = bus.consumer("orders", |m: Message<String>| async move {
+    ///     if m.body().is_empty() {
+    ///         return Err("empty order");
+    ///     }
+    ///     m.reply(format!("accepted {}", m.body()));
+    ///     Ok(())
+    /// });
+    /// assert_eq!(consumer.address(), "orders");
+    /// let ok: Message<String> = bus.request("orders", "tea".to_string()).await.unwrap();
+    /// assert_eq!(ok.body(), "accepted tea");
+    /// let err = bus.request::<_, String>("orders", String::new()).await.unwrap_err();
+    /// assert_eq!(err.to_string(), "empty order");
+    /// consumer.unregister().await;
+    /// # }
+    /// ```
+    pub fn consumer<T, F, Fut>(&self, address: &str, handler: F) -> MessageConsumer
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        F: Fn(Message<T>) -> Fut + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: HandlerResult,
+    {
+        self.consumer_with(address, ConsumerOptions::new(), handler)
+    }
+
+    /// A consumer that a cluster transport never exports: it only receives
+    /// messages sent in this process (Vert.x `localConsumer`). Without a
+    /// cluster transport it behaves as [`consumer`](EventBus::consumer).
+    ///
+    /// # Panics
+    ///
+    /// When called outside a tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// let _c = bus.local_consumer("cache.invalidate", |_m: bus::Message<String>| async {});
+    /// bus.publish("cache.invalidate", "user:7".to_string()).await.unwrap();
+    /// # }
+    /// ```
+    pub fn local_consumer<T, F, Fut>(&self, address: &str, handler: F) -> MessageConsumer
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        F: Fn(Message<T>) -> Fut + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: HandlerResult,
+    {
+        self.consumer_with(
+            address,
+            ConsumerOptions::new().with_local_only(true),
+            handler,
+        )
+    }
+
+    /// [`consumer`](EventBus::consumer) with options: queue capacity and
+    /// local-only.
+    ///
+    /// # Panics
+    ///
+    /// When called outside a tokio runtime, or with a queue capacity of 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::{ConsumerOptions, EventBus, Message};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let _c = bus.consumer_with("slow", ConsumerOptions::new().with_queue_capacity(8), |_m: Message<u32>| async {});
+    /// bus.send("slow", 1u32).await.unwrap();
+    /// # }
+    /// ```
+    pub fn consumer_with<T, F, Fut>(
+        &self,
+        address: &str,
+        options: ConsumerOptions,
+        handler: F,
+    ) -> MessageConsumer
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        F: Fn(Message<T>) -> Fut + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: HandlerResult,
+    {
+        let (address, id, rx) = self.inner.register::<T>(address, &options);
+        MessageConsumer::spawn(Arc::clone(&self.inner), address, id, rx, handler)
+    }
+
+    /// Registers a consumer of `T` at `address` whose messages are pulled
+    /// as a [`Stream`](futures_core::Stream) (or with
+    /// [`MessageStream::recv`]). Dropping the stream unregisters it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// let mut stream = bus.consumer_stream::<u32>("ticks");
+    /// bus.send("ticks", 1u32).await.unwrap();
+    /// bus.send("ticks", 2u32).await.unwrap();
+    /// assert_eq!(*stream.recv().await.unwrap().body(), 1);
+    /// assert_eq!(*stream.recv().await.unwrap().body(), 2);
+    /// # }
+    /// ```
+    pub fn consumer_stream<T>(&self, address: &str) -> MessageStream<T>
+    where
+        T: MessageCodec + Send + Sync + 'static,
+    {
+        self.consumer_stream_with(address, ConsumerOptions::new())
+    }
+
+    /// [`consumer_stream`](EventBus::consumer_stream) with options.
+    ///
+    /// # Panics
+    ///
+    /// With a queue capacity of 0.
+    pub fn consumer_stream_with<T>(
+        &self,
+        address: &str,
+        options: ConsumerOptions,
+    ) -> MessageStream<T>
+    where
+        T: MessageCodec + Send + Sync + 'static,
+    {
+        let (address, id, rx) = self.inner.register::<T>(address, &options);
+        MessageStream::new(Arc::clone(&self.inner), address, id, rx)
+    }
+
+    // ----- producers -----
+
+    /// A producer that `send`s every message to `address` (Vert.x `sender`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// let mut stream = bus.consumer_stream::<u32>("jobs");
+    /// let producer = bus.sender::<u32>("jobs");
+    /// producer.write(7).await.unwrap();
+    /// assert_eq!(*stream.recv().await.unwrap().body(), 7);
+    /// # }
+    /// ```
+    pub fn sender<T: MessageCodec + Send + Sync + 'static>(
+        &self,
+        address: &str,
+    ) -> MessageProducer<T> {
+        MessageProducer::new(self.clone(), address, false)
+    }
+
+    /// A producer that `publish`es every message to `address` (Vert.x
+    /// `publisher`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// let mut a = bus.consumer_stream::<u32>("news");
+    /// let mut b = bus.consumer_stream::<u32>("news");
+    /// bus.publisher::<u32>("news").write(1).await.unwrap();
+    /// assert_eq!((*a.recv().await.unwrap().body(), *b.recv().await.unwrap().body()), (1, 1));
+    /// # }
+    /// ```
+    pub fn publisher<T: MessageCodec + Send + Sync + 'static>(
+        &self,
+        address: &str,
+    ) -> MessageProducer<T> {
+        MessageProducer::new(self.clone(), address, true)
+    }
+
+    // ----- send -----
+
+    /// Sends `body` to one consumer of `address`, chosen round-robin among
+    /// the consumers of this body type (Vert.x `send`). The consumer gets
+    /// the body through the type's transform. Messages from one sender to
+    /// one consumer arrive in the order sent.
+    ///
+    /// A full queue is skipped for the next consumer; when every queue is
+    /// full the send fails at once (it never waits for capacity).
+    ///
+    /// # Errors
+    ///
+    /// [`SendErrorKind`]: `NoHandlers` (no consumer at the address),
+    /// `TypeMismatch` (the consumers there take another type), `QueueFull`,
+    /// `Dropped` (by an outbound interceptor). The error hands the body back
+    /// ([`Error::into_body`](crate::Error::into_body)).
+    ///
+    /// # Cancel safety
+    ///
+    /// Locally the message is delivered or refused in the first poll, so
+    /// cancelling the future before its first poll sends nothing and after
+    /// it changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::{EventBus, SendErrorKind};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let mut stream = bus.consumer_stream::<String>("log");
+    /// bus.send("log", "started".to_string()).await.unwrap();
+    /// assert_eq!(stream.recv().await.unwrap().body(), "started");
+    ///
+    /// let err = bus.send("nowhere", 1u8).await.unwrap_err();
+    /// assert_eq!(err.kind(), SendErrorKind::NoHandlers);
+    /// # }
+    /// ```
+    pub async fn send<B: IntoBody>(&self, address: &str, body: B) -> Result<(), SendError> {
+        self.send_with(address, body, DeliveryOptions::new()).await
+    }
+
+    /// [`send`](EventBus::send) with options (headers, local-only).
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](EventBus::send).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`send`](EventBus::send).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::{DeliveryOptions, EventBus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let mut stream = bus.consumer_stream::<u8>("a");
+    /// bus.send_with("a", 1u8, DeliveryOptions::new().with_header("k", "v")).await.unwrap();
+    /// assert_eq!(stream.recv().await.unwrap().headers().get("k"), Some("v"));
+    /// # }
+    /// ```
+    pub async fn send_with<B: IntoBody>(
+        &self,
+        address: &str,
+        body: B,
+        options: DeliveryOptions,
+    ) -> Result<(), SendError> {
+        let inner = &self.inner;
+        let body = body.into_arc();
+        let (_, mut headers, local_only) = options.into_parts();
+        bump(&inner.counters.sent, 1);
+        if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Send) {
+            return Err(dropped_error(address, body));
+        }
+        if let Some(remote) = inner.remote(local_only) {
+            let out = inner.outbound(address, headers, body, TypeId::of::<B::Body>());
+            return remote.send(out).await;
+        }
+        inner
+            .deliver_one::<B::Body, SendErrorKind>(address, body, headers, DeliveryKind::Send, None)
+            .map(drop)
+    }
+
+    // ----- publish -----
+
+    /// Publishes `body` to every consumer of `address` that takes this body
+    /// type (Vert.x `publish`); each gets it through the type's transform:
+    /// one shared allocation for an immutable type, a deep copy each
+    /// otherwise. Consumers of another type at the address are skipped
+    /// (counted in [`Metrics::type_mismatches`]).
+    ///
+    /// A consumer whose queue is full does not get the message; the others
+    /// do, and the publish reports it with `QueueFull`. It never waits for a
+    /// slow consumer.
+    ///
+    /// # Errors
+    ///
+    /// [`PublishErrorKind`]: `NoHandlers`, `TypeMismatch` (no consumer takes
+    /// the type), `QueueFull` (at least one consumer refused it:
+    /// [`delivered`](crate::Error::delivered) and
+    /// [`refused`](crate::Error::refused) say how many), `Dropped`.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`send`](EventBus::send).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// let mut a = bus.consumer_stream::<String>("news");
+    /// let mut b = bus.consumer_stream::<String>("news");
+    /// bus.publish("news", "hello".to_string()).await.unwrap();
+    /// assert_eq!(a.recv().await.unwrap().body(), "hello");
+    /// assert_eq!(b.recv().await.unwrap().body(), "hello");
+    /// # }
+    /// ```
+    pub async fn publish<B: IntoBody>(&self, address: &str, body: B) -> Result<(), PublishError> {
+        self.publish_with(address, body, DeliveryOptions::new())
+            .await
+    }
+
+    /// [`publish`](EventBus::publish) with options (headers, local-only).
+    ///
+    /// # Errors
+    ///
+    /// As [`publish`](EventBus::publish).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`send`](EventBus::send).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::DeliveryOptions;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// let mut a = bus.consumer_stream::<u8>("t");
+    /// bus.publish_with("t", 5u8, DeliveryOptions::new().with_local_only(true)).await.unwrap();
+    /// assert_eq!(*a.recv().await.unwrap().body(), 5);
+    /// # }
+    /// ```
+    pub async fn publish_with<B: IntoBody>(
+        &self,
+        address: &str,
+        body: B,
+        options: DeliveryOptions,
+    ) -> Result<(), PublishError> {
+        let inner = &self.inner;
+        let body = body.into_arc();
+        let (_, mut headers, local_only) = options.into_parts();
+        bump(&inner.counters.published, 1);
+        if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Publish) {
+            return Err(dropped_error(address, body));
+        }
+        if let Some(remote) = inner.remote(local_only) {
+            // Issue 6: exported consumers (this node's included) are reached
+            // through the cluster; local-only ones must still be served here.
+            let out = inner.outbound(address, headers, body, TypeId::of::<B::Body>());
+            return remote.publish(out).await;
+        }
+        let fan = inner.local.deliver_all(
+            address,
+            TypeId::of::<B::Body>(),
+            || B::Body::transform(&body) as AnyBody,
+            &headers,
+        );
+        let counters = &inner.counters;
+        bump(&counters.delivered, fan.delivered as u64);
+        bump(&counters.refused, fan.refused as u64);
+        bump(&counters.type_mismatches, fan.mismatched as u64);
+        tracing::debug!(
+            address,
+            delivered = fan.delivered,
+            refused = fan.refused,
+            "published"
+        );
+        if fan.refused > 0 {
+            let total = fan.delivered + fan.refused;
+            return Err(PublishError::new(
+                PublishErrorKind::QueueFull,
+                format!(
+                    "Queue full at address {address}: {} of {total} consumers refused the message",
+                    fan.refused
+                ),
+            )
+            .with_address(Arc::from(address))
+            .with_counts(fan.delivered, fan.refused));
+        }
+        if fan.delivered == 0 {
+            let refusal = match fan.mismatch_type {
+                Some(expected) if fan.address.is_some() => Refusal::TypeMismatch(expected),
+                _ => {
+                    bump(&counters.no_handlers, 1);
+                    Refusal::NoHandlers
+                }
+            };
+            return Err(refusal_error(
+                refusal,
+                address,
+                type_name::<B::Body>(),
+                body,
+            ));
+        }
+        Ok(())
+    }
+
+    // ----- request -----
+
+    /// Sends `body` to one consumer of `address` (round-robin, as
+    /// [`send`](EventBus::send)) and awaits its reply of type `R`, for at
+    /// most the bus default timeout (30 s unless changed). The reply body
+    /// comes through `R`'s transform.
+    ///
+    /// # Errors
+    ///
+    /// [`RequestErrorKind`]: `NoHandlers` at once when no consumer is
+    /// registered (not after the timeout), `Timeout`, `RecipientFailure`
+    /// (the consumer called `fail`, its handler returned `Err` or panicked,
+    /// or it dropped the message unanswered), `TypeMismatch` (the consumer
+    /// takes another type, or the reply is not an `R`), `QueueFull`,
+    /// `Dropped`. [`failure_type`](crate::Error::failure_type) gives the
+    /// Vert.x failure type, [`failure_code`](crate::Error::failure_code) the
+    /// code passed to `fail`.
+    ///
+    /// # Cancel safety
+    ///
+    /// The request is delivered in the first poll. Cancelling afterwards
+    /// abandons the reply: the consumer still handles the message and its
+    /// reply is dropped (its [`reply`](Message::reply) returns `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::{EventBus, Message, RequestErrorKind};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let _c = bus.consumer("len", |m: Message<String>| async move {
+    ///     m.reply(m.body().len() as u64);
+    /// });
+    /// let n: Message<u64> = bus.request("len", "four".to_string()).await.unwrap();
+    /// assert_eq!(*n.body(), 4);
+    ///
+    /// let err = bus.request::<_, u64>("missing", "x".to_string()).await.unwrap_err();
+    /// assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+    /// # }
+    /// ```
+    pub async fn request<B, R>(&self, address: &str, body: B) -> Result<Message<R>, RequestError>
+    where
+        B: IntoBody,
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        self.request_with(address, body, DeliveryOptions::new())
+            .await
+    }
+
+    /// [`request`](EventBus::request) with options (timeout, headers,
+    /// local-only).
+    ///
+    /// # Errors
+    ///
+    /// As [`request`](EventBus::request).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`request`](EventBus::request).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bus::{DeliveryOptions, EventBus, Message, RequestErrorKind};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let _c = bus.consumer("mute", |m: Message<u8>| async move {
+    ///     tokio::time::sleep(Duration::from_secs(60)).await;
+    ///     drop(m);
+    /// });
+    /// let options = DeliveryOptions::new().with_timeout(Duration::from_millis(100));
+    /// let err = bus.request_with::<_, u8>("mute", 1u8, options).await.unwrap_err();
+    /// assert_eq!(err.kind(), RequestErrorKind::Timeout);
+    /// assert!(err.to_string().starts_with("Timed out after waiting 100(ms) for a reply. address: "));
+    /// assert!(err.to_string().ends_with(", repliedAddress: mute"));
+    /// # }
+    /// ```
+    pub async fn request_with<B, R>(
+        &self,
+        address: &str,
+        body: B,
+        options: DeliveryOptions,
+    ) -> Result<Message<R>, RequestError>
+    where
+        B: IntoBody,
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        let inner = &self.inner;
+        let body = body.into_arc();
+        let (timeout, mut headers, local_only) = options.into_parts();
+        let timeout = timeout.unwrap_or(inner.default_timeout);
+        let id = bump(&inner.counters.sent, 1);
+        if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Request) {
+            return Err(dropped_error(address, body));
+        }
+        if let Some(remote) = inner.remote(local_only) {
+            let out = inner.outbound(address, headers, body, TypeId::of::<B::Body>());
+            let env = remote.request(out, timeout).await?;
+            return Message::from_reply(env, inner);
+        }
+        let (tx, rx) = reply::channel();
+        let address = inner.deliver_one::<B::Body, RequestErrorKind>(
+            address,
+            body,
+            headers,
+            DeliveryKind::Request,
+            Some(tx),
+        )?;
+        inner.await_reply(rx, address, timeout, id).await
+    }
+}

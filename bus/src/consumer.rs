@@ -1,0 +1,509 @@
+//! Consumers: a handler on its own task, or a stream to pull from.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+
+use codec_core::MessageCodec;
+use futures_util::FutureExt;
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
+
+use crate::bus::Inner;
+use crate::error::RequestErrorKind;
+use crate::message::Message;
+use crate::metrics::bump;
+use crate::reply::{Failure, Outcome};
+use crate::transport::local::Envelope;
+
+/// What a handler may return: `()`, or `Result<(), E>` where an `Err` fails
+/// a pending request with [`RecipientFailure`](RequestErrorKind::RecipientFailure)
+/// and `E`'s text.
+///
+/// Sealed: implemented for these two shapes only.
+pub trait HandlerResult: sealed::Sealed + Send {
+    #[doc(hidden)]
+    fn into_failure(self) -> Option<String>;
+}
+
+impl HandlerResult for () {
+    fn into_failure(self) -> Option<String> {
+        None
+    }
+}
+
+impl<E: fmt::Display + Send> HandlerResult for Result<(), E> {
+    fn into_failure(self) -> Option<String> {
+        self.err().map(|e| e.to_string())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for () {}
+    impl<E> Sealed for Result<(), E> {}
+}
+
+// Flow control: `demand` is the number of messages the handler may still
+// take; `FLOWING` means no limit (Vert.x: not paused).
+const FLOWING: u64 = u64::MAX;
+
+struct Control {
+    stopped: AtomicBool,
+    demand: AtomicU64,
+    notify: Notify,
+}
+
+impl Control {
+    /// Waits until the handler may take one more message; `false` once the
+    /// consumer is stopped.
+    async fn acquire(&self) -> bool {
+        loop {
+            if self.stopped.load(Ordering::Acquire) {
+                return false;
+            }
+            let demand = self.demand.load(Ordering::Acquire);
+            if demand == FLOWING {
+                return true;
+            }
+            if demand > 0 {
+                if self
+                    .demand
+                    .compare_exchange(demand, demand - 1, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return true;
+                }
+                continue;
+            }
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.stopped.load(Ordering::Acquire) || self.demand.load(Ordering::Acquire) != 0 {
+                continue;
+            }
+            notified.await;
+        }
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.notify.notify_one();
+    }
+}
+
+/// The handle of a consumer registered with a handler
+/// ([`EventBus::consumer`](crate::EventBus::consumer)).
+///
+/// Dropping the handle leaves the consumer registered (as in Vert.x);
+/// [`unregister`](MessageConsumer::unregister) removes it.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let bus = bus::EventBus::new();
+/// let consumer = bus.consumer("a", |_m: bus::Message<u8>| async {});
+/// assert_eq!(consumer.address(), "a");
+/// consumer.unregister().await;
+/// assert!(bus.send("a", 1u8).await.is_err());
+/// # }
+/// ```
+pub struct MessageConsumer {
+    inner: Arc<Inner>,
+    address: Arc<str>,
+    id: u64,
+    control: Arc<Control>,
+    task: JoinHandle<()>,
+}
+
+impl MessageConsumer {
+    pub(crate) fn spawn<T, F, Fut>(
+        inner: Arc<Inner>,
+        address: Arc<str>,
+        id: u64,
+        rx: mpsc::Receiver<Envelope>,
+        handler: F,
+    ) -> Self
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        F: Fn(Message<T>) -> Fut + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: HandlerResult,
+    {
+        let control = Arc::new(Control {
+            stopped: AtomicBool::new(false),
+            demand: AtomicU64::new(FLOWING),
+            notify: Notify::new(),
+        });
+        let task = tokio::spawn(dispatch(
+            rx,
+            handler,
+            Arc::clone(&control),
+            Arc::clone(&inner),
+        ));
+        Self {
+            inner,
+            address,
+            id,
+            control,
+            task,
+        }
+    }
+
+    /// The address the consumer listens on.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Stops handing messages to the handler (Vert.x `pause`). Messages keep
+    /// queueing until the queue is full; then senders get `QueueFull`. A
+    /// handler already running finishes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::{ConsumerOptions, EventBus, Message, SendErrorKind};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    /// let options = ConsumerOptions::new().with_queue_capacity(1);
+    /// let c = bus.consumer_with("p", options, move |m: Message<u32>| {
+    ///     let tx = tx.clone();
+    ///     async move { tx.send(*m.body()).unwrap(); }
+    /// });
+    /// c.pause();
+    /// bus.send("p", 1u32).await.unwrap(); // taken by the paused consumer, held
+    /// tokio::task::yield_now().await;
+    /// bus.send("p", 2u32).await.unwrap(); // waits in the queue
+    /// assert_eq!(bus.send("p", 3u32).await.unwrap_err().kind(), SendErrorKind::QueueFull);
+    /// c.fetch(1);
+    /// assert_eq!(rx.recv().await, Some(1));
+    /// c.resume();
+    /// assert_eq!(rx.recv().await, Some(2));
+    /// # }
+    /// ```
+    pub fn pause(&self) {
+        self.control.demand.store(0, Ordering::Release);
+    }
+
+    /// Hands messages to the handler again, without limit (Vert.x `resume`).
+    pub fn resume(&self) {
+        self.control.demand.store(FLOWING, Ordering::Release);
+        self.control.notify.notify_one();
+    }
+
+    /// Lets a paused consumer handle `n` more messages (Vert.x `fetch`); no
+    /// effect on a consumer that is not paused.
+    pub fn fetch(&self, n: u64) {
+        let _ = self
+            .control
+            .demand
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
+                (d != FLOWING).then(|| d.saturating_add(n).min(FLOWING - 1))
+            });
+        self.control.notify.notify_one();
+    }
+
+    /// Unregisters the consumer. When the future completes, the handler is
+    /// not running and will never be called again: messages still queued
+    /// are discarded (a request among them fails at once with
+    /// [`RecipientFailure`](RequestErrorKind::RecipientFailure), no reply)
+    /// and counted in [`Metrics::discarded`](crate::Metrics::discarded).
+    ///
+    /// Called from inside the consumer's own handler it does not wait for
+    /// that handler to finish (it cannot); the handler is not called again.
+    ///
+    /// # Cancel safety
+    ///
+    /// The consumer is unregistered in the first poll; cancelling after
+    /// that only stops waiting for a running handler to finish.
+    ///
+    /// # Examples
+    ///
+    /// See [`MessageConsumer`].
+    pub async fn unregister(self) {
+        self.control.stop();
+        self.inner.unregister(&self.address, self.id);
+        let own_task = tokio::task::try_id() == Some(self.task.id());
+        if !own_task {
+            // The dispatcher catches handler panics, so a join error can
+            // only be the runtime cancelling it: nothing left to wait for.
+            let _ = self.task.await;
+        }
+    }
+}
+
+impl fmt::Debug for MessageConsumer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MessageConsumer")
+            .field("address", &&*self.address)
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The consumer task: one message at a time, in queue order.
+async fn dispatch<T, F, Fut>(
+    mut rx: mpsc::Receiver<Envelope>,
+    handler: F,
+    control: Arc<Control>,
+    inner: Arc<Inner>,
+) where
+    T: MessageCodec + Send + Sync + 'static,
+    F: Fn(Message<T>) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: HandlerResult,
+{
+    while let Some(mut env) = rx.recv().await {
+        if !control.acquire().await {
+            bump(&inner.counters.discarded, 1);
+            break;
+        }
+        if !inner.intercept_in::<T>(&env.address, &mut env.headers, env.kind) {
+            continue;
+        }
+        // The dispatcher's own claim on the reply, to fail the request if
+        // the handler errs or panics after the message itself is gone.
+        let guard = env.reply.clone();
+        let address = Arc::clone(&env.address);
+        let message = match Message::<T>::from_envelope(env, &inner) {
+            Ok(message) => message,
+            Err(env) => {
+                fail(
+                    &env.reply,
+                    RequestErrorKind::TypeMismatch,
+                    type_mismatch::<T>(&env),
+                );
+                continue;
+            }
+        };
+        bump(&inner.counters.handled, 1);
+        // Catch a panic both while creating the future and while polling it.
+        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
+            Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+            Err(panic) => Err(panic),
+        };
+        match result {
+            Ok(output) => {
+                if let Some(text) = output.into_failure() {
+                    tracing::debug!(address = &*address, error = %text, "handler returned an error");
+                    fail(&guard, RequestErrorKind::RecipientFailure, text);
+                }
+            }
+            Err(panic) => {
+                bump(&inner.counters.panics, 1);
+                let text = panic_text(&*panic);
+                tracing::warn!(address = &*address, panic = %text, "handler panicked; the consumer keeps running");
+                fail(
+                    &guard,
+                    RequestErrorKind::RecipientFailure,
+                    format!("Handler at address {address} panicked: {text}"),
+                );
+            }
+        }
+        drop(guard);
+    }
+    discard(&mut rx, &inner);
+}
+
+fn fail(reply: &Option<crate::reply::ReplyTx>, kind: RequestErrorKind, message: String) {
+    if let Some(tx) = reply {
+        let _ = tx.complete(Outcome::Failure(Failure {
+            kind,
+            code: crate::error::NO_FAILURE_CODE,
+            message,
+        }));
+    }
+}
+
+#[cold]
+fn type_mismatch<T>(env: &Envelope) -> String {
+    format!(
+        "The consumer at address {} expects `{}`",
+        env.address,
+        std::any::type_name::<T>()
+    )
+}
+
+fn panic_text(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-text panic payload".to_owned()
+    }
+}
+
+/// Closes the queue and drops what is left in it (pending requests then
+/// fail with "no reply").
+fn discard(rx: &mut mpsc::Receiver<Envelope>, inner: &Inner) {
+    rx.close();
+    let mut n = 0;
+    while rx.try_recv().is_ok() {
+        n += 1;
+    }
+    if n > 0 {
+        bump(&inner.counters.discarded, n);
+    }
+}
+
+/// A consumer whose messages are pulled: a
+/// [`Stream`](futures_core::Stream) of [`Message<T>`], or
+/// [`recv`](MessageStream::recv) in a loop
+/// ([`EventBus::consumer_stream`](crate::EventBus::consumer_stream)).
+///
+/// Its queue is the buffer: while nobody polls, messages wait there until
+/// it is full, and then senders get `QueueFull`. Dropping the stream
+/// unregisters the consumer.
+///
+/// # Examples
+///
+/// ```
+/// use futures_util::StreamExt;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let bus = bus::EventBus::new();
+/// let stream = bus.consumer_stream::<u32>("numbers");
+/// for n in 1..=3u32 {
+///     bus.send("numbers", n).await.unwrap();
+/// }
+/// let got: Vec<u32> = stream.take(3).map(|m| *m.body()).collect().await;
+/// assert_eq!(got, [1, 2, 3]);
+/// # }
+/// ```
+pub struct MessageStream<T> {
+    inner: Arc<Inner>,
+    address: Arc<str>,
+    id: u64,
+    rx: mpsc::Receiver<Envelope>,
+    registered: bool,
+    _body: PhantomData<fn() -> T>,
+}
+
+impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        address: Arc<str>,
+        id: u64,
+        rx: mpsc::Receiver<Envelope>,
+    ) -> Self {
+        Self {
+            inner,
+            address,
+            id,
+            rx,
+            registered: true,
+            _body: PhantomData,
+        }
+    }
+
+    /// The next message; `None` after [`unregister`](MessageStream::unregister).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a message is only taken from the queue when it is
+    /// returned.
+    ///
+    /// # Examples
+    ///
+    /// See [`EventBus::consumer_stream`](crate::EventBus::consumer_stream).
+    pub async fn recv(&mut self) -> Option<Message<T>> {
+        std::future::poll_fn(|cx| self.poll_message(cx)).await
+    }
+
+    fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Option<Message<T>>> {
+        loop {
+            let Some(mut env) = std::task::ready!(self.rx.poll_recv(cx)) else {
+                return Poll::Ready(None);
+            };
+            if !self
+                .inner
+                .intercept_in::<T>(&env.address, &mut env.headers, env.kind)
+            {
+                continue;
+            }
+            match Message::<T>::from_envelope(env, &self.inner) {
+                Ok(message) => {
+                    bump(&self.inner.counters.handled, 1);
+                    return Poll::Ready(Some(message));
+                }
+                Err(env) => fail(
+                    &env.reply,
+                    RequestErrorKind::TypeMismatch,
+                    type_mismatch::<T>(&env),
+                ),
+            }
+        }
+    }
+}
+
+impl<T> MessageStream<T> {
+    /// The address the consumer listens on.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Unregisters the consumer and discards the messages still queued (a
+    /// request among them fails at once, no reply). The stream then ends.
+    ///
+    /// # Cancel safety
+    ///
+    /// Completes in its first poll.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// let stream = bus.consumer_stream::<u8>("x");
+    /// stream.unregister().await;
+    /// assert!(bus.send("x", 1u8).await.is_err());
+    /// # }
+    /// ```
+    pub async fn unregister(mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        if std::mem::take(&mut self.registered) {
+            self.inner.unregister(&self.address, self.id);
+            discard(&mut self.rx, &self.inner);
+        }
+    }
+}
+
+impl<T: MessageCodec + Send + Sync + 'static> futures_core::Stream for MessageStream<T> {
+    type Item = Message<T>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Message<T>>> {
+        self.get_mut().poll_message(cx)
+    }
+}
+
+impl<T> Drop for MessageStream<T> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl<T> fmt::Debug for MessageStream<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MessageStream")
+            .field("address", &&*self.address)
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,380 @@
+//! Errors: one type per operation, each with a matchable kind.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
+
+use codec_core::AnyBody;
+
+/// The failure of a bus operation: a matchable [`kind`](Error::kind), a
+/// message in Vert.x's words, and where one exists the underlying cause
+/// ([`source`](StdError::source)).
+///
+/// Use it through the per-operation aliases [`SendError`],
+/// [`PublishError`] and [`RequestError`].
+///
+/// Where the message was not delivered at all (no handlers, a full queue, a
+/// type mismatch, dropped by an interceptor), the error hands the body back:
+/// [`into_body`](Error::into_body).
+///
+/// # Examples
+///
+/// ```
+/// use bus::{EventBus, RequestErrorKind};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let bus = EventBus::new();
+/// let err = bus.request::<_, String>("nobody", "ping".to_string()).await.unwrap_err();
+/// assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+/// assert_eq!(err.to_string(), "No handlers for address nobody");
+/// assert_eq!(err.into_body::<String>().as_deref().map(String::as_str), Some("ping"));
+/// # }
+/// ```
+pub struct Error<K> {
+    kind: K,
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    message: String,
+    address: Option<Arc<str>>,
+    failure_code: i32,
+    delivered: usize,
+    refused: usize,
+    source: Option<Box<dyn StdError + Send + Sync + 'static>>,
+    body: Option<AnyBody>,
+}
+
+/// A failed [`send`](crate::EventBus::send).
+pub type SendError = Error<SendErrorKind>;
+/// A failed [`publish`](crate::EventBus::publish).
+pub type PublishError = Error<PublishErrorKind>;
+/// A failed [`request`](crate::EventBus::request).
+pub type RequestError = Error<RequestErrorKind>;
+
+/// Why a [`send`](crate::EventBus::send) failed. The message was not
+/// delivered in every case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SendErrorKind {
+    /// No consumer is registered at the address.
+    NoHandlers,
+    /// Every consumer at the address expects another body type.
+    TypeMismatch,
+    /// Every consumer's queue that could take the message is full.
+    QueueFull,
+    /// An outbound interceptor dropped the message.
+    Dropped,
+    /// The body could not be encoded for a remote transport (never for
+    /// local delivery, which does not encode).
+    Codec,
+}
+
+/// Why a [`publish`](crate::EventBus::publish) failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PublishErrorKind {
+    /// No consumer is registered at the address.
+    NoHandlers,
+    /// No consumer at the address takes this body type.
+    TypeMismatch,
+    /// At least one consumer's queue was full: those consumers did not get
+    /// the message, the others did ([`Error::delivered`], [`Error::refused`]).
+    QueueFull,
+    /// An outbound interceptor dropped the message.
+    Dropped,
+    /// The body could not be encoded for a remote transport.
+    Codec,
+}
+
+/// Why a [`request`](crate::EventBus::request) failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RequestErrorKind {
+    /// No consumer is registered at the address (reported at once, not
+    /// after the timeout). Vert.x `NO_HANDLERS`.
+    NoHandlers,
+    /// No reply came within the timeout. Vert.x `TIMEOUT`.
+    Timeout,
+    /// The recipient failed: it called [`Message::fail`](crate::Message::fail),
+    /// its handler returned an error or panicked, or the message was dropped
+    /// without a reply. Vert.x `RECIPIENT_FAILURE`;
+    /// [`Error::failure_code`] holds the code given to `fail`.
+    RecipientFailure,
+    /// The consumer expects another body type, or the reply is not of the
+    /// type the requester asked for.
+    TypeMismatch,
+    /// Every consumer's queue that could take the request is full.
+    QueueFull,
+    /// An outbound interceptor dropped the request.
+    Dropped,
+    /// A body could not be encoded or decoded by a remote transport.
+    Codec,
+}
+
+/// Vert.x's `ReplyFailure`: the failure type a Vert.x user matches on, with
+/// Vert.x's numbering ([`as_i32`](ReplyFailure::as_i32)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReplyFailure {
+    /// `TIMEOUT` (0).
+    Timeout = 0,
+    /// `NO_HANDLERS` (1).
+    NoHandlers = 1,
+    /// `RECIPIENT_FAILURE` (2).
+    RecipientFailure = 2,
+    /// `ERROR` (3): anything else (type mismatch, full queue, codec).
+    Error = 3,
+}
+
+impl ReplyFailure {
+    /// Vert.x's number for this failure type.
+    pub const fn as_i32(self) -> i32 {
+        self as i32
+    }
+
+    /// The failure type with Vert.x's number `n`.
+    pub const fn from_i32(n: i32) -> Option<Self> {
+        match n {
+            0 => Some(Self::Timeout),
+            1 => Some(Self::NoHandlers),
+            2 => Some(Self::RecipientFailure),
+            3 => Some(Self::Error),
+            _ => None,
+        }
+    }
+}
+
+/// The failure code of errors that did not come from
+/// [`Message::fail`](crate::Message::fail) (Vert.x uses `-1` too).
+pub const NO_FAILURE_CODE: i32 = -1;
+
+impl<K: Copy> Error<K> {
+    #[cold]
+    pub(crate) fn new(kind: K, message: String) -> Self {
+        Self {
+            kind,
+            inner: Box::new(Inner {
+                message,
+                address: None,
+                failure_code: NO_FAILURE_CODE,
+                delivered: 0,
+                refused: 0,
+                source: None,
+                body: None,
+            }),
+        }
+    }
+
+    pub(crate) fn with_address(mut self, address: Arc<str>) -> Self {
+        self.inner.address = Some(address);
+        self
+    }
+
+    pub(crate) fn with_body(mut self, body: AnyBody) -> Self {
+        self.inner.body = Some(body);
+        self
+    }
+
+    pub(crate) fn with_code(mut self, code: i32) -> Self {
+        self.inner.failure_code = code;
+        self
+    }
+
+    pub(crate) fn with_counts(mut self, delivered: usize, refused: usize) -> Self {
+        self.inner.delivered = delivered;
+        self.inner.refused = refused;
+        self
+    }
+
+    // Used by remote transports (codec and connection causes).
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub(crate) fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
+        self.inner.source = Some(Box::new(source));
+        self
+    }
+
+    /// What went wrong, to match on.
+    pub fn kind(&self) -> K {
+        self.kind
+    }
+
+    /// The message text (the same as `Display`).
+    pub fn message(&self) -> &str {
+        &self.inner.message
+    }
+
+    /// The address the message was sent to, when known.
+    pub fn address(&self) -> Option<&str> {
+        self.inner.address.as_deref()
+    }
+
+    /// The body that was not delivered, when the message was refused before
+    /// reaching any consumer and its type is `T`.
+    pub fn into_body<T: Send + Sync + 'static>(self) -> Option<Arc<T>> {
+        self.inner.body?.downcast::<T>().ok()
+    }
+
+    pub(crate) fn map_kind<L: Copy>(self, f: impl FnOnce(K) -> L) -> Error<L> {
+        Error {
+            kind: f(self.kind),
+            inner: self.inner,
+        }
+    }
+}
+
+impl Error<PublishErrorKind> {
+    /// How many consumers received the message.
+    pub fn delivered(&self) -> usize {
+        self.inner.delivered
+    }
+
+    /// How many consumers refused it because their queue was full.
+    pub fn refused(&self) -> usize {
+        self.inner.refused
+    }
+}
+
+impl Error<RequestErrorKind> {
+    /// The Vert.x failure type of this error.
+    pub fn failure_type(&self) -> ReplyFailure {
+        match self.kind {
+            RequestErrorKind::Timeout => ReplyFailure::Timeout,
+            RequestErrorKind::NoHandlers => ReplyFailure::NoHandlers,
+            RequestErrorKind::RecipientFailure => ReplyFailure::RecipientFailure,
+            _ => ReplyFailure::Error,
+        }
+    }
+
+    /// The code given to [`Message::fail`](crate::Message::fail), or
+    /// [`NO_FAILURE_CODE`] for every other failure.
+    pub fn failure_code(&self) -> i32 {
+        self.inner.failure_code
+    }
+}
+
+impl<K: fmt::Debug> fmt::Debug for Error<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.kind)
+            .field("message", &self.inner.message);
+        if self.inner.failure_code != NO_FAILURE_CODE {
+            d.field("failure_code", &self.inner.failure_code);
+        }
+        if let Some(source) = &self.inner.source {
+            d.field("source", source);
+        }
+        d.finish_non_exhaustive()
+    }
+}
+
+impl<K> fmt::Display for Error<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.inner.message)
+    }
+}
+
+impl<K: fmt::Debug> StdError for Error<K> {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.inner
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+impl From<PublishErrorKind> for SendErrorKind {
+    fn from(kind: PublishErrorKind) -> Self {
+        match kind {
+            PublishErrorKind::NoHandlers => Self::NoHandlers,
+            PublishErrorKind::TypeMismatch => Self::TypeMismatch,
+            PublishErrorKind::QueueFull => Self::QueueFull,
+            PublishErrorKind::Dropped => Self::Dropped,
+            PublishErrorKind::Codec => Self::Codec,
+        }
+    }
+}
+
+impl From<PublishError> for SendError {
+    fn from(err: PublishError) -> Self {
+        err.map_kind(SendErrorKind::from)
+    }
+}
+
+/// Why a codec could not be registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RegistryErrorKind {
+    /// A codec is already registered under this name.
+    NameTaken,
+    /// Two different Rust types use one codec name.
+    NameConflict,
+    /// The Rust type already has a codec under another name.
+    TypeTaken,
+}
+
+/// A codec registration that was refused.
+///
+/// # Examples
+///
+/// ```
+/// use bus::{EventBus, RegistryErrorKind};
+/// use codec_core::CodecRegistration;
+///
+/// let bus = EventBus::new();
+/// bus.register_codec(CodecRegistration::of::<Vec<u32>>("numbers")).unwrap();
+/// let err = bus.register_codec(CodecRegistration::of::<Vec<u32>>("numbers")).unwrap_err();
+/// assert_eq!(err.kind(), RegistryErrorKind::NameTaken);
+/// assert_eq!(err.to_string(), "Already a codec registered with name numbers");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct RegistryError {
+    kind: RegistryErrorKind,
+    message: String,
+}
+
+impl RegistryError {
+    #[cold]
+    pub(crate) fn new(kind: RegistryErrorKind, message: String) -> Self {
+        Self { kind, message }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> RegistryErrorKind {
+        self.kind
+    }
+}
+
+/// Why an [`EventBus`](crate::EventBus) could not be built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BuildErrorKind {
+    /// The codec registrations conflict (two types under one name, or one
+    /// type under two names); the source is the [`RegistryError`].
+    CodecConflict,
+}
+
+/// A failed [`EventBusBuilder::build`](crate::EventBusBuilder::build).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the event bus: {source}")]
+pub struct BuildError {
+    kind: BuildErrorKind,
+    #[source]
+    source: RegistryError,
+}
+
+impl BuildError {
+    pub(crate) fn codec(source: RegistryError) -> Self {
+        Self {
+            kind: BuildErrorKind::CodecConflict,
+            source,
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> BuildErrorKind {
+        self.kind
+    }
+}

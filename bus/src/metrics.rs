@@ -1,0 +1,106 @@
+//! Bus counters.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A snapshot of the bus counters, from [`EventBus::metrics`](crate::EventBus::metrics).
+///
+/// Accounting: every `send` and `request` counts once in `sent`, every
+/// `publish` once in `published`. Each point-to-point message then ends in
+/// exactly one of `delivered` (enqueued for one consumer), `refused` (every
+/// candidate queue was full), `no_handlers`, `type_mismatches` or
+/// `dropped`; a publish adds one to `delivered` or `refused` *per consumer*.
+/// So with sends only, `sent == delivered + refused + no_handlers +
+/// type_mismatches + dropped` holds at any quiet moment.
+///
+/// # Examples
+///
+/// ```
+/// use bus::EventBus;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let bus = EventBus::new();
+/// let _c = bus.consumer("a", |_m: bus::Message<u32>| async {});
+/// bus.send("a", 1u32).await.unwrap();
+/// let m = bus.metrics();
+/// assert_eq!((m.sent, m.delivered, m.refused), (1, 1, 0));
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Metrics {
+    /// `send` and `request` calls.
+    pub sent: u64,
+    /// `publish` calls.
+    pub published: u64,
+    /// Messages enqueued for a consumer.
+    pub delivered: u64,
+    /// Deliveries refused because a queue was full.
+    pub refused: u64,
+    /// Messages for an address without consumers.
+    pub no_handlers: u64,
+    /// Messages no consumer at the address could take (wrong body type);
+    /// for a publish, each consumer skipped for its type.
+    pub type_mismatches: u64,
+    /// Messages dropped by an interceptor (outbound or inbound).
+    pub dropped: u64,
+    /// Messages handed to a handler or yielded by a consumer stream.
+    pub handled: u64,
+    /// Messages discarded from a queue because their consumer was
+    /// unregistered first.
+    pub discarded: u64,
+    /// Replies sent.
+    pub replies: u64,
+    /// Requests that ended in a recipient failure (`fail`, an error, a
+    /// panic, no reply).
+    pub recipient_failures: u64,
+    /// Handlers that panicked (included in `recipient_failures` when the
+    /// message was a request).
+    pub panics: u64,
+    /// Requests that timed out.
+    pub timeouts: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) sent: AtomicU64,
+    pub(crate) published: AtomicU64,
+    pub(crate) delivered: AtomicU64,
+    pub(crate) refused: AtomicU64,
+    pub(crate) no_handlers: AtomicU64,
+    pub(crate) type_mismatches: AtomicU64,
+    pub(crate) dropped: AtomicU64,
+    pub(crate) handled: AtomicU64,
+    pub(crate) discarded: AtomicU64,
+    pub(crate) replies: AtomicU64,
+    pub(crate) recipient_failures: AtomicU64,
+    pub(crate) panics: AtomicU64,
+    pub(crate) timeouts: AtomicU64,
+}
+
+/// Adds `n` to a counter; returns the previous value.
+#[inline]
+pub(crate) fn bump(counter: &AtomicU64, n: u64) -> u64 {
+    counter.fetch_add(n, Ordering::Relaxed)
+}
+
+impl Counters {
+    pub(crate) fn snapshot(&self) -> Metrics {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Metrics {
+            sent: get(&self.sent),
+            published: get(&self.published),
+            delivered: get(&self.delivered),
+            refused: get(&self.refused),
+            no_handlers: get(&self.no_handlers),
+            type_mismatches: get(&self.type_mismatches),
+            dropped: get(&self.dropped),
+            handled: get(&self.handled),
+            discarded: get(&self.discarded),
+            replies: get(&self.replies),
+            recipient_failures: get(&self.recipient_failures),
+            panics: get(&self.panics),
+            timeouts: get(&self.timeouts),
+        }
+    }
+}

@@ -1,0 +1,147 @@
+// The codec registry: codec name <-> Rust type, built once at start from
+// every `inventory` registration, then changed only by `register_codec` /
+// `unregister_codec`.
+//
+// Local delivery never consults it on the hot path (the typed send already
+// knows `T::transform`); interceptors read codec names from it, and a remote
+// transport encodes by `TypeId` and decodes by name through it.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+
+use codec_core::CodecRegistration;
+
+use crate::error::{RegistryError, RegistryErrorKind};
+
+#[derive(Default)]
+pub(crate) struct Registry {
+    by_name: HashMap<&'static str, CodecRegistration>,
+    by_type: HashMap<TypeId, &'static str>,
+}
+
+/// Codecs for the standard types, under short names. They give way to any
+/// registration that uses the same name or type.
+fn builtins() -> [CodecRegistration; 14] {
+    [
+        CodecRegistration::of::<String>("string"),
+        CodecRegistration::of::<bool>("bool"),
+        CodecRegistration::of::<char>("char"),
+        CodecRegistration::of::<()>("unit"),
+        CodecRegistration::of::<u8>("u8"),
+        CodecRegistration::of::<u16>("u16"),
+        CodecRegistration::of::<u32>("u32"),
+        CodecRegistration::of::<u64>("u64"),
+        CodecRegistration::of::<i8>("i8"),
+        CodecRegistration::of::<i16>("i16"),
+        CodecRegistration::of::<i32>("i32"),
+        CodecRegistration::of::<i64>("i64"),
+        CodecRegistration::of::<f32>("f32"),
+        CodecRegistration::of::<f64>("f64"),
+    ]
+}
+
+impl Registry {
+    /// Every inventory registration plus `extra`; conflicts are errors.
+    pub(crate) fn build(extra: &[CodecRegistration]) -> Result<Self, RegistryError> {
+        let mut registry = Self::default();
+        let all: Vec<CodecRegistration> = codec_core::registrations()
+            .copied()
+            .chain(extra.iter().copied())
+            .collect();
+        for reg in &all {
+            registry.merge(*reg)?;
+        }
+        for reg in builtins() {
+            if !registry.by_name.contains_key(reg.name())
+                && !registry.by_type.contains_key(&reg.type_id())
+            {
+                registry.insert(reg);
+            }
+        }
+        Ok(registry)
+    }
+
+    /// Adds `reg` at build time: the same (name, type) twice is fine, a
+    /// clash on either side is an error naming both parties.
+    fn merge(&mut self, reg: CodecRegistration) -> Result<(), RegistryError> {
+        if let Some(existing) = self.by_name.get(reg.name()) {
+            if existing.type_id() == reg.type_id() {
+                return Ok(());
+            }
+            return Err(RegistryError::new(
+                RegistryErrorKind::NameConflict,
+                format!(
+                    "codec name {:?} is registered for two types: `{}` and `{}`",
+                    reg.name(),
+                    existing.type_name(),
+                    reg.type_name()
+                ),
+            ));
+        }
+        self.check_type_free(&reg)?;
+        self.insert(reg);
+        Ok(())
+    }
+
+    fn check_type_free(&self, reg: &CodecRegistration) -> Result<(), RegistryError> {
+        match self.by_type.get(&reg.type_id()) {
+            Some(name) => Err(RegistryError::new(
+                RegistryErrorKind::TypeTaken,
+                format!(
+                    "type `{}` is registered under two codec names: {:?} and {:?}",
+                    reg.type_name(),
+                    name,
+                    reg.name()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn insert(&mut self, reg: CodecRegistration) {
+        self.by_type.insert(reg.type_id(), reg.name());
+        self.by_name.insert(reg.name(), reg);
+    }
+
+    /// Adds `reg` on a running bus: any existing use of the name is an
+    /// error, as in Vert.x.
+    pub(crate) fn register(&mut self, reg: CodecRegistration) -> Result<(), RegistryError> {
+        if self.by_name.contains_key(reg.name()) {
+            return Err(RegistryError::new(
+                RegistryErrorKind::NameTaken,
+                format!("Already a codec registered with name {}", reg.name()),
+            ));
+        }
+        self.check_type_free(&reg)?;
+        self.insert(reg);
+        Ok(())
+    }
+
+    pub(crate) fn unregister(&mut self, name: &str) -> Option<CodecRegistration> {
+        let reg = self.by_name.remove(name)?;
+        self.by_type.remove(&reg.type_id());
+        Some(reg)
+    }
+
+    pub(crate) fn by_name(&self, name: &str) -> Option<CodecRegistration> {
+        self.by_name.get(name).copied()
+    }
+
+    pub(crate) fn by_type(&self, type_id: TypeId) -> Option<CodecRegistration> {
+        self.by_type
+            .get(&type_id)
+            .and_then(|name| self.by_name.get(name))
+            .copied()
+    }
+
+    pub(crate) fn name_of(&self, type_id: TypeId) -> Option<&'static str> {
+        self.by_type.get(&type_id).copied()
+    }
+
+    /// Every codec, sorted by name.
+    pub(crate) fn list(&self) -> Vec<CodecRegistration> {
+        let mut all: Vec<_> = self.by_name.values().copied().collect();
+        all.sort_unstable_by_key(|r| r.name());
+        all
+    }
+}

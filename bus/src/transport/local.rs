@@ -1,0 +1,241 @@
+// The in-process transport: the handler table and delivery into consumer
+// queues.
+//
+// Contract: the table maps an address to an immutable `Entry` (its consumer
+// slots); registering or unregistering replaces the entry under the write
+// lock, carrying the round-robin counter over. Delivery holds the read lock
+// only for a lookup and non-blocking `try_send`s, never across an `.await`.
+// Bodies arrive type-erased together with a `make` closure that produces
+// this delivery's body (the codec's transform), so a remote transport can
+// deliver decoded bodies through the same functions.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use codec_core::AnyBody;
+use tokio::sync::mpsc::{self, error::TrySendError};
+
+use crate::headers::Headers;
+use crate::interceptor::DeliveryKind;
+use crate::reply::ReplyTx;
+
+/// One message on its way to one consumer.
+pub(crate) struct Envelope {
+    pub(crate) address: Arc<str>,
+    pub(crate) headers: Headers,
+    /// Already this consumer's own body (transformed).
+    pub(crate) body: AnyBody,
+    pub(crate) kind: DeliveryKind,
+    pub(crate) reply: Option<ReplyTx>,
+}
+
+#[derive(Clone)]
+pub(crate) struct Slot {
+    pub(crate) id: u64,
+    pub(crate) type_id: TypeId,
+    pub(crate) type_name: &'static str,
+    pub(crate) local_only: bool,
+    pub(crate) tx: mpsc::Sender<Envelope>,
+}
+
+struct Entry {
+    address: Arc<str>,
+    slots: Vec<Slot>,
+    next: AtomicUsize,
+}
+
+#[derive(Default)]
+pub(crate) struct LocalTable {
+    map: RwLock<HashMap<Arc<str>, Arc<Entry>>>,
+    next_id: AtomicU64,
+}
+
+/// Why a point-to-point delivery did not happen.
+pub(crate) enum Refusal {
+    NoHandlers,
+    /// No consumer takes the type; the name of one that was found.
+    TypeMismatch(&'static str),
+    QueueFull,
+}
+
+/// The result of a fan-out.
+#[derive(Default)]
+pub(crate) struct FanOut {
+    pub(crate) address: Option<Arc<str>>,
+    pub(crate) delivered: usize,
+    pub(crate) refused: usize,
+    pub(crate) mismatched: usize,
+    pub(crate) mismatch_type: Option<&'static str>,
+}
+
+/// A new consumer queue of `capacity`.
+pub(crate) fn queue(capacity: usize) -> (mpsc::Sender<Envelope>, mpsc::Receiver<Envelope>) {
+    mpsc::channel(capacity)
+}
+
+impl LocalTable {
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Adds `slot` at `address`; returns the shared address and whether it
+    /// is the first exported (not local-only) consumer there.
+    pub(crate) fn add(&self, address: &str, slot: Slot) -> (Arc<str>, bool) {
+        let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        let (key, mut slots, next) = match map.get(address) {
+            Some(entry) => (
+                Arc::clone(&entry.address),
+                entry.slots.clone(),
+                entry.next.load(Ordering::Relaxed),
+            ),
+            None => (Arc::<str>::from(address), Vec::new(), 0),
+        };
+        let first_exported = !slot.local_only && slots.iter().all(|s| s.local_only);
+        slots.push(slot);
+        map.insert(
+            Arc::clone(&key),
+            Arc::new(Entry {
+                address: Arc::clone(&key),
+                slots,
+                next: AtomicUsize::new(next),
+            }),
+        );
+        (key, first_exported)
+    }
+
+    /// Removes consumer `id` from `address`; returns whether it was there
+    /// and whether no exported consumer is left at the address.
+    pub(crate) fn remove(&self, address: &str, id: u64) -> (bool, bool) {
+        let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        let Some(entry) = map.get(address) else {
+            return (false, false);
+        };
+        let Some(pos) = entry.slots.iter().position(|s| s.id == id) else {
+            return (false, false);
+        };
+        let was_exported = !entry.slots[pos].local_only;
+        let mut slots = entry.slots.clone();
+        let removed = slots.remove(pos);
+        let last_exported = was_exported && slots.iter().all(|s| s.local_only);
+        if slots.is_empty() {
+            map.remove(address);
+        } else {
+            let next = AtomicUsize::new(entry.next.load(Ordering::Relaxed));
+            let key = Arc::clone(&entry.address);
+            map.insert(
+                Arc::clone(&key),
+                Arc::new(Entry {
+                    address: key,
+                    slots,
+                    next,
+                }),
+            );
+        }
+        drop(map);
+        // The queue closes when its last sender goes, outside the lock.
+        drop(removed);
+        (true, last_exported)
+    }
+
+    /// Delivers to one consumer of `type_id` at `address`, round-robin,
+    /// skipping consumers whose queue is full or closed. `make` produces
+    /// the body for the chosen consumer (called at most once per attempt).
+    pub(crate) fn deliver_one(
+        &self,
+        address: &str,
+        type_id: TypeId,
+        make: impl Fn() -> AnyBody,
+        headers: Headers,
+        kind: DeliveryKind,
+        reply: Option<ReplyTx>,
+    ) -> Result<Arc<str>, (Refusal, Option<Arc<str>>)> {
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        let Some(entry) = map.get(address) else {
+            return Err((Refusal::NoHandlers, None));
+        };
+        let slots = &entry.slots;
+        let n = slots.len();
+        let start = if n == 1 {
+            0
+        } else {
+            entry.next.fetch_add(1, Ordering::Relaxed) % n
+        };
+        let mut envelope: Option<Envelope> = None;
+        let mut headers = Some(headers);
+        let mut reply = reply;
+        let mut full = false;
+        let mut mismatch = None;
+        for i in 0..n {
+            let slot = &slots[(start + i) % n];
+            if slot.type_id != type_id {
+                mismatch = Some(slot.type_name);
+                continue;
+            }
+            let env = envelope.take().unwrap_or_else(|| Envelope {
+                address: Arc::clone(&entry.address),
+                headers: headers.take().unwrap_or_default(),
+                body: make(),
+                kind,
+                reply: reply.take(),
+            });
+            match slot.tx.try_send(env) {
+                Ok(()) => return Ok(Arc::clone(&entry.address)),
+                Err(TrySendError::Full(env)) => {
+                    full = true;
+                    envelope = Some(env);
+                }
+                Err(TrySendError::Closed(env)) => envelope = Some(env),
+            }
+        }
+        let address = Some(Arc::clone(&entry.address));
+        drop(map);
+        drop(envelope);
+        let refusal = if full {
+            Refusal::QueueFull
+        } else if let Some(expected) = mismatch {
+            Refusal::TypeMismatch(expected)
+        } else {
+            Refusal::NoHandlers
+        };
+        Err((refusal, address))
+    }
+
+    /// Delivers to every consumer of `type_id` at `address`, each with its
+    /// own `make()` body.
+    pub(crate) fn deliver_all(
+        &self,
+        address: &str,
+        type_id: TypeId,
+        make: impl Fn() -> AnyBody,
+        headers: &Headers,
+    ) -> FanOut {
+        let mut out = FanOut::default();
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        let Some(entry) = map.get(address) else {
+            return out;
+        };
+        out.address = Some(Arc::clone(&entry.address));
+        for slot in &entry.slots {
+            if slot.type_id != type_id {
+                out.mismatched += 1;
+                out.mismatch_type = Some(slot.type_name);
+                continue;
+            }
+            let env = Envelope {
+                address: Arc::clone(&entry.address),
+                headers: headers.clone(),
+                body: make(),
+                kind: DeliveryKind::Publish,
+                reply: None,
+            };
+            match slot.tx.try_send(env) {
+                Ok(()) => out.delivered += 1,
+                Err(TrySendError::Full(_)) => out.refused += 1,
+                Err(TrySendError::Closed(_)) => {}
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,70 @@
+// Transports: `local` (tokio channels, always there) and, behind the `nats`
+// feature, a cluster transport (issue 6).
+//
+// The seam: `Inner::remote` holds an optional `RemoteTransport`. Every
+// public operation asks it first unless the message or consumer is
+// local-only; without one (the embedded default) delivery is purely local.
+// A remote transport:
+// * encodes an outbound body with the registry entry for its `TypeId`
+//   (`Outbound::codec`), so only registered types can leave the process;
+// * decodes inbound bytes by codec name (`Registry::by_name`) and hands the
+//   `AnyBody` to `LocalTable::deliver_one` / `deliver_all` with
+//   `CodecRegistration::transform` as the `make` closure, so local and
+//   remote deliveries follow the same transform rules;
+// * answers remote requests by giving the local consumer a `ReplyTx` whose
+//   `ReplyRx` it awaits and encodes (the reply's `TypeId` selects the
+//   codec), and delivers remote replies with `ReplyEnvelope::transformed`
+//   set (a decoded body is already the requester's own);
+// * learns which addresses to subscribe through `consumer_added` /
+//   `consumer_removed` (exported consumers only).
+
+pub(crate) mod local;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codec_core::{AnyBody, CodecRegistration};
+
+use crate::error::{PublishError, RequestError, SendError};
+use crate::headers::Headers;
+use crate::reply::ReplyEnvelope;
+
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A message leaving this process.
+#[cfg_attr(not(feature = "nats"), allow(dead_code))] // read by the cluster transport
+pub(crate) struct Outbound {
+    pub(crate) address: Arc<str>,
+    pub(crate) headers: Headers,
+    pub(crate) body: AnyBody,
+    /// The body type's codec; `None` for an unregistered type, which a
+    /// remote transport refuses with a `Codec` error.
+    pub(crate) codec: Option<CodecRegistration>,
+}
+
+/// A cluster transport (NATS in issue 6). Not implemented in-process.
+#[cfg_attr(not(feature = "nats"), allow(dead_code))] // implemented by the cluster transport
+pub(crate) trait RemoteTransport: Send + Sync + 'static {
+    /// Point-to-point to one consumer anywhere in the cluster (this node
+    /// included).
+    fn send(&self, message: Outbound) -> BoxFuture<'_, Result<(), SendError>>;
+
+    /// To every consumer in the cluster (this node's exported consumers
+    /// included; local-only consumers are served by the caller).
+    fn publish(&self, message: Outbound) -> BoxFuture<'_, Result<(), PublishError>>;
+
+    /// A request to one consumer anywhere, awaiting its reply.
+    fn request(
+        &self,
+        message: Outbound,
+        timeout: Duration,
+    ) -> BoxFuture<'_, Result<ReplyEnvelope, RequestError>>;
+
+    /// The first exported consumer of `address` on this node registered.
+    fn consumer_added(&self, address: &Arc<str>);
+
+    /// The last exported consumer of `address` on this node went away.
+    fn consumer_removed(&self, address: &Arc<str>);
+}

@@ -1,0 +1,125 @@
+//! Hand-written codecs shared by the bus tests: an immutable type and a
+//! deep-copied one, each counting its clones through a shared counter.
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use codec_core::{DecodeError, EncodeError, MessageCodec, Reader, Writer};
+
+/// Counts clones of every value made from one original.
+#[derive(Debug, Default)]
+pub struct Clones(AtomicUsize);
+
+impl Clones {
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Immutable: `transform` shares the allocation.
+#[derive(Debug)]
+pub struct Frozen {
+    pub text: String,
+    pub clones: Arc<Clones>,
+}
+
+impl Frozen {
+    pub fn new(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            clones: Arc::default(),
+        }
+    }
+}
+
+impl Clone for Frozen {
+    fn clone(&self) -> Self {
+        self.clones.0.fetch_add(1, Ordering::SeqCst);
+        Self {
+            text: self.text.clone(),
+            clones: Arc::clone(&self.clones),
+        }
+    }
+}
+
+impl MessageCodec for Frozen {
+    const IMMUTABLE: bool = true;
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_str(&self.text)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(Self::new(r.read_str()?))
+    }
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
+    }
+}
+
+/// Deep-copied: `transform` clones.
+#[derive(Debug)]
+pub struct Copied {
+    pub items: Vec<u32>,
+    pub clones: Arc<Clones>,
+}
+
+impl Copied {
+    pub fn new(items: &[u32]) -> Self {
+        Self {
+            items: items.to_vec(),
+            clones: Arc::default(),
+        }
+    }
+}
+
+impl Clone for Copied {
+    fn clone(&self) -> Self {
+        self.clones.0.fetch_add(1, Ordering::SeqCst);
+        Self {
+            items: self.items.clone(),
+            clones: Arc::clone(&self.clones),
+        }
+    }
+}
+
+impl MessageCodec for Copied {
+    const IMMUTABLE: bool = false;
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        self.items.encode(w)
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(Self {
+            items: Vec::decode(r)?,
+            clones: Arc::default(),
+        })
+    }
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::new((**body).clone())
+    }
+}
+
+/// Another hand-written type, to collide with `Frozen` on a codec name.
+#[derive(Debug, Clone)]
+pub struct Other(pub u8);
+
+impl MessageCodec for Other {
+    const IMMUTABLE: bool = true;
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_u64(u64::from(self.0));
+        Ok(())
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(Self(r.read_u8()?))
+    }
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
+    }
+}
+
+/// Lets spawned consumers report into the test.
+pub fn channel<T>() -> (
+    tokio::sync::mpsc::UnboundedSender<T>,
+    tokio::sync::mpsc::UnboundedReceiver<T>,
+) {
+    tokio::sync::mpsc::unbounded_channel()
+}
