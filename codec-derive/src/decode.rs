@@ -275,17 +275,23 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
             }
             Style::Tuple => {
                 let seq = seq_block(cg, &v.fields, &ctor, &suffix);
-                quote! {{
-                    let __len = __r.read_array_len() #try_;
-                    #seq
-                }}
+                own_frame(
+                    cg,
+                    quote! {
+                        let __len = __r.read_array_len() #try_;
+                        #seq
+                    },
+                )
             }
             Style::Named => {
                 let body = named_body(cg, &v.fields, &ctor, &suffix);
-                quote! {{
-                    let (__is_map, __len) = __r.read_struct_header() #try_;
-                    #body
-                }}
+                own_frame(
+                    cg,
+                    quote! {
+                        let (__is_map, __len) = __r.read_struct_header() #try_;
+                        #body
+                    },
+                )
             }
         };
         quote!(#key => #value,)
@@ -328,6 +334,23 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
         __r.leave();
         ::core::result::Result::Ok(__v)
     }
+}
+
+/// Runs `body` (statements ending in a `Self` expression) in a closure
+/// called on the spot. Unoptimized builds give every local of a function
+/// its own stack slot, so without this an enum's decode frame would hold
+/// the fields of all its variants at once, and a recursive enum with large
+/// variants would exhaust a 2 MiB stack well before the depth limit. The
+/// closure is inlined in optimized builds.
+fn own_frame(cg: &Codegen<'_>, body: TokenStream) -> TokenStream {
+    let krate = cg.krate;
+    quote! {{
+        let __payload = |__r: &mut #krate::Reader<'_>|
+            -> ::core::result::Result<Self, #krate::DecodeError> {
+            ::core::result::Result::Ok({ #body })
+        };
+        __payload(__r)?
+    }}
 }
 
 /// `?`, or `.map_err(..)?` adding the enclosing segments.

@@ -1,0 +1,257 @@
+//! The nesting limit holds on every recursive path through derived types
+//! (newtypes, `Option<Box<Self>>`, enum payloads, struct fields), so hostile
+//! input cannot overflow the stack. Each test runs on a thread with a 2 MiB
+//! stack (the default for spawned threads), in whatever profile the tests
+//! are built in; the debug build is the one that matters.
+
+use codec_core::{
+    DecodeErrorKind, DecodeLimits, MessageCodec, Writer, from_slice, from_slice_with_limits,
+};
+
+const STACK: usize = 2 * 1024 * 1024;
+
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+/// A newtype whose only content is an optional copy of itself: every level
+/// is transparent on the wire, so one non-nil byte would recurse forever
+/// without a depth count.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct N(Option<Box<N>>);
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+enum List {
+    Nil,
+    Cons(u8, Box<List>),
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+enum Expr {
+    Lit(i64),
+    Neg(Box<Expr>),
+    Add { left: Box<Expr>, right: Box<Expr> },
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Tree {
+    children: Vec<Tree>,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct Link {
+    next: Option<Box<Link>>,
+}
+
+/// `{"Neg": {"Neg": ... {"Lit": 1}}}`, `depth` levels.
+fn nested_neg(depth: usize) -> Vec<u8> {
+    let mut w = Writer::new();
+    for _ in 0..depth {
+        w.write_raw(b"\x81\xa3Neg");
+    }
+    w.write_raw(b"\x81\xa3Lit\x01");
+    w.into_vec()
+}
+
+fn nested_list(depth: usize) -> Vec<u8> {
+    let mut w = Writer::new();
+    for _ in 0..depth {
+        w.write_raw(b"\x81\xa4Cons\x92\x07");
+    }
+    w.write_raw(b"\xa3Nil");
+    w.into_vec()
+}
+
+#[test]
+fn a_single_non_nil_byte_into_a_transparent_recursive_newtype() {
+    on_small_stack(|| {
+        for byte in [0x01u8, 0x00, 0x7f, 0xa0, 0xc3] {
+            let e = from_slice::<N>(&[byte]).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                DecodeErrorKind::DepthLimitExceeded,
+                "byte {byte:#x}"
+            );
+        }
+        assert_eq!(from_slice::<N>(&[0xc0]).unwrap(), N(None));
+    });
+}
+
+#[test]
+fn deep_enum_payloads_stop_at_the_limit() {
+    on_small_stack(|| {
+        // Find the deepest nesting accepted with default limits: it must
+        // exist, decode on this stack, and one more level must fail with
+        // the depth error (not a stack overflow).
+        let mut deepest = None;
+        for depth in 0..DecodeLimits::DEFAULT_MAX_DEPTH as usize + 2 {
+            match from_slice::<Expr>(&nested_neg(depth)) {
+                Ok(_) => deepest = Some(depth),
+                Err(e) => {
+                    assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+                    break;
+                }
+            }
+        }
+        let deepest = deepest.expect("shallow values decode");
+        eprintln!("deepest accepted Neg nesting: {deepest}");
+        assert!(deepest >= 32, "only {deepest} levels decode");
+        let e = from_slice::<Expr>(&nested_neg(deepest + 1)).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+        // Far past the limit: still an error, found quickly.
+        let e = from_slice::<Expr>(&nested_neg(100_000)).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+    });
+}
+
+#[test]
+fn deep_tuple_variants_and_structs_and_arrays() {
+    on_small_stack(|| {
+        assert!(from_slice::<List>(&nested_list(10)).is_ok());
+        let e = from_slice::<List>(&nested_list(10_000)).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+
+        // {"children": [{"children": [ ... ]}]}
+        let mut w = Writer::new();
+        for _ in 0..10_000 {
+            w.write_raw(b"\x81\xa8children\x91");
+        }
+        w.write_raw(b"\x81\xa8children\x90");
+        let e = from_slice::<Tree>(w.as_slice()).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+
+        // [[[[ ... ]]]] positionally: Tree accepts arrays too.
+        let mut bytes = vec![0x91u8; 10_000];
+        bytes.push(0x90);
+        let e = from_slice::<Tree>(&bytes).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+
+        let mut bytes = vec![0x91u8; 10_000];
+        bytes.push(0xc0);
+        let e = from_slice::<Link>(&bytes).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+    });
+}
+
+#[test]
+fn the_limit_is_configurable_and_counts_derived_levels() {
+    let limits = |d| DecodeLimits::default().max_depth(d);
+    let value = Expr::Neg(Box::new(Expr::Neg(Box::new(Expr::Lit(1)))));
+    let bytes = codec_core::to_vec(&value).unwrap();
+    assert_eq!(bytes, nested_neg(2));
+    let needed = (1..64)
+        .find(|&d| from_slice_with_limits::<Expr>(&bytes, limits(d)).is_ok())
+        .unwrap();
+    let e = from_slice_with_limits::<Expr>(&bytes, limits(needed - 1)).unwrap_err();
+    assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+    // One more level of nesting needs more depth.
+    let deeper = nested_neg(3);
+    assert!(from_slice_with_limits::<Expr>(&deeper, limits(needed)).is_err());
+}
+
+#[test]
+fn encoding_and_dropping_accepted_depths_fit_the_stack() {
+    on_small_stack(|| {
+        let mut value = Expr::Lit(0);
+        for _ in 0..DecodeLimits::DEFAULT_MAX_DEPTH {
+            value = Expr::Neg(Box::new(value));
+        }
+        let bytes = codec_core::to_vec(&value).unwrap();
+        // Too deep to decode with default limits, but encoding it was fine.
+        assert!(from_slice::<Expr>(&bytes).is_err());
+        let mut add = Expr::Lit(0);
+        for i in 0..40 {
+            add = Expr::Add {
+                left: Box::new(add),
+                right: Box::new(Expr::Lit(i)),
+            };
+        }
+        let bytes = codec_core::to_vec(&add).unwrap();
+        assert_eq!(from_slice::<Expr>(&bytes).unwrap(), add);
+    });
+}
+
+macro_rules! wide_enum {
+    ($($variant:ident),*) => {
+        /// Many large variants: an unoptimized decode must not reserve stack
+        /// for all of them at every level.
+        #[derive(MessageCodec, Clone, Debug)]
+        enum Wide {
+            Leaf,
+            $($variant {
+                a: String,
+                b: String,
+                c: String,
+                d: Option<String>,
+                e: Vec<String>,
+                f: u64,
+                g: (String, String),
+                next: Box<Wide>,
+            },)*
+        }
+    };
+}
+
+wide_enum!(
+    V00, V01, V02, V03, V04, V05, V06, V07, V08, V09, V10, V11, V12, V13, V14, V15, V16, V17, V18,
+    V19
+);
+
+#[derive(MessageCodec, Clone, Debug)]
+struct WideStruct {
+    a: String,
+    b: String,
+    c: String,
+    d: Option<String>,
+    e: Vec<String>,
+    f: u64,
+    g: (String, String),
+    a1: String,
+    b1: String,
+    c1: String,
+    d1: Option<String>,
+    e1: Vec<String>,
+    f1: u64,
+    g1: (String, String),
+    next: Option<Box<WideStruct>>,
+}
+
+#[test]
+fn large_recursive_types_reach_the_limit_without_overflowing() {
+    on_small_stack(|| {
+        // Only `next` is given, so each value fails with a missing field
+        // once the innermost level is reached: the stack went all the way.
+        for depth in [1, 30, 63, 64, 200] {
+            let mut w = Writer::new();
+            for _ in 0..depth {
+                w.write_raw(b"\x81\xa3V19\x81\xa4next");
+            }
+            w.write_raw(b"\xa4Leaf");
+            let kind = from_slice::<Wide>(w.as_slice()).unwrap_err().kind();
+            if depth < 64 {
+                assert_eq!(kind, DecodeErrorKind::MissingField("a"), "depth {depth}");
+            } else {
+                assert_eq!(kind, DecodeErrorKind::DepthLimitExceeded, "depth {depth}");
+            }
+        }
+        for depth in [1, 42, 43, 200] {
+            let mut w = Writer::new();
+            for _ in 0..depth {
+                w.write_raw(b"\x81\xa4next");
+            }
+            w.write_raw(b"\xc0");
+            let kind = from_slice::<WideStruct>(w.as_slice()).unwrap_err().kind();
+            if depth <= 43 {
+                assert_eq!(kind, DecodeErrorKind::MissingField("a"), "depth {depth}");
+            } else {
+                assert_eq!(kind, DecodeErrorKind::DepthLimitExceeded, "depth {depth}");
+            }
+        }
+    });
+}
