@@ -1,0 +1,221 @@
+//! The codec registry: collected from `inventory` at build, conflicts,
+//! manual registration, listing.
+
+mod common;
+
+use std::any::TypeId;
+
+use bus::{BuildErrorKind, CodecRegistration, EventBus, Message, RegistryErrorKind};
+use codec_core::MessageCodec;
+use common::{Frozen, Other};
+
+/// Registered by the derive through `inventory`: no call in user code.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "test.Order")]
+struct Order {
+    id: u64,
+    items: Vec<String>,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(immutable)]
+struct Quote {
+    symbol: String,
+    price: i64,
+}
+
+#[test]
+fn derived_types_are_registered_at_build() {
+    let bus = EventBus::new();
+    let order = bus.codec("test.Order").expect("collected from inventory");
+    assert_eq!(order.type_id(), TypeId::of::<Order>());
+    assert!(order.type_name().ends_with("Order"));
+    assert!(!order.is_immutable());
+
+    // The default name is the module path and the type name.
+    let quote = bus.codec_for::<Quote>().expect("collected from inventory");
+    assert_eq!(quote.name(), concat!(module_path!(), "::Quote"));
+    assert!(quote.is_immutable());
+}
+
+#[test]
+fn the_registry_lists_name_type_and_mutability_sorted_by_name() {
+    let bus = EventBus::new();
+    let all = bus.codecs();
+    assert!(all.windows(2).all(|w| w[0].name() < w[1].name()));
+    let listed: Vec<_> = all
+        .iter()
+        .map(|c| (c.name(), c.type_name(), c.is_immutable()))
+        .collect();
+    assert!(listed.contains(&("string", "alloc::string::String", true)));
+    assert!(listed.contains(&("u64", "u64", true)));
+    assert!(
+        listed
+            .iter()
+            .any(|(name, ty, immutable)| *name == "test.Order"
+                && ty.ends_with("Order")
+                && !immutable)
+    );
+}
+
+#[test]
+fn two_types_under_one_name_fail_the_build_naming_both() {
+    let err = EventBus::builder()
+        .codec(CodecRegistration::of::<Frozen>("clash"))
+        .codec(CodecRegistration::of::<Other>("clash"))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
+    let text = err.to_string();
+    assert!(text.contains("\"clash\""), "{text}");
+    assert!(text.contains("common::Frozen"), "{text}");
+    assert!(text.contains("common::Other"), "{text}");
+    let source = std::error::Error::source(&err).unwrap();
+    assert!(source.to_string().contains("common::Other"));
+}
+
+#[test]
+fn a_hand_registration_clashing_with_a_derived_one_fails_the_build() {
+    let err = EventBus::builder()
+        .codec(CodecRegistration::of::<Frozen>("test.Order"))
+        .build()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("test.Order") && text.contains("Order`") && text.contains("Frozen"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_same_registration_twice_at_build_is_harmless() {
+    let bus = EventBus::builder()
+        .codec(CodecRegistration::of::<Frozen>("frozen"))
+        .codec(CodecRegistration::of::<Frozen>("frozen"))
+        .build()
+        .unwrap();
+    assert_eq!(
+        bus.codec("frozen").unwrap().type_id(),
+        TypeId::of::<Frozen>()
+    );
+}
+
+#[test]
+fn one_type_under_two_names_fails_the_build() {
+    let err = EventBus::builder()
+        .codec(CodecRegistration::of::<Frozen>("a"))
+        .codec(CodecRegistration::of::<Frozen>("b"))
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("two codec names"), "{err}");
+}
+
+#[test]
+fn register_codec_twice_is_an_error_as_in_vertx() {
+    let bus = EventBus::new();
+    bus.register_codec(CodecRegistration::of::<Frozen>("frozen"))
+        .unwrap();
+    let err = bus
+        .register_codec(CodecRegistration::of::<Frozen>("frozen"))
+        .unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::NameTaken);
+    assert_eq!(
+        err.to_string(),
+        "Already a codec registered with name frozen"
+    );
+    let err = bus
+        .register_codec(CodecRegistration::of::<Other>("frozen"))
+        .unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::NameTaken);
+    let err = bus
+        .register_codec(CodecRegistration::of::<Frozen>("frozen2"))
+        .unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::TypeTaken);
+
+    assert_eq!(bus.unregister_codec("frozen").unwrap().name(), "frozen");
+    bus.register_codec(CodecRegistration::of::<Frozen>("frozen2"))
+        .unwrap();
+}
+
+#[test]
+fn registry_encode_and_decode_round_trip_by_name() {
+    // What a remote transport does: encode by type, decode by name.
+    let bus = EventBus::new();
+    let order = Order {
+        id: 7,
+        items: vec!["tea".into()],
+    };
+    let codec = bus.codec_for::<Order>().unwrap();
+    let mut w = codec_core::Writer::new();
+    codec.encode(&order, &mut w).unwrap();
+    let bytes = w.into_vec();
+    let by_name = bus.codec(codec.name()).unwrap();
+    let decoded = by_name
+        .decode(&mut codec_core::Reader::new(&bytes))
+        .unwrap();
+    assert_eq!(decoded.downcast_ref::<Order>(), Some(&order));
+}
+
+#[tokio::test]
+async fn unregistered_types_still_travel_locally() {
+    #[derive(Clone, Debug)]
+    struct Local(u8);
+    impl MessageCodec for Local {
+        const IMMUTABLE: bool = true;
+        fn encode(&self, w: &mut codec_core::Writer) -> Result<(), codec_core::EncodeError> {
+            w.write_u64(u64::from(self.0));
+            Ok(())
+        }
+        fn decode(r: &mut codec_core::Reader<'_>) -> Result<Self, codec_core::DecodeError> {
+            Ok(Self(r.read_u8()?))
+        }
+        fn transform(body: &std::sync::Arc<Self>) -> std::sync::Arc<Self> {
+            std::sync::Arc::clone(body)
+        }
+    }
+    let bus = EventBus::new();
+    assert!(bus.codec_for::<Local>().is_none());
+    let _c = bus.consumer("local", |m: Message<Local>| async move {
+        m.reply(Local(m.body().0 + 1));
+    });
+    let reply: Message<Local> = bus.request("local", Local(1)).await.unwrap();
+    assert_eq!(reply.body().0, 2);
+}
+
+#[tokio::test]
+async fn derived_types_on_the_bus() {
+    let bus = EventBus::new();
+    let _orders = bus.consumer("orders", |m: Message<Order>| async move {
+        m.reply(Quote {
+            symbol: m.body().items.join(","),
+            price: m.body().id as i64 * 100,
+        });
+    });
+    let mut watchers: Vec<_> = (0..2)
+        .map(|_| bus.consumer_stream::<Quote>("quotes"))
+        .collect();
+    let reply: Message<Quote> = bus
+        .request(
+            "orders",
+            Order {
+                id: 3,
+                items: vec!["tea".into(), "cake".into()],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.body(),
+        &Quote {
+            symbol: "tea,cake".into(),
+            price: 300
+        }
+    );
+    bus.publish("quotes", reply.into_body()).await.unwrap();
+    let a = watchers[0].recv().await.unwrap();
+    let b = watchers[1].recv().await.unwrap();
+    assert!(
+        std::sync::Arc::ptr_eq(a.body_arc(), b.body_arc()),
+        "immutable derived type is shared"
+    );
+}

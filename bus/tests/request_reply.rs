@@ -1,0 +1,373 @@
+//! `request`: replies, failures of every kind, timeouts, conversations.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bus::{
+    ConsumerOptions, DeliveryOptions, EventBus, Message, NO_FAILURE_CODE, ReplyFailure,
+    RequestErrorKind, Shared,
+};
+use common::{Copied, Frozen};
+use tokio::time::Instant;
+
+fn echo_bus() -> EventBus {
+    EventBus::new()
+}
+
+#[tokio::test]
+async fn request_gets_a_typed_reply() {
+    let bus = echo_bus();
+    let _c = bus.consumer("upper", |m: Message<String>| async move {
+        m.reply(m.body().to_uppercase());
+    });
+    let reply: Message<String> = bus.request("upper", "shout".to_string()).await.unwrap();
+    assert_eq!(reply.body(), "SHOUT");
+    assert_eq!(reply.address(), "upper");
+    assert_eq!(bus.metrics().replies, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_handlers_fails_at_once_not_after_the_timeout() {
+    let bus = echo_bus();
+    let start = Instant::now();
+    let err = bus
+        .request::<_, String>("nobody", "hello".to_string())
+        .await
+        .unwrap_err();
+    assert_eq!(start.elapsed(), Duration::ZERO, "no time passed");
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+    assert_eq!(err.failure_type(), ReplyFailure::NoHandlers);
+    assert_eq!(err.failure_type().as_i32(), 1);
+    assert_eq!(err.failure_code(), NO_FAILURE_CODE);
+    assert_eq!(err.to_string(), "No handlers for address nobody");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_consumer_times_out_after_the_default_30_seconds() {
+    let bus = echo_bus();
+    assert_eq!(bus.default_timeout(), Duration::from_secs(30));
+    let _c = bus.consumer("sleepy", |m: Message<u32>| async move {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        m.reply(0u32);
+    });
+    let start = Instant::now();
+    let err = bus.request::<_, u32>("sleepy", 1u32).await.unwrap_err();
+    assert_eq!(start.elapsed(), Duration::from_secs(30));
+    assert_eq!(err.kind(), RequestErrorKind::Timeout);
+    assert_eq!(err.failure_type(), ReplyFailure::Timeout);
+    assert_eq!(err.failure_type().as_i32(), 0);
+    let text = err.to_string();
+    assert!(
+        text.starts_with("Timed out after waiting 30000(ms) for a reply. address: __vertx.reply."),
+        "{text}"
+    );
+    assert!(text.ends_with(", repliedAddress: sleepy"), "{text}");
+    assert_eq!(bus.metrics().timeouts, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timeout_comes_from_the_options_or_the_builder() {
+    let bus = EventBus::builder()
+        .default_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let _c = bus.consumer("sleepy", |m: Message<u32>| async move {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        drop(m);
+    });
+    let start = Instant::now();
+    let err = bus.request::<_, u32>("sleepy", 1u32).await.unwrap_err();
+    assert_eq!(
+        (err.kind(), start.elapsed()),
+        (RequestErrorKind::Timeout, Duration::from_secs(2))
+    );
+
+    let start = Instant::now();
+    let options = DeliveryOptions::new().with_timeout(Duration::from_millis(250));
+    let err = bus
+        .request_with::<_, u32>("sleepy", 1u32, options)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.kind(), start.elapsed()),
+        (RequestErrorKind::Timeout, Duration::from_millis(250))
+    );
+    assert!(
+        err.to_string()
+            .starts_with("Timed out after waiting 250(ms)")
+    );
+}
+
+#[tokio::test]
+async fn fail_reaches_the_requester_with_code_and_message() {
+    let bus = echo_bus();
+    let _c = bus.consumer("picky", |m: Message<String>| async move {
+        m.fail(404, format!("no such item: {}", m.body()));
+    });
+    let err = bus
+        .request::<_, String>("picky", "x".to_string())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(err.failure_type(), ReplyFailure::RecipientFailure);
+    assert_eq!(err.failure_type().as_i32(), 2);
+    assert_eq!(err.failure_code(), 404);
+    assert_eq!(err.to_string(), "no such item: x");
+}
+
+#[tokio::test]
+async fn a_handler_error_is_a_recipient_failure() {
+    let bus = echo_bus();
+    let _c = bus.consumer("erring", |m: Message<u32>| async move {
+        if *m.body() == 0 {
+            return Err(format!("cannot divide by {}", m.body()));
+        }
+        m.reply(100 / *m.body());
+        Ok(())
+    });
+    let err = bus.request::<_, u32>("erring", 0u32).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(err.to_string(), "cannot divide by 0");
+    // The consumer is still there.
+    let ok: Message<u32> = bus.request("erring", 4u32).await.unwrap();
+    assert_eq!(*ok.body(), 25);
+}
+
+#[tokio::test]
+async fn a_panicking_handler_fails_the_request_and_the_bus_keeps_running() {
+    let bus = echo_bus();
+    let _bomb = bus.consumer("bomb", |m: Message<u32>| async move {
+        if *m.body() == 13 {
+            panic!("unlucky number");
+        }
+        m.reply(*m.body());
+    });
+    let _other = bus.consumer("other", |m: Message<u32>| async move {
+        m.reply(*m.body() + 1);
+    });
+    let err = bus.request::<_, u32>("bomb", 13u32).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert!(err.to_string().contains("unlucky number"), "{err}");
+    // The same consumer and the others keep working.
+    assert_eq!(
+        *bus.request::<_, u32>("bomb", 7u32).await.unwrap().body(),
+        7
+    );
+    assert_eq!(
+        *bus.request::<_, u32>("other", 7u32).await.unwrap().body(),
+        8
+    );
+    let m = bus.metrics();
+    assert_eq!((m.panics, m.recipient_failures), (1, 1));
+}
+
+#[tokio::test]
+async fn a_panic_before_the_first_await_is_caught_too() {
+    let bus = echo_bus();
+    #[allow(unreachable_code)]
+    let _c = bus.consumer("sync-bomb", |_m: Message<u8>| -> std::future::Ready<()> {
+        panic!("at once");
+    });
+    let err = bus.request::<_, u8>("sync-bomb", 1u8).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert!(err.to_string().contains("at once"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_message_dropped_without_reply_fails_at_once() {
+    let bus = echo_bus();
+    let _c = bus.consumer("mute", |_m: Message<u8>| async {});
+    let start = Instant::now();
+    let err = bus.request::<_, u8>("mute", 1u8).await.unwrap_err();
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert!(err.to_string().starts_with("No reply"), "{err}");
+}
+
+#[tokio::test]
+async fn a_handler_may_reply_later_from_another_task() {
+    let bus = echo_bus();
+    let _c = bus.consumer("later", |m: Message<u8>| async move {
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            m.reply(*m.body() * 2);
+        });
+    });
+    assert_eq!(
+        *bus.request::<_, u8>("later", 21u8).await.unwrap().body(),
+        42
+    );
+}
+
+#[tokio::test]
+async fn type_mismatch_on_the_way_in_and_on_the_way_back() {
+    let bus = echo_bus();
+    let _c = bus.consumer("numbers", |m: Message<u32>| async move {
+        m.reply(m.body().to_string());
+    });
+    // The consumer takes u32, not String.
+    let err = bus
+        .request::<_, String>("numbers", "1".to_string())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
+    assert_eq!(err.failure_type(), ReplyFailure::Error);
+    // The reply is a String, not the u64 the requester asks for.
+    let err = bus.request::<_, u64>("numbers", 1u32).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
+    let text = err.to_string();
+    assert!(text.contains("String") && text.contains("u64"), "{text}");
+}
+
+#[tokio::test]
+async fn the_first_answer_wins() {
+    let bus = echo_bus();
+    let (tx, mut rx) = common::channel();
+    let _c = bus.consumer("twice", move |m: Message<u8>| {
+        let tx = tx.clone();
+        async move {
+            assert!(m.expects_reply());
+            let first = m.reply(1u8);
+            let second = m.reply(2u8);
+            let third = m.fail(1, "late");
+            assert!(!m.expects_reply());
+            tx.send((first, second, third)).unwrap();
+        }
+    });
+    assert_eq!(*bus.request::<_, u8>("twice", 0u8).await.unwrap().body(), 1);
+    assert_eq!(rx.recv().await, Some((true, false, false)));
+}
+
+#[tokio::test]
+async fn reply_to_a_send_is_ignored() {
+    let bus = echo_bus();
+    let (tx, mut rx) = common::channel();
+    let _c = bus.consumer("one-way", move |m: Message<u8>| {
+        let tx = tx.clone();
+        async move {
+            tx.send((m.expects_reply(), m.reply(1u8), m.is_send()))
+                .unwrap()
+        }
+    });
+    bus.send("one-way", 0u8).await.unwrap();
+    assert_eq!(rx.recv().await, Some((false, false, true)));
+}
+
+#[tokio::test]
+async fn immutable_reply_is_the_same_allocation_and_copies_nothing() {
+    let bus = echo_bus();
+    let _echo = bus.consumer("echo", |m: Message<Frozen>| async move {
+        m.reply(Shared(Arc::clone(m.body_arc())));
+    });
+    let body = Arc::new(Frozen::new("bounce me"));
+    let reply: Message<Frozen> = bus
+        .request("echo", Shared(Arc::clone(&body)))
+        .await
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(reply.body_arc(), &body),
+        "request and reply share the sender's allocation"
+    );
+    assert_eq!(body.clones.get(), 0);
+}
+
+#[tokio::test]
+async fn copied_reply_is_a_distinct_copy_each_way() {
+    let bus = echo_bus();
+    let (tx, mut rx) = common::channel();
+    let _echo = bus.consumer("echo", move |mut m: Message<Copied>| {
+        let tx = tx.clone();
+        async move {
+            // The consumer's copy is its own: changing it affects no one.
+            m.body_mut().unwrap().items.push(99);
+            tx.send(Arc::clone(m.body_arc())).unwrap();
+            m.reply(Shared(Arc::clone(m.body_arc())));
+        }
+    });
+    let body = Arc::new(Copied::new(&[1]));
+    let mut reply: Message<Copied> = bus
+        .request("echo", Shared(Arc::clone(&body)))
+        .await
+        .unwrap();
+    let consumers_copy = rx.recv().await.unwrap();
+    assert_eq!(body.items, [1], "the sender's value is untouched");
+    assert_eq!(consumers_copy.items, [1, 99]);
+    assert_eq!(reply.body().items, [1, 99]);
+    assert!(!Arc::ptr_eq(reply.body_arc(), &consumers_copy));
+    assert!(!Arc::ptr_eq(reply.body_arc(), &body));
+    reply.body_mut().unwrap().items.clear();
+    assert_eq!(consumers_copy.items, [1, 99]);
+    assert_eq!(body.clones.get(), 2, "one copy in, one copy back");
+}
+
+#[tokio::test]
+async fn reply_and_request_holds_a_conversation() {
+    let bus = echo_bus();
+    let _c = bus.consumer("count", |m: Message<u32>| async move {
+        let mut n = *m.body();
+        let mut turn: Message<u32> = m.reply_and_request(n + 1).await.unwrap();
+        n = *turn.body();
+        for _ in 0..3 {
+            turn = turn.reply_and_request(n + 1).await.unwrap();
+            n = *turn.body();
+        }
+        turn.reply(n + 1000);
+    });
+    let mut turn: Message<u32> = bus.request("count", 0u32).await.unwrap();
+    let mut seen = vec![*turn.body()];
+    for _ in 0..4 {
+        let next: Message<u32> = turn.reply_and_request(*turn.body() + 1).await.unwrap();
+        seen.push(*next.body());
+        turn = next;
+    }
+    assert_eq!(seen, [1, 3, 5, 7, 1008]);
+    assert!(!turn.expects_reply());
+}
+
+#[tokio::test]
+async fn headers_travel_both_ways() {
+    let bus = echo_bus();
+    let _c = bus.consumer("h", |m: Message<u8>| async move {
+        let trace = m.headers().get("trace").unwrap_or("none").to_owned();
+        m.reply_with(
+            0u8,
+            DeliveryOptions::new().with_header("trace", format!("{trace}-back")),
+        );
+    });
+    let options = DeliveryOptions::new().with_header("Trace", "t1");
+    let reply: Message<u8> = bus.request_with("h", 0u8, options).await.unwrap();
+    assert_eq!(reply.headers().get("TRACE"), Some("t1-back"));
+}
+
+#[tokio::test]
+async fn requests_queued_at_unregister_fail_at_once() {
+    let bus = echo_bus();
+    let consumer = bus.consumer_with(
+        "closing",
+        ConsumerOptions::new().with_queue_capacity(10),
+        |m: Message<u8>| async move {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            m.reply(*m.body());
+        },
+    );
+    let first = tokio::spawn({
+        let bus = bus.clone();
+        async move { bus.request::<_, u8>("closing", 1u8).await }
+    });
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let second = tokio::spawn({
+        let bus = bus.clone();
+        async move { bus.request::<_, u8>("closing", 2u8).await }
+    });
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    consumer.unregister().await;
+    assert_eq!(
+        *first.await.unwrap().unwrap().body(),
+        1,
+        "the running one completes"
+    );
+    let err = second.await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure, "{err}");
+}
