@@ -363,16 +363,18 @@ fn try_suffix(suffix: &TokenStream) -> TokenStream {
 }
 
 /// A `Result<FieldTy, DecodeError>` expression reading the field from `__r`.
+/// Only the function path carries the user's span (see `encode::field_encode`).
 fn field_decode(cg: &Codegen<'_>, field: &Field<'_>) -> TokenStream {
     let krate = cg.krate;
     let ty = field.ty;
-    if field.attrs.bytes.is_some() {
-        quote_spanned!(ty.span()=> #krate::__private::decode_bytes::<#ty>(__r))
+    let function = if field.attrs.bytes.is_some() {
+        quote_spanned!(ty.span()=> #krate::__private::decode_bytes::<#ty>)
     } else if let Some((_, module)) = &field.attrs.with {
-        quote_spanned!(module.span()=> #module::decode(__r))
+        quote_spanned!(module.span()=> #module::decode)
     } else {
-        quote_spanned!(ty.span()=> <#ty as #krate::MessageCodec>::decode(__r))
-    }
+        quote_spanned!(ty.span()=> <#ty as #krate::MessageCodec>::decode)
+    };
+    quote!(#function(__r))
 }
 
 /// The value of an encoded field that is absent; `error` when it is required.

@@ -156,7 +156,7 @@ fn named_body<'f, 'a: 'f>(
         let (_, pred) = field.attrs.skip_if.as_ref().expect("filtered on skip_if");
         let value = access(field);
         let flag = flag(field);
-        head.extend(quote_spanned! {pred.span()=>
+        head.extend(quote! {
             let #flag: ::core::primitive::bool = #pred(#value);
         });
     }
@@ -201,22 +201,21 @@ impl Field<'_> {
 }
 
 /// `value` (an expression of type `&FieldTy`) appended to `__w`.
+///
+/// Only the function path is spanned on the user's tokens (so a type error
+/// points at the field); the arguments keep the macro's own span, or a field
+/// type coming from a `macro_rules!` expansion would not see `__w`.
 fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> TokenStream {
     let krate = cg.krate;
     let ty = field.ty;
-    if field.attrs.bytes.is_some() {
-        quote_spanned! {ty.span()=>
-            #krate::__private::encode_bytes(#value, __w)?;
-        }
+    let function = if field.attrs.bytes.is_some() {
+        quote_spanned!(ty.span()=> #krate::__private::encode_bytes)
     } else if let Some((_, module)) = &field.attrs.with {
-        quote_spanned! {module.span()=>
-            #module::encode(#value, __w)?;
-        }
+        quote_spanned!(module.span()=> #module::encode)
     } else {
-        quote_spanned! {ty.span()=>
-            <#ty as #krate::MessageCodec>::encode(#value, __w)?;
-        }
-    }
+        quote_spanned!(ty.span()=> <#ty as #krate::MessageCodec>::encode)
+    };
+    quote!(#function(#value, __w)?;)
 }
 
 /// Collects generated statements, merging constant bytes into one

@@ -1,0 +1,193 @@
+//! Registration records and local-delivery transforms of derived types.
+
+use std::any::TypeId;
+use std::sync::Arc;
+
+use codec_core::{CodecRegistration, Immutable, MessageCodec, Reader, Writer, registrations};
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct DefaultName {
+    n: u8,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "orders.v2")]
+struct CustomName {
+    n: u8,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "events.shape")]
+enum Shape {
+    Dot,
+    Line(u32),
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Generic<T> {
+    value: T,
+}
+
+mod nested {
+    use codec_core::MessageCodec;
+
+    #[derive(MessageCodec, Clone)]
+    pub(crate) struct Inner;
+
+    #[allow(non_camel_case_types)]
+    #[derive(MessageCodec, Clone)]
+    pub(crate) struct r#Raw;
+}
+
+fn find(name: &str) -> Option<&'static CodecRegistration> {
+    registrations().find(|r| r.name() == name)
+}
+
+#[test]
+fn default_name_is_module_path_and_type() {
+    let reg = find("registry::DefaultName").expect("registered under its module path");
+    assert_eq!(reg.type_id(), TypeId::of::<DefaultName>());
+    assert!(reg.type_name().ends_with("DefaultName"));
+    assert!(find("registry::nested::Inner").is_some());
+    // Raw identifiers are registered without `r#`.
+    assert!(find("registry::nested::Raw").is_some());
+}
+
+#[test]
+fn custom_names() {
+    assert_eq!(
+        find("orders.v2").unwrap().type_id(),
+        TypeId::of::<CustomName>()
+    );
+    assert_eq!(
+        find("events.shape").unwrap().type_id(),
+        TypeId::of::<Shape>()
+    );
+    assert!(find("registry::CustomName").is_none());
+}
+
+#[test]
+fn types_inside_functions_are_registered() {
+    #[derive(MessageCodec, Clone)]
+    #[codec(name = "local.type")]
+    struct Local {
+        _x: u8,
+    }
+    let reg = find("local.type").expect("registered");
+    assert_eq!(reg.type_id(), TypeId::of::<Local>());
+}
+
+#[test]
+fn generic_types_are_not_registered() {
+    let generic = TypeId::of::<Generic<u8>>();
+    assert!(registrations().all(|r| r.type_id() != generic));
+    assert!(registrations().all(|r| !r.type_name().contains("Generic<")));
+}
+
+#[test]
+fn each_type_is_registered_once() {
+    let mut names: Vec<&str> = registrations()
+        .map(CodecRegistration::name)
+        .filter(|n| n.starts_with("registry::") || n.contains('.'))
+        .collect();
+    names.sort_unstable();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(names.len(), before, "{names:?}");
+}
+
+#[test]
+fn registration_encodes_decodes_and_transforms_type_erased() {
+    let reg = find("orders.v2").unwrap();
+    let body: codec_core::AnyBody = Arc::new(CustomName { n: 7 });
+    let mut w = Writer::new();
+    reg.encode(&*body, &mut w).unwrap();
+    assert_eq!(w.as_slice(), b"\x81\xa1n\x07");
+    let back = reg.decode(&mut Reader::new(w.as_slice())).unwrap();
+    assert_eq!(
+        back.downcast_ref::<CustomName>(),
+        Some(&CustomName { n: 7 })
+    );
+    let copy = reg.transform(&body);
+    assert!(!Arc::ptr_eq(&copy, &body));
+    assert!(!reg.is_immutable());
+}
+
+// ---- transform ----
+
+#[derive(MessageCodec, Debug, PartialEq)]
+#[codec(immutable)]
+struct Frozen {
+    id: u64,
+    names: Vec<String>,
+    inner: Option<Box<FrozenLeaf>>,
+    shared: Arc<str>,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(immutable)]
+struct FrozenLeaf(String);
+
+#[derive(MessageCodec, Debug, PartialEq)]
+#[codec(immutable, name = "frozen.enum")]
+enum FrozenEvent {
+    Started,
+    Stopped { code: i32 },
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Mutable {
+    counter: u64,
+    log: Vec<String>,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(immutable)]
+struct FrozenGeneric<T> {
+    value: T,
+}
+
+fn assert_immutable<T: Immutable>() {}
+
+#[test]
+fn immutable_types_share_one_allocation() {
+    const { assert!(Frozen::IMMUTABLE) };
+    const { assert!(FrozenEvent::IMMUTABLE) };
+    const { assert!(<FrozenGeneric<u8>>::IMMUTABLE) };
+    assert_immutable::<Frozen>();
+    assert_immutable::<FrozenLeaf>();
+    assert_immutable::<FrozenEvent>();
+    assert_immutable::<FrozenGeneric<String>>();
+    assert_immutable::<Vec<FrozenLeaf>>();
+
+    let body = Arc::new(Frozen {
+        id: 1,
+        names: vec!["a".into(); 1000],
+        inner: Some(Box::new(FrozenLeaf("x".into()))),
+        shared: Arc::from("s"),
+    });
+    for _ in 0..3 {
+        let delivered = Frozen::transform(&body);
+        assert!(Arc::ptr_eq(&delivered, &body));
+    }
+    let event = Arc::new(FrozenEvent::Stopped { code: 3 });
+    assert!(Arc::ptr_eq(&FrozenEvent::transform(&event), &event));
+    assert!(find("frozen.enum").unwrap().is_immutable());
+    let generic = Arc::new(FrozenGeneric { value: 5u8 });
+    assert!(Arc::ptr_eq(&FrozenGeneric::transform(&generic), &generic));
+}
+
+#[test]
+fn other_types_get_a_deep_copy() {
+    const { assert!(!Mutable::IMMUTABLE) };
+    let body = Arc::new(Mutable {
+        counter: 1,
+        log: vec!["a".into()],
+    });
+    let mut copy = Mutable::transform(&body);
+    assert!(!Arc::ptr_eq(&copy, &body));
+    assert_eq!(*copy, *body);
+    Arc::get_mut(&mut copy).unwrap().log.push("b".into());
+    assert_eq!(body.log.len(), 1);
+    assert_ne!(copy.log.as_ptr(), body.log.as_ptr());
+}
