@@ -394,7 +394,7 @@ mod tests {
                 .collect();
             assert_eq!(o.len(), 3);
             assert_eq!(o.get("k0"), Some(&JsValue::from(999)));
-            let last_k1 = (0..n).filter(|i| i % 3 == 1).last().unwrap();
+            let last_k1 = (0..n).rev().find(|i| i % 3 == 1).unwrap();
             assert_eq!(o.get("k1"), Some(&JsValue::from(last_k1)));
         }
     }
