@@ -111,7 +111,7 @@ pub(crate) struct Container {
 }
 
 /// How a field absent from the input is filled in.
-pub(crate) enum Default {
+pub(crate) enum DefaultValue {
     /// Not set: `Option` fields become `None`, others are required.
     None,
     /// `#[codec(default)]`: `Default::default()`.
@@ -127,7 +127,7 @@ pub(crate) struct Field {
     /// Span of the `skip` key when present.
     pub(crate) skip: Option<Span>,
     /// Span of the `default` key, and what it says.
-    pub(crate) default: (Option<Span>, Default),
+    pub(crate) default: (Option<Span>, DefaultValue),
     /// Span of the `bytes` key when present.
     pub(crate) bytes: Option<Span>,
     /// `with = "module"`: key span and module path.
@@ -228,10 +228,10 @@ impl Field {
             } else if meta.path == DEFAULT {
                 if meta.input.peek(Token![=]) {
                     if let Some(path) = lit_path(cx, meta, DEFAULT)? {
-                        default.set(&meta.path, Default::Path(path));
+                        default.set(&meta.path, DefaultValue::Path(path));
                     }
                 } else if meta.input.is_empty() || meta.input.peek(Token![,]) {
-                    default.set(&meta.path, Default::Default);
+                    default.set(&meta.path, DefaultValue::Default);
                 } else {
                     let rest = skip_value(meta)?;
                     cx.error_spanned_by(
@@ -255,7 +255,7 @@ impl Field {
 
         let default = match default.get() {
             Some((span, d)) => (Some(span), d),
-            None => (None, Default::None),
+            None => (None, DefaultValue::None),
         };
         Field {
             rename: rename.value(),

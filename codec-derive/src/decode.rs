@@ -19,7 +19,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::ast::{Data, Field, Input, Style, Variant};
-use crate::attr::Default;
+use crate::attr::DefaultValue;
 use crate::expand::Codegen;
 
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
@@ -234,6 +234,9 @@ fn seq_block(
 
 fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
     let krate = cg.krate;
+    if variants.is_empty() {
+        return empty_enum_body(cg);
+    }
 
     // A bare string names a unit variant; naming a data variant that way is
     // a type error on that variant.
@@ -336,6 +339,37 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
     }
 }
 
+/// An enum without variants has no values: read the variant name for the
+/// error and fail. (Written without diverging `let`s, so no lint fires on
+/// unreachable code; an `allow` would clash with a user's `forbid`.)
+fn empty_enum_body(cg: &Codegen<'_>) -> TokenStream {
+    let krate = cg.krate;
+    quote! {
+        let __at = __r.position();
+        let __other = match __r.peek()? {
+            0xa0..=0xbf | 0xd9..=0xdb => __r.read_str_bytes()?,
+            0x80..=0x8f | 0xde | 0xdf => {
+                let __len = __r.read_map_len()?;
+                if __len != 1 {
+                    return ::core::result::Result::Err(
+                        #krate::DecodeError::new(
+                            #krate::DecodeErrorKind::WrongLength { expected: 1, found: __len },
+                            __at,
+                        )
+                        .with_detail("an enum value is a variant name or a map with one entry"),
+                    );
+                }
+                __r.read_str_bytes()?
+            }
+            __m => return ::core::result::Result::Err(__r.mismatch("string or map", __m, __at)),
+        };
+        ::core::result::Result::Err(
+            #krate::DecodeError::new(#krate::DecodeErrorKind::UnknownVariant, __at)
+                .with_detail(::std::string::String::from_utf8_lossy(__other)),
+        )
+    }
+}
+
 /// Runs `body` (statements ending in a `Self` expression) in a closure
 /// called on the spot. Unoptimized builds give every local of a function
 /// its own stack slot, so without this an enum's decode frame would hold
@@ -382,17 +416,17 @@ fn missing_value(cg: &Codegen<'_>, field: &Field<'_>, error: &TokenStream) -> To
     let krate = cg.krate;
     let ty = field.ty;
     match &field.attrs.default.1 {
-        Default::Default => {
+        DefaultValue::Default => {
             quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
         }
-        Default::Path(path) => quote_spanned!(path.span()=> #path()),
-        Default::None if field.uses_codec_impl() => quote! {
+        DefaultValue::Path(path) => quote_spanned!(path.span()=> #path()),
+        DefaultValue::None if field.uses_codec_impl() => quote! {
             match <#ty as #krate::MessageCodec>::value_when_missing() {
                 ::core::option::Option::Some(__v) => __v,
                 ::core::option::Option::None => return ::core::result::Result::Err(#error),
             }
         },
-        Default::None => quote!(return ::core::result::Result::Err(#error)),
+        DefaultValue::None => quote!(return ::core::result::Result::Err(#error)),
     }
 }
 
@@ -400,7 +434,7 @@ fn missing_value(cg: &Codegen<'_>, field: &Field<'_>, error: &TokenStream) -> To
 fn skipped_value(field: &Field<'_>) -> TokenStream {
     let ty = field.ty;
     match &field.attrs.default.1 {
-        Default::Path(path) => quote_spanned!(path.span()=> #path()),
+        DefaultValue::Path(path) => quote_spanned!(path.span()=> #path()),
         _ => quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default()),
     }
 }

@@ -66,15 +66,10 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
     let immutable_impl = transform::immutable_impl(&cg, input);
     let register = register::expand(&cg, input);
     let value_when_missing = value_when_missing(&cg, input);
-    let allow_unreachable = match &input.data {
-        Data::Enum(variants) if variants.is_empty() => quote!(#[allow(unreachable_code)]),
-        _ => TokenStream::new(),
-    };
 
     quote! {
         const _: () = {
             #[automatically_derived]
-            #[allow(unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
             impl #impl_generics #krate::MessageCodec for #ident #ty_generics #where_clause {
                 const IMMUTABLE: ::core::primitive::bool = #immutable;
 
@@ -85,7 +80,6 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
                     #encode
                 }
 
-                #allow_unreachable
                 fn decode(
                     __r: &mut #krate::Reader<'_>,
                 ) -> ::core::result::Result<Self, #krate::DecodeError> {
@@ -214,17 +208,20 @@ impl<'ast> Visit<'ast> for FindTyParams<'_> {
             }
         };
         if is_associated {
+            // Bounded as a whole (`T::Member: MessageCodec`); `T` itself
+            // need not be a codec.
             self.associated.push(ty.clone());
+            return;
         }
         visit::visit_type_path(self, ty);
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {
         if path.leading_colon.is_none()
-            && let Some(first) = path.segments.first()
-            && self.params.contains(&first.ident)
+            && path.segments.len() == 1
+            && self.params.contains(&path.segments[0].ident)
         {
-            self.used.insert(first.ident.clone());
+            self.used.insert(path.segments[0].ident.clone());
         }
         visit::visit_path(self, path);
     }

@@ -14,7 +14,6 @@ pub(crate) fn expand(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            #[allow(unused_qualifications, clippy::all)]
             impl #impl_generics #krate::MessageCodec for #ident #ty_generics #where_clause {
                 const IMMUTABLE: ::core::primitive::bool = false;
 

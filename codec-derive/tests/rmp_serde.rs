@@ -100,7 +100,7 @@ struct Scalars {
 
 fn scalars(n: u64, i: i64) -> Scalars {
     Scalars {
-        b: n % 2 == 0,
+        b: n.is_multiple_of(2),
         u8_: n as u8,
         u16_: n as u16,
         u32_: n as u32,
@@ -178,7 +178,7 @@ fn item(i: u32) -> Item {
     Item {
         name: format!("item-{i}"),
         price: i * 100,
-        note: (i % 2 == 0).then(|| "even".to_string()),
+        note: i.is_multiple_of(2).then(|| "even".to_string()),
     }
 }
 
@@ -457,6 +457,7 @@ struct Renamed {
 #[derive(MessageCodec, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[codec(rename_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
+#[allow(clippy::enum_variant_names)]
 enum RenamedEnum {
     FirstThing,
     #[codec(rename = "two")]
