@@ -69,6 +69,13 @@ impl JsArray {
         }
     }
 
+    /// Builds a short array (`N <= SMALL_MAX`) in one allocation, moving
+    /// the elements once.
+    pub(crate) fn from_array<const N: usize>(elems: [JsValue; N]) -> Self {
+        debug_assert!(N <= SMALL_MAX);
+        JsArray(Repr::Small(Arc::new(elems)))
+    }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
         match &self.0 {

@@ -51,11 +51,10 @@ fn encode_object(o: &JsObj, w: &mut Writer) -> Result<(), EncodeError> {
     Ok(())
 }
 
-/// Scratch stacks shared by all containers of one decode (see `text.rs`
-/// for why).
+/// Scratch stack shared by all objects of one decode (see `text.rs` for
+/// why); arrays know their length and need none.
 #[derive(Default)]
 struct Stacks {
-    values: Vec<JsValue>,
     members: Vec<(Arc<str>, JsValue)>,
 }
 
@@ -91,13 +90,27 @@ fn decode_array(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsArray, DecodeEr
     r.enter()?;
     let len = r.read_array_len()?;
     r.charge_alloc(len.saturating_mul(size_of::<JsValue>()))?;
-    let start = st.values.len();
-    for i in 0..len {
-        let v = decode_value(r, st).map_err(|e| e.in_index(i))?;
-        st.values.push(v);
+    // The length is known: build the storage straight from an exact-size
+    // iterator (one allocation, elements moved once). After an error the
+    // remaining slots are filled with null without reading, and the error
+    // is returned.
+    let mut failed = None;
+    let array = JsArray::from_exact((0..len).map(|i| {
+        if failed.is_some() {
+            return JsValue::Null;
+        }
+        decode_value(r, st).unwrap_or_else(|e| {
+            failed = Some(e.in_index(i));
+            JsValue::Null
+        })
+    }));
+    match failed {
+        Some(e) => Err(e),
+        None => {
+            r.leave();
+            Ok(array)
+        }
     }
-    r.leave();
-    Ok(JsArray::from_exact(st.values.drain(start..)))
 }
 
 fn decode_object(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsObj, DecodeError> {

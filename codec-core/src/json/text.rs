@@ -137,7 +137,25 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsValue, A::Error> {
         let stacks = self.0;
+        // Most arrays in real documents are short (coordinates, pairs): up
+        // to four elements go from locals straight into their allocation.
+        let Some(a) = seq.next_element_seed(ValueSeed(stacks))? else {
+            return Ok(JsValue::Array(JsArray::new()));
+        };
+        let Some(b) = seq.next_element_seed(ValueSeed(stacks))? else {
+            return Ok(JsValue::Array(JsArray::from_array([a])));
+        };
+        let Some(c) = seq.next_element_seed(ValueSeed(stacks))? else {
+            return Ok(JsValue::Array(JsArray::from_array([a, b])));
+        };
+        let Some(d) = seq.next_element_seed(ValueSeed(stacks))? else {
+            return Ok(JsValue::Array(JsArray::from_array([a, b, c])));
+        };
+        let Some(e) = seq.next_element_seed(ValueSeed(stacks))? else {
+            return Ok(JsValue::Array(JsArray::from_array([a, b, c, d])));
+        };
         let start = stacks.values.len();
+        stacks.values.extend([a, b, c, d, e]);
         while let Some(v) = seq.next_element_seed(ValueSeed(stacks))? {
             stacks.values.push(v);
         }
