@@ -3,8 +3,10 @@
 use std::any::{TypeId, type_name};
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::task::Poll;
 use std::time::Duration;
 
 use codec_core::{AnyBody, CodecRegistration, MessageCodec};
@@ -459,7 +461,18 @@ impl Inner {
     where
         R: MessageCodec + Send + Sync + 'static,
     {
-        match tokio::time::timeout(timeout, rx).await {
+        let mut rx = rx;
+        let mut timer = crate::timer::after(timeout);
+        let outcome = std::future::poll_fn(|cx| {
+            if let Poll::Ready(outcome) = Pin::new(&mut rx).poll(cx) {
+                return Poll::Ready(Ok(outcome));
+            }
+            timer.sleep.as_mut().poll(cx).map(Err)
+        })
+        .await;
+        timer.recycle();
+        drop(rx);
+        match outcome {
             Ok(Some(Outcome::Reply(env))) => Message::from_reply(env, self),
             Ok(Some(Outcome::Failure(failure))) => {
                 if failure.kind == RequestErrorKind::RecipientFailure {

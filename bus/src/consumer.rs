@@ -148,6 +148,7 @@ impl MessageConsumer {
             handler,
             Arc::clone(&control),
             Arc::clone(&inner),
+            Arc::clone(&address),
         ));
         Self {
             inner,
@@ -258,6 +259,7 @@ async fn dispatch<T, F, Fut>(
     handler: F,
     control: Arc<Control>,
     inner: Arc<Inner>,
+    address: Arc<str>,
 ) where
     T: MessageCodec + Send + Sync + 'static,
     F: Fn(Message<T>) -> Fut + Send + 'static,
@@ -275,7 +277,6 @@ async fn dispatch<T, F, Fut>(
         // The dispatcher's own claim on the reply, to fail the request if
         // the handler errs or panics after the message itself is gone.
         let guard = env.reply.clone();
-        let address = Arc::clone(&env.address);
         let message = match Message::<T>::from_envelope(env, &inner) {
             Ok(message) => message,
             Err(env) => {

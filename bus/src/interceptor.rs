@@ -43,7 +43,8 @@ pub enum Verdict {
 /// # async fn main() {
 /// let bus = EventBus::builder()
 ///     .outbound_interceptor(|ctx: &mut DeliveryContext<'_>| {
-///         ctx.headers_mut().insert("x-codec", ctx.codec_name().unwrap_or("?"));
+///         let codec = ctx.codec_name().unwrap_or("?");
+///         ctx.headers_mut().insert("x-codec", codec);
 ///         if ctx.address().starts_with("secret.") { Verdict::Drop } else { Verdict::Continue }
 ///     })
 ///     .build()

@@ -14,8 +14,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
+
+use futures_util::task::AtomicWaker;
 
 use codec_core::AnyBody;
 
@@ -48,22 +51,22 @@ pub(crate) enum Outcome {
     Failure(Failure),
 }
 
-struct State {
-    outcome: Option<Outcome>,
-    waker: Option<Waker>,
-    senders: usize,
-    /// The outcome was set once (it may since have been taken).
-    completed: bool,
-    receiver_alive: bool,
-}
+// `state` packs the sender count (in units of `SENDER`) with two flags.
+const COMPLETED: usize = 1;
+const RECEIVER_GONE: usize = 2;
+const SENDER: usize = 4;
 
 struct Cell {
-    state: Mutex<State>,
+    state: AtomicUsize,
+    // Written once by the completing sender, taken once by the receiver;
+    // the lock is only ever taken on those two paths.
+    outcome: Mutex<Option<Outcome>>,
+    waker: AtomicWaker,
 }
 
 impl Cell {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Option<Outcome>> {
+        self.outcome.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -79,13 +82,9 @@ pub(crate) struct ReplyRx {
 
 pub(crate) fn channel() -> (ReplyTx, ReplyRx) {
     let cell = Arc::new(Cell {
-        state: Mutex::new(State {
-            outcome: None,
-            waker: None,
-            senders: 1,
-            completed: false,
-            receiver_alive: true,
-        }),
+        state: AtomicUsize::new(SENDER),
+        outcome: Mutex::new(None),
+        waker: AtomicWaker::new(),
     });
     (
         ReplyTx {
@@ -99,31 +98,29 @@ impl ReplyTx {
     /// Hands `outcome` to the requester. Gives it back when the request was
     /// already answered or the requester stopped waiting.
     pub(crate) fn complete(&self, outcome: Outcome) -> Result<(), Outcome> {
-        let waker = {
-            let mut state = self.cell.lock();
-            if state.completed || !state.receiver_alive {
+        {
+            // The lock makes concurrent completions take turns; the first
+            // one sets COMPLETED, the others see it.
+            let mut slot = self.cell.lock();
+            if self.cell.state.load(Ordering::Acquire) & (COMPLETED | RECEIVER_GONE) != 0 {
                 return Err(outcome);
             }
-            state.completed = true;
-            state.outcome = Some(outcome);
-            state.waker.take()
-        };
-        if let Some(waker) = waker {
-            waker.wake();
+            *slot = Some(outcome);
+            self.cell.state.fetch_or(COMPLETED, Ordering::AcqRel);
         }
+        self.cell.waker.wake();
         Ok(())
     }
 
     /// Whether a `complete` could still be accepted.
     pub(crate) fn is_open(&self) -> bool {
-        let state = self.cell.lock();
-        !state.completed && state.receiver_alive
+        self.cell.state.load(Ordering::Acquire) & (COMPLETED | RECEIVER_GONE) == 0
     }
 }
 
 impl Clone for ReplyTx {
     fn clone(&self) -> Self {
-        self.cell.lock().senders += 1;
+        self.cell.state.fetch_add(SENDER, Ordering::Relaxed);
         Self {
             cell: Arc::clone(&self.cell),
         }
@@ -132,17 +129,23 @@ impl Clone for ReplyTx {
 
 impl Drop for ReplyTx {
     fn drop(&mut self) {
-        let waker = {
-            let mut state = self.cell.lock();
-            state.senders -= 1;
-            if state.senders == 0 && !state.completed {
-                state.waker.take()
-            } else {
-                None
-            }
-        };
-        if let Some(waker) = waker {
-            waker.wake();
+        let prior = self.cell.state.fetch_sub(SENDER, Ordering::AcqRel);
+        if prior < 2 * SENDER && prior & COMPLETED == 0 {
+            // The last sender left without an answer.
+            self.cell.waker.wake();
+        }
+    }
+}
+
+impl ReplyRx {
+    fn check(&self) -> Option<Option<Outcome>> {
+        let state = self.cell.state.load(Ordering::Acquire);
+        if state & COMPLETED != 0 {
+            Some(self.cell.lock().take())
+        } else if state < SENDER {
+            Some(None)
+        } else {
+            None
         }
     }
 }
@@ -152,31 +155,22 @@ impl Future for ReplyRx {
     type Output = Option<Outcome>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut state = self.cell.lock();
-        if let Some(outcome) = state.outcome.take() {
-            return Poll::Ready(Some(outcome));
+        if let Some(done) = self.check() {
+            return Poll::Ready(done);
         }
-        if state.senders == 0 || state.completed {
-            return Poll::Ready(None);
+        self.cell.waker.register(cx.waker());
+        // Re-check: a completion between the first check and `register`
+        // may have woken nobody.
+        match self.check() {
+            Some(done) => Poll::Ready(done),
+            None => Poll::Pending,
         }
-        match &mut state.waker {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            slot => *slot = Some(cx.waker().clone()),
-        }
-        Poll::Pending
     }
 }
 
 impl Drop for ReplyRx {
     fn drop(&mut self) {
-        // Drop a reply nobody will read outside the lock: its body may run
-        // arbitrary `Drop` code.
-        let leftover = {
-            let mut state = self.cell.lock();
-            state.receiver_alive = false;
-            state.waker = None;
-            state.outcome.take()
-        };
-        drop(leftover);
+        // A reply nobody reads is dropped with the cell, by its last holder.
+        self.cell.state.fetch_or(RECEIVER_GONE, Ordering::AcqRel);
     }
 }
