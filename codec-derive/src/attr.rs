@@ -333,7 +333,11 @@ fn unknown_key_message(path: &syn::Path, level: Level) -> String {
     .map(|&(_, _, place)| place)
     .collect();
     if elsewhere.is_empty() {
-        return format!("unknown codec {} attribute `{key}`", level.adjective());
+        let mut msg = format!("unknown codec {} attribute `{key}`", level.adjective());
+        if let Some(suggestion) = suggest(&key, level) {
+            msg.push_str(&format!("; did you mean `{suggestion}`?"));
+        }
+        return msg;
     }
     let mut msg = format!(
         "`#[codec({key})]` is not expected on {}; put it on {}",
@@ -344,6 +348,46 @@ fn unknown_key_message(path: &syn::Path, level: Level) -> String {
         msg.push_str(", or use `name = \"...\"` to set the codec name");
     }
     msg
+}
+
+/// The key the user probably meant: serde's spelling of the same idea, or a
+/// key of this level within two edits.
+fn suggest(key: &str, level: Level) -> Option<&'static str> {
+    let serde_spelling = match (level, key) {
+        (Level::Field, "skip_serializing_if") => Some(SKIP_IF.0),
+        (Level::Field, "skip_serializing" | "skip_deserializing") => Some(SKIP.0),
+        (Level::Field, "serialize_with" | "deserialize_with") => Some(WITH.0),
+        (Level::Field, "serde_bytes") => Some(BYTES.0),
+        _ => None,
+    };
+    if serde_spelling.is_some() {
+        return serde_spelling;
+    }
+    let keys = match level {
+        Level::Container => CONTAINER_KEYS,
+        Level::Field => FIELD_KEYS,
+        Level::Variant => VARIANT_KEYS,
+    };
+    keys.iter()
+        .map(|k| (edit_distance(key, k.0), k.0))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance over bytes (keys are ASCII identifiers).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// Consumes the rest of the current key's value (`= ...` or `(...)`) up to
@@ -453,5 +497,24 @@ fn lit_path(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: Symbol) -> syn::Result<
             );
             Ok(None)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(edit_distance("immutible", "immutable"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(suggest("immutible", Level::Container), Some("immutable"));
+        assert_eq!(suggest("renam", Level::Field), Some("rename"));
+        assert_eq!(
+            suggest("skip_serializing_if", Level::Field),
+            Some("skip_if")
+        );
+        assert_eq!(suggest("alias", Level::Variant), None);
+        assert_eq!(suggest("bound", Level::Container), None);
     }
 }

@@ -34,13 +34,28 @@ pub(crate) struct ParseError<'a> {
     unknown: &'a str,
 }
 
+/// Lowercase without separators: `"Camel_Case"` and `"camelcase"` agree.
+fn normalize(s: &str) -> String {
+    s.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 impl Display for ParseError<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown rename rule `rename_all = {:?}`, expected one of ",
-            self.unknown
-        )?;
+        write!(f, "unknown rename rule `rename_all = {:?}`", self.unknown)?;
+        // Only a spelling slip maps to one rule unambiguously: the "snake"
+        // family differs by more than case.
+        let close: Vec<&str> = RULES
+            .iter()
+            .map(|(name, _)| *name)
+            .filter(|name| normalize(name) == normalize(self.unknown))
+            .collect();
+        if let [name] = close[..] {
+            return write!(f, "; did you mean {name:?}?");
+        }
+        f.write_str(", expected one of ")?;
         for (i, (name, _)) in RULES.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
@@ -207,7 +222,21 @@ mod tests {
     fn parse() {
         assert_eq!(RenameRule::from_str("camelCase").ok(), Some(CamelCase));
         let err = RenameRule::from_str("camelcase").err().unwrap().to_string();
-        assert!(err.starts_with("unknown rename rule `rename_all = \"camelcase\"`"));
+        assert_eq!(
+            err,
+            "unknown rename rule `rename_all = \"camelcase\"`; did you mean \"camelCase\"?"
+        );
+        let err = RenameRule::from_str("Camel").err().unwrap().to_string();
+        assert!(err.starts_with("unknown rename rule `rename_all = \"Camel\"`, expected one of"));
         assert!(err.ends_with("\"SCREAMING-KEBAB-CASE\""));
+        // `snake_case` and `SCREAMING_SNAKE_CASE` normalize differently, but
+        // `snakecase` and `SNAKE_CASE` both mean `snake_case`.
+        assert!(
+            RenameRule::from_str("SNAKE_CASE")
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("\"snake_case\"")
+        );
     }
 }

@@ -23,6 +23,35 @@ use crate::attr::DefaultValue;
 use crate::expand::Codegen;
 
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let helper = if input.all_fields().any(|f| f.attrs.with.is_some()) {
+        let krate = cg.krate;
+        // See `encode::expand`: reports a `with` function of the wrong
+        // signature at its string.
+        quote! {
+            #[inline(always)]
+            fn __with_decode<__T, __F>(
+                __f: __F,
+                __r: &mut #krate::Reader<'_>,
+            ) -> ::core::result::Result<__T, #krate::DecodeError>
+            where
+                __F: ::core::ops::FnOnce(
+                    &mut #krate::Reader<'_>,
+                ) -> ::core::result::Result<__T, #krate::DecodeError>,
+            {
+                __f(__r)
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let body = body(cg, input);
+    quote! {
+        #helper
+        #body
+    }
+}
+
+fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     let krate = cg.krate;
     let ctor = quote!(Self);
     let none = TokenStream::new();
@@ -404,7 +433,8 @@ fn field_decode(cg: &Codegen<'_>, field: &Field<'_>) -> TokenStream {
     let function = if field.attrs.bytes.is_some() {
         quote_spanned!(ty.span()=> #krate::__private::decode_bytes::<#ty>)
     } else if let Some((_, module)) = &field.attrs.with {
-        quote_spanned!(module.span()=> #module::decode)
+        let function = quote_spanned!(module.span()=> #module::decode);
+        return quote!(__with_decode::<#ty, _>(#function, __r));
     } else {
         quote_spanned!(ty.span()=> <#ty as #krate::MessageCodec>::decode)
     };
@@ -419,7 +449,7 @@ fn missing_value(cg: &Codegen<'_>, field: &Field<'_>, error: &TokenStream) -> To
         DefaultValue::Default => {
             quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
         }
-        DefaultValue::Path(path) => quote_spanned!(path.span()=> #path()),
+        DefaultValue::Path(_) => default_path_call(field),
         DefaultValue::None if field.uses_codec_impl() => quote! {
             match <#ty as #krate::MessageCodec>::value_when_missing() {
                 ::core::option::Option::Some(__v) => __v,
@@ -430,11 +460,26 @@ fn missing_value(cg: &Codegen<'_>, field: &Field<'_>, error: &TokenStream) -> To
     }
 }
 
+/// `path()` for `default = "path"`, typed the same way wherever it is used,
+/// so a function of the wrong type is one error (rustc drops exact
+/// duplicates) instead of one per decode path.
+fn default_path_call(field: &Field<'_>) -> TokenStream {
+    let ty = field.ty;
+    let DefaultValue::Path(path) = &field.attrs.default.1 else {
+        unreachable!("called for `default = \"path\"` only");
+    };
+    let call = quote_spanned!(path.span()=> #path());
+    quote! {{
+        let __default: #ty = #call;
+        __default
+    }}
+}
+
 /// The value of a `#[codec(skip)]` field.
 fn skipped_value(field: &Field<'_>) -> TokenStream {
     let ty = field.ty;
     match &field.attrs.default.1 {
-        DefaultValue::Path(path) => quote_spanned!(path.span()=> #path()),
+        DefaultValue::Path(_) => default_path_call(field),
         _ => quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default()),
     }
 }

@@ -14,6 +14,37 @@ use crate::ast::{Data, Field, Input, Style, Variant};
 use crate::expand::Codegen;
 
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let helper = if input.all_fields().any(|f| f.attrs.with.is_some()) {
+        let krate = cg.krate;
+        // `with` functions are passed through this, so one with the wrong
+        // signature is reported at the `with = "..."` string as such.
+        quote! {
+            #[inline(always)]
+            fn __with_encode<__T: ?::core::marker::Sized, __F>(
+                __f: __F,
+                __v: &__T,
+                __w: &mut #krate::Writer,
+            ) -> ::core::result::Result<(), #krate::EncodeError>
+            where
+                __F: ::core::ops::FnOnce(
+                    &__T,
+                    &mut #krate::Writer,
+                ) -> ::core::result::Result<(), #krate::EncodeError>,
+            {
+                __f(__v, __w)
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let body = body(cg, input);
+    quote! {
+        #helper
+        #body
+    }
+}
+
+fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     match &input.data {
         Data::Struct(style, fields) => {
             let mut emit = Emit::default();
@@ -211,7 +242,8 @@ fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> Tok
     let function = if field.attrs.bytes.is_some() {
         quote_spanned!(ty.span()=> #krate::__private::encode_bytes)
     } else if let Some((_, module)) = &field.attrs.with {
-        quote_spanned!(module.span()=> #module::encode)
+        let function = quote_spanned!(module.span()=> #module::encode);
+        return quote!(__with_encode(#function, #value, __w)?;);
     } else {
         quote_spanned!(ty.span()=> <#ty as #krate::MessageCodec>::encode)
     };

@@ -1,0 +1,11 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone, Copy)]
+union Bits {
+    int: u32,
+}
+
+fn main() {
+    let bits = Bits { int: 1 };
+    let _ = codec_core::to_vec(&bits);
+}

@@ -1,0 +1,9 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+struct Order {
+    #[codec(immutable)]
+    id: u64,
+}
+
+fn main() {}

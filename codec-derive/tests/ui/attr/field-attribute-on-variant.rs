@@ -1,0 +1,10 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+enum Event {
+    Started,
+    #[codec(skip)]
+    Internal,
+}
+
+fn main() {}

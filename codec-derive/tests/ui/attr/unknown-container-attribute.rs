@@ -1,0 +1,9 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+#[codec(immutible)]
+struct Order {
+    id: u64,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+enum Event {
+    #[codec(alias = "start")]
+    Started,
+}
+
+fn main() {}

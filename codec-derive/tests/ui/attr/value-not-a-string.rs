@@ -1,0 +1,9 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+struct Order {
+    #[codec(rename = order_id)]
+    id: u64,
+}
+
+fn main() {}

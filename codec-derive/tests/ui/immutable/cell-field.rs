@@ -1,0 +1,13 @@
+use std::cell::Cell;
+
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec)]
+#[codec(immutable)]
+struct Counter {
+    name: String,
+    #[codec(skip)]
+    hits: Cell<u64>,
+}
+
+fn main() {}

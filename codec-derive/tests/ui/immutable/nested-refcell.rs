@@ -1,0 +1,12 @@
+use std::cell::RefCell;
+
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec)]
+#[codec(immutable)]
+struct Log {
+    #[codec(skip)]
+    lines: Vec<RefCell<String>>,
+}
+
+fn main() {}

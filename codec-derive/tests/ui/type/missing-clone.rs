@@ -1,0 +1,8 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec)]
+struct Order {
+    id: u64,
+}
+
+fn main() {}

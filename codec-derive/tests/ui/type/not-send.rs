@@ -1,0 +1,12 @@
+use std::rc::Rc;
+
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+struct Order {
+    id: u64,
+    #[codec(skip)]
+    cache: Rc<Vec<u8>>,
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+use codec_core::MessageCodec;
+
+mod as_text {
+    pub fn encode(v: &u64) -> String {
+        v.to_string()
+    }
+}
+
+#[derive(MessageCodec, Clone)]
+struct Order {
+    #[codec(with = "as_text")]
+    id: u64,
+}
+
+fn main() {}

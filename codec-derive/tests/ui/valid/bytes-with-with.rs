@@ -1,0 +1,11 @@
+use codec_core::MessageCodec;
+
+mod raw {}
+
+#[derive(MessageCodec, Clone)]
+struct Blob {
+    #[codec(bytes, with = "raw")]
+    data: Vec<u8>,
+}
+
+fn main() {}

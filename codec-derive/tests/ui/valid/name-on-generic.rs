@@ -1,0 +1,9 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+#[codec(name = "envelope")]
+struct Envelope<T> {
+    body: T,
+}
+
+fn main() {}

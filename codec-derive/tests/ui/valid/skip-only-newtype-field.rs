@@ -1,0 +1,6 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+struct Token(#[codec(skip)] String);
+
+fn main() {}

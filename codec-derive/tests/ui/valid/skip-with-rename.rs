@@ -1,0 +1,10 @@
+use codec_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+struct Order {
+    id: u64,
+    #[codec(skip, rename = "c")]
+    cache: Vec<u8>,
+}
+
+fn main() {}
