@@ -228,6 +228,8 @@
 //! consumer, exactly like Vert.x's `JsonObject`. Conversions both ways are
 //! one `into()`.
 
+#![forbid(unsafe_code)]
+
 mod array;
 mod macros;
 mod msgpack;

@@ -501,7 +501,8 @@ impl JsValue {
     /// `get_in(path) == Some(&value)` for every path without `"-"`.
     ///
     /// Cost: only the containers along the path are copied, each in
-    /// O(log n) of its size.
+    /// O(log n) of its size. Padding allocates one null per missing slot,
+    /// so bound the indices of paths that come from untrusted input.
     ///
     /// ```
     /// use codec_core::json::{JsPath, JsValue};
@@ -563,7 +564,8 @@ impl JsValue {
 }
 
 impl JsObj {
-    /// The value at `path` below this object (see [`JsValue::get_in`]).
+    /// The value at `path` below this object (see [`JsValue::get_in`]);
+    /// `None` for the empty path, which names the object itself.
     pub fn get_in(&self, path: &JsPath) -> Option<&JsValue> {
         let (first, rest) = path.0.split_first()?;
         get(self.get(&first.object_key())?, rest)
@@ -607,7 +609,8 @@ impl JsObj {
 }
 
 impl JsArray {
-    /// The value at `path` below this array (see [`JsValue::get_in`]).
+    /// The value at `path` below this array (see [`JsValue::get_in`]);
+    /// `None` for the empty path, which names the array itself.
     pub fn get_in(&self, path: &JsPath) -> Option<&JsValue> {
         let (first, rest) = path.0.split_first()?;
         get(self.get(first.array_index(self.len())?)?, rest)
