@@ -1,0 +1,571 @@
+//! MessagePack codec benchmarks on the Apache Ignite 3 workloads.
+//!
+//! Each workload is one criterion group with one function per
+//! implementation, so the report lines them up:
+//!
+//! * `codecbus`: the derived (or built-in) codec;
+//! * `rmp_handwritten`: straight `rmp` calls into a reused buffer;
+//! * `rmp_serde`: serde through `rmp-serde` (`to_vec_named` for maps);
+//! * `msgpacker`: where it can express the layout (no maps);
+//! * `serde_json`: text, for scale.
+//!
+//! The encoded size of every implementation is printed once, as a table.
+//! `cargo bench --bench codec`; `cargo test --bench codec` runs each once.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use codecbus::json::JsValue;
+use codecbus::{MessageCodec, Reader, Writer};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use msgpacker::{MsgPacker, Packable, Unpackable};
+use serde::{Deserialize, Serialize};
+
+// ---------------------------------------------------------------- workloads
+
+const NAME20: &str = "abcdefghijklmnopqrst";
+const QUERY: &str = "select * from cars where year > ? and seats = ?";
+
+/// The eight-field object, encoded with field names.
+#[derive(MessageCodec, Serialize, Deserialize, Clone, Debug, PartialEq)]
+struct Pojo {
+    id: i64,
+    count: i32,
+    small: i16,
+    name: String,
+    active: bool,
+    score: f64,
+    parent: Option<i64>,
+    tags: Vec<i32>,
+}
+
+/// The same object, positionally.
+#[derive(MessageCodec, Serialize, Deserialize, MsgPacker, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct PojoArray {
+    id: i64,
+    count: i32,
+    small: i16,
+    name: String,
+    active: bool,
+    score: f64,
+    parent: Option<i64>,
+    tags: Vec<i32>,
+}
+
+/// The SQL request: the query and its arguments.
+#[derive(MessageCodec, Serialize, Deserialize, MsgPacker, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct Sql {
+    query: String,
+    args: Vec<i64>,
+}
+
+fn pojo() -> Pojo {
+    Pojo {
+        id: 1_234_567_890_123,
+        count: 70_000,
+        small: -300,
+        name: NAME20.to_string(),
+        active: true,
+        score: 98.625,
+        parent: Some(42),
+        tags: vec![1, 200, -3, 40_000],
+    }
+}
+
+fn pojo_array() -> PojoArray {
+    let p = pojo();
+    PojoArray {
+        id: p.id,
+        count: p.count,
+        small: p.small,
+        name: p.name,
+        active: p.active,
+        score: p.score,
+        parent: p.parent,
+        tags: p.tags,
+    }
+}
+
+fn sql() -> Sql {
+    Sql {
+        query: QUERY.to_string(),
+        args: vec![2005, 2],
+    }
+}
+
+/// The primitives, one after another: bool, i8, i16, i32, i32, i64, f32,
+/// f64 and "hello".
+#[derive(Serialize, Deserialize, MsgPacker, Clone, Debug, PartialEq)]
+struct Prims {
+    b: bool,
+    i8: i8,
+    i16: i16,
+    i32: i32,
+    i32b: i32,
+    i64: i64,
+    f32: f32,
+    f64: f64,
+    s: String,
+}
+
+fn prims() -> Prims {
+    Prims {
+        b: true,
+        i8: 1,
+        i16: -100,
+        i32: 30_000,
+        i32b: 2_000_000_000,
+        i64: 9_000_000_000,
+        f32: 1.5,
+        f64: 2.25,
+        s: "hello".to_string(),
+    }
+}
+
+// ------------------------------------------------- codecbus, value by value
+
+fn prims_write_codecbus(p: &Prims, w: &mut Writer) {
+    p.b.encode(w).unwrap();
+    p.i8.encode(w).unwrap();
+    p.i16.encode(w).unwrap();
+    p.i32.encode(w).unwrap();
+    p.i32b.encode(w).unwrap();
+    p.i64.encode(w).unwrap();
+    p.f32.encode(w).unwrap();
+    p.f64.encode(w).unwrap();
+    p.s.encode(w).unwrap();
+}
+
+fn prims_read_codecbus(bytes: &[u8]) -> Prims {
+    let mut r = Reader::new(bytes);
+    Prims {
+        b: bool::decode(&mut r).unwrap(),
+        i8: i8::decode(&mut r).unwrap(),
+        i16: i16::decode(&mut r).unwrap(),
+        i32: i32::decode(&mut r).unwrap(),
+        i32b: i32::decode(&mut r).unwrap(),
+        i64: i64::decode(&mut r).unwrap(),
+        f32: f32::decode(&mut r).unwrap(),
+        f64: f64::decode(&mut r).unwrap(),
+        s: String::decode(&mut r).unwrap(),
+    }
+}
+
+// ------------------------------------------------ hand-written rmp (floor)
+
+mod hand {
+    use rmp::decode::{read_bool, read_f32, read_f64, read_int, read_map_len, read_str_from_slice};
+    use rmp::encode::{
+        write_array_len, write_bool, write_f32, write_f64, write_map_len, write_nil, write_sint,
+        write_str,
+    };
+
+    use super::{Pojo, PojoArray, Prims, Sql};
+
+    pub(crate) fn prims_write(p: &Prims, buf: &mut Vec<u8>) {
+        write_bool(buf, p.b).unwrap();
+        write_sint(buf, p.i8.into()).unwrap();
+        write_sint(buf, p.i16.into()).unwrap();
+        write_sint(buf, p.i32.into()).unwrap();
+        write_sint(buf, p.i32b.into()).unwrap();
+        write_sint(buf, p.i64).unwrap();
+        write_f32(buf, p.f32).unwrap();
+        write_f64(buf, p.f64).unwrap();
+        write_str(buf, &p.s).unwrap();
+    }
+
+    fn str<'a>(cur: &mut &'a [u8]) -> &'a str {
+        let (s, rest) = read_str_from_slice(*cur).unwrap();
+        *cur = rest;
+        s
+    }
+
+    pub(crate) fn prims_read(mut cur: &[u8]) -> Prims {
+        Prims {
+            b: read_bool(&mut cur).unwrap(),
+            i8: read_int(&mut cur).unwrap(),
+            i16: read_int(&mut cur).unwrap(),
+            i32: read_int(&mut cur).unwrap(),
+            i32b: read_int(&mut cur).unwrap(),
+            i64: read_int(&mut cur).unwrap(),
+            f32: read_f32(&mut cur).unwrap(),
+            f64: read_f64(&mut cur).unwrap(),
+            s: str(&mut cur).to_string(),
+        }
+    }
+
+    fn fields(
+        buf: &mut Vec<u8>,
+        names: bool,
+        p: (
+            &i64,
+            &i32,
+            &i16,
+            &String,
+            &bool,
+            &f64,
+            &Option<i64>,
+            &Vec<i32>,
+        ),
+    ) {
+        let key = |buf: &mut Vec<u8>, k: &str| {
+            if names {
+                write_str(buf, k).unwrap();
+            }
+        };
+        key(buf, "id");
+        write_sint(buf, *p.0).unwrap();
+        key(buf, "count");
+        write_sint(buf, (*p.1).into()).unwrap();
+        key(buf, "small");
+        write_sint(buf, (*p.2).into()).unwrap();
+        key(buf, "name");
+        write_str(buf, p.3).unwrap();
+        key(buf, "active");
+        write_bool(buf, *p.4).unwrap();
+        key(buf, "score");
+        write_f64(buf, *p.5).unwrap();
+        key(buf, "parent");
+        match p.6 {
+            Some(v) => {
+                write_sint(buf, *v).unwrap();
+            }
+            None => write_nil(buf).unwrap(),
+        }
+        key(buf, "tags");
+        write_array_len(buf, p.7.len() as u32).unwrap();
+        for t in p.7 {
+            write_sint(buf, (*t).into()).unwrap();
+        }
+    }
+
+    pub(crate) fn pojo_write(p: &Pojo, buf: &mut Vec<u8>) {
+        write_map_len(buf, 8).unwrap();
+        fields(
+            buf,
+            true,
+            (
+                &p.id, &p.count, &p.small, &p.name, &p.active, &p.score, &p.parent, &p.tags,
+            ),
+        );
+    }
+
+    pub(crate) fn pojo_array_write(p: &PojoArray, buf: &mut Vec<u8>) {
+        write_array_len(buf, 8).unwrap();
+        fields(
+            buf,
+            false,
+            (
+                &p.id, &p.count, &p.small, &p.name, &p.active, &p.score, &p.parent, &p.tags,
+            ),
+        );
+    }
+
+    fn opt(cur: &mut &[u8]) -> Option<i64> {
+        if cur.first() == Some(&0xc0) {
+            *cur = &cur[1..];
+            None
+        } else {
+            Some(read_int(cur).unwrap())
+        }
+    }
+
+    fn tags(cur: &mut &[u8]) -> Vec<i32> {
+        let n = rmp::decode::read_array_len(cur).unwrap();
+        (0..n).map(|_| read_int(cur).unwrap()).collect()
+    }
+
+    pub(crate) fn pojo_read(mut cur: &[u8]) -> Pojo {
+        let n = read_map_len(&mut cur).unwrap();
+        let mut p = Pojo {
+            id: 0,
+            count: 0,
+            small: 0,
+            name: String::new(),
+            active: false,
+            score: 0.0,
+            parent: None,
+            tags: Vec::new(),
+        };
+        for _ in 0..n {
+            match str(&mut cur) {
+                "id" => p.id = read_int(&mut cur).unwrap(),
+                "count" => p.count = read_int(&mut cur).unwrap(),
+                "small" => p.small = read_int(&mut cur).unwrap(),
+                "name" => p.name = str(&mut cur).to_string(),
+                "active" => p.active = read_bool(&mut cur).unwrap(),
+                "score" => p.score = read_f64(&mut cur).unwrap(),
+                "parent" => p.parent = opt(&mut cur),
+                "tags" => p.tags = tags(&mut cur),
+                other => panic!("unexpected key {other}"),
+            }
+        }
+        p
+    }
+
+    pub(crate) fn pojo_array_read(mut cur: &[u8]) -> PojoArray {
+        let n = rmp::decode::read_array_len(&mut cur).unwrap();
+        assert_eq!(n, 8);
+        PojoArray {
+            id: read_int(&mut cur).unwrap(),
+            count: read_int(&mut cur).unwrap(),
+            small: read_int(&mut cur).unwrap(),
+            name: str(&mut cur).to_string(),
+            active: read_bool(&mut cur).unwrap(),
+            score: read_f64(&mut cur).unwrap(),
+            parent: opt(&mut cur),
+            tags: tags(&mut cur),
+        }
+    }
+
+    /// The Ignite layout: the query, then the argument array (54 bytes).
+    pub(crate) fn sql_write(s: &Sql, buf: &mut Vec<u8>) {
+        write_str(buf, &s.query).unwrap();
+        write_array_len(buf, s.args.len() as u32).unwrap();
+        for a in &s.args {
+            write_sint(buf, *a).unwrap();
+        }
+    }
+
+    pub(crate) fn sql_read(mut cur: &[u8]) -> Sql {
+        let query = str(&mut cur).to_string();
+        let n = rmp::decode::read_array_len(&mut cur).unwrap();
+        let args = (0..n).map(|_| read_int(&mut cur).unwrap()).collect();
+        Sql { query, args }
+    }
+}
+
+// ------------------------------------------------------------------ harness
+
+/// Runs one `write` group and one `read` group for a workload.
+///
+/// `writers` produce bytes into a reused buffer; `readers` decode the bytes
+/// their writer produced.
+struct Impl<'a, T> {
+    name: &'static str,
+    write: Box<dyn Fn(&T, &mut Vec<u8>) + 'a>,
+    read: Box<dyn Fn(&[u8]) -> T + 'a>,
+}
+
+fn workload<T: PartialEq + std::fmt::Debug>(
+    c: &mut Criterion,
+    sizes: &mut Vec<(String, &'static str, usize)>,
+    group: &str,
+    value: &T,
+    impls: Vec<Impl<'_, T>>,
+) {
+    let encoded: Vec<Vec<u8>> = impls
+        .iter()
+        .map(|i| {
+            let mut buf = Vec::new();
+            (i.write)(value, &mut buf);
+            assert_eq!(
+                &(i.read)(&buf),
+                value,
+                "{group}/{} does not round-trip",
+                i.name
+            );
+            sizes.push((group.to_string(), i.name, buf.len()));
+            buf
+        })
+        .collect();
+
+    let mut g = c.benchmark_group(format!("{group}/write"));
+    for (i, bytes) in impls.iter().zip(&encoded) {
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        let mut buf = Vec::with_capacity(bytes.len() * 2);
+        g.bench_function(BenchmarkId::from_parameter(i.name), |b| {
+            b.iter(|| {
+                buf.clear();
+                (i.write)(black_box(value), &mut buf);
+                black_box(buf.len())
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group(format!("{group}/read"));
+    for (i, bytes) in impls.iter().zip(&encoded) {
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter(i.name), |b| {
+            b.iter(|| black_box((i.read)(black_box(bytes))))
+        });
+    }
+    g.finish();
+}
+
+fn codecbus_impl<T: MessageCodec>() -> Impl<'static, T> {
+    Impl {
+        name: "codecbus",
+        write: Box::new(|v: &T, buf: &mut Vec<u8>| codecbus::encode_into(v, buf).unwrap()),
+        read: Box::new(|b: &[u8]| codecbus::from_slice(b).unwrap()),
+    }
+}
+
+fn rmp_serde_named<T: Serialize + for<'de> Deserialize<'de>>() -> Impl<'static, T> {
+    Impl {
+        name: "rmp_serde",
+        write: Box::new(|v: &T, buf: &mut Vec<u8>| rmp_serde::encode::write_named(buf, v).unwrap()),
+        read: Box::new(|b: &[u8]| rmp_serde::from_slice(b).unwrap()),
+    }
+}
+
+fn rmp_serde_array<T: Serialize + for<'de> Deserialize<'de>>() -> Impl<'static, T> {
+    Impl {
+        name: "rmp_serde",
+        write: Box::new(|v: &T, buf: &mut Vec<u8>| rmp_serde::encode::write(buf, v).unwrap()),
+        read: Box::new(|b: &[u8]| rmp_serde::from_slice(b).unwrap()),
+    }
+}
+
+fn msgpacker_impl<T: Packable + Unpackable>() -> Impl<'static, T>
+where
+    T::Error: std::fmt::Debug,
+{
+    Impl {
+        name: "msgpacker",
+        write: Box::new(|v: &T, buf: &mut Vec<u8>| {
+            v.pack(buf);
+        }),
+        read: Box::new(|b: &[u8]| T::unpack(b).unwrap()),
+    }
+}
+
+fn serde_json_impl<T: Serialize + for<'de> Deserialize<'de>>() -> Impl<'static, T> {
+    Impl {
+        name: "serde_json",
+        write: Box::new(|v: &T, buf: &mut Vec<u8>| serde_json::to_writer(buf, v).unwrap()),
+        read: Box::new(|b: &[u8]| serde_json::from_slice(b).unwrap()),
+    }
+}
+
+fn json_docs() -> Vec<(String, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/json");
+    let mut docs = Vec::new();
+    for name in ["twitter", "citm_catalog", "canada"] {
+        match std::fs::read_to_string(dir.join(format!("{name}.json"))) {
+            Ok(text) => docs.push((name.to_string(), text)),
+            Err(_) => eprintln!("json/{name}: skipped, {} not found", dir.display()),
+        }
+    }
+    docs
+}
+
+fn benches(c: &mut Criterion) {
+    let mut sizes = Vec::new();
+
+    workload(
+        c,
+        &mut sizes,
+        "primitives",
+        &prims(),
+        vec![
+            Impl {
+                name: "codecbus",
+                write: Box::new(|p: &Prims, buf: &mut Vec<u8>| {
+                    let mut w = Writer::from_vec(std::mem::take(buf));
+                    prims_write_codecbus(p, &mut w);
+                    *buf = w.into_vec();
+                }),
+                read: Box::new(prims_read_codecbus),
+            },
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::prims_write),
+                read: Box::new(hand::prims_read),
+            },
+            msgpacker_impl(),
+        ],
+    );
+
+    workload(
+        c,
+        &mut sizes,
+        "pojo_named",
+        &pojo(),
+        vec![
+            codecbus_impl(),
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::pojo_write),
+                read: Box::new(hand::pojo_read),
+            },
+            rmp_serde_named(),
+            serde_json_impl(),
+        ],
+    );
+
+    workload(
+        c,
+        &mut sizes,
+        "pojo_array",
+        &pojo_array(),
+        vec![
+            codecbus_impl(),
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::pojo_array_write),
+                read: Box::new(hand::pojo_array_read),
+            },
+            rmp_serde_array(),
+            // msgpacker writes the fields one after another with no header
+            msgpacker_impl(),
+        ],
+    );
+
+    workload(
+        c,
+        &mut sizes,
+        "sql",
+        &sql(),
+        vec![
+            codecbus_impl(),
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::sql_write),
+                read: Box::new(hand::sql_read),
+            },
+            rmp_serde_array(),
+            msgpacker_impl(),
+        ],
+    );
+
+    for (name, text) in json_docs() {
+        let value: JsValue = serde_json::from_str(&text).unwrap();
+        let sj: serde_json::Value = serde_json::from_str(&text).unwrap();
+        workload(
+            c,
+            &mut sizes,
+            &format!("json_{name}"),
+            &value,
+            vec![codecbus_impl()],
+        );
+        workload(
+            c,
+            &mut sizes,
+            &format!("json_{name}"),
+            &sj,
+            vec![
+                Impl {
+                    name: "serde_json_value_rmp_serde",
+                    write: Box::new(|v: &serde_json::Value, buf: &mut Vec<u8>| {
+                        rmp_serde::encode::write_named(buf, v).unwrap()
+                    }),
+                    read: Box::new(|b: &[u8]| rmp_serde::from_slice(b).unwrap()),
+                },
+                serde_json_impl(),
+            ],
+        );
+    }
+
+    println!("\nencoded sizes (bytes)");
+    println!("{:<24} {:<28} {:>8}", "workload", "implementation", "bytes");
+    for (group, name, len) in &sizes {
+        println!("{group:<24} {name:<28} {len:>8}");
+    }
+}
+
+criterion_group!(codec, benches);
+criterion_main!(codec);
