@@ -418,7 +418,7 @@ impl Inner {
         headers: Headers,
         kind: DeliveryKind,
         reply: Option<reply::ReplyTx>,
-    ) -> Result<Arc<str>, crate::Error<K>>
+    ) -> Result<(), crate::Error<K>>
     where
         T: MessageCodec + Send + Sync + 'static,
         K: RefusalKind,
@@ -432,12 +432,12 @@ impl Inner {
             reply,
         );
         match result {
-            Ok(address) => {
+            Ok(()) => {
                 bump(&self.counters.delivered, 1);
-                tracing::debug!(address = &*address, ?kind, "delivered");
-                Ok(address)
+                tracing::debug!(address, ?kind, "delivered");
+                Ok(())
             }
-            Err((refusal, _)) => {
+            Err(refusal) => {
                 let counter = match refusal {
                     Refusal::NoHandlers => &self.counters.no_handlers,
                     Refusal::TypeMismatch(_) => &self.counters.type_mismatches,
@@ -454,7 +454,7 @@ impl Inner {
     pub(crate) async fn await_reply<R>(
         self: &Arc<Self>,
         rx: ReplyRx,
-        address: Arc<str>,
+        address: &str,
         timeout: Duration,
         id: u64,
     ) -> Result<Message<R>, RequestError>
@@ -480,7 +480,7 @@ impl Inner {
                 }
                 Err(RequestError::new(failure.kind, failure.message)
                     .with_code(failure.code)
-                    .with_address(address))
+                    .with_address(Arc::from(address)))
             }
             Ok(None) => {
                 bump(&self.counters.recipient_failures, 1);
@@ -490,11 +490,11 @@ impl Inner {
                         "No reply: the consumer at address {address} dropped the message without replying"
                     ),
                 )
-                .with_address(address))
+                .with_address(Arc::from(address)))
             }
             Err(_) => {
                 bump(&self.counters.timeouts, 1);
-                tracing::debug!(address = &*address, ?timeout, "request timed out");
+                tracing::debug!(address, ?timeout, "request timed out");
                 Err(RequestError::new(
                     RequestErrorKind::Timeout,
                     format!(
@@ -502,7 +502,7 @@ impl Inner {
                         timeout.as_millis()
                     ),
                 )
-                .with_address(address))
+                .with_address(Arc::from(address)))
             }
         }
     }
@@ -969,9 +969,13 @@ impl EventBus {
             let out = inner.outbound(address, headers, body, TypeId::of::<B::Body>());
             return remote.send(out).await;
         }
-        inner
-            .deliver_one::<B::Body, SendErrorKind>(address, body, headers, DeliveryKind::Send, None)
-            .map(drop)
+        inner.deliver_one::<B::Body, SendErrorKind>(
+            address,
+            body,
+            headers,
+            DeliveryKind::Send,
+            None,
+        )
     }
 
     // ----- publish -----
@@ -1209,7 +1213,7 @@ impl EventBus {
             return Message::from_reply(env, inner);
         }
         let (tx, rx) = reply::channel();
-        let address = inner.deliver_one::<B::Body, RequestErrorKind>(
+        inner.deliver_one::<B::Body, RequestErrorKind>(
             address,
             body,
             headers,

@@ -189,7 +189,7 @@ impl<K: Copy> Error<K> {
     }
 
     // Used by remote transports (codec and connection causes).
-    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    #[allow(dead_code)]
     pub(crate) fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
         self.inner.source = Some(Box::new(source));
         self

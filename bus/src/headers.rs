@@ -25,8 +25,10 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Headers {
-    entries: Option<Arc<Vec<(Box<str>, Box<str>)>>>,
+    entries: Option<Arc<Vec<Entry>>>,
 }
+
+type Entry = (Box<str>, Box<str>);
 
 impl Headers {
     /// Empty headers (no allocation).
@@ -34,11 +36,11 @@ impl Headers {
         Self { entries: None }
     }
 
-    fn entries(&self) -> &[(Box<str>, Box<str>)] {
+    fn entries(&self) -> &[Entry] {
         self.entries.as_deref().map_or(&[], Vec::as_slice)
     }
 
-    fn entries_mut(&mut self) -> &mut Vec<(Box<str>, Box<str>)> {
+    fn entries_mut(&mut self) -> &mut Vec<Entry> {
         Arc::make_mut(self.entries.get_or_insert_with(Default::default))
     }
 

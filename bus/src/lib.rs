@@ -1,19 +1,171 @@
 //! The codecbus event bus: Vert.x event-bus semantics on tokio, for
 //! [`MessageCodec`](codec_core::MessageCodec) types.
 //!
+//! A Vert.x user finds the same vocabulary: an [`EventBus`] handle,
+//! consumers registered at an address, [`send`](EventBus::send) to one
+//! consumer (round-robin), [`publish`](EventBus::publish) to all,
+//! [`request`](EventBus::request) for a typed reply with a timeout (30 s by
+//! default), [`DeliveryOptions`], headers, [`MessageProducer`]s,
+//! pause/resume/fetch, interceptors, and the failure types `TIMEOUT` (0),
+//! `NO_HANDLERS` (1), `RECIPIENT_FAILURE` (2) and `ERROR` (3).
+//!
 //! ```
-//! use bus::{EventBus, Message};
+//! use bus::{EventBus, Message, RequestErrorKind};
+//! use codec_core::MessageCodec;
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! #[codec(immutable)] // shared by every consumer, never copied
+//! struct Quote {
+//!     symbol: String,
+//!     price: i64,
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // Building the bus collects every derived codec; no registration call.
+//! let bus = EventBus::new();
+//!
+//! let _pricing = bus.consumer("prices", |m: Message<String>| async move {
+//!     if m.body().is_empty() {
+//!         m.fail(400, "empty symbol");
+//!         return;
+//!     }
+//!     m.reply(Quote { symbol: m.body().clone(), price: 4200 });
+//! });
+//!
+//! let quote: Message<Quote> = bus.request("prices", "ACME".to_string()).await.unwrap();
+//! assert_eq!(quote.body().price, 4200);
+//!
+//! let err = bus.request::<_, Quote>("prices", String::new()).await.unwrap_err();
+//! assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+//! assert_eq!((err.failure_code(), err.to_string().as_str()), (400, "empty symbol"));
+//!
+//! let err = bus.request::<_, Quote>("nowhere", "ACME".to_string()).await.unwrap_err();
+//! assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+//! assert_eq!(err.to_string(), "No handlers for address nowhere");
+//! # }
+//! ```
+//!
+//! # Codecs and the registry
+//!
+//! Every `#[derive(MessageCodec)]` type submits a registration (codec name,
+//! Rust type, encode, decode, transform) through `inventory`;
+//! [`EventBus::new`] and [`EventBusBuilder::build`] collect all of them,
+//! together with codecs for the standard scalar types and `String` (named
+//! `"string"`, `"u64"`, ...). Only crates linked into the binary contribute.
+//! Two different types under one codec name stop the build with an error
+//! naming both; [`EventBus::register_codec`] adds a hand-written codec on a
+//! running bus and refuses a name in use ("Already a codec registered with
+//! name X"). [`EventBus::codecs`] lists them.
+//!
+//! Local delivery does not need the registry (a type without a registration
+//! travels in process all the same); a cluster transport uses it to encode
+//! by type and decode by name.
+//!
+//! # Local delivery: transform, never encode
+//!
+//! A body is held behind an `Arc` and handed to each recipient through its
+//! codec's `transform`, once per delivery. For an immutable type (one
+//! marked `#[codec(immutable)]`) that is the same allocation for every
+//! consumer of a publish and for the requester of a reply (`Arc::ptr_eq`
+//! holds, nothing is copied whatever the size). Any other type is deep-copied
+//! for each recipient, which owns its copy ([`Message::body_mut`],
+//! [`Message::into_body`]) and whose changes nobody else sees. No
+//! MessagePack is produced for an in-process message. Pass [`Shared`] to
+//! send an `Arc` you keep.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use bus::{EventBus, Shared};
+//! use codec_core::MessageCodec;
+//!
+//! #[derive(MessageCodec, Clone)] // not immutable: deep-copied per consumer
+//! struct Cart {
+//!     items: Vec<String>,
+//! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let bus = EventBus::new();
-//! let _c = bus.consumer("greet", |m: Message<String>| async move {
-//!     m.reply(format!("hello {}", m.body()));
-//! });
-//! let reply: Message<String> = bus.request("greet", "world".to_string()).await.unwrap();
-//! assert_eq!(reply.body(), "hello world");
+//! let mut a = bus.consumer_stream::<Cart>("carts");
+//! let mut b = bus.consumer_stream::<Cart>("carts");
+//! let original = Arc::new(Cart { items: vec!["tea".to_string()] });
+//! bus.publish("carts", Shared(Arc::clone(&original))).await.unwrap();
+//! let mut mine = a.recv().await.unwrap();
+//! mine.body_mut().unwrap().items.push("cake".to_string()); // my copy alone
+//! assert_eq!(b.recv().await.unwrap().body().items.len(), 1);
+//! assert_eq!(original.items.len(), 1);
 //! # }
 //! ```
+//!
+//! # Delivery guarantees
+//!
+//! * `send` and `request` go to exactly one consumer of the body's type at
+//!   the address, chosen round-robin; `publish` to every such consumer.
+//!   Consumers of another type at the same address are not candidates; when
+//!   there is no candidate at all the call fails with `TypeMismatch`.
+//! * Messages from one sender (one task, one call after the other) to one
+//!   consumer arrive in the order they were sent. A handler consumer runs
+//!   one message at a time.
+//! * A call that returns `Ok` has enqueued the message; one that returns an
+//!   error has not (except a publish refused by some consumers only, which
+//!   says how many got it). A request is answered exactly once: by the reply,
+//!   a failure, or an error when nobody can answer any more (the message
+//!   was dropped unanswered, its consumer unregistered) or the timeout
+//!   passed.
+//! * A handler that returns an error or panics fails the pending request
+//!   with `RecipientFailure`; the panic is caught, the consumer and the bus
+//!   keep running.
+//! * Queued messages of a consumer that is unregistered are discarded (and
+//!   counted); the requests among them fail at once.
+//!
+//! # Back-pressure
+//!
+//! Each consumer has a bounded queue (1000 messages unless set per consumer
+//! with [`ConsumerOptions::with_queue_capacity`] or per bus with
+//! [`EventBusBuilder::default_queue_capacity`]). The bus never waits for
+//! queue space and never drops silently:
+//!
+//! * `send` / `request` skip a full consumer for the next one (round-robin);
+//!   when every candidate is full they fail at once with
+//!   [`SendErrorKind::QueueFull`] / [`RequestErrorKind::QueueFull`] and hand
+//!   the body back ([`Error::into_body`]), so the caller can retry, slow
+//!   down or shed load.
+//! * `publish` delivers to every consumer that has room and fails with
+//!   [`PublishErrorKind::QueueFull`] if any had none, with the number
+//!   delivered and refused. One slow consumer never blocks a publisher.
+//! * Every refusal is counted in [`Metrics::refused`]: with sends only,
+//!   `sent == delivered + refused + no_handlers + type_mismatches + dropped`.
+//!
+//! A paused consumer ([`MessageConsumer::pause`]) keeps queueing until its
+//! queue is full; a stream consumer's queue fills while it is not polled.
+//!
+//! # Interceptors and tracing
+//!
+//! Outbound and inbound interceptors ([`EventBusBuilder::outbound_interceptor`],
+//! [`EventBusBuilder::inbound_interceptor`]) see the address, headers, codec
+//! name and delivery kind of every message and may change headers or drop
+//! it. The bus emits `tracing` events at debug level (registration, delivery,
+//! refusals, timeouts) and at warn level for a panicking handler.
+//!
+//! # Shutdown
+//!
+//! A handler consumer is a tokio task that lives until it is
+//! [unregistered](MessageConsumer::unregister) or its runtime shuts down;
+//! dropping its handle or every [`EventBus`] clone does not stop it. A
+//! stream consumer lives as long as its [`MessageStream`]. When the runtime
+//! shuts down, consumer tasks are dropped with their queues: a request still
+//! waiting in one fails with `RecipientFailure` (no reply) if its requester
+//! runs elsewhere. Unregistering every consumer before stopping a runtime
+//! drains nothing: queued messages are discarded, so stop senders first
+//! when nothing may be lost.
+//!
+//! # Cluster transport
+//!
+//! Without one (the default) the bus is purely in-process. A cluster
+//! transport (NATS, behind the `nats` feature) plugs in behind the same
+//! API: [`DeliveryOptions::with_local_only`] and
+//! [`EventBus::local_consumer`] keep messages and consumers to this process.
 #![deny(unreachable_pub)]
 #![deny(missing_docs)]
 

@@ -94,6 +94,9 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
         } = env;
         let body = match body.downcast::<T>() {
             Ok(body) if transformed => body,
+            // For an immutable type `transform` is `Arc::clone`: keep the
+            // allocation without the extra reference count round trip.
+            Ok(body) if T::IMMUTABLE => body,
             Ok(body) => T::transform(&body),
             Err(_) => {
                 return Err(RequestError::new(
@@ -344,9 +347,7 @@ impl<T> Message<T> {
             return Err(no_reply_expected(&self.address));
         }
         let id = crate::metrics::bump(&inner.conversation_ids, 1);
-        inner
-            .await_reply::<R>(rx, Arc::clone(&self.address), timeout, id)
-            .await
+        inner.await_reply::<R>(rx, &self.address, timeout, id).await
     }
 
     /// Fails the request with `code` and `message`: the requester gets a

@@ -183,10 +183,10 @@ impl LocalTable {
         headers: Headers,
         kind: DeliveryKind,
         reply: Option<ReplyTx>,
-    ) -> Result<Arc<str>, (Refusal, Option<Arc<str>>)> {
+    ) -> Result<(), Refusal> {
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
         let Some(entry) = map.get(address) else {
-            return Err((Refusal::NoHandlers, None));
+            return Err(Refusal::NoHandlers);
         };
         let slots = &entry.slots;
         let n = slots.len();
@@ -214,7 +214,7 @@ impl LocalTable {
                 reply: reply.take(),
             });
             match slot.tx.try_send(env) {
-                Ok(()) => return Ok(Arc::clone(&entry.address)),
+                Ok(()) => return Ok(()),
                 Err(TrySendError::Full(env)) => {
                     full = true;
                     envelope = Some(env);
@@ -222,7 +222,6 @@ impl LocalTable {
                 Err(TrySendError::Closed(env)) => envelope = Some(env),
             }
         }
-        let address = Some(Arc::clone(&entry.address));
         drop(map);
         drop(envelope);
         let refusal = if full {
@@ -232,7 +231,7 @@ impl LocalTable {
         } else {
             Refusal::NoHandlers
         };
-        Err((refusal, address))
+        Err(refusal)
     }
 
     /// Delivers to every consumer of `type_id` at `address`, each with its

@@ -34,7 +34,7 @@ use crate::reply::ReplyEnvelope;
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A message leaving this process.
-#[cfg_attr(not(feature = "nats"), allow(dead_code))] // read by the cluster transport
+#[allow(dead_code)] // read by the cluster transport
 pub(crate) struct Outbound {
     pub(crate) address: Arc<str>,
     pub(crate) headers: Headers,
@@ -45,7 +45,7 @@ pub(crate) struct Outbound {
 }
 
 /// A cluster transport (NATS in issue 6). Not implemented in-process.
-#[cfg_attr(not(feature = "nats"), allow(dead_code))] // implemented by the cluster transport
+#[allow(dead_code)] // implemented by the cluster transport
 pub(crate) trait RemoteTransport: Send + Sync + 'static {
     /// Point-to-point to one consumer anywhere in the cluster (this node
     /// included).
