@@ -95,7 +95,7 @@ pub trait Immutable: Sync {}
 /// # Examples
 ///
 /// ```
-/// assert_eq!(codec_core::to_vec(&(1u8, "a")).unwrap(), b"\x92\x01\xa1a");
+/// assert_eq!(codec_core::to_vec(&(1u8, 'a')).unwrap(), b"\x92\x01\xa1a");
 /// ```
 pub fn to_vec<T: MessageCodec>(value: &T) -> Result<Vec<u8>, EncodeError> {
     let mut w = Writer::new();
