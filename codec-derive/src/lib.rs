@@ -1,4 +1,395 @@
-//! `#[derive(MessageCodec)]` for codecbus (documentation in progress).
+//! `#[derive(MessageCodec)]`: MessagePack encode and decode, the local
+//! delivery `transform` and the bus registration for a struct or enum.
+//!
+//! Use the derive through `codec_core` (or the `codecbus` facade), which
+//! re-exports it next to the trait of the same name:
+//!
+//! ```
+//! use codec_core::{MessageCodec, from_slice, to_vec};
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! struct Order {
+//!     id: u64,
+//!     customer: String,
+//!     lines: Vec<Line>,
+//!     note: Option<String>,
+//! }
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! #[codec(as_array)]
+//! struct Line {
+//!     sku: String,
+//!     quantity: u32,
+//! }
+//!
+//! let order = Order {
+//!     id: 7,
+//!     customer: "ada".into(),
+//!     lines: vec![Line { sku: "tea".into(), quantity: 2 }],
+//!     note: None,
+//! };
+//! let bytes = to_vec(&order)?;
+//! assert_eq!(from_slice::<Order>(&bytes)?, order);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What is generated
+//!
+//! * `encode`: straight writes into the buffer. Everything known at compile
+//!   time (map and array headers, every key with its string header, the
+//!   `{variant:` prefix of enum payloads) is precomputed and written as raw
+//!   bytes, consecutive constants merged into one write.
+//! * `decode`: keys are matched as bytes, without UTF-8 checks or
+//!   allocation; unknown keys are skipped without recursion; every struct,
+//!   newtype and enum payload counts one level of nesting against the
+//!   reader's depth limit.
+//! * `transform`: the same `Arc` for `#[codec(immutable)]` types, a deep copy
+//!   (`Clone`) otherwise.
+//! * `impl Immutable` for `#[codec(immutable)]` types, after checking every
+//!   field at compile time.
+//! * A registration record (`CodecRegistration`) submitted through
+//!   `inventory`, so a bus built anywhere in the program finds the codec by
+//!   name. Types with generic parameters are not registered (a registration
+//!   names one concrete type); neither are types the program never links.
+//!
+//! Everything is emitted inside `const _: () = { ... };` with absolute paths
+//! (`::core::...`, `::codec_core::...`), so the derive adds no names to your
+//! module, works on types inside functions and on types made by
+//! `macro_rules!`, and does not care what `Result`, `Option` or `Some` mean
+//! where it is used. The generated code needs no lint `allow`s, so it
+//! compiles under `#![forbid(...)]` of any lint.
+//!
+//! # Wire format
+//!
+//! The bytes are the same as `rmp-serde` 1.3 writes for the same type with
+//! serde's derive: `rmp_serde::to_vec_named` for the default map mode,
+//! `rmp_serde::to_vec` for `as_array` (the tests compare both byte for byte,
+//! and decode each side's output with the other).
+//!
+//! | Rust | MessagePack |
+//! |---|---|
+//! | `struct S { a, b }` | map `{"a": .., "b": ..}`; with `as_array` an array `[a, b]` |
+//! | `struct S(T)` (newtype) | the inner value itself |
+//! | `struct S(A, B)` | array `[a, b]` |
+//! | `struct S;` / `struct S()` / `struct S {}` | `[]` / `[]` / `{}` |
+//! | `E::Unit` | the variant name as a string |
+//! | `E::Newtype(T)` | `{"Newtype": value}` |
+//! | `E::Tuple(A, B)` | `{"Tuple": [a, b]}` |
+//! | `E::Struct { a }` | `{"Struct": {"a": ..}}`; with `as_array` on the enum `{"Struct": [a]}` |
+//!
+//! ```
+//! use codec_core::{MessageCodec, to_vec};
+//!
+//! #[derive(MessageCodec, Clone)]
+//! enum Shape {
+//!     Empty,
+//!     Circle(f32),
+//!     Rect(u8, u8),
+//!     Label { text: String },
+//! }
+//!
+//! assert_eq!(to_vec(&Shape::Empty)?, b"\xa5Empty");
+//! assert_eq!(to_vec(&Shape::Rect(3, 4))?, b"\x81\xa4Rect\x92\x03\x04");
+//! assert_eq!(
+//!     to_vec(&Shape::Label { text: "hi".into() })?,
+//!     b"\x81\xa5Label\x81\xa4text\xa2hi"
+//! );
+//! # Ok::<(), codec_core::EncodeError>(())
+//! ```
+//!
+//! # Decoding rules
+//!
+//! A struct with named fields reads both layouts whatever its own mode: a map
+//! by field name, or an array by position (what `rmp_serde::to_vec` writes).
+//!
+//! * Map keys may come in any order. Unknown keys are skipped, whatever
+//!   their value, so a newer writer can add fields.
+//! * A missing `Option` field is `None`, a missing `#[codec(default)]` field
+//!   takes its default; any other missing field is
+//!   `DecodeErrorKind::MissingField`. A key given twice is
+//!   `DecodeErrorKind::DuplicateField`.
+//! * An array may stop early if the fields it leaves out could be missing
+//!   from a map (`Option` or `default`), so an `as_array` type can grow at
+//!   the end. A longer array, or a shorter one that leaves out a required
+//!   field, is `DecodeErrorKind::WrongLength`.
+//! * An enum reads a variant name for a unit variant (`{"Name": nil}` is
+//!   accepted too) and a one-entry map for any variant. An unknown name is
+//!   `DecodeErrorKind::UnknownVariant`, with the name as detail.
+//! * A unit struct reads `[]` or `nil`.
+//! * Errors carry the path to the failing value, built from field names,
+//!   array positions and variant names (`order.items[3].price`).
+//!
+//! ```
+//! use codec_core::{DecodeErrorKind, MessageCodec, from_slice};
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! struct Item {
+//!     name: String,
+//!     price: u32,
+//!     note: Option<String>,
+//! }
+//!
+//! // {"price": 3, "extra": true, "name": "tea"}: unknown key skipped,
+//! // missing `note` is None.
+//! let bytes = b"\x83\xa5price\x03\xa5extra\xc3\xa4name\xa3tea";
+//! let item: Item = from_slice(bytes)?;
+//! assert_eq!(item, Item { name: "tea".into(), price: 3, note: None });
+//!
+//! // The same, positionally: ["tea", 3]
+//! assert_eq!(from_slice::<Item>(b"\x92\xa3tea\x03")?, item);
+//!
+//! // {"name": "tea"}
+//! let err = from_slice::<Item>(b"\x81\xa4name\xa3tea").unwrap_err();
+//! assert_eq!(err.kind(), DecodeErrorKind::MissingField("price"));
+//!
+//! // [{"name": "tea", "price": "3"}]
+//! let err = from_slice::<Vec<Item>>(b"\x91\x82\xa4name\xa3tea\xa5price\xa13").unwrap_err();
+//! assert_eq!(err.path_string(), "[0].price");
+//! # Ok::<(), codec_core::DecodeError>(())
+//! ```
+//!
+//! # Container attributes
+//!
+//! ## `#[codec(immutable)]`
+//!
+//! Local delivery hands every consumer the same allocation instead of a
+//! copy. Every field's type must implement `Immutable` and the type must be
+//! `Sync`; a field of a type with interior mutability (`Cell`, `RefCell`,
+//! `Mutex`, atomics) is a compile error pointing at that field. The type
+//! need not implement `Clone`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use codec_core::MessageCodec;
+//!
+//! #[derive(MessageCodec)]
+//! #[codec(immutable)]
+//! struct PriceList {
+//!     prices: Vec<(String, u64)>,
+//! }
+//!
+//! let body = Arc::new(PriceList { prices: vec![("tea".into(), 3)] });
+//! assert!(Arc::ptr_eq(&PriceList::transform(&body), &body));
+//! ```
+//!
+//! Without it, the type must implement `Clone` and each consumer gets its
+//! own copy.
+//!
+//! ## `#[codec(name = "...")]`
+//!
+//! The codec name the type is registered under, which travels with each
+//! message between nodes. The default is the module path and the type name
+//! (`my_crate::orders::Order`), which changes when the type moves: set a
+//! name for types that cross process boundaries. Not allowed on generic
+//! types, which are not registered.
+//!
+//! ```
+//! use codec_core::MessageCodec;
+//!
+//! #[derive(MessageCodec, Clone)]
+//! #[codec(name = "orders.v1")]
+//! struct Order {
+//!     id: u64,
+//! }
+//!
+//! let reg = codec_core::registrations().find(|r| r.name() == "orders.v1").unwrap();
+//! assert_eq!(reg.type_id(), std::any::TypeId::of::<Order>());
+//! ```
+//!
+//! ## `#[codec(as_array)]`
+//!
+//! Named fields are written positionally, as an array: smaller and faster,
+//! at the price of field order becoming part of the format (append new
+//! fields at the end, as `Option` or `default`, to stay compatible). On an
+//! enum it applies to the fields of struct variants. Tuple structs and
+//! tuple variants are arrays anyway.
+//!
+//! ```
+//! use codec_core::{MessageCodec, to_vec};
+//!
+//! #[derive(MessageCodec, Clone)]
+//! #[codec(as_array)]
+//! struct Point {
+//!     x: i32,
+//!     y: i32,
+//! }
+//!
+//! assert_eq!(to_vec(&Point { x: 1, y: -1 })?, b"\x92\x01\xff");
+//! # Ok::<(), codec_core::EncodeError>(())
+//! ```
+//!
+//! ## `#[codec(rename_all = "...")]`
+//!
+//! Renames every field of a struct, or every variant of an enum, with one of
+//! serde's rules: `"lowercase"`, `"UPPERCASE"`, `"PascalCase"`,
+//! `"camelCase"`, `"snake_case"`, `"SCREAMING_SNAKE_CASE"`, `"kebab-case"`,
+//! `"SCREAMING-KEBAB-CASE"`. A field or variant `rename` wins over it.
+//!
+//! ```
+//! use codec_core::{MessageCodec, to_vec};
+//!
+//! #[derive(MessageCodec, Clone)]
+//! #[codec(rename_all = "camelCase")]
+//! struct User {
+//!     user_id: u32,
+//! }
+//!
+//! #[derive(MessageCodec, Clone)]
+//! #[codec(rename_all = "snake_case")]
+//! enum Status {
+//!     NotStarted,
+//! }
+//!
+//! assert_eq!(to_vec(&User { user_id: 1 })?, b"\x81\xa6userId\x01");
+//! assert_eq!(to_vec(&Status::NotStarted)?, b"\xabnot_started");
+//! # Ok::<(), codec_core::EncodeError>(())
+//! ```
+//!
+//! ## `#[codec(crate = "...")]`
+//!
+//! The path of `codec_core` in generated code, for crates that reach it
+//! through a re-export (such as the `codecbus` facade) instead of depending
+//! on it directly.
+//!
+//! ```
+//! mod reexport {
+//!     pub use codec_core as codec;
+//! }
+//!
+//! #[derive(codec_core::MessageCodec, Clone)]
+//! #[codec(crate = "reexport::codec")]
+//! struct Ping;
+//! ```
+//!
+//! # Field attributes
+//!
+//! ## `#[codec(rename = "...")]`
+//!
+//! The key of this field on the wire. Raw identifiers need no rename: the
+//! key of `r#type` is `"type"`.
+//!
+//! ## `#[codec(skip)]`
+//!
+//! Never written, never read: decoding fills it with `Default::default()`
+//! (or with `default = "path"`). In `as_array` mode it takes no position.
+//!
+//! ## `#[codec(default)]`, `#[codec(default = "path")]`
+//!
+//! When the key is missing (or a short array leaves the field out), use
+//! `Default::default()`, or call `path()`.
+//!
+//! ## `#[codec(skip_if = "path")]`
+//!
+//! Leaves the key out when `path(&field)` returns `true`; the map header is
+//! then counted at run time. Pair it with `default` (or use it on an
+//! `Option`) so the value comes back when the key is missing. Only in map
+//! mode: on an `as_array` type, or on a tuple field, it is a compile error,
+//! because every later position would shift.
+//!
+//! ```
+//! use codec_core::{MessageCodec, from_slice, to_vec};
+//!
+//! fn default_port() -> u16 {
+//!     8080
+//! }
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! struct Config {
+//!     #[codec(rename = "host-name")]
+//!     host: String,
+//!     #[codec(default = "default_port")]
+//!     port: u16,
+//!     #[codec(skip_if = "Vec::is_empty", default)]
+//!     tags: Vec<String>,
+//!     #[codec(skip)]
+//!     resolved: Option<std::net::IpAddr>,
+//! }
+//!
+//! let config = Config { host: "h".into(), port: 1, tags: vec![], resolved: None };
+//! let bytes = to_vec(&config)?;
+//! assert_eq!(bytes, b"\x82\xa9host-name\xa1h\xa4port\x01");
+//! assert_eq!(from_slice::<Config>(&bytes)?, config);
+//! // {"host-name": "h"}
+//! let config: Config = from_slice(b"\x81\xa9host-name\xa1h")?;
+//! assert_eq!(config.port, 8080);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## `#[codec(bytes)]`
+//!
+//! Writes the field as MessagePack `bin` instead of an array of integers;
+//! for `Vec<u8>` or any type that is `AsRef<[u8]>` and `From<Vec<u8>>`.
+//! Reads `bin` or `str`.
+//!
+//! ## `#[codec(with = "module")]`
+//!
+//! Encodes and decodes the field with two functions of your own:
+//! `module::encode(&T, &mut Writer) -> Result<(), EncodeError>` and
+//! `module::decode(&mut Reader<'_>) -> Result<T, DecodeError>`. The field
+//! type then needs no `MessageCodec` impl.
+//!
+//! ```
+//! use codec_core::{MessageCodec, to_vec};
+//!
+//! mod as_text {
+//!     use codec_core::{DecodeError, EncodeError, Reader, Writer};
+//!
+//!     pub fn encode(v: &u128, w: &mut Writer) -> Result<(), EncodeError> {
+//!         w.write_str(&v.to_string())
+//!     }
+//!
+//!     pub fn decode(r: &mut Reader<'_>) -> Result<u128, DecodeError> {
+//!         let at = r.position();
+//!         r.read_str()?.parse().map_err(|e| DecodeError::custom(e, at))
+//!     }
+//! }
+//!
+//! #[derive(MessageCodec, Clone)]
+//! struct Account {
+//!     #[codec(with = "as_text")]
+//!     balance: u128,
+//!     #[codec(bytes)]
+//!     key: Vec<u8>,
+//! }
+//!
+//! let account = Account { balance: u128::MAX, key: vec![1, 2] };
+//! let bytes = to_vec(&account)?;
+//! assert!(bytes.ends_with(b"\xa3key\xc4\x02\x01\x02"));
+//! # Ok::<(), codec_core::EncodeError>(())
+//! ```
+//!
+//! # Variant attributes
+//!
+//! ## `#[codec(rename = "...")]`
+//!
+//! The name of this variant on the wire.
+//!
+//! # Generic types
+//!
+//! Each type parameter used by a field gets a `T: MessageCodec` bound
+//! (parameters only used in `skip`ped, `with` or `bytes` fields, or inside
+//! `PhantomData`, do not), and associated types used by fields
+//! (`T::Item`) are bounded directly. Every type parameter also gets
+//! `T: Clone` (the deep copy clones the value) or, for an immutable type,
+//! `T: Immutable`. When a field needs more (the containers of `codec_core`
+//! need `Clone` elements, so an immutable `struct S<T> { items: Vec<T> }`
+//! needs `T: Clone`), write the bound on the type. Lifetime and const
+//! parameters are carried over as they are.
+//!
+//! # Errors at compile time
+//!
+//! Every mistake in `#[codec(...)]` attributes is reported, several per
+//! derive, each at the key or value to fix: unknown keys (with a suggestion
+//! for near misses and serde spellings), duplicates, keys in the wrong place
+//! (a field attribute on a variant), values of the wrong form, unknown
+//! `rename_all` rules, two fields or variants with one wire name, and
+//! combinations that cannot work (`skip_if` with `as_array`, `skip` with
+//! `rename`, `bytes` with `with`). After such an error the type still gets a
+//! placeholder `MessageCodec` impl, so its uses elsewhere do not add errors
+//! of their own. Type errors point at the field: a field type without
+//! `MessageCodec`, a skipped field without `Default`, a mutable field in an
+//! immutable type, a `with` module or `default` function of the wrong
+//! signature; a missing `Clone` points at the type name.
 
 mod ast;
 mod attr;
@@ -16,7 +407,11 @@ mod valid;
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
-/// Derives `codec_core::MessageCodec`.
+/// Derives `codec_core::MessageCodec` (and, for `#[codec(immutable)]`,
+/// `codec_core::Immutable`), and registers non-generic types with the bus.
+///
+/// See the [crate documentation](crate) for the wire format, the decoding
+/// rules and the `#[codec(...)]` attributes.
 #[proc_macro_derive(MessageCodec, attributes(codec))]
 pub fn derive_message_codec(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
