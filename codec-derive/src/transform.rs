@@ -20,7 +20,7 @@ pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
         });
         quote! {
             #(#checks)*
-            ::std::sync::Arc::clone(__body)
+            <::std::sync::Arc<Self> as ::core::clone::Clone>::clone(__body)
         }
     } else {
         // Cloning through a function bounded on `CopyOnDelivery` (rather than

@@ -459,3 +459,46 @@ fn made_by_macro_rules_and_inside_functions() {
     }
     round_trip(&LocalEnum::A(Local { x: 1 }));
 }
+
+// ---- no prelude at all ----
+
+mod no_prelude {
+    #![no_implicit_prelude]
+
+    #[derive(
+        ::codec_core::MessageCodec, ::core::clone::Clone, ::core::fmt::Debug, ::core::cmp::PartialEq,
+    )]
+    pub(crate) struct Plain {
+        pub(crate) a: u8,
+        pub(crate) b: ::std::option::Option<::std::string::String>,
+        #[codec(skip_if = "::std::vec::Vec::is_empty", default)]
+        pub(crate) c: ::std::vec::Vec<u8>,
+        #[codec(bytes)]
+        pub(crate) d: ::std::vec::Vec<u8>,
+    }
+
+    #[derive(::codec_core::MessageCodec, ::core::fmt::Debug, ::core::cmp::PartialEq)]
+    #[codec(immutable, as_array)]
+    pub(crate) enum Every {
+        Unit,
+        Newtype(u8),
+        Tuple(u8, ::std::string::String),
+        Struct { x: u8 },
+    }
+
+    #[derive(::codec_core::MessageCodec, ::core::clone::Clone)]
+    pub(crate) enum Never {}
+}
+
+#[test]
+fn without_prelude() {
+    round_trip(&no_prelude::Plain {
+        a: 1,
+        b: None,
+        c: vec![],
+        d: vec![1],
+    });
+    round_trip(&no_prelude::Every::Tuple(1, "x".into()));
+    round_trip(&no_prelude::Every::Struct { x: 2 });
+    assert_codec::<no_prelude::Never>();
+}
