@@ -1,0 +1,362 @@
+//! The bounce: request/reply echo on the bus with JSON and derived payloads,
+//! immutable (shared, zero-copy) against deep-copied, next to a bare tokio
+//! channel round trip (the floor).
+//!
+//! ```text
+//! cargo run --release --example bounce
+//! cargo run --release --example bounce -- --duration 2000 --payloads obj,arr100
+//! ```
+//!
+//! Prints a table (round trips per second, ns per round trip, the ratio of
+//! copied to immutable, bytes allocated per delivery), the MessagePack size
+//! of each payload, and writes a bar chart as SVG.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use plotters::prelude::*;
+use support::bounce::{IMPLS, case};
+use support::payloads::PAYLOADS;
+
+/// Counts the bytes allocated, to report what each delivery copies.
+struct Counting;
+
+static ALLOCATED: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATED.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        // SAFETY: same layout contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATED.fetch_add(new_size as u64, Ordering::Relaxed);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const USAGE: &str = "\
+usage: bounce [--duration MS] [--payloads LIST] [--impls LIST] [--svg PATH]
+
+  --duration MS     measuring time per payload and implementation (default 700)
+  --payloads LIST   comma-separated, from: obj,arr4,arr100,twitter (default all)
+  --impls LIST      comma-separated, from: raw_channel,jsobj,derived_immutable,
+                    serde_json_value,derived_copied (default all)
+  --svg PATH        where to write the chart (default target/bounce.svg)
+  -h, --help        this text";
+
+struct Options {
+    duration: Duration,
+    payloads: Vec<&'static str>,
+    impls: Vec<&'static str>,
+    svg: PathBuf,
+}
+
+fn pick(list: &str, known: &[&'static str], what: &str) -> Result<Vec<&'static str>, String> {
+    list.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            known
+                .iter()
+                .find(|k| **k == s)
+                .copied()
+                .ok_or_else(|| format!("unknown {what} `{s}`; known: {}", known.join(",")))
+        })
+        .collect()
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut opts = Options {
+        duration: Duration::from_millis(700),
+        payloads: PAYLOADS.to_vec(),
+        impls: IMPLS.to_vec(),
+        svg: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bounce.svg"),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            "--duration" => {
+                let ms: u64 = value("--duration")?
+                    .parse()
+                    .map_err(|e| format!("--duration: {e}"))?;
+                if ms == 0 {
+                    return Err("--duration must be at least 1 ms".into());
+                }
+                opts.duration = Duration::from_millis(ms);
+            }
+            "--payloads" => opts.payloads = pick(&value("--payloads")?, &PAYLOADS, "payload")?,
+            "--impls" => opts.impls = pick(&value("--impls")?, &IMPLS, "implementation")?,
+            "--svg" => opts.svg = PathBuf::from(value("--svg")?),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(opts)
+}
+
+struct Row {
+    payload: &'static str,
+    implementation: &'static str,
+    per_sec: f64,
+    ns: f64,
+    alloc_per_delivery: f64,
+    encoded_len: Option<usize>,
+}
+
+fn measure(
+    rt: &tokio::runtime::Runtime,
+    c: &support::bounce::Case,
+    duration: Duration,
+) -> (f64, f64) {
+    rt.block_on(async {
+        // warm up, and find a batch that takes about 5 ms
+        let mut batch = 1u64;
+        loop {
+            let start = Instant::now();
+            c.run(batch).await;
+            if start.elapsed() > Duration::from_millis(5) || batch >= 1 << 20 {
+                break;
+            }
+            batch *= 2;
+        }
+        let (mut rounds, start) = (0u64, Instant::now());
+        while start.elapsed() < duration {
+            c.run(batch).await;
+            rounds += batch;
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        // allocation per round trip, over a fixed number of rounds
+        let probe = batch.clamp(1, 200);
+        let before = ALLOCATED.load(Ordering::Relaxed);
+        c.run(probe).await;
+        let allocated = (ALLOCATED.load(Ordering::Relaxed) - before) as f64 / probe as f64;
+        (rounds as f64 / elapsed, allocated / 2.0)
+    })
+}
+
+fn main() {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("bounce: {e}\n\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let _guard = rt.enter();
+
+    let total = opts.payloads.len() * opts.impls.len();
+    let mut rows = Vec::new();
+    let started = Instant::now();
+    println!(
+        "bounce: sequential request/reply echo at address `bounce`, {} ms per case, requester and consumer on one tokio thread\n",
+        opts.duration.as_millis()
+    );
+    for (i, payload) in opts.payloads.iter().enumerate() {
+        for (j, implementation) in opts.impls.iter().enumerate() {
+            let n = i * opts.impls.len() + j + 1;
+            print!("[{n:>2}/{total}] {payload:<8} {implementation:<18} ");
+            std::io::stdout().flush().ok();
+            let Some(c) = case(payload, implementation) else {
+                println!(
+                    "skipped (no derived struct for this payload, or its corpus file is absent)"
+                );
+                continue;
+            };
+            let (per_sec, alloc) = measure(&rt, &c, opts.duration);
+            println!("{per_sec:>12.0} round trips/s");
+            rows.push(Row {
+                payload,
+                implementation,
+                per_sec,
+                ns: 1e9 / per_sec,
+                alloc_per_delivery: alloc,
+                encoded_len: c.encoded_len,
+            });
+        }
+    }
+
+    print_table(&rows);
+    match chart(&rows, &opts.svg) {
+        Ok(()) => println!("\nchart: {}", opts.svg.display()),
+        Err(e) => eprintln!("\nchart not written: {e}"),
+    }
+    println!("total time {:.1} s", started.elapsed().as_secs_f64());
+}
+
+fn find<'a>(rows: &'a [Row], payload: &str, implementation: &str) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.payload == payload && r.implementation == implementation)
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "\n{:<8} {:<18} {:>14} {:>12} {:>11} {:>11} {:>14}",
+        "payload",
+        "implementation",
+        "round trips/s",
+        "ns/round",
+        "vs floor",
+        "copied/imm",
+        "alloc B/deliv"
+    );
+    println!("{}", "-".repeat(94));
+    for r in rows {
+        let floor = find(rows, r.payload, "raw_channel").map(|f| r.ns / f.ns);
+        let immutable = match r.implementation {
+            "serde_json_value" => find(rows, r.payload, "jsobj"),
+            "derived_copied" => find(rows, r.payload, "derived_immutable"),
+            _ => None,
+        };
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
+        println!(
+            "{:<8} {:<18} {:>14.0} {:>12.0} {:>11} {:>11} {:>14.0}",
+            r.payload,
+            r.implementation,
+            r.per_sec,
+            r.ns,
+            fmt(floor),
+            fmt(immutable.map(|i| r.ns / i.ns)),
+            r.alloc_per_delivery
+        );
+    }
+    println!(
+        "\n(vs floor: ns per round trip over the bare channel's; copied/imm: deep-copied over immutable,"
+    );
+    println!(
+        " same payload; alloc B/deliv: bytes allocated per delivery, two deliveries per round trip)"
+    );
+
+    let mut sizes: BTreeMap<(usize, &str), BTreeMap<&str, usize>> = BTreeMap::new();
+    for r in rows {
+        if let Some(len) = r.encoded_len {
+            let order = PAYLOADS
+                .iter()
+                .position(|p| *p == r.payload)
+                .unwrap_or(usize::MAX);
+            sizes
+                .entry((order, r.payload))
+                .or_default()
+                .insert(r.implementation, len);
+        }
+    }
+    println!("\nMessagePack size of each payload (what a cluster delivery would send)");
+    for ((_, payload), by_impl) in sizes {
+        let list: Vec<String> = by_impl.iter().map(|(i, n)| format!("{i} {n} B")).collect();
+        println!("  {payload:<8} {}", list.join(", "));
+    }
+}
+
+fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
+    if rows.is_empty() {
+        return Err("nothing measured".into());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let payloads: Vec<&str> = PAYLOADS
+        .iter()
+        .copied()
+        .filter(|p| rows.iter().any(|r| r.payload == *p))
+        .collect();
+    let impls: Vec<&str> = IMPLS
+        .iter()
+        .copied()
+        .filter(|i| rows.iter().any(|r| r.implementation == *i))
+        .collect();
+    let slots = payloads.len() * (impls.len() + 1);
+    let max = rows.iter().map(|r| r.per_sec).fold(1.0, f64::max) * 2.0;
+    let min = rows
+        .iter()
+        .map(|r| r.per_sec)
+        .fold(f64::MAX, f64::min)
+        .max(1.0)
+        / 2.0;
+
+    let root = SVGBackend::new(path, (1100, 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "codecbus bounce: round trips per second (log scale)",
+            ("sans-serif", 22),
+        )
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..slots as f64, (min..max).log_scale())?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_desc("round trips / s")
+        .draw()?;
+    let palette = [
+        RGBColor(120, 120, 120),
+        RGBColor(31, 119, 180),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(255, 127, 14),
+    ];
+    for (pi, payload) in payloads.iter().enumerate() {
+        let base = (pi * (impls.len() + 1)) as f64;
+        for (ii, implementation) in impls.iter().enumerate() {
+            if let Some(r) = find(rows, payload, implementation) {
+                let x = base + ii as f64 + 0.5;
+                let color = palette
+                    [IMPLS.iter().position(|i| i == implementation).unwrap_or(0) % palette.len()];
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x, min), (x + 0.9, r.per_sec)],
+                    color.filled(),
+                )))?;
+            }
+        }
+        chart.draw_series(std::iter::once(Text::new(
+            payload.to_string(),
+            (base + impls.len() as f64 / 2.0, min * 1.15),
+            ("sans-serif", 16),
+        )))?;
+    }
+    for (ii, implementation) in impls.iter().enumerate() {
+        let color =
+            palette[IMPLS.iter().position(|i| i == implementation).unwrap_or(0) % palette.len()];
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(-1.0, min), (-1.0, min)],
+                color.filled(),
+            )))?
+            .label(*implementation)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+        let _ = ii;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
