@@ -58,6 +58,7 @@ impl<'a> Input<'a> {
     /// is recorded in `cx`.
     pub(crate) fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> Option<Self> {
         let attrs = attr::Container::from_ast(cx, &input.attrs);
+        check_not_packed(cx, &input.attrs);
         let data = match &input.data {
             syn::Data::Struct(data) => {
                 let (style, fields) = fields_from_syn(cx, &data.fields, attrs.rename_all);
@@ -169,4 +170,26 @@ fn fields_from_syn<'a>(
         })
         .collect();
     (style, fields)
+}
+
+/// Fields of a `#[repr(packed)]` type may be unaligned, and the generated
+/// code borrows every field; say so instead of letting rustc report
+/// references to packed fields inside generated code.
+fn check_not_packed(cx: &Ctxt, attrs: &[syn::Attribute]) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident("repr")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("packed") {
+                cx.error_spanned_by(
+                    &meta.path,
+                    "`MessageCodec` cannot be derived for a `#[repr(packed)]` type: the \
+                     generated code borrows its fields, which may be unaligned",
+                );
+            }
+            if meta.input.peek(syn::token::Paren) {
+                let _content;
+                syn::parenthesized!(_content in meta.input);
+            }
+            Ok(())
+        });
+    }
 }

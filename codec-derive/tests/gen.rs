@@ -271,6 +271,23 @@ fn generics() {
     });
 }
 
+/// Discriminants and `repr` do not matter: variants travel by name.
+#[derive(MessageCodec, Clone, Copy, Debug, PartialEq)]
+#[repr(u8)]
+enum WithDiscriminants {
+    Low = 1,
+    High = 200,
+}
+
+#[test]
+fn discriminants_are_ignored() {
+    round_trip(&WithDiscriminants::High);
+    assert_eq!(
+        codec_core::to_vec(&WithDiscriminants::Low).unwrap(),
+        b"\xa3Low"
+    );
+}
+
 // ---- raw identifiers ----
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
