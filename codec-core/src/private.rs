@@ -12,7 +12,7 @@ pub const fn assert_immutable<T: ?Sized + crate::Immutable>() {}
 
 /// Compile-time check that a non-immutable type can be deep-copied.
 #[inline(always)]
-pub const fn assert_clone<T: ?Sized + CopyOnDelivery>() {}
+pub const fn assert_clone<T: CopyOnDelivery>() {}
 
 /// A type delivered by deep copy must be `Clone`.
 #[diagnostic::on_unimplemented(
