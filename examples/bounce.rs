@@ -287,8 +287,8 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
         .copied()
         .filter(|i| rows.iter().any(|r| r.implementation == *i))
         .collect();
-    let slots = payloads.len() * (impls.len() + 1);
-    let max = rows.iter().map(|r| r.per_sec).fold(1.0, f64::max) * 2.0;
+    let slots = payloads.len() * (impls.len() + 1) + 3; // room for the legend
+    let max = rows.iter().map(|r| r.per_sec).fold(1.0, f64::max) * 8.0;
     let min = rows
         .iter()
         .map(|r| r.per_sec)
@@ -311,6 +311,7 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .y_desc("round trips / s")
         .draw()?;
     let palette = [
@@ -335,7 +336,7 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
         }
         chart.draw_series(std::iter::once(Text::new(
             payload.to_string(),
-            (base + impls.len() as f64 / 2.0, min * 1.15),
+            (base + impls.len() as f64 / 2.0 - 0.2, max / 2.5),
             ("sans-serif", 16),
         )))?;
     }
