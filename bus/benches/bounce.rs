@@ -102,6 +102,20 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    // Profiling aid: one side only (e.g. under callgrind).
+    if let Ok(side) = std::env::var("BOUNCE_ONLY") {
+        let body: Body = Arc::new("x".repeat(256));
+        let rounds = 200_000;
+        let elapsed = current.block_on(async {
+            match side.as_str() {
+                "floor" => floor(rounds, &body).await,
+                _ => bounce(rounds, &body).await,
+            }
+        });
+        let per = elapsed.as_nanos() as f64 / rounds as f64;
+        println!("{side}: {per:.0} ns per round trip");
+        return;
+    }
     run("current_thread", &current);
     if std::env::var_os("BOUNCE_CURRENT_ONLY").is_some() {
         return;

@@ -462,15 +462,30 @@ impl Inner {
         R: MessageCodec + Send + Sync + 'static,
     {
         let mut rx = rx;
-        let mut timer = crate::timer::after(timeout);
-        let outcome = std::future::poll_fn(|cx| {
+        // Why: arming a tokio timer (and keeping it in the wheel while the
+        // runtime parks) costs about as much as a whole local round trip.
+        // Most local replies arrive within one scheduling round, so the
+        // first time there is no reply the requester only reschedules
+        // itself behind the consumer; the timer is armed when that was not
+        // enough. The timeout thus counts from then, a scheduling round
+        // (microseconds) after the send.
+        let mut yielded = false;
+        let early = std::future::poll_fn(|cx| {
             if let Poll::Ready(outcome) = Pin::new(&mut rx).poll(cx) {
-                return Poll::Ready(Ok(outcome));
+                return Poll::Ready(Some(outcome));
             }
-            timer.sleep.as_mut().poll(cx).map(Err)
+            if yielded {
+                return Poll::Ready(None);
+            }
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
         })
         .await;
-        timer.recycle();
+        let outcome = match early {
+            Some(outcome) => Ok(outcome),
+            None => tokio::time::timeout(timeout, &mut rx).await,
+        };
         drop(rx);
         match outcome {
             Ok(Some(Outcome::Reply(env))) => Message::from_reply(env, self),

@@ -181,7 +181,6 @@ mod options;
 mod producer;
 mod registry;
 mod reply;
-mod timer;
 mod transport;
 
 pub use crate::body::{IntoBody, Shared};
