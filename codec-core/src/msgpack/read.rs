@@ -223,7 +223,7 @@ macro_rules! narrow_signed {
         pub fn $name(&mut self) -> Result<$ty, DecodeError> {
             let at = self.pos;
             if let Some(&b) = self.buf.get(self.pos) {
-                if b < 0x80 || b >= 0xe0 {
+                if !(0x80..0xe0).contains(&b) {
                     self.pos += 1;
                     return Ok(b as i8 as $ty);
                 }
