@@ -1129,6 +1129,10 @@ impl EventBus {
     /// most the bus default timeout (30 s unless changed). The reply body
     /// comes through `R`'s transform.
     ///
+    /// The timer is only armed when the reply is not there after one
+    /// scheduling round, so the timeout counts from then (microseconds
+    /// after the send); most local replies never need a timer.
+    ///
     /// # Errors
     ///
     /// [`RequestErrorKind`]: `NoHandlers` at once when no consumer is
