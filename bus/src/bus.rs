@@ -27,7 +27,7 @@ use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DeliveryOptions};
 use crate::producer::MessageProducer;
 use crate::registry::Registry;
 use crate::reply::{self, Outcome, ReplyRx};
-use crate::transport::local::{LocalTable, Refusal, Slot};
+use crate::transport::local::{LocalTable, Refusal, Scope, Slot};
 use crate::transport::{Outbound, RemoteTransport};
 
 /// The default time a request waits for its reply (30 s, as in Vert.x).
@@ -91,6 +91,8 @@ pub struct EventBusBuilder {
     default_capacity: usize,
     codecs: Vec<CodecRegistration>,
     interceptors: Interceptors,
+    #[cfg(feature = "nats")]
+    nats: Option<crate::transport::nats::NatsOptions>,
 }
 
 impl Default for EventBusBuilder {
@@ -100,6 +102,8 @@ impl Default for EventBusBuilder {
             default_capacity: DEFAULT_QUEUE_CAPACITY,
             codecs: Vec::new(),
             interceptors: Interceptors::default(),
+            #[cfg(feature = "nats")]
+            nats: None,
         }
     }
 }
@@ -208,35 +212,127 @@ impl EventBusBuilder {
     ///
     /// Only crates linked into the binary contribute registrations.
     ///
+    /// The bus is purely in-process; a builder with a NATS configuration
+    /// ([`nats`](EventBusBuilder::nats)) is finished with `connect` instead.
+    ///
     /// # Errors
     ///
     /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
     /// when two different types use one codec name (the error names both
-    /// and the name), or one type is registered under two names.
+    /// and the name), or one type is registered under two names;
+    /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) when the
+    /// builder has a NATS configuration (which needs `connect().await`).
     pub fn build(self) -> Result<EventBus, BuildError> {
+        #[cfg(feature = "nats")]
+        if self.nats.is_some() {
+            return Err(BuildError::new(
+                crate::BuildErrorKind::Config,
+                "this builder has a NATS configuration: finish it with `connect().await`, which connects to the server"
+                    .to_owned(),
+                None,
+            ));
+        }
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
         Ok(EventBus {
-            inner: Arc::new(Inner {
-                local: LocalTable::default(),
-                registry: RwLock::new(registry),
-                counters: Counters::default(),
-                conversation_ids: AtomicU64::new(0),
-                interceptors: self.interceptors,
-                default_timeout: self.default_timeout,
-                default_capacity: self.default_capacity,
-                remote: None,
-            }),
+            inner: Arc::new(self.into_inner(registry, None)),
         })
+    }
+
+    fn into_inner(self, registry: Registry, remote: Option<Arc<dyn RemoteTransport>>) -> Inner {
+        Inner {
+            local: LocalTable::default(),
+            registry: RwLock::new(registry),
+            counters: Counters::default(),
+            conversation_ids: AtomicU64::new(0),
+            interceptors: self.interceptors,
+            default_timeout: self.default_timeout,
+            default_capacity: self.default_capacity,
+            remote,
+        }
+    }
+}
+
+#[cfg(feature = "nats")]
+impl EventBusBuilder {
+    /// Joins a cluster through NATS: the bus built by
+    /// [`connect`](EventBusBuilder::connect) exports its consumers (all but
+    /// local-only ones) and sends, publishes and requests through the NATS
+    /// server. See the [crate docs](crate#cluster-nats) for the mapping.
+    ///
+    /// # Examples
+    ///
+    /// See [`NatsOptions`](crate::NatsOptions).
+    pub fn nats(mut self, options: crate::transport::nats::NatsOptions) -> Self {
+        self.nats = Some(options);
+        self
+    }
+
+    /// Builds the bus and, when it has a NATS configuration, connects to
+    /// the server before returning it; without one it is
+    /// [`build`](EventBusBuilder::build).
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](EventBusBuilder::build), and
+    /// [`BuildErrorKind::Connect`](crate::BuildErrorKind::Connect) when no
+    /// server can be reached or one refuses the connection (authentication,
+    /// TLS): the message names the servers, the source is the `async-nats`
+    /// error. [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) for
+    /// an invalid subject prefix or server URL, or an unreadable
+    /// credentials file.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling drops the connection being made; nothing else happened.
+    ///
+    /// # Panics
+    ///
+    /// When called outside a tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use bus::{EventBus, Message, NatsOptions};
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let bus = EventBus::builder()
+    ///     .nats(NatsOptions::new("nats://127.0.0.1:4222"))
+    ///     .connect()
+    ///     .await?;
+    /// let _c = bus.consumer("double", |m: Message<u64>| async move {
+    ///     m.reply(*m.body() * 2);
+    /// });
+    /// bus.flush().await?; // the consumer is now reachable from other nodes
+    /// let four: Message<u64> = bus.request("double", 2u64).await?;
+    /// assert_eq!(*four.body(), 4);
+    /// bus.close().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect(mut self) -> Result<EventBus, BuildError> {
+        let Some(options) = self.nats.take() else {
+            return self.build();
+        };
+        let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
+        let connected = crate::transport::nats::connect(options).await?;
+        let inner = Arc::new_cyclic(|weak| {
+            let transport = crate::transport::nats::NatsTransport::start(connected, weak.clone());
+            self.into_inner(registry, Some(Arc::new(transport)))
+        });
+        Ok(EventBus { inner })
     }
 }
 
 impl fmt::Debug for EventBusBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EventBusBuilder")
-            .field("default_timeout", &self.default_timeout)
+        let mut d = f.debug_struct("EventBusBuilder");
+        d.field("default_timeout", &self.default_timeout)
             .field("default_queue_capacity", &self.default_capacity)
-            .field("codecs", &self.codecs)
-            .finish_non_exhaustive()
+            .field("codecs", &self.codecs);
+        #[cfg(feature = "nats")]
+        d.field("nats", &self.nats);
+        d.finish_non_exhaustive()
     }
 }
 
@@ -318,7 +414,7 @@ fn dropped_error<K: RefusalKind>(address: &str, body: AnyBody) -> crate::Error<K
 }
 
 impl Inner {
-    fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
         self.registry.read().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -331,18 +427,25 @@ impl Inner {
         }
     }
 
-    fn outbound(
-        &self,
-        address: &str,
-        headers: Headers,
-        body: AnyBody,
-        type_id: TypeId,
-    ) -> Outbound {
+    /// The remote transport for a point-to-point message: none when the
+    /// delivery is local-only, or when every consumer of the address here
+    /// is local-only (a local consumer is reached from its own node).
+    fn remote_for_one(&self, address: &str, local_only: bool) -> Option<&Arc<dyn RemoteTransport>> {
+        let remote = self.remote(local_only)?;
+        if self.local.only_local_only(address) {
+            None
+        } else {
+            Some(remote)
+        }
+    }
+
+    fn outbound<T: 'static>(&self, address: &str, headers: Headers, body: AnyBody) -> Outbound {
         Outbound {
             address: Arc::from(address),
+            type_name: type_name::<T>(),
             headers,
             body,
-            codec: self.registry().by_type(type_id),
+            codec: self.registry().by_type(TypeId::of::<T>()),
         }
     }
 
@@ -425,6 +528,7 @@ impl Inner {
     {
         let result = self.local.deliver_one(
             address,
+            Scope::All,
             TypeId::of::<T>(),
             || T::transform(&body) as AnyBody,
             headers,
@@ -604,6 +708,81 @@ impl EventBus {
     /// The timeout requests use unless their options set one.
     pub fn default_timeout(&self) -> Duration {
         self.inner.default_timeout
+    }
+
+    /// Whether the bus has a cluster transport (it was built with
+    /// `connect` and a NATS configuration).
+    pub fn is_clustered(&self) -> bool {
+        self.inner.remote.is_some()
+    }
+
+    /// Waits until every consumer registration and unregistration made so
+    /// far, and every message sent so far, has reached the cluster's
+    /// server (a NATS flush after the pending subscription changes). A
+    /// consumer registered on one node is reachable from other nodes once
+    /// this returns; before, their sends may find nobody (Vert.x:
+    /// `completionHandler`). In-process it returns at once.
+    ///
+    /// # Errors
+    ///
+    /// [`SendErrorKind::Transport`] when the bus is closed or the server
+    /// does not answer (the connection is down).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling stops the wait; the subscription changes still happen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// let _c = bus.consumer("a", |_m: bus::Message<u8>| async {});
+    /// bus.flush().await.unwrap(); // nothing to wait for in process
+    /// # }
+    /// ```
+    pub async fn flush(&self) -> Result<(), SendError> {
+        match &self.inner.remote {
+            Some(remote) => remote
+                .flush()
+                .await
+                .map_err(|message| SendError::new(SendErrorKind::Transport, message)),
+            None => Ok(()),
+        }
+    }
+
+    /// Shuts the cluster transport down gracefully and returns when it is
+    /// done: the node stops taking messages from the cluster (every NATS
+    /// subscription is drained, so messages already on their way are still
+    /// delivered to this node's consumers), requests from other nodes that
+    /// its consumers are handling are answered (waiting at most the bus
+    /// default timeout), pending outbound messages are flushed, and the
+    /// NATS connection is drained and closed. Afterwards cluster
+    /// operations fail with a `Transport` error; local-only delivery keeps
+    /// working. In-process (or called again) it returns at once.
+    ///
+    /// Consumers stay registered: messages already in their queues are
+    /// still handled while the runtime runs.
+    ///
+    /// # Cancel safety
+    ///
+    /// Once polled, the shutdown runs to its end in the background even if
+    /// the future is dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = bus::EventBus::new();
+    /// bus.close().await; // in process: nothing to drain
+    /// # }
+    /// ```
+    pub async fn close(&self) {
+        if let Some(remote) = &self.inner.remote {
+            remote.close().await;
+        }
     }
 
     /// A snapshot of the bus counters.
@@ -980,8 +1159,8 @@ impl EventBus {
         if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Send) {
             return Err(dropped_error(address, body));
         }
-        if let Some(remote) = inner.remote(local_only) {
-            let out = inner.outbound(address, headers, body, TypeId::of::<B::Body>());
+        if let Some(remote) = inner.remote_for_one(address, local_only) {
+            let out = inner.outbound::<B::Body>(address, headers, body);
             return remote.send(out).await;
         }
         inner.deliver_one::<B::Body, SendErrorKind>(
@@ -1070,14 +1249,23 @@ impl EventBus {
         if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Publish) {
             return Err(dropped_error(address, body));
         }
-        if let Some(remote) = inner.remote(local_only) {
-            // Issue 6: exported consumers (this node's included) are reached
-            // through the cluster; local-only ones must still be served here.
-            let out = inner.outbound(address, headers, body, TypeId::of::<B::Body>());
-            return remote.publish(out).await;
-        }
+        let scope = match inner.remote(local_only) {
+            Some(remote) => {
+                // Exported consumers (this node's included) are reached
+                // through the cluster, once each; local-only ones here.
+                let out = inner.outbound::<B::Body>(
+                    address,
+                    headers.clone(),
+                    Arc::clone(&body) as AnyBody,
+                );
+                remote.publish(out).await?;
+                Scope::LocalOnly
+            }
+            None => Scope::All,
+        };
         let fan = inner.local.deliver_all(
             address,
+            scope,
             TypeId::of::<B::Body>(),
             || B::Body::transform(&body) as AnyBody,
             &headers,
@@ -1104,7 +1292,7 @@ impl EventBus {
             .with_address(Arc::from(address))
             .with_counts(fan.delivered, fan.refused));
         }
-        if fan.delivered == 0 {
+        if fan.delivered == 0 && scope == Scope::All {
             let refusal = match fan.mismatch_type {
                 Some(expected) if fan.address.is_some() => Refusal::TypeMismatch(expected),
                 _ => {
@@ -1226,9 +1414,9 @@ impl EventBus {
         if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Request) {
             return Err(dropped_error(address, body));
         }
-        if let Some(remote) = inner.remote(local_only) {
-            let out = inner.outbound(address, headers, body, TypeId::of::<B::Body>());
-            let env = remote.request(out, timeout).await?;
+        if let Some(remote) = inner.remote_for_one(address, local_only) {
+            let out = inner.outbound::<B::Body>(address, headers, body);
+            let env = remote.request(out, timeout, inner).await?;
             return Message::from_reply(env, inner);
         }
         let (tx, rx) = reply::channel();

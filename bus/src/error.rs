@@ -69,6 +69,14 @@ pub enum SendErrorKind {
     /// The body could not be encoded for a remote transport (never for
     /// local delivery, which does not encode).
     Codec,
+    /// The encoded message is larger than the NATS server accepts
+    /// (`max_payload`); the message names both sizes.
+    PayloadTooLarge,
+    /// The cluster transport could not take the message: the NATS
+    /// connection is down or closed, or the address or a header cannot
+    /// travel over NATS. [`source`](StdError::source) holds the cause when
+    /// there is one.
+    Transport,
 }
 
 /// Why a [`publish`](crate::EventBus::publish) failed.
@@ -86,6 +94,12 @@ pub enum PublishErrorKind {
     Dropped,
     /// The body could not be encoded for a remote transport.
     Codec,
+    /// The encoded message is larger than the NATS server accepts
+    /// (`max_payload`); the message names both sizes.
+    PayloadTooLarge,
+    /// The cluster transport could not take the message (see
+    /// [`SendErrorKind::Transport`]).
+    Transport,
 }
 
 /// Why a [`request`](crate::EventBus::request) failed.
@@ -109,8 +123,16 @@ pub enum RequestErrorKind {
     QueueFull,
     /// An outbound interceptor dropped the request.
     Dropped,
-    /// A body could not be encoded or decoded by a remote transport.
+    /// A body could not be encoded or decoded by a remote transport, or
+    /// the receiving node does not know its codec (the message names it).
     Codec,
+    /// The encoded request is larger than the NATS server accepts
+    /// (`max_payload`); the message names both sizes.
+    PayloadTooLarge,
+    /// The cluster transport could not carry the request or its reply (see
+    /// [`SendErrorKind::Transport`]); a request made while the NATS
+    /// connection is down fails with this kind at once.
+    Transport,
 }
 
 /// Vert.x's `ReplyFailure`: the failure type a Vert.x user matches on, with
@@ -189,7 +211,7 @@ impl<K: Copy> Error<K> {
     }
 
     // Used by remote transports (codec and connection causes).
-    #[allow(dead_code)]
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
     pub(crate) fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
         self.inner.source = Some(Box::new(source));
         self
@@ -292,6 +314,8 @@ impl From<PublishErrorKind> for SendErrorKind {
             PublishErrorKind::QueueFull => Self::QueueFull,
             PublishErrorKind::Dropped => Self::Dropped,
             PublishErrorKind::Codec => Self::Codec,
+            PublishErrorKind::PayloadTooLarge => Self::PayloadTooLarge,
+            PublishErrorKind::Transport => Self::Transport,
         }
     }
 }
@@ -354,21 +378,42 @@ pub enum BuildErrorKind {
     /// The codec registrations conflict (two types under one name, or one
     /// type under two names); the source is the [`RegistryError`].
     CodecConflict,
+    /// The cluster configuration is invalid (a subject prefix that is not a
+    /// NATS subject, an unreadable credentials file, a NATS-configured
+    /// builder finished with `build` instead of `connect`).
+    Config,
+    /// The NATS server could not be reached or refused the connection
+    /// (authentication, TLS); the source is the `async-nats` error.
+    Connect,
 }
 
-/// A failed [`EventBusBuilder::build`](crate::EventBusBuilder::build).
-#[derive(Debug, thiserror::Error)]
-#[error("cannot build the event bus: {source}")]
+/// A failed [`EventBusBuilder::build`](crate::EventBusBuilder::build) or
+/// `connect`.
 pub struct BuildError {
     kind: BuildErrorKind,
-    #[source]
-    source: RegistryError,
+    message: String,
+    source: Option<Box<dyn StdError + Send + Sync + 'static>>,
 }
 
 impl BuildError {
     pub(crate) fn codec(source: RegistryError) -> Self {
         Self {
             kind: BuildErrorKind::CodecConflict,
+            message: source.to_string(),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    #[cold]
+    pub(crate) fn new(
+        kind: BuildErrorKind,
+        message: String,
+        source: Option<Box<dyn StdError + Send + Sync + 'static>>,
+    ) -> Self {
+        Self {
+            kind,
+            message,
             source,
         }
     }
@@ -376,5 +421,29 @@ impl BuildError {
     /// What went wrong.
     pub fn kind(&self) -> BuildErrorKind {
         self.kind
+    }
+}
+
+impl fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BuildError")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot build the event bus: {}", self.message)
+    }
+}
+
+impl StdError for BuildError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn StdError + 'static))
     }
 }

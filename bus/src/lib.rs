@@ -198,3 +198,10 @@ pub use crate::metrics::Metrics;
 pub use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DeliveryOptions};
 pub use crate::producer::MessageProducer;
 pub use codec_core::CodecRegistration;
+
+#[cfg(feature = "nats")]
+pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsOptions};
+/// The `async-nats` crate the NATS transport is built on, for
+/// [`NatsOptions::configure`].
+#[cfg(feature = "nats")]
+pub use async_nats;

@@ -59,6 +59,15 @@ pub struct Metrics {
     pub panics: u64,
     /// Requests that timed out.
     pub timeouts: u64,
+    /// Messages this node received from the cluster transport (NATS):
+    /// sends, publishes and requests for its consumers. Replies to its own
+    /// requests are not counted.
+    pub remote_received: u64,
+    /// Messages from the cluster that this node could not decode: an
+    /// unknown codec name, an unsupported wire version, or bytes the codec
+    /// refused. A request among them is answered with a `Codec` error; a
+    /// send or publish is logged at warn level and counted here.
+    pub undecodable: u64,
 }
 
 #[derive(Default)]
@@ -76,6 +85,8 @@ pub(crate) struct Counters {
     pub(crate) recipient_failures: AtomicU64,
     pub(crate) panics: AtomicU64,
     pub(crate) timeouts: AtomicU64,
+    pub(crate) remote_received: AtomicU64,
+    pub(crate) undecodable: AtomicU64,
 }
 
 /// Adds `n` to a counter; returns the previous value.
@@ -101,6 +112,8 @@ impl Counters {
             recipient_failures: get(&self.recipient_failures),
             panics: get(&self.panics),
             timeouts: get(&self.timeouts),
+            remote_received: get(&self.remote_received),
+            undecodable: get(&self.undecodable),
         }
     }
 }

@@ -23,6 +23,9 @@ fn public_types_are_send_and_sync() {
     require_send_sync::<PublishError>();
     require_send_sync::<RequestError>();
     require_send_sync::<Error<bus::SendErrorKind>>();
+    require_send_sync::<bus::BuildError>();
+    #[cfg(feature = "nats")]
+    require_send_sync::<bus::NatsOptions>();
 }
 
 #[test]
@@ -37,5 +40,13 @@ fn futures_of_async_methods_are_send() {
         require_send(&stream.unregister());
         let consumer = bus.consumer("a", |_m: Message<u8>| async {});
         require_send(&consumer.unregister());
+        require_send(&bus.flush());
+        require_send(&bus.close());
+        #[cfg(feature = "nats")]
+        require_send(
+            &EventBus::builder()
+                .nats(bus::NatsOptions::new("x"))
+                .connect(),
+        );
     }
 }

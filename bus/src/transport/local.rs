@@ -85,6 +85,30 @@ impl Hasher for AddressHasher {
     }
 }
 
+/// Which of an address's consumers a delivery may reach.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Scope {
+    /// Every consumer (no cluster transport, or a local-only delivery).
+    All,
+    /// Exported consumers only: a message that came in from the cluster.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    Exported,
+    /// Local-only consumers only: this node's share of a publish that the
+    /// cluster delivers to the exported ones.
+    LocalOnly,
+}
+
+impl Scope {
+    #[inline]
+    fn admits(self, slot: &Slot) -> bool {
+        match self {
+            Self::All => true,
+            Self::Exported => !slot.local_only,
+            Self::LocalOnly => slot.local_only,
+        }
+    }
+}
+
 /// Why a point-to-point delivery did not happen.
 pub(crate) enum Refusal {
     NoHandlers,
@@ -172,12 +196,31 @@ impl LocalTable {
         (true, last_exported)
     }
 
+    /// Whether `address` has consumers here and every one of them is
+    /// local-only: point-to-point messages to it then stay in process (a
+    /// local consumer is reached from its own node, as in Vert.x).
+    pub(crate) fn only_local_only(&self, address: &str) -> bool {
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        map.get(address)
+            .is_some_and(|entry| entry.slots.iter().all(|s| s.local_only))
+    }
+
+    /// Whether `address` has an exported (not local-only) consumer here.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub(crate) fn has_exported(&self, address: &str) -> bool {
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        map.get(address)
+            .is_some_and(|entry| entry.slots.iter().any(|s| !s.local_only))
+    }
+
     /// Delivers to one consumer of `type_id` at `address`, round-robin,
     /// skipping consumers whose queue is full or closed. `make` produces
     /// the body for the chosen consumer (called at most once per attempt).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver_one(
         &self,
         address: &str,
+        scope: Scope,
         type_id: TypeId,
         make: impl Fn() -> AnyBody,
         headers: Headers,
@@ -202,6 +245,9 @@ impl LocalTable {
         let mut mismatch = None;
         for i in 0..n {
             let slot = &slots[(start + i) % n];
+            if !scope.admits(slot) {
+                continue;
+            }
             if slot.type_id != type_id {
                 mismatch = Some(slot.type_name);
                 continue;
@@ -239,6 +285,7 @@ impl LocalTable {
     pub(crate) fn deliver_all(
         &self,
         address: &str,
+        scope: Scope,
         type_id: TypeId,
         make: impl Fn() -> AnyBody,
         headers: &Headers,
@@ -248,8 +295,13 @@ impl LocalTable {
         let Some(entry) = map.get(address) else {
             return out;
         };
-        out.address = Some(Arc::clone(&entry.address));
         for slot in &entry.slots {
+            if !scope.admits(slot) {
+                continue;
+            }
+            if out.address.is_none() {
+                out.address = Some(Arc::clone(&entry.address));
+            }
             if slot.type_id != type_id {
                 out.mismatched += 1;
                 out.mismatch_type = Some(slot.type_name);

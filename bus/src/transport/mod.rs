@@ -17,8 +17,17 @@
 //   set (a decoded body is already the requester's own);
 // * learns which addresses to subscribe through `consumer_added` /
 //   `consumer_removed` (exported consumers only).
+//
+// Routing (bus.rs): `send` / `request` go to the remote transport unless
+// they are local-only or every consumer of the address on this node is
+// local-only (a local consumer is reached from its own node, as in
+// Vert.x); `publish` goes to the remote transport for every exported
+// consumer (this node's come back through it) and the caller serves this
+// node's local-only consumers with `Scope::LocalOnly`.
 
 pub(crate) mod local;
+#[cfg(feature = "nats")]
+pub(crate) mod nats;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,6 +36,7 @@ use std::time::Duration;
 
 use codec_core::{AnyBody, CodecRegistration};
 
+use crate::bus::Inner;
 use crate::error::{PublishError, RequestError, SendError};
 use crate::headers::Headers;
 use crate::reply::ReplyEnvelope;
@@ -34,9 +44,11 @@ use crate::reply::ReplyEnvelope;
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A message leaving this process.
-#[allow(dead_code)] // read by the cluster transport
+#[cfg_attr(not(feature = "nats"), allow(dead_code))] // read by the cluster transport
 pub(crate) struct Outbound {
     pub(crate) address: Arc<str>,
+    /// The body's Rust type, for error messages.
+    pub(crate) type_name: &'static str,
     pub(crate) headers: Headers,
     pub(crate) body: AnyBody,
     /// The body type's codec; `None` for an unregistered type, which a
@@ -44,8 +56,8 @@ pub(crate) struct Outbound {
     pub(crate) codec: Option<CodecRegistration>,
 }
 
-/// A cluster transport (NATS in issue 6). Not implemented in-process.
-#[allow(dead_code)] // implemented by the cluster transport
+/// A cluster transport (NATS). Not implemented in-process.
+#[cfg_attr(not(feature = "nats"), allow(dead_code))]
 pub(crate) trait RemoteTransport: Send + Sync + 'static {
     /// Point-to-point to one consumer anywhere in the cluster (this node
     /// included).
@@ -56,10 +68,13 @@ pub(crate) trait RemoteTransport: Send + Sync + 'static {
     fn publish(&self, message: Outbound) -> BoxFuture<'_, Result<(), PublishError>>;
 
     /// A request to one consumer anywhere, awaiting its reply.
+    /// A request to one consumer anywhere, awaiting its reply. `inner` is
+    /// the requesting bus (registry and counters).
     fn request(
         &self,
         message: Outbound,
         timeout: Duration,
+        inner: &Arc<Inner>,
     ) -> BoxFuture<'_, Result<ReplyEnvelope, RequestError>>;
 
     /// The first exported consumer of `address` on this node registered.
@@ -67,4 +82,12 @@ pub(crate) trait RemoteTransport: Send + Sync + 'static {
 
     /// The last exported consumer of `address` on this node went away.
     fn consumer_removed(&self, address: &Arc<str>);
+
+    /// Resolves once every subscription change and message before it has
+    /// reached the server.
+    fn flush(&self) -> BoxFuture<'_, Result<(), String>>;
+
+    /// Drains: stops taking remote messages, answers those in flight, then
+    /// closes the connection.
+    fn close(&self) -> BoxFuture<'_, ()>;
 }

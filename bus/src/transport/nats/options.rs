@@ -1,0 +1,362 @@
+//! The public NATS configuration of a bus.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::transport::nats::wire;
+
+/// The default subject prefix: every subject the bus uses starts with it.
+pub const DEFAULT_SUBJECT_PREFIX: &str = "codecbus";
+
+type Configure =
+    Box<dyn FnOnce(async_nats::ConnectOptions) -> async_nats::ConnectOptions + Send + Sync>;
+
+/// How a bus joins a cluster through NATS: server URLs, the subject
+/// prefix, the connection name, authentication and TLS, all passed through
+/// to [`async_nats::ConnectOptions`].
+///
+/// Give it to [`EventBusBuilder::nats`](crate::EventBusBuilder::nats) and
+/// finish with [`connect`](crate::EventBusBuilder::connect), which connects
+/// before returning the bus.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use bus::{EventBus, NatsOptions};
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let bus = EventBus::builder()
+///     .nats(
+///         NatsOptions::new("nats://127.0.0.1:4222")
+///             .subject_prefix("shop")
+///             .connection_name("pricing-1")
+///             .token("s3cret")
+///             .max_reconnect_delay(Duration::from_millis(500)),
+///     )
+///     .connect()
+///     .await?;
+/// # bus.close().await;
+/// # Ok(())
+/// # }
+/// ```
+#[must_use]
+pub struct NatsOptions {
+    pub(crate) servers: Vec<String>,
+    pub(crate) subject_prefix: String,
+    name: Option<String>,
+    user_password: Option<(String, String)>,
+    token: Option<String>,
+    nkey: Option<String>,
+    credentials_file: Option<PathBuf>,
+    require_tls: bool,
+    tls_first: bool,
+    root_certificates: Option<PathBuf>,
+    client_certificate: Option<(PathBuf, PathBuf)>,
+    connection_timeout: Option<Duration>,
+    max_reconnect_delay: Option<Duration>,
+    max_reconnects: Option<usize>,
+    ping_interval: Option<Duration>,
+    configure: Option<Configure>,
+}
+
+impl NatsOptions {
+    /// Options for the server at `url` (`nats://host:port`, `tls://…`, or
+    /// `host:port`; several comma-separated URLs are accepted, as by
+    /// `async-nats`), with the default subject prefix `codecbus`.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            servers: vec![url.into()],
+            subject_prefix: DEFAULT_SUBJECT_PREFIX.to_owned(),
+            name: None,
+            user_password: None,
+            token: None,
+            nkey: None,
+            credentials_file: None,
+            require_tls: false,
+            tls_first: false,
+            root_certificates: None,
+            client_certificate: None,
+            connection_timeout: None,
+            max_reconnect_delay: None,
+            max_reconnects: None,
+            ping_interval: None,
+            configure: None,
+        }
+    }
+
+    /// Options for several servers of one NATS cluster; the client picks
+    /// one and fails over to the others.
+    ///
+    /// # Panics
+    ///
+    /// When `urls` is empty.
+    pub fn with_servers<I, S>(urls: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let servers: Vec<String> = urls.into_iter().map(Into::into).collect();
+        assert!(
+            !servers.is_empty(),
+            "NatsOptions needs at least one server URL"
+        );
+        let mut options = Self::new(String::new());
+        options.servers = servers;
+        options
+    }
+
+    /// Adds a server URL.
+    pub fn server(mut self, url: impl Into<String>) -> Self {
+        self.servers.push(url.into());
+        self
+    }
+
+    /// The first token(s) of every subject the bus uses (default
+    /// `codecbus`). Buses that should talk to each other use the same
+    /// prefix; different prefixes keep applications apart on one server.
+    /// It must be a valid NATS subject without wildcards (checked by
+    /// `connect`).
+    pub fn subject_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.subject_prefix = prefix.into();
+        self
+    }
+
+    /// The connection name the server shows in its monitoring.
+    pub fn connection_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Authenticates with a user and password.
+    pub fn user_and_password(
+        mut self,
+        user: impl Into<String>,
+        password: impl Into<String>,
+    ) -> Self {
+        self.user_password = Some((user.into(), password.into()));
+        self
+    }
+
+    /// Authenticates with a token.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Authenticates with an NKey seed (`SU…`).
+    pub fn nkey(mut self, seed: impl Into<String>) -> Self {
+        self.nkey = Some(seed.into());
+        self
+    }
+
+    /// Authenticates with a `.creds` file (JWT and NKey seed), read by
+    /// `connect`.
+    pub fn credentials_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.credentials_file = Some(path.into());
+        self
+    }
+
+    /// Requires TLS: connecting to a server without it fails.
+    pub fn require_tls(mut self, required: bool) -> Self {
+        self.require_tls = required;
+        self
+    }
+
+    /// Starts TLS before the server's greeting (the server needs
+    /// `handshake_first`); implies [`require_tls`](NatsOptions::require_tls).
+    pub fn tls_first(mut self) -> Self {
+        self.tls_first = true;
+        self.require_tls = true;
+        self
+    }
+
+    /// Trusts the CA certificates in this PEM file (besides the system's).
+    pub fn root_certificates(mut self, path: impl Into<PathBuf>) -> Self {
+        self.root_certificates = Some(path.into());
+        self
+    }
+
+    /// Presents this client certificate and key (PEM files), for servers
+    /// that verify clients.
+    pub fn client_certificate(mut self, cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
+        self.client_certificate = Some((cert.into(), key.into()));
+        self
+    }
+
+    /// How long `connect` (and each reconnection attempt) may take to
+    /// establish a connection (`async-nats` default: 5 s).
+    pub fn connection_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_timeout = Some(timeout);
+        self
+    }
+
+    /// The longest pause between two reconnection attempts after the
+    /// connection is lost (`async-nats` default: exponential back-off up to
+    /// 4 s). Attempts start at once and double from 1 ms up to this cap.
+    pub fn max_reconnect_delay(mut self, delay: Duration) -> Self {
+        self.max_reconnect_delay = Some(delay);
+        self
+    }
+
+    /// Gives up after this many failed reconnection attempts in a row
+    /// (default: never gives up).
+    pub fn max_reconnects(mut self, attempts: usize) -> Self {
+        self.max_reconnects = Some(attempts);
+        self
+    }
+
+    /// How often the client pings the server to notice a dead connection
+    /// (`async-nats` default: 60 s).
+    pub fn ping_interval(mut self, interval: Duration) -> Self {
+        self.ping_interval = Some(interval);
+        self
+    }
+
+    /// Applies any other `async-nats` option, after those above (for
+    /// example `tls_client_config` with a custom `rustls` configuration).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::NatsOptions;
+    ///
+    /// let options = NatsOptions::new("nats://127.0.0.1:4222")
+    ///     .configure(|o| o.client_capacity(4096).read_buffer_capacity(65535));
+    /// # drop(options);
+    /// ```
+    pub fn configure<F>(mut self, f: F) -> Self
+    where
+        F: FnOnce(async_nats::ConnectOptions) -> async_nats::ConnectOptions + Send + Sync + 'static,
+    {
+        self.configure = Some(Box::new(f));
+        self
+    }
+
+    /// The subject prefix (checked when connecting).
+    pub fn prefix(&self) -> &str {
+        &self.subject_prefix
+    }
+
+    /// The server URLs.
+    pub fn servers(&self) -> &[String] {
+        &self.servers
+    }
+
+    /// The `async-nats` options these settings stand for. Reads the
+    /// credentials file, if one is set.
+    pub(crate) async fn take_connect_options(
+        &mut self,
+    ) -> Result<async_nats::ConnectOptions, String> {
+        wire::check_prefix(&self.subject_prefix)?;
+        let mut o = async_nats::ConnectOptions::new();
+        if let Some(name) = &self.name {
+            o = o.name(name);
+        }
+        if let Some((user, password)) = &self.user_password {
+            o = o.user_and_password(user.clone(), password.clone());
+        }
+        if let Some(token) = &self.token {
+            o = o.token(token.clone());
+        }
+        if let Some(seed) = &self.nkey {
+            o = o.nkey(seed.clone());
+        }
+        if let Some(path) = &self.credentials_file {
+            o = o.credentials_file(path).await.map_err(|e| {
+                format!(
+                    "cannot read the NATS credentials file {}: {e}",
+                    path.display()
+                )
+            })?;
+        }
+        if self.require_tls {
+            o = o.require_tls(true);
+        }
+        if self.tls_first {
+            o = o.tls_first();
+        }
+        if let Some(path) = &self.root_certificates {
+            o = o.add_root_certificates(path.clone());
+        }
+        if let Some((cert, key)) = &self.client_certificate {
+            o = o.add_client_certificate(cert.clone(), key.clone());
+        }
+        if let Some(timeout) = self.connection_timeout {
+            o = o.connection_timeout(timeout);
+        }
+        if let Some(cap) = self.max_reconnect_delay {
+            o = o.reconnect_delay_callback(move |attempts| reconnect_delay(attempts, cap));
+        }
+        if let Some(n) = self.max_reconnects {
+            o = o.max_reconnects(n);
+        }
+        if let Some(interval) = self.ping_interval {
+            o = o.ping_interval(interval);
+        }
+        if let Some(configure) = self.configure.take() {
+            o = configure(o);
+        }
+        Ok(o)
+    }
+}
+
+/// Exponential back-off from 0 (first attempt) doubling from 1 ms, capped.
+fn reconnect_delay(attempts: usize, cap: Duration) -> Duration {
+    if attempts <= 1 {
+        return Duration::ZERO;
+    }
+    let exp = u32::try_from(attempts - 2).unwrap_or(u32::MAX).min(30);
+    Duration::from_millis(1u64 << exp).min(cap)
+}
+
+impl fmt::Debug for NatsOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Secrets are never printed, only whether they are set.
+        f.debug_struct("NatsOptions")
+            .field("servers", &self.servers)
+            .field("subject_prefix", &self.subject_prefix)
+            .field("connection_name", &self.name)
+            .field("user", &self.user_password.as_ref().map(|(u, _)| u))
+            .field("password", &self.user_password.as_ref().map(|_| "***"))
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("nkey", &self.nkey.as_ref().map(|_| "***"))
+            .field("credentials_file", &self.credentials_file)
+            .field("require_tls", &self.require_tls)
+            .field("tls_first", &self.tls_first)
+            .field("root_certificates", &self.root_certificates)
+            .field(
+                "client_certificate",
+                &self.client_certificate.as_ref().map(|(c, _)| c),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_capped() {
+        let cap = Duration::from_millis(100);
+        assert_eq!(reconnect_delay(1, cap), Duration::ZERO);
+        assert_eq!(reconnect_delay(2, cap), Duration::from_millis(1));
+        assert_eq!(reconnect_delay(5, cap), Duration::from_millis(8));
+        assert_eq!(reconnect_delay(50, cap), cap);
+        assert_eq!(reconnect_delay(usize::MAX, cap), cap);
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let o = NatsOptions::new("nats://x:1")
+            .user_and_password("u", "hunter2")
+            .token("tok3n")
+            .nkey("SUSEED");
+        let text = format!("{o:?}");
+        assert!(!text.contains("hunter2") && !text.contains("tok3n") && !text.contains("SUSEED"));
+        assert!(text.contains("\"u\""));
+    }
+}

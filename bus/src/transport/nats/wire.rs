@@ -1,0 +1,369 @@
+// The wire contract with other nodes (README "Cluster (NATS)"): subjects,
+// queue groups, headers, versions and failure names. Changing anything
+// here breaks nodes built from an older codecbus; bump `WIRE_VERSION` when
+// the meaning of the bytes or headers changes.
+
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use async_nats::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::error::RequestErrorKind;
+use crate::headers::Headers;
+
+/// The wire format version this node writes and the only one it reads.
+pub(crate) const WIRE_VERSION: &str = "1";
+
+/// Header names of the bus; every name starting with [`RESERVED`]
+/// (ASCII case-insensitive) belongs to the bus.
+pub(crate) const RESERVED: &str = "Codecbus-";
+pub(crate) const H_VERSION: &str = "Codecbus-Version";
+pub(crate) const H_CODEC: &str = "Codecbus-Codec";
+pub(crate) const H_TIMEOUT: &str = "Codecbus-Timeout";
+pub(crate) const H_FAILURE: &str = "Codecbus-Failure";
+pub(crate) const H_FAILURE_CODE: &str = "Codecbus-Failure-Code";
+
+/// Subjects longer than this are refused: the server's control line
+/// (`max_control_line`, 4096 bytes by default) must still hold the reply
+/// subject and sizes, and a line over it closes the connection.
+pub(crate) const MAX_SUBJECT_LEN: usize = 3072;
+
+/// Checks a subject prefix: dot-separated non-empty tokens of printable
+/// ASCII without `*`, `>` or spaces.
+pub(crate) fn check_prefix(prefix: &str) -> Result<(), String> {
+    let ok = !prefix.is_empty()
+        && prefix.split('.').all(|token| {
+            !token.is_empty()
+                && token
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && b != b'*' && b != b'>')
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "subject prefix {prefix:?} is not a NATS subject: use dot-separated, non-empty tokens of printable ASCII without `*`, `>` or spaces"
+        ))
+    }
+}
+
+#[inline]
+fn is_plain(b: u8) -> bool {
+    b.is_ascii_graphic() && !matches!(b, b'.' | b'*' | b'>' | b'%')
+}
+
+/// Appends the escaped `address` to `out`: printable ASCII other than `%`,
+/// `*`, `>` is kept, `.` separates tokens, every other byte is `%XX`
+/// (upper-case hex). When splitting at dots would leave an empty token
+/// (an empty address, a leading, trailing or doubled dot) every dot is
+/// escaped as `%2E` too; the empty address is the single token `%`. The
+/// mapping is injective: distinct addresses get distinct subjects.
+pub(crate) fn escape_address(address: &str, out: &mut String) {
+    if address.is_empty() {
+        out.push('%');
+        return;
+    }
+    let keep_dots = address.split('.').all(|t| !t.is_empty());
+    for &b in address.as_bytes() {
+        if is_plain(b) || (b == b'.' && keep_dots) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+}
+
+/// `{prefix}.{kind}.{escaped address}`.
+pub(crate) fn subject(prefix: &str, kind: char, address: &str) -> Result<String, String> {
+    let mut s = String::with_capacity(prefix.len() + 3 + address.len());
+    s.push_str(prefix);
+    s.push('.');
+    s.push(kind);
+    s.push('.');
+    escape_address(address, &mut s);
+    if s.len() > MAX_SUBJECT_LEN {
+        return Err(format!(
+            "address of {} bytes is too long for NATS: its subject would be {} bytes, over {MAX_SUBJECT_LEN}",
+            address.len(),
+            s.len()
+        ));
+    }
+    Ok(s)
+}
+
+/// The subject every node with a consumer of `address` subscribes to
+/// (publish).
+pub(crate) fn publish_subject(prefix: &str, address: &str) -> Result<String, String> {
+    subject(prefix, 'p', address)
+}
+
+/// The subject of the per-address queue group (send and request).
+pub(crate) fn send_subject(prefix: &str, address: &str) -> Result<String, String> {
+    subject(prefix, 's', address)
+}
+
+/// The headers of a message leaving this node: the bus's own, then the
+/// user's. User headers that cannot travel over NATS, or use the reserved
+/// `Codecbus-` prefix, are refused.
+pub(crate) fn outbound_headers(
+    codec: &str,
+    timeout_ms: Option<u128>,
+    user: &Headers,
+) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    map.insert(
+        HeaderName::from_static(H_VERSION),
+        HeaderValue::from_str(WIRE_VERSION).unwrap_or_default(),
+    );
+    let codec = HeaderValue::from_str(codec)
+        .map_err(|_| format!("codec name {codec:?} cannot travel in a NATS header"))?;
+    map.insert(HeaderName::from_static(H_CODEC), codec);
+    if let Some(ms) = timeout_ms {
+        map.insert(
+            HeaderName::from_static(H_TIMEOUT),
+            HeaderValue::from(ms.min(u128::from(u64::MAX)) as u64),
+        );
+    }
+    append_user(&mut map, user)?;
+    Ok(map)
+}
+
+fn append_user(map: &mut HeaderMap, user: &Headers) -> Result<(), String> {
+    for (name, value) in user.iter() {
+        if is_reserved(name) {
+            return Err(format!(
+                "header `{name}` uses the prefix `{RESERVED}`, which the bus reserves for its wire contract"
+            ));
+        }
+        let n = HeaderName::from_str(name).map_err(|_| {
+            format!(
+                "header name {name:?} cannot travel over NATS (printable ASCII without `:` only)"
+            )
+        })?;
+        let v = HeaderValue::from_str(value).map_err(|_| {
+            format!("the value of header `{name}` cannot travel over NATS (no CR or LF)")
+        })?;
+        map.append(n, v);
+    }
+    Ok(())
+}
+
+/// The headers of a failure reply.
+pub(crate) fn failure_headers(kind: RequestErrorKind, code: i32) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    map.insert(
+        HeaderName::from_static(H_VERSION),
+        HeaderValue::from_str(WIRE_VERSION).unwrap_or_default(),
+    );
+    map.insert(
+        HeaderName::from_static(H_FAILURE),
+        HeaderValue::from_str(failure_name(kind)).unwrap_or_default(),
+    );
+    map.insert(
+        HeaderName::from_static(H_FAILURE_CODE),
+        HeaderValue::from(code),
+    );
+    map
+}
+
+/// The reply headers of a successful reply.
+pub(crate) fn reply_headers(codec: &str, user: &Headers) -> Result<HeaderMap, String> {
+    outbound_headers(codec, None, user)
+}
+
+pub(crate) fn is_reserved(name: &str) -> bool {
+    name.get(..RESERVED.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(RESERVED))
+}
+
+/// The wire name of a failure kind.
+pub(crate) fn failure_name(kind: RequestErrorKind) -> &'static str {
+    match kind {
+        RequestErrorKind::NoHandlers => "NO_HANDLERS",
+        RequestErrorKind::Timeout => "TIMEOUT",
+        RequestErrorKind::RecipientFailure => "RECIPIENT_FAILURE",
+        RequestErrorKind::TypeMismatch => "TYPE_MISMATCH",
+        RequestErrorKind::QueueFull => "QUEUE_FULL",
+        RequestErrorKind::Dropped => "DROPPED",
+        RequestErrorKind::Codec => "CODEC",
+        RequestErrorKind::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+        RequestErrorKind::Transport => "TRANSPORT",
+    }
+}
+
+/// The failure kind of a wire name; an unknown name (from a newer node)
+/// is a recipient failure.
+pub(crate) fn failure_kind(name: &str) -> RequestErrorKind {
+    match name {
+        "NO_HANDLERS" => RequestErrorKind::NoHandlers,
+        "TIMEOUT" => RequestErrorKind::Timeout,
+        "TYPE_MISMATCH" => RequestErrorKind::TypeMismatch,
+        "QUEUE_FULL" => RequestErrorKind::QueueFull,
+        "DROPPED" => RequestErrorKind::Dropped,
+        "CODEC" => RequestErrorKind::Codec,
+        "PAYLOAD_TOO_LARGE" => RequestErrorKind::PayloadTooLarge,
+        "TRANSPORT" => RequestErrorKind::Transport,
+        _ => RequestErrorKind::RecipientFailure,
+    }
+}
+
+/// What the bus reads from the headers of an incoming message.
+#[derive(Default)]
+pub(crate) struct Inbound {
+    pub(crate) version: Option<String>,
+    pub(crate) codec: Option<String>,
+    pub(crate) timeout_ms: Option<u64>,
+    pub(crate) failure: Option<String>,
+    pub(crate) failure_code: Option<i32>,
+    pub(crate) user: Headers,
+}
+
+/// Splits NATS headers into the bus's and the user's.
+pub(crate) fn parse_headers(map: Option<&HeaderMap>) -> Inbound {
+    let mut inbound = Inbound::default();
+    let Some(map) = map else {
+        return inbound;
+    };
+    for (name, values) in map.iter() {
+        let name: &str = name.as_ref();
+        if !is_reserved(name) {
+            for v in values {
+                inbound.user.append(name, v.as_str());
+            }
+            continue;
+        }
+        let Some(first) = values.first().map(HeaderValue::as_str) else {
+            continue;
+        };
+        let known = |h: &str| name.eq_ignore_ascii_case(h);
+        if known(H_VERSION) {
+            inbound.version = Some(first.to_owned());
+        } else if known(H_CODEC) {
+            inbound.codec = Some(first.to_owned());
+        } else if known(H_TIMEOUT) {
+            inbound.timeout_ms = first.trim().parse().ok();
+        } else if known(H_FAILURE) {
+            inbound.failure = Some(first.to_owned());
+        } else if known(H_FAILURE_CODE) {
+            inbound.failure_code = first.trim().parse().ok();
+        }
+    }
+    inbound
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esc(a: &str) -> String {
+        let mut s = String::new();
+        escape_address(a, &mut s);
+        s
+    }
+
+    #[test]
+    fn addresses_map_to_subject_tokens() {
+        assert_eq!(esc("news.feed"), "news.feed");
+        assert_eq!(esc("user:7/cart"), "user:7/cart");
+        assert_eq!(esc("a b"), "a%20b");
+        assert_eq!(esc("a.*.>"), "a.%2A.%3E");
+        assert_eq!(esc("100%"), "100%25");
+        assert_eq!(esc("a..b"), "a%2E%2Eb");
+        assert_eq!(esc(".a"), "%2Ea");
+        assert_eq!(esc(""), "%");
+        assert_eq!(esc("é"), "%C3%A9");
+        assert_eq!(esc("tab\there"), "tab%09here");
+    }
+
+    #[test]
+    fn escaping_is_injective_on_tricky_pairs() {
+        let pairs = [
+            ("a.b", "a%2Eb"),
+            ("", "%"),
+            ("a..b", "a%2E%2Eb"),
+            ("%", "%25"),
+        ];
+        for (x, y) in pairs {
+            assert_ne!(esc(x), esc(y), "{x:?} vs {y:?}");
+        }
+    }
+
+    #[test]
+    fn subjects() {
+        assert_eq!(
+            publish_subject("codecbus", "news").unwrap(),
+            "codecbus.p.news"
+        );
+        assert_eq!(send_subject("app.v1", "a.b").unwrap(), "app.v1.s.a.b");
+        let long = "x".repeat(MAX_SUBJECT_LEN);
+        let err = send_subject("codecbus", &long).unwrap_err();
+        assert!(err.contains("too long"), "{err}");
+    }
+
+    #[test]
+    fn prefixes() {
+        assert!(check_prefix("codecbus").is_ok());
+        assert!(check_prefix("app.v1").is_ok());
+        for bad in ["", "a..b", "a.*", "a b", ".a", "a.>"] {
+            assert!(check_prefix(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn headers_round_trip() {
+        let user: Headers = [("Trace-Id", "42"), ("tag", "a"), ("tag", "b")]
+            .into_iter()
+            .collect();
+        let map = outbound_headers("quote", Some(250), &user).unwrap();
+        let inbound = parse_headers(Some(&map));
+        assert_eq!(inbound.version.as_deref(), Some(WIRE_VERSION));
+        assert_eq!(inbound.codec.as_deref(), Some("quote"));
+        assert_eq!(inbound.timeout_ms, Some(250));
+        assert_eq!(inbound.user.get("trace-id"), Some("42"));
+        assert_eq!(inbound.user.get_all("tag").collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(inbound.user.len(), 3);
+    }
+
+    #[test]
+    fn bad_user_headers_are_refused() {
+        let reserved: Headers = [("codecbus-codec", "x")].into_iter().collect();
+        assert!(
+            outbound_headers("c", None, &reserved)
+                .unwrap_err()
+                .contains("reserves")
+        );
+        let newline: Headers = [("a", "x\r\ny")].into_iter().collect();
+        assert!(
+            outbound_headers("c", None, &newline)
+                .unwrap_err()
+                .contains("CR or LF")
+        );
+        let colon: Headers = [("a:b", "x")].into_iter().collect();
+        assert!(
+            outbound_headers("c", None, &colon)
+                .unwrap_err()
+                .contains("cannot travel")
+        );
+    }
+
+    #[test]
+    fn failure_names_round_trip() {
+        for kind in [
+            RequestErrorKind::NoHandlers,
+            RequestErrorKind::Timeout,
+            RequestErrorKind::RecipientFailure,
+            RequestErrorKind::TypeMismatch,
+            RequestErrorKind::QueueFull,
+            RequestErrorKind::Dropped,
+            RequestErrorKind::Codec,
+            RequestErrorKind::PayloadTooLarge,
+            RequestErrorKind::Transport,
+        ] {
+            assert_eq!(failure_kind(failure_name(kind)), kind);
+        }
+        assert_eq!(
+            failure_kind("SOMETHING_NEW"),
+            RequestErrorKind::RecipientFailure
+        );
+    }
+}

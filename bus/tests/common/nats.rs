@@ -1,0 +1,200 @@
+//! A real `nats-server` for the cluster tests: started on a free loopback
+//! port with a config file in a temporary directory, awaited until it
+//! accepts connections, killed (and its directory removed) on drop.
+//!
+//! Without `nats-server` on `PATH` (or in `/usr/sbin`, where the Debian
+//! package puts it) the tests print a skip message and pass, unless the
+//! `CI` environment variable is set: then they fail, so CI cannot go green
+//! without running them. `.ci/run` installs the package.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// The `nats-server` binary, if installed.
+pub fn binary() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/bin")])
+        .map(|dir| dir.join("nats-server"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// `None` (after printing why) when the test should be skipped.
+///
+/// # Panics
+///
+/// When `nats-server` is missing and `CI` is set.
+pub fn available(test: &str) -> Option<PathBuf> {
+    match binary() {
+        Some(path) => Some(path),
+        None if std::env::var_os("CI").is_some() => panic!(
+            "{test}: nats-server is not installed and CI is set; install the Debian package `nats-server` (.ci/run does)"
+        ),
+        None => {
+            eprintln!(
+                "SKIPPED {test}: nats-server is not on PATH (install the Debian package `nats-server` to run the cluster tests)"
+            );
+            None
+        }
+    }
+}
+
+/// Extra settings for the server's config file.
+#[derive(Default, Clone)]
+pub struct Config {
+    /// `max_payload` in bytes.
+    pub max_payload: Option<usize>,
+    /// `authorization { token }`.
+    pub token: Option<String>,
+    /// `authorization { user, password }`.
+    pub user_password: Option<(String, String)>,
+}
+
+/// A running `nats-server`.
+pub struct NatsServer {
+    binary: PathBuf,
+    dir: PathBuf,
+    port: u16,
+    child: Option<Child>,
+}
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("local addr").port()
+}
+
+impl NatsServer {
+    /// A plain server, or `None` when the test is skipped.
+    pub fn start(test: &str) -> Option<Self> {
+        Self::start_with(test, &Config::default())
+    }
+
+    /// A server with `config`, or `None` when the test is skipped.
+    pub fn start_with(test: &str, config: &Config) -> Option<Self> {
+        let binary = available(test)?;
+        let dir = std::env::temp_dir().join(format!(
+            "codecbus-nats-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("create the server's temp dir");
+        let port = free_port();
+        let mut text = format!("listen: 127.0.0.1:{port}\n");
+        if let Some(max) = config.max_payload {
+            text.push_str(&format!("max_payload: {max}\n"));
+        }
+        if let Some(token) = &config.token {
+            text.push_str(&format!("authorization {{ token: \"{token}\" }}\n"));
+        }
+        if let Some((user, password)) = &config.user_password {
+            text.push_str(&format!(
+                "authorization {{ user: \"{user}\", password: \"{password}\" }}\n"
+            ));
+        }
+        std::fs::write(dir.join("server.conf"), text).expect("write the server config");
+        let mut server = Self {
+            binary,
+            dir,
+            port,
+            child: None,
+        };
+        server.spawn();
+        Some(server)
+    }
+
+    fn spawn(&mut self) {
+        let log = std::fs::File::create(self.dir.join("server.log")).expect("server log");
+        let child = Command::new(&self.binary)
+            .arg("-c")
+            .arg(self.dir.join("server.conf"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start nats-server");
+        self.child = Some(child);
+        self.wait_ready();
+    }
+
+    /// Waits until the server greets a client with its `INFO` line.
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(child) = &mut self.child
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                panic!(
+                    "nats-server exited ({status}) before accepting connections:\n{}",
+                    self.log()
+                );
+            }
+            if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
+                let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+                let mut buf = [0u8; 4];
+                if stream.read_exact(&mut buf).is_ok() && &buf == b"INFO" {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "nats-server did not accept connections on port {} within 10 s:\n{}",
+                self.port,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+
+    /// `nats://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The temporary directory of this server.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Kills the server (SIGKILL) and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port, with the same config.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A URL where nothing listens.
+pub fn unreachable_url() -> String {
+    format!("nats://127.0.0.1:{}", free_port())
+}

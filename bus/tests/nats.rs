@@ -1,0 +1,731 @@
+//! The bus across NATS: two bus nodes in this process, each with its own
+//! connection to a real `nats-server` started by the harness.
+#![cfg(feature = "nats")]
+
+#[path = "common/nats.rs"]
+mod harness;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bus::{
+    BuildErrorKind, DeliveryOptions, EventBus, Message, NatsOptions, PublishErrorKind,
+    RequestErrorKind, SendErrorKind,
+};
+use codec_core::MessageCodec;
+use codec_core::jsobj;
+use codec_core::json::JsObj;
+use harness::{Config, NatsServer};
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "test.order")]
+struct Order {
+    id: u64,
+    items: Vec<String>,
+    note: Option<String>,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "test.quote", immutable)]
+struct Quote {
+    order: u64,
+    total_cents: i64,
+}
+
+fn order(id: u64) -> Order {
+    Order {
+        id,
+        items: vec!["tea".into(), "cake".into()],
+        note: id.is_multiple_of(2).then(|| "even".to_owned()),
+    }
+}
+
+fn options(url: &str) -> NatsOptions {
+    NatsOptions::new(url)
+        .connection_timeout(Duration::from_secs(2))
+        .max_reconnect_delay(Duration::from_millis(50))
+}
+
+async fn node(server: &NatsServer) -> EventBus {
+    EventBus::builder()
+        .default_timeout(Duration::from_secs(2))
+        .nats(options(&server.url()))
+        .connect()
+        .await
+        .expect("connect to the test server")
+}
+
+/// Polls `check` until it holds or 5 s pass.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Counts messages per consumer name.
+#[derive(Default, Clone)]
+struct Tally(Arc<std::sync::Mutex<HashMap<&'static str, Vec<u64>>>>);
+
+impl Tally {
+    fn add(&self, who: &'static str, n: u64) {
+        self.0.lock().unwrap().entry(who).or_default().push(n);
+    }
+    fn get(&self, who: &str) -> Vec<u64> {
+        self.0.lock().unwrap().get(who).cloned().unwrap_or_default()
+    }
+    fn total(&self) -> usize {
+        self.0.lock().unwrap().values().map(Vec::len).sum()
+    }
+}
+
+fn counting(
+    bus: &EventBus,
+    address: &str,
+    who: &'static str,
+    tally: &Tally,
+) -> bus::MessageConsumer {
+    let tally = tally.clone();
+    bus.consumer(address, move |m: Message<u64>| {
+        let tally = tally.clone();
+        async move { tally.add(who, *m.body()) }
+    })
+}
+
+#[tokio::test]
+async fn connect_errors_are_clear() {
+    let url = harness::unreachable_url();
+    let err = EventBus::builder()
+        .nats(options(&url))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Connect);
+    assert!(err.to_string().contains(&url), "{err}");
+
+    let err = EventBus::builder().nats(options(&url)).build().unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(err.to_string().contains("connect().await"), "{err}");
+
+    let err = EventBus::builder()
+        .nats(options(&url).subject_prefix("bad prefix"))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(err.to_string().contains("subject prefix"), "{err}");
+
+    let err = EventBus::builder()
+        .nats(options(&url).credentials_file("/nonexistent/user.creds"))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(err.to_string().contains("/nonexistent/user.creds"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_goes_to_exactly_one_consumer_across_both_nodes() {
+    let Some(server) = NatsServer::start("send_goes_to_exactly_one_consumer_across_both_nodes")
+    else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let tally = Tally::default();
+    let _a1 = counting(&a, "work", "a1", &tally);
+    let _a2 = counting(&a, "work", "a2", &tally);
+    let _b1 = counting(&b, "work", "b1", &tally);
+    a.flush().await.unwrap();
+    b.flush().await.unwrap();
+
+    const N: u64 = 200;
+    for n in 0..N {
+        let sender = if n.is_multiple_of(2) { &a } else { &b };
+        sender.send("work", n).await.unwrap();
+    }
+    eventually("every send handled", || tally.total() == N as usize).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut all: Vec<u64> = ["a1", "a2", "b1"]
+        .iter()
+        .flat_map(|w| tally.get(w))
+        .collect();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..N).collect::<Vec<_>>(),
+        "each send handled exactly once"
+    );
+    let on_a = tally.get("a1").len() + tally.get("a2").len();
+    let on_b = tally.get("b1").len();
+    // NATS picks a queue member at random; both nodes get a share, and on
+    // node a its two consumers take turns.
+    assert!(on_a > 0 && on_b > 0, "a: {on_a}, b: {on_b}");
+    let (a1, a2) = (tally.get("a1").len(), tally.get("a2").len());
+    assert!(
+        a1.abs_diff(a2) <= 1,
+        "round-robin inside node a: {a1} vs {a2}"
+    );
+    assert_eq!(a.metrics().remote_received + b.metrics().remote_received, N);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_reaches_every_consumer_on_every_node_once() {
+    let Some(server) = NatsServer::start("publish_reaches_every_consumer_on_every_node_once")
+    else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let tally = Tally::default();
+    let _a1 = counting(&a, "news", "a1", &tally);
+    let _a2 = counting(&a, "news", "a2", &tally);
+    let _b1 = counting(&b, "news", "b1", &tally);
+    let local_tally = tally.clone();
+    let _a_local = a.local_consumer("news", move |m: Message<u64>| {
+        let t = local_tally.clone();
+        async move { t.add("a-local", *m.body()) }
+    });
+    let b_local_tally = tally.clone();
+    let _b_local = b.local_consumer("news", move |m: Message<u64>| {
+        let t = b_local_tally.clone();
+        async move { t.add("b-local", *m.body()) }
+    });
+    a.flush().await.unwrap();
+    b.flush().await.unwrap();
+
+    for n in 0..10u64 {
+        a.publish("news", n).await.unwrap();
+    }
+    eventually("every publish handled", || tally.total() == 40).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for who in ["a1", "a2", "b1", "a-local"] {
+        assert_eq!(tally.get(who), (0..10).collect::<Vec<_>>(), "{who}");
+    }
+    // A local consumer on another node never hears a remote publish.
+    assert!(tally.get("b-local").is_empty());
+    // One NATS message per publish and node, however many consumers.
+    assert_eq!(a.metrics().remote_received, 10);
+    assert_eq!(b.metrics().remote_received, 10);
+
+    // A publish with nobody anywhere is not an error across a cluster.
+    a.publish("nobody.listens", 1u64).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_reply_with_derived_types_and_headers() {
+    let Some(server) = NatsServer::start("request_reply_with_derived_types_and_headers") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let _pricing = b.consumer("pricing", |m: Message<Order>| async move {
+        let trace = m.headers().get("trace-id").unwrap_or("none").to_owned();
+        let total = m.body().items.len() as i64 * 250;
+        m.reply_with(
+            Quote {
+                order: m.body().id,
+                total_cents: total,
+            },
+            DeliveryOptions::new()
+                .with_header("priced-by", "b")
+                .with_header("trace-seen", trace),
+        );
+    });
+    b.flush().await.unwrap();
+
+    for id in 0..20 {
+        let options = DeliveryOptions::new().with_header("Trace-Id", "t-1");
+        let reply: Message<Quote> = a.request_with("pricing", order(id), options).await.unwrap();
+        assert_eq!(
+            reply.body(),
+            &Quote {
+                order: id,
+                total_cents: 500
+            }
+        );
+        assert_eq!(reply.headers().get("priced-by"), Some("b"));
+        assert_eq!(reply.headers().get("trace-seen"), Some("t-1"));
+        assert_eq!(reply.address(), "pricing");
+    }
+    // The reply decoded on `a` is its own: nobody else holds it.
+    let mut reply: Message<Quote> = a.request("pricing", order(99)).await.unwrap();
+    assert_eq!(reply.headers().get("trace-seen"), Some("none"));
+    assert!(reply.body_mut().is_some());
+
+    // A reply of the wrong type for the requester.
+    let err = a
+        .request::<_, Order>("pricing", order(1))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
+
+    // A request of the wrong type for the consumer.
+    let err = a.request::<_, Quote>("pricing", 5u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
+    assert!(
+        err.to_string().contains("test::Order") || err.to_string().contains("Order"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_reply_with_jsobj() {
+    let Some(server) = NatsServer::start("request_reply_with_jsobj") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let _echo = b.consumer("json.echo", |m: Message<JsObj>| async move {
+        let answer = m.body().set("seen", true);
+        m.reply(answer);
+    });
+    b.flush().await.unwrap();
+    let order = jsobj! {
+        "id": 7,
+        "customer": { "name": "Ada", "tier": "gold" },
+        "items": [{ "sku": "tea", "qty": 2 }, { "sku": "cake", "qty": 1 }],
+    };
+    let reply: Message<JsObj> = a.request("json.echo", order.clone()).await.unwrap();
+    assert_eq!(reply.body(), &order.set("seen", true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_codec_on_the_receiving_node() {
+    let Some(server) = NatsServer::start("unknown_codec_on_the_receiving_node") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let handled = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&handled);
+    let _orders = b.consumer("orders", move |m: Message<Order>| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        async move {
+            m.reply(1u64);
+        }
+    });
+    b.flush().await.unwrap();
+    assert!(b.unregister_codec("test.order").is_some());
+
+    let err = a.request::<_, u64>("orders", order(1)).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Codec);
+    assert!(err.to_string().contains("\"test.order\""), "{err}");
+    assert_eq!(b.metrics().undecodable, 1);
+
+    a.send("orders", order(2)).await.unwrap();
+    a.publish("orders", order(3)).await.unwrap();
+    eventually("send and publish counted as undecodable", || {
+        b.metrics().undecodable == 3
+    })
+    .await;
+    assert_eq!(handled.load(Ordering::SeqCst), 0);
+
+    // A type without any codec cannot leave the sending node.
+    a.unregister_codec("test.quote").unwrap();
+    let q = Quote {
+        order: 1,
+        total_cents: 2,
+    };
+    let err = a.send("orders", q.clone()).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::Codec);
+    assert!(err.to_string().contains("no codec registered"), "{err}");
+    assert_eq!(err.into_body::<Quote>().as_deref(), Some(&q));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recipient_failure_crosses_the_wire() {
+    let Some(server) = NatsServer::start("recipient_failure_crosses_the_wire") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let _strict = b.consumer("strict", |m: Message<String>| async move {
+        match m.body().as_str() {
+            "fail" => {
+                m.fail(422, "not acceptable");
+                Ok(())
+            }
+            "err" => Err("handler said no"),
+            "panic" => panic!("boom"),
+            "drop" => Ok(()),
+            _ => {
+                m.reply("fine".to_owned());
+                Ok(())
+            }
+        }
+    });
+    b.flush().await.unwrap();
+
+    let err = a
+        .request::<_, String>("strict", "fail".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(
+        (err.failure_code(), err.to_string().as_str()),
+        (422, "not acceptable")
+    );
+
+    let err = a
+        .request::<_, String>("strict", "err".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(err.to_string(), "handler said no");
+    assert_eq!(err.failure_code(), bus::NO_FAILURE_CODE);
+
+    let err = a
+        .request::<_, String>("strict", "panic".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert!(err.to_string().contains("boom"), "{err}");
+
+    let err = a
+        .request::<_, String>("strict", "drop".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert!(err.to_string().starts_with("No reply"), "{err}");
+
+    let ok: Message<String> = a.request("strict", "hi".to_owned()).await.unwrap();
+    assert_eq!(ok.body(), "fine");
+    assert_eq!(a.metrics().recipient_failures, 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_responders_and_timeout() {
+    let Some(server) = NatsServer::start("no_responders_and_timeout") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+
+    let started = Instant::now();
+    let err = a.request::<_, u64>("nowhere", 1u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+    assert_eq!(err.to_string(), "No handlers for address nowhere");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "no responders is immediate"
+    );
+
+    let _mute = b.consumer("mute", |m: Message<u64>| async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        m.reply(0u64);
+    });
+    b.flush().await.unwrap();
+    let started = Instant::now();
+    let options = DeliveryOptions::new().with_timeout(Duration::from_millis(150));
+    let err = a
+        .request_with::<_, u64>("mute", 1u64, options)
+        .await
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(err.kind(), RequestErrorKind::Timeout);
+    assert!(
+        err.to_string()
+            .starts_with("Timed out after waiting 150(ms)"),
+        "{err}"
+    );
+    assert!(
+        waited >= Duration::from_millis(150) && waited < Duration::from_secs(1),
+        "{waited:?}"
+    );
+    assert_eq!(a.metrics().timeouts, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversize_payloads_fail_at_send() {
+    let config = Config {
+        max_payload: Some(1024),
+        ..Config::default()
+    };
+    let Some(server) = NatsServer::start_with("oversize_payloads_fail_at_send", &config) else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let _big = b.consumer("big", |m: Message<String>| async move {
+        m.reply("x".repeat(m.body().len() * 4));
+    });
+    b.flush().await.unwrap();
+    let body = "y".repeat(2000);
+
+    let err = a.send("big", body.clone()).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::PayloadTooLarge);
+    let text = err.to_string();
+    assert!(
+        text.contains("max_payload of 1024 bytes") && text.contains("2003 of body"),
+        "{text}"
+    );
+    assert_eq!(err.into_body::<String>().as_deref(), Some(&body));
+
+    let err = a.publish("big", body.clone()).await.unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::PayloadTooLarge);
+    let err = a.request::<_, String>("big", body).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::PayloadTooLarge);
+
+    // A reply over the limit comes back as the replier's error.
+    let err = a
+        .request::<_, String>("big", "z".repeat(300))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::PayloadTooLarge);
+    assert!(err.to_string().contains("Reply to address big"), "{err}");
+
+    let ok: Message<String> = a.request("big", "z".repeat(10)).await.unwrap();
+    assert_eq!(ok.body().len(), 40);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_consumers_never_subscribe_and_last_unregister_unsubscribes() {
+    let Some(server) = NatsServer::start("local_consumers_never_subscribe") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let _local = a.local_consumer("private", |m: Message<u64>| async move {
+        m.reply(*m.body() + 1);
+    });
+    a.flush().await.unwrap();
+    let err = b.request::<_, u64>("private", 1u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+    // On its own node a local consumer answers (nothing crosses NATS).
+    let two: Message<u64> = a.request("private", 1u64).await.unwrap();
+    assert_eq!(*two.body(), 2);
+    assert_eq!(b.metrics().remote_received + a.metrics().remote_received, 0);
+
+    let c1 = b.consumer("shared", |m: Message<u64>| async move {
+        m.reply(1u64);
+    });
+    let c2 = b.consumer("shared", |m: Message<u64>| async move {
+        m.reply(2u64);
+    });
+    b.flush().await.unwrap();
+    let _: Message<u64> = a.request("shared", 0u64).await.unwrap();
+    c1.unregister().await;
+    b.flush().await.unwrap();
+    let r: Message<u64> = a.request("shared", 0u64).await.unwrap();
+    assert_eq!(*r.body(), 2, "still subscribed while a consumer is left");
+    c2.unregister().await;
+    b.flush().await.unwrap();
+    let err = a.request::<_, u64>("shared", 0u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+
+    // A stream consumer unsubscribes when dropped.
+    let stream = b.consumer_stream::<u64>("streamed");
+    b.flush().await.unwrap();
+    a.send("streamed", 1u64).await.unwrap();
+    drop(stream);
+    b.flush().await.unwrap();
+    let err = a.request::<_, u64>("streamed", 0u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_drains_in_flight_requests() {
+    let Some(server) = NatsServer::start("close_drains_in_flight_requests") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let _slow = b.consumer("slow", |m: Message<u64>| async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        m.reply(*m.body() * 10);
+    });
+    b.flush().await.unwrap();
+    let a2 = a.clone();
+    let pending = tokio::spawn(async move { a2.request::<_, u64>("slow", 4u64).await });
+    eventually("the request reached b", || b.metrics().handled == 1).await;
+    b.close().await;
+    let reply = pending
+        .await
+        .unwrap()
+        .expect("the request in flight was answered");
+    assert_eq!(*reply.body(), 40);
+
+    let err = b.send("slow", 1u64).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::Transport);
+    assert!(err.to_string().contains("closed"), "{err}");
+    let err = a.request::<_, u64>("slow", 1u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+    b.close().await; // twice is fine
+    a.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_restart_mid_stream() {
+    let Some(mut server) = NatsServer::start("server_restart_mid_stream") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let published = Tally::default();
+    let _double = b.consumer("double", |m: Message<u64>| async move {
+        m.reply(*m.body() * 2);
+    });
+    let _news = counting(&b, "news", "b", &published);
+    b.flush().await.unwrap();
+    let short = || DeliveryOptions::new().with_timeout(Duration::from_millis(300));
+
+    for n in 0..20u64 {
+        let r: Message<u64> = a.request_with("double", n, short()).await.unwrap();
+        assert_eq!(*r.body(), n * 2);
+    }
+
+    server.kill();
+    // During the outage requests fail within their timeout, never hang.
+    for n in 0..5u64 {
+        let started = Instant::now();
+        let err = a
+            .request_with::<_, u64>("double", n, short())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                RequestErrorKind::Timeout | RequestErrorKind::Transport
+            ),
+            "{err:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_millis(600),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    server.restart();
+    // Both clients reconnect and resubscribe on their own.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match a.request_with::<_, u64>("double", 21u64, short()).await {
+            Ok(r) => {
+                assert_eq!(*r.body(), 42);
+                break;
+            }
+            Err(e) => {
+                assert!(Instant::now() < deadline, "no recovery after restart: {e}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    for n in 0..20u64 {
+        let r: Message<u64> = a.request_with("double", n, short()).await.unwrap();
+        assert_eq!(*r.body(), n * 2);
+    }
+    // Publishes resume too (b's plain subscription came back).
+    a.publish("news", 7u64).await.unwrap();
+    eventually("publish after restart", || published.get("b") == [7]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_authentication() {
+    let config = Config {
+        token: Some("s3cret".to_owned()),
+        ..Config::default()
+    };
+    let Some(server) = NatsServer::start_with("token_authentication", &config) else {
+        return;
+    };
+    let err = EventBus::builder()
+        .nats(options(&server.url()))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Connect);
+    assert!(err.to_string().contains(&server.url()), "{err}");
+    let err = EventBus::builder()
+        .nats(options(&server.url()).token("wrong"))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Connect);
+
+    let a = EventBus::builder()
+        .nats(options(&server.url()).token("s3cret"))
+        .connect()
+        .await
+        .unwrap();
+    let b = EventBus::builder()
+        .nats(options(&server.url()).token("s3cret").connection_name("b"))
+        .connect()
+        .await
+        .unwrap();
+    let _c = b.consumer("auth", |m: Message<u64>| async move {
+        m.reply(*m.body());
+    });
+    b.flush().await.unwrap();
+    let r: Message<u64> = a.request("auth", 5u64).await.unwrap();
+    assert_eq!(*r.body(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_password_authentication() {
+    let config = Config {
+        user_password: Some(("ada".to_owned(), "lovelace".to_owned())),
+        ..Config::default()
+    };
+    let Some(server) = NatsServer::start_with("user_password_authentication", &config) else {
+        return;
+    };
+    for bad in [None, Some(("ada", "babbage"))] {
+        let mut o = options(&server.url());
+        if let Some((u, p)) = bad {
+            o = o.user_and_password(u, p);
+        }
+        let err = EventBus::builder().nats(o).connect().await.unwrap_err();
+        assert_eq!(err.kind(), BuildErrorKind::Connect);
+        assert!(
+            err.to_string().to_lowercase().contains("authorization"),
+            "{err}"
+        );
+    }
+    let a = EventBus::builder()
+        .nats(options(&server.url()).user_and_password("ada", "lovelace"))
+        .connect()
+        .await
+        .unwrap();
+    let _c = a.consumer("auth", |m: Message<u64>| async move {
+        m.reply(*m.body() + 1);
+    });
+    a.flush().await.unwrap();
+    let r: Message<u64> = a.request("auth", 5u64).await.unwrap();
+    assert_eq!(*r.body(), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subject_prefixes_keep_applications_apart() {
+    let Some(server) = NatsServer::start("subject_prefixes_keep_applications_apart") else {
+        return;
+    };
+    let a = node(&server).await;
+    let other = EventBus::builder()
+        .nats(options(&server.url()).subject_prefix("other.app"))
+        .connect()
+        .await
+        .unwrap();
+    let _c = other.consumer("x", |m: Message<u64>| async move {
+        m.reply(1u64);
+    });
+    other.flush().await.unwrap();
+    let err = a.request::<_, u64>("x", 0u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+    let r: Message<u64> = other.request("x", 0u64).await.unwrap();
+    assert_eq!(*r.body(), 1);
+
+    // Addresses that are not subject tokens are escaped, not refused.
+    let b = node(&server).await;
+    for (i, address) in ["a b", "a..b", "", "x.*.>", "é%", "a.b"]
+        .into_iter()
+        .enumerate()
+    {
+        let n = i as u64;
+        let _c = a.consumer(address, move |m: Message<u64>| async move {
+            m.reply(*m.body() + n);
+        });
+        a.flush().await.unwrap();
+        let r: Message<u64> = b.request(address, 100u64).await.unwrap();
+        assert_eq!(*r.body(), 100 + n, "{address:?}");
+    }
+    let err = b
+        .request::<_, u64>(&"x".repeat(4000), 1u64)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Transport);
+    assert!(err.to_string().contains("too long"), "{err}");
+}
