@@ -1,0 +1,374 @@
+//! Writes the seed corpora of the fuzz targets under `fuzz/corpus/<target>/`.
+//!
+//! ```text
+//! cd fuzz && cargo run --example seeds
+//! ```
+//!
+//! Seeds are the byte vectors of `codec-core/tests/vectors.rs` (integer,
+//! length and extension-type layouts), sample values of the fuzz types,
+//! small sub-documents of the JSON corpus (`/work/shared/data/json`, or the
+//! folder in `CODECBUS_JSON_CORPUS`, when present) and a few hostile inputs.
+//! The round-trip target takes raw bytes for `arbitrary`, so it gets every
+//! seed as well. The corpora are not committed (`/fuzz/corpus` is ignored):
+//! run this before the first `cargo fuzz run`.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use codec_core::MessageCodec;
+use codec_core::ext::{self, Bytes, Ext, Timestamp};
+use codec_core::json::JsValue;
+use codecbus_fuzz::{
+    AllExt, ExtA, F32, F64, Item, N, Order, OrderArr, Point, Status, StatusArr, Tree, TupleS,
+};
+
+const TARGETS: [&str; 6] = [
+    "decode_struct_map",
+    "decode_struct_array",
+    "decode_enum",
+    "decode_json",
+    "decode_ext",
+    "roundtrip",
+];
+
+/// Largest seed taken from the JSON documents.
+const MAX_SEED: usize = 4096;
+
+fn enc<T: MessageCodec>(v: &T) -> Vec<u8> {
+    codec_core::to_vec(v).expect("seed encodes")
+}
+
+fn item(i: u32) -> Item {
+    Item {
+        sku: format!("sku-{i}"),
+        qty: i,
+        price: F64(f64::from(i) * 1.25),
+        note: i.is_multiple_of(2).then(|| "fragile".into()),
+    }
+}
+
+fn order(depth: u32) -> Order {
+    Order {
+        order_id: 1 << 40,
+        customer: "Ada".into(),
+        items: (0..3).map(item).collect(),
+        points: VecDeque::from([Point { x: -3, y: F32(0.5) }]),
+        tags: BTreeSet::from(["a".to_string(), "b".to_string()]),
+        attrs: BTreeMap::from([("k".to_string(), -1), ("n".to_string(), i64::MIN)]),
+        port: 443,
+        extra: if depth == 0 { vec![] } else { vec![1, 2] },
+        blob: vec![0, 255, 7],
+        cache: 0,
+        small: (-128, 255, true),
+        fixed: [1, 65535, 256],
+        wide: (u128::from(u64::MAX), i128::from(i64::MIN)),
+        letter: 'é',
+        unit: (),
+        boxed: "boxed".into(),
+        shared: "shared".into(),
+        status: Status::Failed {
+            code: 500,
+            reason: Some("x".into()),
+            retry: false,
+        },
+        tree: Tree::Node(vec![Tree::Leaf, Tree::Value(-7)]),
+        n: N(Some(Box::new(N(None)))),
+        parent: (depth > 0).then(|| Box::new(order(depth - 1))),
+        list: (0..4).collect(),
+        note: None,
+    }
+}
+
+fn order_arr(depth: u32) -> OrderArr {
+    OrderArr {
+        order_id: 7,
+        customer: "Bob".into(),
+        items: vec![item(1)],
+        points: vec![
+            Point {
+                x: 1,
+                y: F32(f32::NAN),
+            },
+            Point {
+                x: i16::MIN,
+                y: F32(-0.0),
+            },
+        ],
+        attrs: BTreeMap::from([(1, vec![1, 2, 3])]),
+        blob: b"bin".to_vec(),
+        cache: 0,
+        small: (1, 2, false),
+        fixed: [0, 1, 2],
+        wide: (5, -5),
+        letter: 'z',
+        status: StatusArr::Failed {
+            code: 1,
+            reason: None,
+        },
+        tree: Tree::Pair {
+            left: Box::new(Tree::Leaf),
+            right: Some(Box::new(Tree::Boxed(Box::new(Tree::Value(1))))),
+        },
+        n: N(None),
+        parent: (depth > 0).then(|| Box::new(order_arr(depth - 1))),
+        f: F64(f64::INFINITY),
+        port: 80,
+        note: Some("n".into()),
+    }
+}
+
+fn statuses() -> Vec<Status> {
+    vec![
+        Status::Open,
+        Status::Closed,
+        Status::Held("h".into()),
+        Status::Item(item(9)),
+        Status::Moved(1, -2, Some("to".into())),
+        Status::Nothing(),
+        Status::Failed {
+            code: 404,
+            reason: None,
+            retry: true,
+        },
+        Status::Blank {},
+        Status::Nested(Box::new(Status::Nested(Box::new(Status::Open)))),
+        Status::Many(vec![Status::Open, Status::Held(String::new())]),
+    ]
+}
+
+fn statuses_arr() -> Vec<StatusArr> {
+    vec![
+        StatusArr::Open,
+        StatusArr::Held("x".into()),
+        StatusArr::Moved(3, -3),
+        StatusArr::Failed {
+            code: 2,
+            reason: Some("r".into()),
+        },
+        StatusArr::Nested(Box::new(StatusArr::Open)),
+    ]
+}
+
+fn all_ext() -> AllExt {
+    let date = time::Date::from_calendar_date(2026, time::Month::November, 30).expect("date");
+    let t = time::Time::from_hms_nano(23, 59, 58, 123_456_789).expect("time");
+    let c_date = chrono::NaiveDate::from_ymd_opt(2026, 11, 30).expect("date");
+    let c_time = chrono::NaiveTime::from_hms_nano_opt(23, 59, 58, 123_456_789).expect("time");
+    AllExt {
+        ts: Timestamp::new(1, 1).expect("ts"),
+        ext: ExtA(Ext {
+            type_id: 42,
+            data: vec![1, 2, 3],
+        }),
+        bytes: Bytes(vec![7; 3]),
+        uuid: uuid::Uuid::from_u128(0x0011_2233_4455_6677_8899_aabb_ccdd_eeff),
+        decimal: rust_decimal::Decimal::new(1234, 2),
+        t_date: date,
+        t_time: t,
+        t_pdt: time::PrimitiveDateTime::new(date, t),
+        t_odt: time::OffsetDateTime::UNIX_EPOCH,
+        c_date,
+        c_time,
+        c_ndt: c_date.and_time(c_time),
+        c_utc: chrono::DateTime::from_timestamp(1, 0).expect("utc"),
+        system: UNIX_EPOCH - Duration::from_nanos(1),
+        duration: Duration::new(3, 7),
+    }
+}
+
+/// The golden layouts of `codec-core/tests/vectors.rs`.
+fn vectors() -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = vec![
+        // integers and scalars
+        vec![0x00],
+        vec![0x7f],
+        vec![0xcc, 0x80],
+        vec![0xcd, 0x01, 0x00],
+        vec![0xce, 0xff, 0xff, 0xff, 0xff],
+        vec![0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+        vec![0xff],
+        vec![0xe0],
+        vec![0xd0, 0x80],
+        vec![0xd1, 0xff, 0x7f],
+        vec![0xd2, 0x80, 0, 0, 0],
+        vec![0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0],
+        vec![0xca, 0x3f, 0xc0, 0, 0],
+        vec![0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0],
+        vec![0xc3],
+        vec![0xc2],
+        vec![0xc0],
+        vec![0xa2, 0xc3, 0xa9],
+        // lengths
+        vec![0xa0],
+        vec![0xd9, 3, b'a', b'b', b'c'],
+        vec![0xda, 0, 1, b'x'],
+        vec![0x90],
+        vec![0xdc, 0x00, 0x01, 0xc3],
+        vec![0xdd, 0, 0, 0, 1, 0xc2],
+        vec![0x80],
+        vec![0xde, 0x00, 0x01, 0x01, 0xc3],
+        vec![0xc4, 0x00],
+        vec![0xc5, 0x00, 0x01, 0x07],
+        // timestamps, three forms
+        vec![0xd6, 0xff, 0, 0, 0, 0],
+        vec![0xd6, 0xff, 0xff, 0xff, 0xff, 0xff],
+        vec![0xd7, 0xff, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01],
+        vec![0xd7, 0xff, 0xee, 0x6b, 0x27, 0xff, 0xff, 0xff, 0xff, 0xff],
+        vec![
+            0xc7, 12, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        ],
+        vec![0xc7, 12, 0xff, 0, 0, 0, 5, 0, 0, 0, 0x04, 0, 0, 0, 0],
+        vec![
+            0xc7, 12, 0xff, 0x3b, 0x9a, 0xc9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        ],
+        vec![0x92, 3, 7],
+        // raw extensions
+        vec![0xd4, 42, 1],
+        vec![0xc7, 3, 42, 1, 2, 3],
+        [[0xd8, 0xfb].as_slice(), &[0; 16]].concat(),
+        // decimals
+        vec![0xc7, 3, ext::DECIMAL as u8, 0x02, 0x04, 0xd2],
+        vec![0xd5, ext::DECIMAL as u8, 0x01, 0xf1],
+        vec![0xd5, ext::DECIMAL as u8, 0x00, 0x00],
+        vec![0xc7, 3, ext::DECIMAL as u8, 0x00, 0x00, 0x80],
+        {
+            let mut d = vec![0xc7, 14, ext::DECIMAL as u8, 0x00, 0x00];
+            d.extend([0xff; 12]);
+            d
+        },
+        vec![0xd5, ext::DECIMAL as u8, 29, 0x01],
+        // dates and times
+        vec![0xc7, 6, ext::DATE as u8, 0x00, 0x00, 0x07, 0xea, 11, 30],
+        vec![0xc7, 6, ext::DATE as u8, 0, 0, 0x07, 0xea, 2, 30],
+        vec![0xc7, 7, ext::TIME as u8, 23, 59, 58, 0x07, 0x5b, 0xcd, 0x15],
+        vec![0xc7, 7, ext::TIME as u8, 24, 0, 0, 0, 0, 0, 0],
+        vec![
+            0xc7,
+            13,
+            ext::DATETIME as u8,
+            0x00,
+            0x00,
+            0x07,
+            0xea,
+            11,
+            30,
+            23,
+            59,
+            58,
+            0x07,
+            0x5b,
+            0xcd,
+            0x15,
+        ],
+        // hostile: the rmp-serde crash, a reserved marker, huge lengths
+        vec![0x01],
+        vec![0xc1],
+        vec![0xdb, 0xff, 0xff, 0xff, 0xff, b'a'],
+        vec![0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0],
+        vec![0xdf, 0xff, 0xff, 0xff, 0xff, 0xc0],
+        vec![0xc6, 0xff, 0xff, 0xff, 0xff, 0x00],
+        vec![0xc9, 0xff, 0xff, 0xff, 0xff, 0x01, 0x00],
+        vec![0x91; 200],
+        vec![0x81, 0xa1, b'a', 0xa2, 0xff, 0xfe],
+    ];
+    let mut uuid = vec![0xd8, ext::UUID as u8];
+    uuid.extend(0x0011_2233_4455_6677_8899_aabb_ccdd_eeffu128.to_be_bytes());
+    v.push(uuid);
+    v
+}
+
+/// Sub-values of the JSON documents that encode to at most `MAX_SEED` bytes.
+fn json_docs() -> Vec<Vec<u8>> {
+    let dir = std::env::var_os("CODECBUS_JSON_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/work/shared/data/json"));
+    let mut out = Vec::new();
+    for name in ["twitter.json", "citm_catalog.json", "canada.json"] {
+        let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
+            eprintln!("seeds: {name} not found in {}", dir.display());
+            continue;
+        };
+        let Ok(doc) = JsValue::parse(&text) else {
+            continue;
+        };
+        let mut taken = 0;
+        collect_small(&doc, &mut out, &mut taken);
+    }
+    out
+}
+
+fn collect_small(v: &JsValue, out: &mut Vec<Vec<u8>>, taken: &mut usize) {
+    if *taken >= 24 {
+        return;
+    }
+    let bytes = enc(v);
+    if bytes.len() <= MAX_SEED {
+        if bytes.len() > 16 {
+            out.push(bytes);
+            *taken += 1;
+        }
+        return;
+    }
+    match v {
+        JsValue::Array(a) => a.iter().take(8).for_each(|c| collect_small(c, out, taken)),
+        JsValue::Object(o) => o.iter().for_each(|(_, c)| collect_small(c, out, taken)),
+        _ => {}
+    }
+}
+
+fn write_all(dir: &Path, seeds: &[Vec<u8>]) -> std::io::Result<usize> {
+    std::fs::create_dir_all(dir)?;
+    for (i, s) in seeds.iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{i:04}")), s)?;
+    }
+    Ok(seeds.len())
+}
+
+fn main() -> std::io::Result<()> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let common = vectors();
+
+    let mut map = common.clone();
+    map.extend([enc(&order(0)), enc(&order(2)), enc(&vec![item(1), item(2)])]);
+    map.push(enc(&N(Some(Box::new(N(Some(Box::new(N(None)))))))));
+    // the map struct read positionally, as rmp_serde::to_vec writes it
+    map.push(enc(&order_arr(0)));
+
+    let mut array = common.clone();
+    array.extend([enc(&order_arr(0)), enc(&order_arr(2))]);
+    array.push(enc(&vec![Point { x: 1, y: F32(2.0) }]));
+    array.push(enc(&(
+        TupleS(1, "t".into(), Some(F64(0.1))),
+        codecbus_fuzz::UnitS,
+        codecbus_fuzz::EmptyS {},
+    )));
+
+    let mut enums = common.clone();
+    enums.extend(statuses().iter().map(enc));
+    enums.extend(statuses_arr().iter().map(enc));
+    enums.push(enc(&order(0).tree));
+    enums.push(enc(&order_arr(0).tree));
+
+    let mut json = common.clone();
+    json.extend(json_docs());
+    json.push(enc(&JsValue::parse(
+        r#"{"a":[1,-1,1.5,null,true,"s"],"b":{"c":{}}}"#,
+    )
+    .expect("json")));
+
+    let mut exts = common.clone();
+    exts.push(enc(&all_ext()));
+
+    let mut round = Vec::new();
+    for set in [&map, &array, &enums, &exts] {
+        round.extend(set.iter().cloned());
+    }
+
+    let sets = [map, array, enums, json, exts, round];
+    for (target, seeds) in TARGETS.iter().zip(sets.iter()) {
+        let n = write_all(&root.join(target), seeds)?;
+        println!("{target}: {n} seeds");
+    }
+    Ok(())
+}

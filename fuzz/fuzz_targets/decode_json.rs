@@ -1,0 +1,29 @@
+//! Arbitrary bytes decoded as `JsValue` (and `JsObj` / `JsArray`).
+#![no_main]
+
+use codec_core::json::{JsArray, JsObj, JsValue};
+use codecbus_fuzz::check_decode;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Some(v) = check_decode::<JsValue>(data) {
+        // JSON text of a decoded value parses back (NaN and infinities
+        // print as null, so only finite values are compared).
+        let text = v.to_string();
+        let parsed = JsValue::parse(&text).expect("printed JSON must parse");
+        if !has_non_finite(&v) {
+            assert_eq!(parsed, v, "JSON text round trip: {text}");
+        }
+    }
+    check_decode::<JsObj>(data);
+    check_decode::<JsArray>(data);
+});
+
+fn has_non_finite(v: &JsValue) -> bool {
+    match v {
+        JsValue::Float(f) => !f.is_finite(),
+        JsValue::Array(a) => a.iter().any(has_non_finite),
+        JsValue::Object(o) => o.iter().any(|(_, v)| has_non_finite(v)),
+        _ => false,
+    }
+}
