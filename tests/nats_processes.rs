@@ -1,0 +1,124 @@
+//! Two OS processes on one NATS server: `examples/cluster.rs` run as
+//! `--serve` and as `--ask`, exchanging requests.
+#![cfg(feature = "nats")]
+
+#[path = "../bus/tests/common/nats.rs"]
+mod harness;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The cluster example, built by `cargo test` with the other examples, or
+/// built here when only this test was selected.
+fn example() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let path = profile_dir
+        .join("examples")
+        .join(format!("cluster{}", std::env::consts::EXE_SUFFIX));
+    if !path.is_file() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args(["build", "--example", "cluster"]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        let status = build.status().expect("run cargo build --example cluster");
+        assert!(status.success(), "cargo build --example cluster failed");
+    }
+    path
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serve_and_ask_in_two_processes() {
+    let Some(server) = harness::NatsServer::start("serve_and_ask_in_two_processes") else {
+        return;
+    };
+    let binary = example();
+    let url = server.url();
+    const COUNT: &str = "20";
+
+    let mut serve = Killed(
+        Command::new(&binary)
+            .args(["--serve", "--url", &url, "--count", COUNT])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the serving process"),
+    );
+    // Read the server's stdout on a thread; wait for "ready".
+    let stdout = serve.0.stdout.take().expect("stdout");
+    let (lines_tx, lines) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut served = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .expect("the serving process did not print `ready`");
+        served.push(line.clone());
+        if line == "ready" {
+            break;
+        }
+    }
+
+    let ask = Command::new(&binary)
+        .args(["--ask", "--url", &url, "--count", COUNT])
+        .output()
+        .expect("run the asking process");
+    let asked = String::from_utf8_lossy(&ask.stdout);
+    assert!(
+        ask.status.success(),
+        "ask failed ({}):\n{asked}\n{}",
+        ask.status,
+        String::from_utf8_lossy(&ask.stderr)
+    );
+    assert!(
+        asked.contains("refused as expected: quantity of sku-0 must be at least 1 (code 400)"),
+        "{asked}"
+    );
+    assert!(asked.contains("\"served_by\""), "{asked}");
+    assert_eq!(
+        asked.lines().filter(|l| l.starts_with("quote ")).count(),
+        20,
+        "{asked}"
+    );
+
+    // The server answered COUNT quotes and exits on its own after draining.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = serve.0.try_wait().expect("wait for serve") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the serving process did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    reader.join().expect("stdout reader");
+    served.extend(lines.try_iter());
+    let served = served.join("\n");
+    assert!(status.success(), "serve failed ({status}):\n{served}");
+    assert!(served.contains("quoted 20 requests; bye"), "{served}");
+}
