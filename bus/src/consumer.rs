@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 
 use codec_core::MessageCodec;
 use futures_util::FutureExt;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::bus::Inner;
@@ -20,7 +20,7 @@ use crate::error::RequestErrorKind;
 use crate::message::Message;
 use crate::metrics::bump;
 use crate::reply::{Failure, Outcome};
-use crate::transport::local::Envelope;
+use crate::transport::local::{Envelope, QueueRx};
 
 /// What a handler may return: `()`, or `Result<(), E>` where an `Err` fails
 /// a pending request with [`RecipientFailure`](RequestErrorKind::RecipientFailure)
@@ -129,7 +129,7 @@ impl MessageConsumer {
         inner: Arc<Inner>,
         address: Arc<str>,
         id: u64,
-        rx: mpsc::Receiver<Envelope>,
+        rx: QueueRx,
         handler: F,
     ) -> Self
     where
@@ -177,15 +177,15 @@ impl MessageConsumer {
     /// # async fn main() {
     /// let bus = EventBus::new();
     /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    /// let options = ConsumerOptions::new().with_queue_capacity(1);
+    /// let options = ConsumerOptions::new().with_queue_capacity(2);
     /// let c = bus.consumer_with("p", options, move |m: Message<u32>| {
     ///     let tx = tx.clone();
     ///     async move { tx.send(*m.body()).unwrap(); }
     /// });
     /// c.pause();
-    /// bus.send("p", 1u32).await.unwrap(); // taken by the paused consumer, held
+    /// bus.send("p", 1u32).await.unwrap(); // waits (a held message still counts)
     /// tokio::task::yield_now().await;
-    /// bus.send("p", 2u32).await.unwrap(); // waits in the queue
+    /// bus.send("p", 2u32).await.unwrap(); // waits in the queue: it is full
     /// assert_eq!(bus.send("p", 3u32).await.unwrap_err().kind(), SendErrorKind::QueueFull);
     /// c.fetch(1);
     /// assert_eq!(rx.recv().await, Some(1));
@@ -255,7 +255,7 @@ impl fmt::Debug for MessageConsumer {
 
 /// The consumer task: one message at a time, in queue order.
 async fn dispatch<T, F, Fut>(
-    mut rx: mpsc::Receiver<Envelope>,
+    mut rx: QueueRx,
     handler: F,
     control: Arc<Control>,
     inner: Arc<Inner>,
@@ -267,7 +267,10 @@ async fn dispatch<T, F, Fut>(
     Fut::Output: HandlerResult,
 {
     while let Some(mut env) = rx.recv().await {
-        if !control.acquire().await {
+        let go = control.acquire().await;
+        // handed over (or discarded): it no longer counts against the queue
+        rx.taken();
+        if !go {
             bump(&inner.counters.discarded, 1);
             break;
         }
@@ -348,12 +351,8 @@ fn panic_text(panic: &(dyn Any + Send)) -> String {
 
 /// Closes the queue and drops what is left in it (pending requests then
 /// fail with "no reply").
-fn discard(rx: &mut mpsc::Receiver<Envelope>, inner: &Inner) {
-    rx.close();
-    let mut n = 0;
-    while rx.try_recv().is_ok() {
-        n += 1;
-    }
+fn discard(rx: &mut QueueRx, inner: &Inner) {
+    let n = rx.discard_all();
     if n > 0 {
         bump(&inner.counters.discarded, n);
     }
@@ -388,18 +387,13 @@ pub struct MessageStream<T> {
     inner: Arc<Inner>,
     address: Arc<str>,
     id: u64,
-    rx: mpsc::Receiver<Envelope>,
+    rx: QueueRx,
     registered: bool,
     _body: PhantomData<fn() -> T>,
 }
 
 impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
-    pub(crate) fn new(
-        inner: Arc<Inner>,
-        address: Arc<str>,
-        id: u64,
-        rx: mpsc::Receiver<Envelope>,
-    ) -> Self {
+    pub(crate) fn new(inner: Arc<Inner>, address: Arc<str>, id: u64, rx: QueueRx) -> Self {
         Self {
             inner,
             address,
@@ -429,6 +423,7 @@ impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
             let Some(mut env) = std::task::ready!(self.rx.poll_recv(cx)) else {
                 return Poll::Ready(None);
             };
+            self.rx.taken();
             if !self
                 .inner
                 .intercept_in::<T>(&env.address, &mut env.headers, env.kind)

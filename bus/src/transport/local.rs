@@ -38,7 +38,7 @@ pub(crate) struct Slot {
     pub(crate) type_id: TypeId,
     pub(crate) type_name: &'static str,
     pub(crate) local_only: bool,
-    pub(crate) tx: mpsc::Sender<Envelope>,
+    pub(crate) tx: QueueTx,
 }
 
 struct Entry {
@@ -128,8 +128,87 @@ pub(crate) struct FanOut {
 }
 
 /// A new consumer queue of `capacity`.
-pub(crate) fn queue(capacity: usize) -> (mpsc::Sender<Envelope>, mpsc::Receiver<Envelope>) {
-    mpsc::channel(capacity)
+///
+/// The capacity counts every message accepted and not yet handed to the
+/// handler, including one the consumer task has taken out of the channel
+/// but holds while the consumer is paused. So a paused consumer accepts
+/// exactly `capacity` messages, never `capacity + 1`.
+pub(crate) fn queue(capacity: usize) -> (QueueTx, QueueRx) {
+    let (tx, rx) = mpsc::channel(capacity);
+    let pending = Arc::new(AtomicUsize::new(0));
+    (
+        QueueTx {
+            tx,
+            pending: Arc::clone(&pending),
+            capacity,
+        },
+        QueueRx { rx, pending },
+    )
+}
+
+/// The sending side of a consumer queue.
+#[derive(Clone)]
+pub(crate) struct QueueTx {
+    tx: mpsc::Sender<Envelope>,
+    pending: Arc<AtomicUsize>,
+    capacity: usize,
+}
+
+impl QueueTx {
+    /// Enqueues without waiting; `Full` when `capacity` messages are
+    /// accepted and not yet handed over.
+    #[inline]
+    pub(crate) fn try_send(&self, env: Envelope) -> Result<(), TrySendError<Envelope>> {
+        if self.pending.fetch_add(1, Ordering::AcqRel) >= self.capacity {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
+            return Err(TrySendError::Full(env));
+        }
+        self.tx.try_send(env).inspect_err(|_| {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
+        })
+    }
+}
+
+/// The receiving side of a consumer queue.
+pub(crate) struct QueueRx {
+    rx: mpsc::Receiver<Envelope>,
+    pending: Arc<AtomicUsize>,
+}
+
+impl QueueRx {
+    /// The next message; it still counts against the capacity until
+    /// [`taken`](Self::taken).
+    #[inline]
+    pub(crate) async fn recv(&mut self) -> Option<Envelope> {
+        self.rx.recv().await
+    }
+
+    /// Polls for the next message, which counts until [`taken`](Self::taken).
+    #[inline]
+    pub(crate) fn poll_recv(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Envelope>> {
+        self.rx.poll_recv(cx)
+    }
+
+    /// One received message was handed over (or discarded): it no longer
+    /// counts against the capacity.
+    #[inline]
+    pub(crate) fn taken(&self) {
+        self.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Closes the queue and drops what is left; returns how many.
+    pub(crate) fn discard_all(&mut self) -> u64 {
+        self.rx.close();
+        let mut n = 0;
+        while self.rx.try_recv().is_ok() {
+            self.taken();
+            n += 1;
+        }
+        n
+    }
 }
 
 impl LocalTable {
