@@ -633,7 +633,7 @@ impl Inner {
     ) -> (
         Arc<str>,
         u64,
-        tokio::sync::mpsc::Receiver<crate::transport::local::Envelope>,
+        crate::transport::local::QueueRx,
     ) {
         let capacity = options.queue_capacity().unwrap_or(self.default_capacity);
         assert!(
