@@ -345,9 +345,14 @@ mod hand {
 /// their writer produced.
 struct Impl<'a, T> {
     name: &'static str,
-    write: Box<dyn Fn(&T, &mut Vec<u8>) + 'a>,
-    read: Box<dyn Fn(&[u8]) -> T + 'a>,
+    write: WriteFn<'a, T>,
+    read: ReadFn<'a, T>,
 }
+
+/// Writes a value into a reused buffer.
+type WriteFn<'a, T> = Box<dyn Fn(&T, &mut Vec<u8>) + 'a>;
+/// Reads a value back.
+type ReadFn<'a, T> = Box<dyn Fn(&[u8]) -> T + 'a>;
 
 fn workload<T: PartialEq + std::fmt::Debug>(
     c: &mut Criterion,
