@@ -40,34 +40,61 @@ async fn main() {
     // Collects every derived codec of this program; no registration calls.
     let bus = EventBus::new();
     println!("codecs registered at start:");
-    for reg in bus.codecs().iter().filter(|r| r.name().starts_with("tour.")) {
-        let how = if reg.is_immutable() { "shared" } else { "deep-copied" };
+    for reg in bus
+        .codecs()
+        .iter()
+        .filter(|r| r.name().starts_with("tour."))
+    {
+        let how = if reg.is_immutable() {
+            "shared"
+        } else {
+            "deep-copied"
+        };
         println!("  {:<14} {:<28} {how}", reg.name(), reg.type_name());
     }
 
     // Three workers at one address: `send` and `request` go round-robin.
     let mut workers = Vec::new();
     for worker in 1..=3u32 {
-        workers.push(bus.consumer("warehouse", move |mut m: Message<Order>| async move {
-            if m.body().quantity == 0 {
-                m.fail(422, "quantity must be positive");
-                return;
-            }
-            // This consumer owns its copy of the order.
-            if let Some(order) = m.body_mut() {
-                order.sku.make_ascii_uppercase();
-            }
-            m.reply(Receipt { order: m.body().id, worker });
-        }));
+        workers.push(
+            bus.consumer("warehouse", move |mut m: Message<Order>| async move {
+                if m.body().quantity == 0 {
+                    m.fail(422, "quantity must be positive");
+                    return;
+                }
+                // This consumer owns its copy of the order.
+                if let Some(order) = m.body_mut() {
+                    order.sku.make_ascii_uppercase();
+                }
+                m.reply(Receipt {
+                    order: m.body().id,
+                    worker,
+                });
+            }),
+        );
     }
     for id in 1..=3 {
-        let order = Order { id, sku: "tea".into(), quantity: 2 };
+        let order = Order {
+            id,
+            sku: "tea".into(),
+            quantity: 2,
+        };
         let receipt: Message<Receipt> = bus.request("warehouse", order).await.expect("receipt");
-        println!("request  order {id} -> handled by worker {}", receipt.body().worker);
+        println!(
+            "request  order {id} -> handled by worker {}",
+            receipt.body().worker
+        );
     }
-    bus.send("warehouse", Order { id: 4, sku: "cake".into(), quantity: 1 })
-        .await
-        .expect("send");
+    bus.send(
+        "warehouse",
+        Order {
+            id: 4,
+            sku: "cake".into(),
+            quantity: 1,
+        },
+    )
+    .await
+    .expect("send");
     println!("send     order 4 -> one worker, no reply expected");
 
     // Two listeners: `publish` reaches both, with the same allocation.
@@ -84,7 +111,15 @@ async fn main() {
             })
         })
         .collect();
-    bus.publish("prices", Price { sku: "tea".into(), cents: 475 }).await.expect("publish");
+    bus.publish(
+        "prices",
+        Price {
+            sku: "tea".into(),
+            cents: 475,
+        },
+    )
+    .await
+    .expect("publish");
     let (first, a) = rx.recv().await.expect("first listener");
     let (second, b) = rx.recv().await.expect("second listener");
     println!(
@@ -96,26 +131,47 @@ async fn main() {
 
     // The reply error kinds, with Vert.x failure numbering.
     let failed = bus
-        .request::<_, Receipt>("warehouse", Order { id: 5, sku: "tea".into(), quantity: 0 })
+        .request::<_, Receipt>(
+            "warehouse",
+            Order {
+                id: 5,
+                sku: "tea".into(),
+                quantity: 0,
+            },
+        )
         .await
         .expect_err("a zero quantity is refused");
     report("recipient failure", &failed);
     debug_assert_eq!(failed.kind(), RequestErrorKind::RecipientFailure);
 
     let nobody = bus
-        .request::<_, Receipt>("nowhere", Order { id: 6, sku: "tea".into(), quantity: 1 })
+        .request::<_, Receipt>(
+            "nowhere",
+            Order {
+                id: 6,
+                sku: "tea".into(),
+                quantity: 1,
+            },
+        )
         .await
         .expect_err("no consumer at `nowhere`");
     report("no handlers", &nobody);
 
     let _slow = bus.consumer("slow", |m: Message<Order>| async move {
         tokio::time::sleep(Duration::from_secs(5)).await;
-        m.reply(Receipt { order: m.body().id, worker: 0 });
+        m.reply(Receipt {
+            order: m.body().id,
+            worker: 0,
+        });
     });
     let timed_out = bus
         .request_with::<_, Receipt>(
             "slow",
-            Order { id: 7, sku: "tea".into(), quantity: 1 },
+            Order {
+                id: 7,
+                sku: "tea".into(),
+                quantity: 1,
+            },
             DeliveryOptions::new().with_timeout(Duration::from_millis(50)),
         )
         .await

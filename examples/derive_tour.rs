@@ -46,7 +46,11 @@ enum Event {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
+    bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn show<T>(label: &str, value: &T, serde_bytes: Vec<u8>)
@@ -63,7 +67,11 @@ where
         "  size       {} bytes (rmp-serde: {} bytes{})",
         bytes.len(),
         serde_bytes.len(),
-        if bytes == serde_bytes { ", identical" } else { ", different" }
+        if bytes == serde_bytes {
+            ", identical"
+        } else {
+            ", different"
+        }
     );
     println!("  decoded    {back:?}\n");
 }
@@ -72,18 +80,48 @@ fn main() {
     let order = Order {
         order_id: 1001,
         customer: "ada".into(),
-        lines: vec![Line { sku: "tea".into(), quantity: 2, price_cents: 450 }],
+        lines: vec![Line {
+            sku: "tea".into(),
+            quantity: 2,
+            price_cents: 450,
+        }],
         note: None,
     };
-    show("Order (map by field name, camelCase)", &order, rmp_serde::to_vec_named(&order).unwrap());
+    show(
+        "Order (map by field name, camelCase)",
+        &order,
+        rmp_serde::to_vec_named(&order).unwrap(),
+    );
 
-    let line = Line { sku: "cup".into(), quantity: 1, price_cents: 1200 };
-    show("Line (#[codec(as_array)])", &line, rmp_serde::to_vec(&line).unwrap());
+    let line = Line {
+        sku: "cup".into(),
+        quantity: 1,
+        price_cents: 1200,
+    };
+    show(
+        "Line (#[codec(as_array)])",
+        &line,
+        rmp_serde::to_vec(&line).unwrap(),
+    );
 
-    let update = PriceUpdate { sku: "tea".into(), price_cents: 475 };
-    show("PriceUpdate (#[codec(immutable)])", &update, rmp_serde::to_vec_named(&update).unwrap());
+    let update = PriceUpdate {
+        sku: "tea".into(),
+        price_cents: 475,
+    };
+    show(
+        "PriceUpdate (#[codec(immutable)])",
+        &update,
+        rmp_serde::to_vec_named(&update).unwrap(),
+    );
 
-    for event in [Event::Opened, Event::Paid(450), Event::Moved { from: "a".into(), to: "b".into() }] {
+    for event in [
+        Event::Opened,
+        Event::Paid(450),
+        Event::Moved {
+            from: "a".into(),
+            to: "b".into(),
+        },
+    ] {
         show("Event", &event, rmp_serde::to_vec_named(&event).unwrap());
     }
 
@@ -95,7 +133,11 @@ fn main() {
             "  {:<40} {:<45} {}",
             reg.name(),
             reg.type_name(),
-            if reg.is_immutable() { "immutable (shared)" } else { "deep-copied" }
+            if reg.is_immutable() {
+                "immutable (shared)"
+            } else {
+                "deep-copied"
+            }
         );
     }
 }
