@@ -232,6 +232,56 @@ fn raw_publish(c: &mut Criterion, cl: &Cluster, group: &str, payload: Bytes) {
     task.abort();
 }
 
+/// Raw publish/subscribe doing the codec work by hand: the publisher
+/// encodes each message, the subscriber decodes it.
+fn raw_codec_publish<T>(c: &mut Criterion, cl: &Cluster, group: &str, body: T)
+where
+    T: MessageCodec + Clone + Send + Sync + 'static,
+{
+    let subject = format!("raw.codec.publish.{group}");
+    let received = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&received);
+    let task = cl.rt.block_on(async {
+        let mut sub = cl
+            .raw_b
+            .subscribe(subject.clone())
+            .await
+            .expect("subscribe");
+        let task = tokio::spawn(async move {
+            while let Some(m) = sub.next().await {
+                let value: T = codecbus::from_slice(&m.payload).expect("decode");
+                std::hint::black_box(value);
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        settle(&cl.raw_b).await;
+        task
+    });
+    c.benchmark_group(group)
+        .throughput(Throughput::Elements(BATCH))
+        .bench_function(
+            BenchmarkId::from_parameter("raw_async_nats_codec"),
+            |bench| {
+                bench.iter_custom(|rounds| {
+                    cl.rt.block_on(async {
+                        let target = received.load(Ordering::Relaxed) + rounds * BATCH;
+                        let start = Instant::now();
+                        for _ in 0..rounds * BATCH {
+                            let bytes = Bytes::from(to_vec(&body).expect("encode"));
+                            cl.raw_a
+                                .publish(subject.clone(), bytes)
+                                .await
+                                .expect("raw publish");
+                        }
+                        wait_for(&received, target).await;
+                        start.elapsed()
+                    })
+                })
+            },
+        );
+    task.abort();
+}
+
 /// Returns once the server has processed everything `client` sent (its
 /// SUBs included): the server itself answers a request nobody listens to.
 async fn settle(client: &async_nats::Client) {
@@ -257,6 +307,137 @@ async fn wait_for(counter: &AtomicU64, target: u64) {
     }
 }
 
+/// The round-trip overhead measured the way a noisy machine allows:
+/// blocks of the three variants alternate, so load changes hit all alike.
+/// Prints mean times, this process's CPU time per round trip (from Linux
+/// `schedstat`) and the median per-block ratios. Only under `cargo bench`.
+///
+/// The variants: codecbus; raw async-nats echoing the bytes (the goal's
+/// baseline); raw async-nats doing the codec work by hand (encode the
+/// request, decode and re-encode it in the responder, decode the reply),
+/// which separates what the bus adds from what typed messages cost.
+fn paired_ratio<T>(cl: &Cluster, name: &str, body: T, payload: Bytes)
+where
+    T: MessageCodec + Clone + Send + Sync + 'static,
+{
+    const BLOCKS: usize = 40;
+    const PER_BLOCK: u32 = 200;
+    const VARIANTS: [&str; 3] = ["codecbus", "raw async-nats", "raw async-nats + codec"];
+    let address = format!("bench.paired.{name}");
+    let subject = format!("raw.paired.{name}");
+    let codec_subject = format!("raw.paired.codec.{name}");
+    let body = Arc::new(body);
+    let (elapsed, cpu, ratios) = cl.rt.block_on(async {
+        let consumer = cl.b.consumer(&address, |m: Message<T>| async move {
+            m.reply(Shared(Arc::clone(m.body_arc())));
+        });
+        cl.b.flush().await.expect("flush");
+        let mut sub = cl
+            .raw_b
+            .subscribe(subject.clone())
+            .await
+            .expect("subscribe");
+        let client = cl.raw_b.clone();
+        let echo = tokio::spawn(async move {
+            while let Some(m) = sub.next().await {
+                if let Some(reply) = m.reply {
+                    let _ = client.publish(reply, m.payload).await;
+                }
+            }
+        });
+        let mut sub = cl
+            .raw_b
+            .subscribe(codec_subject.clone())
+            .await
+            .expect("subscribe");
+        let client = cl.raw_b.clone();
+        let typed_echo = tokio::spawn(async move {
+            while let Some(m) = sub.next().await {
+                let value: T = codecbus::from_slice(&m.payload).expect("decode");
+                let bytes = Bytes::from(to_vec(&value).expect("encode"));
+                if let Some(reply) = m.reply {
+                    let _ = client.publish(reply, bytes).await;
+                }
+            }
+        });
+        settle(&cl.raw_b).await;
+        let mut elapsed = [Duration::ZERO; 3];
+        let mut cpu = [0u64; 3];
+        let mut ratios = [Vec::with_capacity(BLOCKS), Vec::with_capacity(BLOCKS)];
+        for _ in 0..BLOCKS {
+            let mut block = [Duration::ZERO; 3];
+            for (variant, time) in block.iter_mut().enumerate() {
+                let cpu0 = schedstat()[0];
+                let start = Instant::now();
+                for _ in 0..PER_BLOCK {
+                    match variant {
+                        0 => {
+                            let reply: Message<T> =
+                                cl.a.request(&address, Shared(Arc::clone(&body)))
+                                    .await
+                                    .expect("request");
+                            std::hint::black_box(reply);
+                        }
+                        1 => {
+                            let reply = cl
+                                .raw_a
+                                .request(subject.clone(), payload.clone())
+                                .await
+                                .expect("raw request");
+                            std::hint::black_box(reply);
+                        }
+                        _ => {
+                            let bytes = Bytes::from(to_vec(&*body).expect("encode"));
+                            let reply = cl
+                                .raw_a
+                                .request(codec_subject.clone(), bytes)
+                                .await
+                                .expect("raw request");
+                            let value: T = codecbus::from_slice(&reply.payload).expect("decode");
+                            std::hint::black_box(value);
+                        }
+                    }
+                }
+                *time = start.elapsed();
+                cpu[variant] += schedstat()[0] - cpu0;
+                elapsed[variant] += *time;
+            }
+            ratios[0].push(block[0].as_secs_f64() / block[1].as_secs_f64());
+            ratios[1].push(block[0].as_secs_f64() / block[2].as_secs_f64());
+        }
+        echo.abort();
+        typed_echo.abort();
+        consumer.unregister().await;
+        (elapsed, cpu, ratios)
+    });
+    let n = f64::from(PER_BLOCK) * BLOCKS as f64;
+    for (i, variant) in VARIANTS.iter().enumerate() {
+        eprintln!(
+            "bus::cluster/paired/{name}: {variant:<24} {:>6.1} µs per round trip, {:>5.1} µs of it on this process's CPU (both nodes)",
+            elapsed[i].as_secs_f64() * 1e6 / n,
+            cpu[i] as f64 / 1e3 / n
+        );
+    }
+    for (ratios, against) in ratios.into_iter().zip(&VARIANTS[1..]) {
+        let mut sorted = ratios;
+        sorted.sort_by(f64::total_cmp);
+        eprintln!(
+            "bus::cluster/paired/{name}: codecbus / {against} = {:.3} (median of {BLOCKS} alternating blocks of {PER_BLOCK}; quartiles {:.3}..{:.3})",
+            sorted[BLOCKS / 2],
+            sorted[BLOCKS / 4],
+            sorted[BLOCKS * 3 / 4]
+        );
+    }
+}
+
+/// This thread's time on a CPU and time runnable but waiting for one, in
+/// ns (Linux `schedstat`; zeros elsewhere).
+fn schedstat() -> [u64; 2] {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let mut fields = text.split_whitespace().map(|f| f.parse().unwrap_or(0));
+    [fields.next().unwrap_or(0), fields.next().unwrap_or(0)]
+}
+
 fn cluster_benches(c: &mut Criterion) {
     let Some(cl) = cluster() else {
         return;
@@ -274,38 +455,29 @@ fn cluster_benches(c: &mut Criterion) {
         jsobj_bytes.len()
     );
 
-    bus_rtt(
-        c,
-        &cl,
-        "bus::cluster/rtt/derived_obj",
-        "codecbus",
-        derived.clone(),
-    );
-    raw_rtt(
-        c,
-        &cl,
-        "bus::cluster/rtt/derived_obj",
-        derived_bytes.clone(),
-    );
-    bus_rtt::<JsObj>(
-        c,
-        &cl,
-        "bus::cluster/rtt/jsobj_obj",
-        "codecbus",
-        jsobj.clone(),
-    );
-    raw_rtt(c, &cl, "bus::cluster/rtt/jsobj_obj", jsobj_bytes.clone());
+    let rtt = "bus::cluster/rtt/derived_obj";
+    bus_rtt(c, &cl, rtt, "codecbus", derived.clone());
+    raw_rtt(c, &cl, rtt, derived_bytes.clone());
+    let rtt = "bus::cluster/rtt/jsobj_obj";
+    bus_rtt::<JsObj>(c, &cl, rtt, "codecbus", jsobj.clone());
+    raw_rtt(c, &cl, rtt, jsobj_bytes.clone());
 
-    bus_publish(
-        c,
-        &cl,
-        "bus::cluster/publish/derived_obj",
-        "codecbus",
-        derived,
-    );
-    raw_publish(c, &cl, "bus::cluster/publish/derived_obj", derived_bytes);
-    bus_publish::<JsObj>(c, &cl, "bus::cluster/publish/jsobj_obj", "codecbus", jsobj);
-    raw_publish(c, &cl, "bus::cluster/publish/jsobj_obj", jsobj_bytes);
+    let publish = "bus::cluster/publish/derived_obj";
+    bus_publish(c, &cl, publish, "codecbus", derived.clone());
+    raw_publish(c, &cl, publish, derived_bytes.clone());
+    raw_codec_publish(c, &cl, publish, derived.clone());
+    let publish = "bus::cluster/publish/jsobj_obj";
+    bus_publish::<JsObj>(c, &cl, publish, "codecbus", jsobj.clone());
+    raw_publish(c, &cl, publish, jsobj_bytes.clone());
+    raw_codec_publish(c, &cl, publish, jsobj.clone());
+
+    // Under `cargo bench`, unless a filter excludes it.
+    let bench = std::env::args().any(|a| a == "--bench");
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    if bench && filter.is_none_or(|f| "bus::cluster/paired".contains(f.as_str())) {
+        paired_ratio(&cl, "derived_obj", derived, derived_bytes);
+        paired_ratio::<JsObj>(&cl, "jsobj_obj", jsobj, jsobj_bytes);
+    }
 
     cl.rt.block_on(async {
         cl.a.close().await;

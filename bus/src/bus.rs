@@ -213,7 +213,7 @@ impl EventBusBuilder {
     /// Only crates linked into the binary contribute registrations.
     ///
     /// The bus is purely in-process; a builder with a NATS configuration
-    /// ([`nats`](EventBusBuilder::nats)) is finished with `connect` instead.
+    /// (`nats`, with the `nats` feature) is finished with `connect` instead.
     ///
     /// # Errors
     ///
@@ -630,11 +630,7 @@ impl Inner {
         &self,
         address: &str,
         options: &ConsumerOptions,
-    ) -> (
-        Arc<str>,
-        u64,
-        crate::transport::local::QueueRx,
-    ) {
+    ) -> (Arc<str>, u64, crate::transport::local::QueueRx) {
         let capacity = options.queue_capacity().unwrap_or(self.default_capacity);
         assert!(
             capacity > 0,

@@ -160,12 +160,81 @@
 //! drains nothing: queued messages are discarded, so stop senders first
 //! when nothing may be lost.
 //!
-//! # Cluster transport
+//! # Cluster (NATS)
 //!
-//! Without one (the default) the bus is purely in-process. A cluster
-//! transport (NATS, behind the `nats` feature) plugs in behind the same
-//! API: [`DeliveryOptions::with_local_only`] and
-//! [`EventBus::local_consumer`] keep messages and consumers to this process.
+//! Without a cluster transport (the default) the bus is purely in-process.
+//! With the `nats` feature, `EventBusBuilder::nats` and `connect` join a
+//! cluster through a NATS server: every node with a consumer of an address
+//! subscribes to it, and the same API reaches consumers in other processes
+//! and machines. What leaves a process is the derived MessagePack of the
+//! body; the receiving node decodes it by codec name with its own registry
+//! and hands it to its consumers with the same transform rules as a local
+//! message.
+//!
+//! ```no_run
+//! use bus::{EventBus, Message, NatsOptions};
+//! use codec_core::MessageCodec;
+//!
+//! #[derive(MessageCodec, Clone, Debug)]
+//! #[codec(name = "shop.quote", immutable)] // an explicit name: stable across binaries
+//! struct Quote {
+//!     symbol: String,
+//!     price: i64,
+//! }
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let bus = EventBus::builder()
+//!     .nats(NatsOptions::new("nats://127.0.0.1:4222").connection_name("pricing"))
+//!     .connect()
+//!     .await?; // fails at once, naming the URL, when no server answers
+//! let _pricing = bus.consumer("prices", |m: Message<String>| async move {
+//!     m.reply(Quote { symbol: m.body().clone(), price: 4200 });
+//! });
+//! bus.flush().await?; // reachable from other nodes from here on
+//! let quote: Message<Quote> = bus.request("prices", "ACME".to_string()).await?;
+//! assert_eq!(quote.body().price, 4200);
+//! bus.close().await; // drain: answer what is in flight, then disconnect
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! * `send` and `request` reach exactly one exported consumer in the
+//!   cluster: NATS picks one node of the address's queue group (at random),
+//!   that node picks one of its consumers round-robin. A request gets its
+//!   reply, encoded with the reply type's codec, through NATS
+//!   request/reply; no responders is [`RequestErrorKind::NoHandlers`], at
+//!   once.
+//! * `publish` is encoded once and sent once; every node with a consumer
+//!   of the address receives it once and fans it out to its consumers.
+//! * [`local_consumer`](EventBus::local_consumer)s are never exported: only
+//!   their own node reaches them (`publish` serves them directly; `send` and
+//!   `request` stay local when every consumer of the address on this node
+//!   is local-only). [`DeliveryOptions::with_local_only`] keeps a message in
+//!   process.
+//! * Across NATS, `send` and `publish` have NATS's at-most-once delivery:
+//!   `Ok` means the server took the message; with no consumer anywhere it
+//!   is dropped without an error (use `request` for an answer).
+//! * A message the receiving node cannot decode (unknown codec name,
+//!   unsupported wire version, bad bytes) is never dropped silently: a
+//!   request is answered with a [`RequestErrorKind::Codec`] error naming
+//!   the codec; a send or publish is logged at warn level and counted in
+//!   [`Metrics::undecodable`].
+//! * Failures cross the wire with their kind, code and text:
+//!   [`Message::fail`]'s code and message, a handler's error or panic, a
+//!   type mismatch or full queue on the receiving node, timeouts.
+//! * A body larger than the server's `max_payload` fails before it is sent
+//!   with `PayloadTooLarge`, naming both sizes.
+//! * The connection reconnects on its own and resubscribes every consumer;
+//!   a call made while it is down fails at once with a `Transport` error,
+//!   a request in flight when it drops fails within its timeout.
+//! * A node subscribes when its first exported consumer of an address
+//!   registers and unsubscribes when the last one goes;
+//!   [`EventBus::flush`] waits until those changes reached the server.
+//!   [`EventBus::close`] drains.
+//!
+//! The subjects, queue groups and headers (the wire contract) are listed
+//! in the README.
 #![deny(unreachable_pub)]
 #![deny(missing_docs)]
 
