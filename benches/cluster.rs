@@ -114,23 +114,19 @@ where
 /// Raw async-nats request/reply of the same bytes: `raw_b` echoes them.
 fn raw_rtt(c: &mut Criterion, cl: &Cluster, group: &str, payload: Bytes) {
     let subject = format!("raw.rtt.{group}");
-    let responder = cl.rt.block_on(async {
-        let mut sub = cl
-            .raw_b
-            .subscribe(subject.clone())
-            .await
-            .expect("subscribe");
-        let client = cl.raw_b.clone();
-        let task = tokio::spawn(async move {
-            while let Some(m) = sub.next().await {
-                if let Some(reply) = m.reply {
-                    let _ = client.publish(reply, m.payload).await;
-                }
+    let mut sub = cl
+        .rt
+        .block_on(cl.raw_b.subscribe(subject.clone()))
+        .expect("subscribe");
+    let client = cl.raw_b.clone();
+    let responder = cl.rt.spawn(async move {
+        while let Some(m) = sub.next().await {
+            if let Some(reply) = m.reply {
+                let _ = client.publish(reply, m.payload).await;
             }
-        });
-        settle(&cl.raw_b).await;
-        task
+        }
     });
+    cl.rt.block_on(settle(&cl.raw_b));
     c.benchmark_group(group)
         .throughput(Throughput::Elements(1))
         .bench_function(BenchmarkId::from_parameter("raw_async_nats"), |bench| {
@@ -196,21 +192,17 @@ fn raw_publish(c: &mut Criterion, cl: &Cluster, group: &str, payload: Bytes) {
     let subject = format!("raw.publish.{group}");
     let received = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&received);
-    let task = cl.rt.block_on(async {
-        let mut sub = cl
-            .raw_b
-            .subscribe(subject.clone())
-            .await
-            .expect("subscribe");
-        let task = tokio::spawn(async move {
-            while let Some(m) = sub.next().await {
-                std::hint::black_box(m);
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
-        });
-        settle(&cl.raw_b).await;
-        task
+    let mut sub = cl
+        .rt
+        .block_on(cl.raw_b.subscribe(subject.clone()))
+        .expect("subscribe");
+    let task = cl.rt.spawn(async move {
+        while let Some(m) = sub.next().await {
+            std::hint::black_box(m);
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
     });
+    cl.rt.block_on(settle(&cl.raw_b));
     c.benchmark_group(group)
         .throughput(Throughput::Elements(BATCH))
         .bench_function(BenchmarkId::from_parameter("raw_async_nats"), |bench| {
@@ -241,22 +233,18 @@ where
     let subject = format!("raw.codec.publish.{group}");
     let received = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&received);
-    let task = cl.rt.block_on(async {
-        let mut sub = cl
-            .raw_b
-            .subscribe(subject.clone())
-            .await
-            .expect("subscribe");
-        let task = tokio::spawn(async move {
-            while let Some(m) = sub.next().await {
-                let value: T = codecbus::from_slice(&m.payload).expect("decode");
-                std::hint::black_box(value);
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
-        });
-        settle(&cl.raw_b).await;
-        task
+    let mut sub = cl
+        .rt
+        .block_on(cl.raw_b.subscribe(subject.clone()))
+        .expect("subscribe");
+    let task = cl.rt.spawn(async move {
+        while let Some(m) = sub.next().await {
+            let value: T = codecbus::from_slice(&m.payload).expect("decode");
+            std::hint::black_box(value);
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
     });
+    cl.rt.block_on(settle(&cl.raw_b));
     c.benchmark_group(group)
         .throughput(Throughput::Elements(BATCH))
         .bench_function(
