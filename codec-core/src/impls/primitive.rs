@@ -193,9 +193,7 @@ impl MessageCodec for String {
     }
     #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        let s = r.read_str()?;
-        r.charge_alloc(s.len())?;
-        Ok(s.to_owned())
+        r.read_string()
     }
 }
 

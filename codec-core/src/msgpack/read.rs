@@ -179,14 +179,17 @@ impl ValueKind {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Reader<'de> {
+    /// The bytes not yet consumed: always a suffix of `buf`, so a read of
+    /// `n` bytes is one length comparison and the position is a subtraction.
+    rest: &'de [u8],
+    /// The whole input, for positions in errors and for [`Reader::key_path`].
     buf: &'de [u8],
-    pos: usize,
     depth: u32,
     alloc_left: usize,
     limits: DecodeLimits,
 }
 
-macro_rules! narrow_unsigned {
+macro_rules! narrow {
     ($($name:ident => $ty:ty),*) => {$(
         #[doc = concat!("Reads an integer that must fit in `", stringify!($ty), "`.")]
         ///
@@ -196,38 +199,7 @@ macro_rules! narrow_unsigned {
         /// when the value does not fit.
         #[inline]
         pub fn $name(&mut self) -> Result<$ty, DecodeError> {
-            let at = self.pos;
-            if let Some(&b) = self.buf.get(self.pos) {
-                if b < 0x80 {
-                    self.pos += 1;
-                    return Ok(b as $ty);
-                }
-            }
-            match self.read_int()? {
-                Int::Unsigned(v) => <$ty>::try_from(v).map_err(|_| self.out_of_range(stringify!($ty), at)),
-                Int::Negative(_) => Err(self.out_of_range(stringify!($ty), at)),
-            }
-        }
-    )*};
-}
-
-macro_rules! narrow_signed {
-    ($($name:ident => $ty:ty),*) => {$(
-        #[doc = concat!("Reads an integer that must fit in `", stringify!($ty), "`.")]
-        ///
-        /// # Errors
-        ///
-        /// A type mismatch for a non-integer, [`DecodeErrorKind::IntegerOutOfRange`]
-        /// when the value does not fit.
-        #[inline]
-        pub fn $name(&mut self) -> Result<$ty, DecodeError> {
-            let at = self.pos;
-            if let Some(&b) = self.buf.get(self.pos) {
-                if !(0x80..0xe0).contains(&b) {
-                    self.pos += 1;
-                    return Ok(b as i8 as $ty);
-                }
-            }
+            let at = self.position();
             match self.read_int()? {
                 Int::Unsigned(v) => <$ty>::try_from(v).map_err(|_| self.out_of_range(stringify!($ty), at)),
                 Int::Negative(v) => <$ty>::try_from(v).map_err(|_| self.out_of_range(stringify!($ty), at)),
@@ -238,15 +210,17 @@ macro_rules! narrow_signed {
 
 impl<'de> Reader<'de> {
     /// A reader over `buf` with the default limits.
+    #[inline]
     pub fn new(buf: &'de [u8]) -> Self {
         Self::with_limits(buf, DecodeLimits::default())
     }
 
     /// A reader over `buf` with the given limits.
+    #[inline]
     pub fn with_limits(buf: &'de [u8], limits: DecodeLimits) -> Self {
         Self {
+            rest: buf,
             buf,
-            pos: 0,
             depth: 0,
             alloc_left: limits.max_alloc_bytes,
             limits,
@@ -259,33 +233,52 @@ impl<'de> Reader<'de> {
     }
 
     /// Bytes consumed so far.
+    #[inline]
     pub fn position(&self) -> usize {
-        self.pos
+        self.buf.len() - self.rest.len()
     }
 
     /// Bytes not yet consumed.
+    #[inline]
     pub fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+        self.rest.len()
     }
 
     /// Whether every byte has been consumed.
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.pos >= self.buf.len()
+        self.rest.is_empty()
     }
 
     /// An error of `kind` at the current position.
     #[cold]
     pub fn error(&self, kind: DecodeErrorKind) -> DecodeError {
-        DecodeError::new(kind, self.pos)
+        DecodeError::new(kind, self.position())
     }
 
     #[cold]
+    #[inline(never)]
     fn out_of_range(&self, target: &'static str, at: usize) -> DecodeError {
         DecodeError::new(DecodeErrorKind::IntegerOutOfRange { target }, at)
     }
 
+    /// `Truncated` at the current position.
+    #[cold]
+    #[inline(never)]
+    fn eof(&self) -> DecodeError {
+        DecodeError::new(DecodeErrorKind::Truncated, self.position())
+    }
+
+    /// `Truncated` just past the marker at the current position.
+    #[cold]
+    #[inline(never)]
+    fn eof_after_marker(&self) -> DecodeError {
+        DecodeError::new(DecodeErrorKind::Truncated, self.position() + 1)
+    }
+
     /// A type-mismatch error for the value at `at` (whose marker is `marker`).
     #[cold]
+    #[inline(never)]
     pub fn mismatch(&self, expected: &'static str, marker: u8, at: usize) -> DecodeError {
         let found = ValueKind::of(marker).name();
         if marker == 0xc1 {
@@ -337,9 +330,9 @@ impl<'de> Reader<'de> {
     /// [`DecodeErrorKind::Truncated`] at the end of input.
     #[inline]
     pub fn peek(&self) -> Result<u8, DecodeError> {
-        match self.buf.get(self.pos) {
+        match self.rest.first() {
             Some(&b) => Ok(b),
-            None => Err(self.error(DecodeErrorKind::Truncated)),
+            None => Err(self.eof()),
         }
     }
 
@@ -355,9 +348,26 @@ impl<'de> Reader<'de> {
 
     #[inline]
     fn byte(&mut self) -> Result<u8, DecodeError> {
-        let b = self.peek()?;
-        self.pos += 1;
-        Ok(b)
+        match self.rest.split_first() {
+            Some((&b, tail)) => {
+                self.rest = tail;
+                Ok(b)
+            }
+            None => Err(self.eof()),
+        }
+    }
+
+    /// Consumes the marker (known to be there) and the `N` bytes after it,
+    /// with one length check.
+    #[inline(always)]
+    fn marked<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        if let Some((_, tail)) = self.rest.split_first()
+            && let Some((payload, tail)) = tail.split_first_chunk::<N>()
+        {
+            self.rest = tail;
+            return Ok(*payload);
+        }
+        Err(self.eof_after_marker())
     }
 
     /// Consumes exactly `n` bytes.
@@ -367,26 +377,38 @@ impl<'de> Reader<'de> {
     /// [`DecodeErrorKind::Truncated`] when fewer are left.
     #[inline]
     pub fn read_raw(&mut self, n: usize) -> Result<&'de [u8], DecodeError> {
-        let buf: &'de [u8] = self.buf;
-        match self
-            .pos
-            .checked_add(n)
-            .and_then(|end| buf.get(self.pos..end))
-        {
-            Some(s) => {
-                self.pos += n;
+        match self.rest.split_at_checked(n) {
+            Some((s, tail)) => {
+                self.rest = tail;
                 Ok(s)
             }
-            None => Err(self.error(DecodeErrorKind::Truncated)),
+            None => Err(self.eof()),
+        }
+    }
+
+    /// Consumes `pattern` if the input continues with exactly these bytes,
+    /// and says whether it did. Derived decoders match a pre-encoded map key
+    /// (string header and name) this way, without reading it as a string.
+    #[inline(always)]
+    pub fn eat_raw(&mut self, pattern: &[u8]) -> bool {
+        match self.rest.split_at_checked(pattern.len()) {
+            Some((head, tail)) if head == pattern => {
+                self.rest = tail;
+                true
+            }
+            _ => false,
         }
     }
 
     #[inline]
     fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let s = self.read_raw(N)?;
-        let mut out = [0u8; N];
-        out.copy_from_slice(s);
-        Ok(out)
+        match self.rest.split_first_chunk::<N>() {
+            Some((a, tail)) => {
+                self.rest = tail;
+                Ok(*a)
+            }
+            None => Err(self.eof()),
+        }
     }
 
     #[inline]
@@ -409,7 +431,7 @@ impl<'de> Reader<'de> {
     /// A type mismatch for anything else.
     #[inline]
     pub fn read_nil(&mut self) -> Result<(), DecodeError> {
-        let at = self.pos;
+        let at = self.position();
         match self.byte()? {
             0xc0 => Ok(()),
             m => Err(self.mismatch("nil", m, at)),
@@ -419,11 +441,12 @@ impl<'de> Reader<'de> {
     /// Consumes a `nil` if one is next and says whether it did.
     #[inline]
     pub fn try_read_nil(&mut self) -> bool {
-        if self.buf.get(self.pos) == Some(&0xc0) {
-            self.pos += 1;
-            true
-        } else {
-            false
+        match self.rest.split_first() {
+            Some((0xc0, tail)) => {
+                self.rest = tail;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -432,13 +455,19 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// A type mismatch for anything else.
-    #[inline]
+    #[inline(always)]
     pub fn read_bool(&mut self) -> Result<bool, DecodeError> {
-        let at = self.pos;
-        match self.byte()? {
-            0xc2 => Ok(false),
-            0xc3 => Ok(true),
-            m => Err(self.mismatch("boolean", m, at)),
+        match self.rest.split_first() {
+            Some((0xc2, tail)) => {
+                self.rest = tail;
+                Ok(false)
+            }
+            Some((0xc3, tail)) => {
+                self.rest = tail;
+                Ok(true)
+            }
+            Some((&m, _)) => Err(self.mismatch("boolean", m, self.position())),
+            None => Err(self.eof()),
         }
     }
 
@@ -447,27 +476,34 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// A type mismatch for a non-integer; truncation.
-    #[inline]
+    #[inline(always)]
     pub fn read_int(&mut self) -> Result<Int, DecodeError> {
-        let at = self.pos;
-        let m = self.byte()?;
+        let Some((&m, tail)) = self.rest.split_first() else {
+            return Err(self.eof());
+        };
         Ok(match m {
-            0x00..=0x7f => Int::Unsigned(m as u64),
-            0xe0..=0xff => Int::Negative(m as i8 as i64),
-            0xcc => Int::Unsigned(self.byte()? as u64),
-            0xcd => Int::Unsigned(u16::from_be_bytes(self.array()?) as u64),
-            0xce => Int::Unsigned(u32::from_be_bytes(self.array()?) as u64),
-            0xcf => Int::Unsigned(u64::from_be_bytes(self.array()?)),
-            0xd0 => signed(i8::from_be_bytes(self.array()?) as i64),
-            0xd1 => signed(i16::from_be_bytes(self.array()?) as i64),
-            0xd2 => signed(i32::from_be_bytes(self.array()?) as i64),
-            0xd3 => signed(i64::from_be_bytes(self.array()?)),
-            m => return Err(self.mismatch("integer", m, at)),
+            0x00..=0x7f => {
+                self.rest = tail;
+                Int::Unsigned(m as u64)
+            }
+            0xe0..=0xff => {
+                self.rest = tail;
+                Int::Negative(m as i8 as i64)
+            }
+            0xcc => Int::Unsigned(u8::from_be_bytes(self.marked()?) as u64),
+            0xcd => Int::Unsigned(u16::from_be_bytes(self.marked()?) as u64),
+            0xce => Int::Unsigned(u32::from_be_bytes(self.marked()?) as u64),
+            0xcf => Int::Unsigned(u64::from_be_bytes(self.marked()?)),
+            0xd0 => signed(i8::from_be_bytes(self.marked()?) as i64),
+            0xd1 => signed(i16::from_be_bytes(self.marked()?) as i64),
+            0xd2 => signed(i32::from_be_bytes(self.marked()?) as i64),
+            0xd3 => signed(i64::from_be_bytes(self.marked()?)),
+            m => return Err(self.mismatch("integer", m, self.position())),
         })
     }
 
-    narrow_unsigned!(read_u8 => u8, read_u16 => u16, read_u32 => u32, read_u64 => u64, read_usize => usize);
-    narrow_signed!(read_i8 => i8, read_i16 => i16, read_i32 => i32, read_i64 => i64, read_isize => isize);
+    narrow!(read_u8 => u8, read_u16 => u16, read_u32 => u32, read_u64 => u64, read_usize => usize);
+    narrow!(read_i8 => i8, read_i16 => i16, read_i32 => i32, read_i64 => i64, read_isize => isize);
 
     /// Reads a float; integers are accepted and converted, as `rmp-serde`
     /// does.
@@ -475,22 +511,16 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// A type mismatch for anything but a number.
-    #[inline]
+    #[inline(always)]
     pub fn read_f64(&mut self) -> Result<f64, DecodeError> {
         match self.peek()? {
-            0xcb => {
-                self.pos += 1;
-                Ok(f64::from_bits(u64::from_be_bytes(self.array()?)))
-            }
-            0xca => {
-                self.pos += 1;
-                Ok(f32::from_bits(u32::from_be_bytes(self.array()?)) as f64)
-            }
+            0xcb => Ok(f64::from_bits(u64::from_be_bytes(self.marked()?))),
+            0xca => Ok(f32::from_bits(u32::from_be_bytes(self.marked()?)) as f64),
             m if ValueKind::of(m) == ValueKind::Int => Ok(match self.read_int()? {
                 Int::Unsigned(v) => v as f64,
                 Int::Negative(v) => v as f64,
             }),
-            m => Err(self.mismatch("float", m, self.pos)),
+            m => Err(self.mismatch("float", m, self.position())),
         }
     }
 
@@ -502,8 +532,7 @@ impl<'de> Reader<'de> {
     #[inline]
     pub fn read_f32(&mut self) -> Result<f32, DecodeError> {
         if self.peek()? == 0xca {
-            self.pos += 1;
-            return Ok(f32::from_bits(u32::from_be_bytes(self.array()?)));
+            return Ok(f32::from_bits(u32::from_be_bytes(self.marked()?)));
         }
         self.read_f64().map(|v| v as f32)
     }
@@ -515,14 +544,20 @@ impl<'de> Reader<'de> {
     ///
     /// A type mismatch; [`DecodeErrorKind::LengthOverflow`] when the length
     /// exceeds the bytes left.
-    #[inline]
+    #[inline(always)]
     pub fn read_str_len(&mut self) -> Result<usize, DecodeError> {
-        let at = self.pos;
-        let len = match self.byte()? {
-            m @ 0xa0..=0xbf => (m & 0x1f) as usize,
-            0xd9 => self.be_u8()?,
-            0xda => self.be_u16()?,
-            0xdb => self.be_u32()?,
+        let at = self.position();
+        let Some((&m, tail)) = self.rest.split_first() else {
+            return Err(self.eof());
+        };
+        let len = match m {
+            0xa0..=0xbf => {
+                self.rest = tail;
+                (m & 0x1f) as usize
+            }
+            0xd9 => u8::from_be_bytes(self.marked()?) as usize,
+            0xda => u16::from_be_bytes(self.marked()?) as usize,
+            0xdb => u32::from_be_bytes(self.marked()?) as usize,
             m => return Err(self.mismatch("string", m, at)),
         };
         self.check_bytes(len, at)
@@ -530,17 +565,23 @@ impl<'de> Reader<'de> {
 
     #[inline]
     fn check_bytes(&self, len: usize, at: usize) -> Result<usize, DecodeError> {
-        if len > self.remaining() {
-            return Err(DecodeError::new(
-                if len > u32::MAX as usize / 2 {
-                    DecodeErrorKind::LengthOverflow
-                } else {
-                    DecodeErrorKind::Truncated
-                },
-                at,
-            ));
+        if len > self.rest.len() {
+            return Err(Self::length_error(len, at));
         }
         Ok(len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn length_error(len: usize, at: usize) -> DecodeError {
+        DecodeError::new(
+            if len > u32::MAX as usize / 2 {
+                DecodeErrorKind::LengthOverflow
+            } else {
+                DecodeErrorKind::Truncated
+            },
+            at,
+        )
     }
 
     /// Reads a string's bytes without checking UTF-8 (for matching keys).
@@ -548,10 +589,16 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// As [`read_str_len`](Self::read_str_len).
-    #[inline]
+    #[inline(always)]
     pub fn read_str_bytes(&mut self) -> Result<&'de [u8], DecodeError> {
         let len = self.read_str_len()?;
         self.read_raw(len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn utf8_error(at: usize, e: std::str::Utf8Error) -> DecodeError {
+        DecodeError::new(DecodeErrorKind::InvalidUtf8, at + 1 + e.valid_up_to()).with_source(e)
     }
 
     /// Reads a string, borrowed from the input.
@@ -561,11 +608,36 @@ impl<'de> Reader<'de> {
     /// As [`read_str_len`](Self::read_str_len); [`DecodeErrorKind::InvalidUtf8`].
     #[inline]
     pub fn read_str(&mut self) -> Result<&'de str, DecodeError> {
-        let at = self.pos;
+        let at = self.position();
         let bytes = self.read_str_bytes()?;
-        std::str::from_utf8(bytes).map_err(|e| {
-            DecodeError::new(DecodeErrorKind::InvalidUtf8, at + 1 + e.valid_up_to()).with_source(e)
-        })
+        std::str::from_utf8(bytes).map_err(|e| Self::utf8_error(at, e))
+    }
+
+    /// Reads a string into a new `String`, charging its length to the
+    /// allocation budget.
+    ///
+    /// Errors are those of [`read_str`](Self::read_str) followed by
+    /// [`charge_alloc`](Self::charge_alloc), in that order.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_str`](Self::read_str); [`DecodeErrorKind::AllocLimitExceeded`].
+    #[inline]
+    pub fn read_string(&mut self) -> Result<String, DecodeError> {
+        let at = self.position();
+        let bytes = self.read_str_bytes()?;
+        if bytes.len() <= self.alloc_left {
+            // Copy first, then check the copy: a fresh allocation is
+            // word-aligned, which puts `from_utf8` on its word-at-a-time
+            // path from the first byte (the input slice rarely is). The
+            // copy is within budget and no larger than the input.
+            self.alloc_left -= bytes.len();
+            return String::from_utf8(bytes.to_vec())
+                .map_err(|e| Self::utf8_error(at, e.utf8_error()));
+        }
+        let s = std::str::from_utf8(bytes).map_err(|e| Self::utf8_error(at, e))?;
+        self.charge_alloc(s.len())?;
+        Ok(s.to_owned())
     }
 
     /// Reads a `bin` value (a string is accepted too), borrowed.
@@ -575,20 +647,11 @@ impl<'de> Reader<'de> {
     /// A type mismatch; truncation; [`DecodeErrorKind::LengthOverflow`].
     #[inline]
     pub fn read_bin(&mut self) -> Result<&'de [u8], DecodeError> {
-        let at = self.pos;
+        let at = self.position();
         let len = match self.peek()? {
-            0xc4 => {
-                self.pos += 1;
-                self.be_u8()?
-            }
-            0xc5 => {
-                self.pos += 1;
-                self.be_u16()?
-            }
-            0xc6 => {
-                self.pos += 1;
-                self.be_u32()?
-            }
+            0xc4 => u8::from_be_bytes(self.marked()?) as usize,
+            0xc5 => u16::from_be_bytes(self.marked()?) as usize,
+            0xc6 => u32::from_be_bytes(self.marked()?) as usize,
             m if ValueKind::of(m) == ValueKind::Str => self.read_str_len()?,
             m => return Err(self.mismatch("binary", m, at)),
         };
@@ -596,25 +659,31 @@ impl<'de> Reader<'de> {
         self.read_raw(len)
     }
 
-    #[inline]
+    #[inline(always)]
     fn check_count(&self, count: usize, per_item: usize, at: usize) -> Result<usize, DecodeError> {
+        if count <= self.limits.max_collection_len
+            && count
+                .checked_mul(per_item)
+                .is_some_and(|min| min <= self.rest.len())
+        {
+            return Ok(count);
+        }
+        Err(self.count_error(count, at))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn count_error(&self, count: usize, at: usize) -> DecodeError {
         if count > self.limits.max_collection_len {
-            return Err(
-                DecodeError::new(DecodeErrorKind::LengthOverflow, at).with_detail(format!(
-                    "{count} elements, limit {}",
-                    self.limits.max_collection_len
-                )),
-            );
+            return DecodeError::new(DecodeErrorKind::LengthOverflow, at).with_detail(format!(
+                "{count} elements, limit {}",
+                self.limits.max_collection_len
+            ));
         }
-        match count.checked_mul(per_item) {
-            Some(min) if min <= self.remaining() => Ok(count),
-            _ => Err(
-                DecodeError::new(DecodeErrorKind::LengthOverflow, at).with_detail(format!(
-                    "{count} elements declared, {} bytes left",
-                    self.remaining()
-                )),
-            ),
-        }
+        DecodeError::new(DecodeErrorKind::LengthOverflow, at).with_detail(format!(
+            "{count} elements declared, {} bytes left",
+            self.remaining()
+        ))
     }
 
     /// Reads an array header; the count is checked against the bytes left
@@ -623,13 +692,19 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// A type mismatch; [`DecodeErrorKind::LengthOverflow`].
-    #[inline]
+    #[inline(always)]
     pub fn read_array_len(&mut self) -> Result<usize, DecodeError> {
-        let at = self.pos;
-        let len = match self.byte()? {
-            m @ 0x90..=0x9f => (m & 0x0f) as usize,
-            0xdc => self.be_u16()?,
-            0xdd => self.be_u32()?,
+        let at = self.position();
+        let Some((&m, tail)) = self.rest.split_first() else {
+            return Err(self.eof());
+        };
+        let len = match m {
+            0x90..=0x9f => {
+                self.rest = tail;
+                (m & 0x0f) as usize
+            }
+            0xdc => u16::from_be_bytes(self.marked()?) as usize,
+            0xdd => u32::from_be_bytes(self.marked()?) as usize,
             m => return Err(self.mismatch("array", m, at)),
         };
         self.check_count(len, 1, at)
@@ -641,13 +716,19 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// A type mismatch; [`DecodeErrorKind::LengthOverflow`].
-    #[inline]
+    #[inline(always)]
     pub fn read_map_len(&mut self) -> Result<usize, DecodeError> {
-        let at = self.pos;
-        let len = match self.byte()? {
-            m @ 0x80..=0x8f => (m & 0x0f) as usize,
-            0xde => self.be_u16()?,
-            0xdf => self.be_u32()?,
+        let at = self.position();
+        let Some((&m, tail)) = self.rest.split_first() else {
+            return Err(self.eof());
+        };
+        let len = match m {
+            0x80..=0x8f => {
+                self.rest = tail;
+                (m & 0x0f) as usize
+            }
+            0xde => u16::from_be_bytes(self.marked()?) as usize,
+            0xdf => u32::from_be_bytes(self.marked()?) as usize,
             m => return Err(self.mismatch("map", m, at)),
         };
         self.check_count(len, 2, at)
@@ -659,12 +740,12 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// A type mismatch for anything else; [`DecodeErrorKind::LengthOverflow`].
-    #[inline]
+    #[inline(always)]
     pub fn read_struct_header(&mut self) -> Result<(bool, usize), DecodeError> {
         match self.peek()? {
             0x80..=0x8f | 0xde | 0xdf => Ok((true, self.read_map_len()?)),
             0x90..=0x9f | 0xdc | 0xdd => Ok((false, self.read_array_len()?)),
-            m => Err(self.mismatch("map or array", m, self.pos)),
+            m => Err(self.mismatch("map or array", m, self.position())),
         }
     }
 
@@ -675,7 +756,7 @@ impl<'de> Reader<'de> {
     /// A type mismatch; truncation; [`DecodeErrorKind::LengthOverflow`].
     #[inline]
     pub fn read_ext(&mut self) -> Result<(i8, &'de [u8]), DecodeError> {
-        let at = self.pos;
+        let at = self.position();
         let len = match self.byte()? {
             0xd4 => 1,
             0xd5 => 2,
@@ -697,7 +778,7 @@ impl<'de> Reader<'de> {
     #[cold]
     pub fn key_path(&self, err: DecodeError, key_at: usize, index: usize) -> DecodeError {
         let mut probe = self.clone();
-        probe.pos = key_at;
+        probe.rest = self.buf.get(key_at..).unwrap_or_default();
         match probe.read_str() {
             Ok(key) => err.in_key(key),
             Err(_) => err.in_index(index),
@@ -713,7 +794,7 @@ impl<'de> Reader<'de> {
         let mut pending: u64 = 1;
         while pending > 0 {
             pending -= 1;
-            let at = self.pos;
+            let at = self.position();
             let m = self.byte()?;
             let skip = match m {
                 0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => 0,
@@ -765,7 +846,7 @@ impl<'de> Reader<'de> {
                 return Err(DecodeError::new(DecodeErrorKind::LengthOverflow, at));
             }
             let len = self.check_bytes(skip, at)?;
-            self.pos += len;
+            self.read_raw(len)?;
         }
         Ok(())
     }
@@ -777,5 +858,64 @@ fn signed(v: i64) -> Int {
         Int::Unsigned(v as u64)
     } else {
         Int::Negative(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_string_checks_utf8_before_the_budget() {
+        let bytes = b"\xa3a\xffb";
+        let limits = DecodeLimits::default().max_alloc_bytes(1);
+        let err = Reader::with_limits(bytes, limits)
+            .read_string()
+            .unwrap_err();
+        assert_eq!(err.kind(), DecodeErrorKind::InvalidUtf8);
+        let err = Reader::new(bytes).read_string().unwrap_err();
+        assert_eq!(err.kind(), DecodeErrorKind::InvalidUtf8);
+        assert_eq!(err.offset(), 2);
+
+        let err = Reader::with_limits(b"\xa3abc", limits)
+            .read_string()
+            .unwrap_err();
+        assert_eq!(err.kind(), DecodeErrorKind::AllocLimitExceeded);
+        let mut r =
+            Reader::with_limits(b"\xa3abc\xa1d", DecodeLimits::default().max_alloc_bytes(4));
+        assert_eq!(r.read_string().unwrap(), "abc");
+        assert_eq!(r.read_string().unwrap(), "d");
+        assert_eq!(
+            r.read_string().unwrap_err().kind(),
+            DecodeErrorKind::Truncated
+        );
+    }
+
+    #[test]
+    fn truncated_payloads_point_past_the_marker() {
+        for bytes in [&b"\xcd\x01"[..], b"\xcb\x00\x00", b"\xd9", b"\xdc\x00"] {
+            let mut r = Reader::new(bytes);
+            let err = match bytes[0] {
+                0xcd => r.read_u16().map(drop),
+                0xcb => r.read_f64().map(drop),
+                0xd9 => r.read_str().map(drop),
+                _ => r.read_array_len().map(drop),
+            }
+            .unwrap_err();
+            assert_eq!(err.kind(), DecodeErrorKind::Truncated, "{bytes:x?}");
+            assert_eq!(err.offset(), 1, "{bytes:x?}");
+        }
+    }
+
+    #[test]
+    fn eat_raw_consumes_only_a_full_match() {
+        let mut r = Reader::new(b"\xa2id\x01");
+        assert!(!r.eat_raw(b"\xa2ix"));
+        assert!(!r.eat_raw(b"\xa2id\x01\x02"));
+        assert_eq!(r.position(), 0);
+        assert!(r.eat_raw(b"\xa2id"));
+        assert_eq!(r.position(), 3);
+        assert_eq!(r.read_u8().unwrap(), 1);
+        assert!(r.is_empty());
     }
 }
