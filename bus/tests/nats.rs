@@ -729,3 +729,93 @@ async fn subject_prefixes_keep_applications_apart() {
     assert_eq!(err.kind(), RequestErrorKind::Transport);
     assert!(err.to_string().contains("too long"), "{err}");
 }
+
+/// The wire contract seen from a plain NATS client: what a node in another
+/// language would send and receive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wire_contract_from_a_plain_nats_client() {
+    use bus::async_nats::{self, HeaderMap};
+
+    let Some(server) = NatsServer::start("wire_contract_from_a_plain_nats_client") else {
+        return;
+    };
+    let b = node(&server).await;
+    let _c = b.consumer("wire.double", |m: Message<u64>| async move {
+        if *m.body() == 13 {
+            m.fail(13, "unlucky");
+        } else {
+            m.reply_with(
+                *m.body() * 2,
+                DeliveryOptions::new().with_header("x-by", "b"),
+            );
+        }
+    });
+    let seen = Tally::default();
+    let _p = counting(&b, "wire.news", "b", &seen);
+    b.flush().await.unwrap();
+    let raw = async_nats::connect(server.url()).await.unwrap();
+    let headers = |version: &str, codec: &str| {
+        let mut h = HeaderMap::new();
+        h.insert("Codecbus-Version", version);
+        h.insert("Codecbus-Codec", codec);
+        h.insert("x-trace", "t");
+        h
+    };
+    let body = |n: u64| codec_core::to_vec(&n).unwrap().into();
+
+    // A request: subject `codecbus.s.<address>`, reply in the codec of u64.
+    let reply = raw
+        .request_with_headers("codecbus.s.wire.double", headers("1", "u64"), body(21))
+        .await
+        .unwrap();
+    let h = reply.headers.as_ref().unwrap();
+    assert_eq!(h.get("Codecbus-Codec").map(|v| v.as_str()), Some("u64"));
+    assert_eq!(h.get("Codecbus-Version").map(|v| v.as_str()), Some("1"));
+    assert_eq!(h.get("x-by").map(|v| v.as_str()), Some("b"));
+    assert_eq!(codec_core::from_slice::<u64>(&reply.payload).unwrap(), 42);
+
+    // A failure reply: kind, code and message.
+    let reply = raw
+        .request_with_headers("codecbus.s.wire.double", headers("1", "u64"), body(13))
+        .await
+        .unwrap();
+    let h = reply.headers.as_ref().unwrap();
+    assert_eq!(
+        h.get("Codecbus-Failure").map(|v| v.as_str()),
+        Some("RECIPIENT_FAILURE")
+    );
+    assert_eq!(
+        h.get("Codecbus-Failure-Code").map(|v| v.as_str()),
+        Some("13")
+    );
+    assert_eq!(&reply.payload[..], b"unlucky");
+
+    // A version this node does not read, an unknown codec, bad bytes.
+    for (version, codec, payload, needle) in [
+        ("2", "u64", body(1), "version"),
+        ("1", "no.such.codec", body(1), "\"no.such.codec\""),
+        ("1", "u64", b"\xc1".to_vec().into(), "cannot decode"),
+    ] {
+        let reply = raw
+            .request_with_headers("codecbus.s.wire.double", headers(version, codec), payload)
+            .await
+            .unwrap();
+        let h = reply.headers.as_ref().unwrap();
+        assert_eq!(h.get("Codecbus-Failure").map(|v| v.as_str()), Some("CODEC"));
+        let text = String::from_utf8_lossy(&reply.payload);
+        assert!(text.contains(needle), "{text}");
+    }
+    assert_eq!(b.metrics().undecodable, 3);
+
+    // A publish: subject `codecbus.p.<address>`.
+    raw.publish_with_headers("codecbus.p.wire.news", headers("1", "u64"), body(5))
+        .await
+        .unwrap();
+    raw.publish("codecbus.p.wire.news", body(6)).await.unwrap(); // no headers: not ours
+    raw.flush().await.unwrap();
+    eventually("the raw publish arrived", || seen.get("b") == [5]).await;
+    eventually("the headerless one was counted", || {
+        b.metrics().undecodable == 4
+    })
+    .await;
+}
