@@ -197,7 +197,7 @@ macro_rules! narrow {
         ///
         /// A type mismatch for a non-integer, [`DecodeErrorKind::IntegerOutOfRange`]
         /// when the value does not fit.
-        #[inline]
+        #[inline(always)]
         pub fn $name(&mut self) -> Result<$ty, DecodeError> {
             let at = self.position();
             match self.read_int()? {
