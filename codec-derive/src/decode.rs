@@ -1,8 +1,10 @@
 // Generates `MessageCodec::decode`.
 //
-// Map keys are matched as raw bytes (`match key { b"id" => .. }`): no UTF-8
-// check and no allocation for known keys, unknown keys are skipped without
-// recursion. Every struct, variant payload and newtype calls
+// Map keys are matched as raw bytes: while they come in declared order each
+// is compared, header included, with its pre-encoded form (`eat_raw`); any
+// other key is read as a string and matched (`match key { b"id" => .. }`).
+// No UTF-8 check and no allocation for known keys, unknown keys are skipped
+// without recursion. Every struct, variant payload and newtype calls
 // `Reader::enter` first, so the depth limit holds on every recursive path
 // (`struct N(Option<Box<N>>)` included). Errors pick up their path while
 // they travel outwards: `in_field` / `in_index` here, `in_variant` for enum
@@ -140,6 +142,38 @@ fn map_block(
         quote!(let mut #slot: ::core::option::Option<#ty> = ::core::option::Option::None;)
     });
 
+    // In-order pass: while the keys come in declared order, in their
+    // smallest string form (as every encoder here and rmp-serde writes
+    // them), each is matched by comparing its pre-encoded bytes (header and
+    // name) with the input, and its value decoded straight into its slot.
+    // The first key that does not match ends the pass; that key and the
+    // rest are read as strings and looked up by the general loop below.
+    let in_order = encoded.iter().map(|&(i, f)| {
+        let slot = slot(i);
+        let name = &f.wire_name;
+        let raw = Literal::byte_string(&crate::encode::str_bytes(&f.wire_name));
+        let value = field_decode(cg, f);
+        quote! {
+            if __n == __len || !__r.eat_raw(#raw) {
+                break '__in_order;
+            }
+            #slot = ::core::option::Option::Some(
+                #value.map_err(|__e| __e.in_field(#name) #suffix)?,
+            );
+            __n += 1;
+        }
+    });
+    let in_order = if encoded.is_empty() {
+        quote!(let __n: ::core::primitive::usize = 0;)
+    } else {
+        quote! {
+            let mut __n: ::core::primitive::usize = 0;
+            '__in_order: {
+                #(#in_order)*
+            }
+        }
+    };
+
     let arms = encoded.iter().map(|&(i, f)| {
         let slot = slot(i);
         let key = Literal::byte_string(f.wire_name.as_bytes());
@@ -195,7 +229,8 @@ fn map_block(
 
     quote! {{
         #(#slots)*
-        for _ in 0..__len {
+        #in_order
+        for _ in __n..__len {
             #loop_body
         }
         #ctor { #(#inits,)* }

@@ -121,6 +121,65 @@ fn duplicate_key_is_an_error() {
 }
 
 #[test]
+fn keys_in_declared_order_then_anything_else() {
+    // in order, then a duplicate of a key the in-order pass already took
+    let bytes = mp(|w| {
+        w.write_map_len(3).unwrap();
+        w.write_str("name").unwrap();
+        w.write_str("x").unwrap();
+        w.write_str("price").unwrap();
+        w.write_u64(1);
+        w.write_str("name").unwrap();
+        w.write_str("y").unwrap();
+    });
+    assert_eq!(
+        err::<Item>(&bytes).kind(),
+        DecodeErrorKind::DuplicateField("name")
+    );
+
+    // a key in a longer string form than the smallest, an unknown key in
+    // the middle: both leave the in-order pass and are read as strings
+    let bytes = mp(|w| {
+        w.write_map_len(3).unwrap();
+        w.write_raw(b"\xd9\x04name");
+        w.write_str("x").unwrap();
+        w.write_str("extra").unwrap();
+        w.write_u64(9);
+        w.write_str("price").unwrap();
+        w.write_u64(2);
+    });
+    assert_eq!(
+        from_slice::<Item>(&bytes).unwrap(),
+        Item {
+            name: "x".into(),
+            price: 2
+        }
+    );
+
+    // fewer pairs than fields: the pass stops at the declared length
+    let bytes = mp(|w| {
+        w.write_map_len(1).unwrap();
+        w.write_str("name").unwrap();
+        w.write_str("x").unwrap();
+        w.write_str("price").unwrap();
+        w.write_u64(2);
+    });
+    let e = decode_prefix::<Item>(&bytes).unwrap_err();
+    assert_eq!(e.kind(), DecodeErrorKind::MissingField("price"));
+
+    // an error in a value read by the in-order pass carries its path
+    let bytes = mp(|w| {
+        w.write_map_len(2).unwrap();
+        w.write_str("name").unwrap();
+        w.write_str("x").unwrap();
+        w.write_str("price").unwrap();
+        w.write_i64(-1);
+    });
+    let e = err::<Item>(&bytes);
+    assert_eq!(e.path_string(), "price");
+}
+
+#[test]
 fn error_path_names_the_failing_value() {
     let bytes = mp(|w| {
         w.write_map_len(1).unwrap();
