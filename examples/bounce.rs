@@ -123,34 +123,50 @@ struct Row {
     encoded_len: Option<usize>,
 }
 
-fn measure(
-    rt: &tokio::runtime::Runtime,
-    c: &support::bounce::Case,
-    duration: Duration,
-) -> (f64, f64) {
+/// Slices per case: implementations of one payload take turns, one slice
+/// each, so a burst of noise on the machine hits all of them alike; the
+/// median slice is reported.
+const SLICES: u32 = 7;
+
+/// A batch size for `c` that takes about 2 ms (also warms it up).
+fn calibrate(rt: &tokio::runtime::Runtime, c: &support::bounce::Case) -> u64 {
     rt.block_on(async {
-        // warm up, and find a batch that takes about 5 ms
         let mut batch = 1u64;
         loop {
             let start = Instant::now();
             c.run(batch).await;
-            if start.elapsed() > Duration::from_millis(5) || batch >= 1 << 20 {
-                break;
+            if start.elapsed() > Duration::from_millis(2) || batch >= 1 << 20 {
+                return batch;
             }
             batch *= 2;
         }
+    })
+}
+
+/// Round trips per second over one slice of `duration`.
+fn slice(
+    rt: &tokio::runtime::Runtime,
+    c: &support::bounce::Case,
+    batch: u64,
+    duration: Duration,
+) -> f64 {
+    rt.block_on(async {
         let (mut rounds, start) = (0u64, Instant::now());
         while start.elapsed() < duration {
             c.run(batch).await;
             rounds += batch;
         }
-        let elapsed = start.elapsed().as_secs_f64();
-        // allocation per round trip, over a fixed number of rounds
+        rounds as f64 / start.elapsed().as_secs_f64()
+    })
+}
+
+/// Bytes allocated per delivery (two deliveries per round trip).
+fn allocation(rt: &tokio::runtime::Runtime, c: &support::bounce::Case, batch: u64) -> f64 {
+    rt.block_on(async {
         let probe = batch.clamp(1, 200);
         let before = ALLOCATED.load(Ordering::Relaxed);
         c.run(probe).await;
-        let allocated = (ALLOCATED.load(Ordering::Relaxed) - before) as f64 / probe as f64;
-        (rounds as f64 / elapsed, allocated / 2.0)
+        (ALLOCATED.load(Ordering::Relaxed) - before) as f64 / probe as f64 / 2.0
     })
 }
 
@@ -172,28 +188,47 @@ fn main() {
     let mut rows = Vec::new();
     let started = Instant::now();
     println!(
-        "bounce: sequential request/reply echo at address `bounce`, {} ms per case, requester and consumer on one tokio thread\n",
+        "bounce: sequential request/reply echo at address `bounce`, {} ms per case in {SLICES} interleaved slices (median), requester and consumer on one tokio thread\n",
         opts.duration.as_millis()
     );
-    for (i, payload) in opts.payloads.iter().enumerate() {
-        for (j, implementation) in opts.impls.iter().enumerate() {
-            let n = i * opts.impls.len() + j + 1;
-            print!("[{n:>2}/{total}] {payload:<8} {implementation:<18} ");
-            std::io::stdout().flush().ok();
-            let Some(c) = case(payload, implementation) else {
-                println!(
-                    "skipped (no derived struct for this payload, or its corpus file is absent)"
-                );
-                continue;
-            };
-            let (per_sec, alloc) = measure(&rt, &c, opts.duration);
-            println!("{per_sec:>12.0} round trips/s");
+    let mut n = 0;
+    for payload in &opts.payloads {
+        let cases: Vec<_> = opts
+            .impls
+            .iter()
+            .filter_map(|implementation| {
+                let c = case(payload, implementation);
+                if c.is_none() {
+                    n += 1;
+                    println!(
+                        "[{n:>2}/{total}] {payload:<8} {implementation:<18} skipped (no derived struct for this payload, or its corpus file is absent)"
+                    );
+                }
+                c
+            })
+            .collect();
+        let batches: Vec<u64> = cases.iter().map(|c| calibrate(&rt, c)).collect();
+        let mut rates = vec![Vec::new(); cases.len()];
+        let per_slice = opts.duration / SLICES;
+        for _ in 0..SLICES {
+            for (k, c) in cases.iter().enumerate() {
+                rates[k].push(slice(&rt, c, batches[k], per_slice));
+            }
+        }
+        for ((c, mut r), batch) in cases.iter().zip(rates).zip(batches) {
+            n += 1;
+            r.sort_by(f64::total_cmp);
+            let per_sec = r[r.len() / 2];
+            println!(
+                "[{n:>2}/{total}] {payload:<8} {:<18} {per_sec:>12.0} round trips/s",
+                c.implementation
+            );
             rows.push(Row {
                 payload,
-                implementation,
+                implementation: c.implementation,
                 per_sec,
                 ns: 1e9 / per_sec,
-                alloc_per_delivery: alloc,
+                alloc_per_delivery: allocation(&rt, c, batch),
                 encoded_len: c.encoded_len,
             });
         }
