@@ -230,12 +230,7 @@ impl Shared {
     }
 
     /// Subject, headers and encoded body of an outbound message.
-    fn prepare(
-        &self,
-        out: &Outbound,
-        publish: bool,
-        timeout: Option<Duration>,
-    ) -> Result<(String, HeaderMap, Bytes), Refuse> {
+    fn prepare(&self, out: &Outbound, publish: bool) -> Result<(String, HeaderMap, Bytes), Refuse> {
         self.check_open()?;
         let Some(codec) = out.codec else {
             return Err(Refuse::Codec(format!(
@@ -249,11 +244,8 @@ impl Shared {
             wire::send_subject(&self.prefix, &out.address)
         }
         .map_err(Refuse::Transport)?;
-        let headers =
-            wire::outbound_headers(codec.name(), timeout.map(|t| t.as_millis()), &out.headers)
-                .map_err(|e| {
-                    Refuse::Transport(format!("message to address {}: {e}", out.address))
-                })?;
+        let headers = wire::outbound_headers(codec.name(), &out.headers)
+            .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
         let body = encode(&codec, &out.body).map_err(|e| {
             Refuse::Codec(format!(
                 "cannot encode a `{}` body (codec {:?}) for address {}: {e}",
@@ -291,7 +283,7 @@ impl RemoteTransport for NatsTransport {
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<(), SendError>> {
         Box::pin(async move {
             let s = &self.shared;
-            let (subject, headers, body) = match s.prepare(&out, false, None) {
+            let (subject, headers, body) = match s.prepare(&out, false) {
                 Ok(parts) => parts,
                 Err(refuse) => {
                     return Err(refuse
@@ -318,7 +310,7 @@ impl RemoteTransport for NatsTransport {
     fn publish(&self, out: Outbound) -> BoxFuture<'_, Result<(), PublishError>> {
         Box::pin(async move {
             let s = &self.shared;
-            let (subject, headers, body) = match s.prepare(&out, true, None) {
+            let (subject, headers, body) = match s.prepare(&out, true) {
                 Ok(parts) => parts,
                 Err(refuse) => {
                     return Err(refuse
@@ -352,7 +344,7 @@ impl RemoteTransport for NatsTransport {
         Box::pin(async move {
             let s = &self.shared;
             let address = Arc::clone(&out.address);
-            let (subject, headers, body) = match s.prepare(&out, false, Some(timeout)) {
+            let (subject, headers, body) = match s.prepare(&out, false) {
                 Ok(parts) => parts,
                 Err(refuse) => {
                     return Err(refuse
@@ -491,12 +483,12 @@ fn decode(
         None => {
             return Err(format!(
                 "not a codecbus message (no {} header)",
-                wire::H_VERSION
+                wire::H_CODEC
             ));
         }
     }
     let Some(name) = head.codec.as_deref() else {
-        return Err(format!("no {} header", wire::H_CODEC));
+        return Err(format!("no codec name in the {} header", wire::H_CODEC));
     };
     let Some(codec) = inner.registry().by_name(name) else {
         return Err(format!(
@@ -799,14 +791,12 @@ impl AddressReader {
             Ok(()) => {
                 bump(&inner.counters.delivered, 1);
                 if let (Some(to), Some(rx)) = (reply_to, rx) {
-                    let timeout = head.timeout_ms.map(Duration::from_millis);
                     pending.push(Box::pin(answer(
                         Arc::clone(&self.shared),
                         Weak::clone(&self.inner),
                         Arc::clone(&self.address),
                         to,
                         rx,
-                        timeout,
                     )));
                 }
             }
@@ -900,16 +890,11 @@ async fn answer(
     address: Arc<str>,
     to: async_nats::Subject,
     rx: reply::ReplyRx,
-    timeout: Option<Duration>,
 ) {
-    let outcome = match timeout {
-        Some(t) => match tokio::time::timeout(t, rx).await {
-            Ok(outcome) => outcome,
-            // The requester has given up: nobody reads an answer now.
-            Err(_) => return,
-        },
-        None => rx.await,
-    };
+    // As for a local request, the wait ends when the consumer answers,
+    // fails, or drops the message (the requester's own timeout is its
+    // business; a late answer finds nobody and is dropped by NATS).
+    let outcome = rx.await;
     let Some(inner) = inner.upgrade() else { return };
     let (headers, payload) = match outcome {
         Some(Outcome::Reply(env)) => match encode_reply(&shared, &inner, &address, env) {
@@ -976,7 +961,7 @@ fn encode_reply(
             ),
         )
     })?;
-    let headers = wire::reply_headers(codec.name(), &env.headers).map_err(|e| {
+    let headers = wire::outbound_headers(codec.name(), &env.headers).map_err(|e| {
         (
             RequestErrorKind::Transport,
             format!("Reply from address {address}: {e}"),

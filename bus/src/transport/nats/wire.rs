@@ -17,11 +17,11 @@ pub(crate) const WIRE_VERSION: &str = "1";
 /// Header names of the bus; every name starting with [`RESERVED`]
 /// (ASCII case-insensitive) belongs to the bus.
 pub(crate) const RESERVED: &str = "Codecbus-";
-pub(crate) const H_VERSION: &str = "Codecbus-Version";
+/// `{version} {codec name}` on every message with a body.
 pub(crate) const H_CODEC: &str = "Codecbus-Codec";
-pub(crate) const H_TIMEOUT: &str = "Codecbus-Timeout";
+/// `{version} {FAILURE_KIND} {code}` on a failure reply (the body is the
+/// UTF-8 message).
 pub(crate) const H_FAILURE: &str = "Codecbus-Failure";
-pub(crate) const H_FAILURE_CODE: &str = "Codecbus-Failure-Code";
 
 /// Subjects longer than this are refused: the server's control line
 /// (`max_control_line`, 4096 bytes by default) must still hold the reply
@@ -105,25 +105,15 @@ pub(crate) fn send_subject(prefix: &str, address: &str) -> Result<String, String
 /// The headers of a message leaving this node: the bus's own, then the
 /// user's. User headers that cannot travel over NATS, or use the reserved
 /// `Codecbus-` prefix, are refused.
-pub(crate) fn outbound_headers(
-    codec: &str,
-    timeout_ms: Option<u128>,
-    user: &Headers,
-) -> Result<HeaderMap, String> {
+///
+/// Why one bus header: `async-nats` parses and allocates every header on
+/// both sides, and a header costs about as much as a codec call; the
+/// version rides in front of the codec name.
+pub(crate) fn outbound_headers(codec: &str, user: &Headers) -> Result<HeaderMap, String> {
     let mut map = HeaderMap::new();
-    map.insert(
-        HeaderName::from_static(H_VERSION),
-        HeaderValue::from_str(WIRE_VERSION).unwrap_or_default(),
-    );
-    let codec = HeaderValue::from_str(codec)
+    let value = HeaderValue::from_str(&format!("{WIRE_VERSION} {codec}"))
         .map_err(|_| format!("codec name {codec:?} cannot travel in a NATS header"))?;
-    map.insert(HeaderName::from_static(H_CODEC), codec);
-    if let Some(ms) = timeout_ms {
-        map.insert(
-            HeaderName::from_static(H_TIMEOUT),
-            HeaderValue::from(ms.min(u128::from(u64::MAX)) as u64),
-        );
-    }
+    map.insert(HeaderName::from_static(H_CODEC), value);
     append_user(&mut map, user)?;
     Ok(map)
 }
@@ -148,27 +138,15 @@ fn append_user(map: &mut HeaderMap, user: &Headers) -> Result<(), String> {
     Ok(())
 }
 
-/// The headers of a failure reply.
+/// The headers of a failure reply: `{version} {KIND} {code}`.
 pub(crate) fn failure_headers(kind: RequestErrorKind, code: i32) -> HeaderMap {
     let mut map = HeaderMap::new();
-    map.insert(
-        HeaderName::from_static(H_VERSION),
-        HeaderValue::from_str(WIRE_VERSION).unwrap_or_default(),
-    );
+    let value = format!("{WIRE_VERSION} {} {code}", failure_name(kind));
     map.insert(
         HeaderName::from_static(H_FAILURE),
-        HeaderValue::from_str(failure_name(kind)).unwrap_or_default(),
-    );
-    map.insert(
-        HeaderName::from_static(H_FAILURE_CODE),
-        HeaderValue::from(code),
+        HeaderValue::from_str(&value).unwrap_or_default(),
     );
     map
-}
-
-/// The reply headers of a successful reply.
-pub(crate) fn reply_headers(codec: &str, user: &Headers) -> Result<HeaderMap, String> {
-    outbound_headers(codec, None, user)
 }
 
 pub(crate) fn is_reserved(name: &str) -> bool {
@@ -210,9 +188,9 @@ pub(crate) fn failure_kind(name: &str) -> RequestErrorKind {
 /// What the bus reads from the headers of an incoming message.
 #[derive(Default)]
 pub(crate) struct Inbound {
+    /// The wire version of the bus header, if there is one.
     pub(crate) version: Option<String>,
     pub(crate) codec: Option<String>,
-    pub(crate) timeout_ms: Option<u64>,
     pub(crate) failure: Option<String>,
     pub(crate) failure_code: Option<i32>,
     pub(crate) user: Headers,
@@ -235,17 +213,15 @@ pub(crate) fn parse_headers(map: Option<&HeaderMap>) -> Inbound {
         let Some(first) = values.first().map(HeaderValue::as_str) else {
             continue;
         };
-        let known = |h: &str| name.eq_ignore_ascii_case(h);
-        if known(H_VERSION) {
-            inbound.version = Some(first.to_owned());
-        } else if known(H_CODEC) {
-            inbound.codec = Some(first.to_owned());
-        } else if known(H_TIMEOUT) {
-            inbound.timeout_ms = first.trim().parse().ok();
-        } else if known(H_FAILURE) {
-            inbound.failure = Some(first.to_owned());
-        } else if known(H_FAILURE_CODE) {
-            inbound.failure_code = first.trim().parse().ok();
+        let (version, rest) = first.split_once(' ').unwrap_or((first, ""));
+        if name.eq_ignore_ascii_case(H_CODEC) {
+            inbound.version = Some(version.to_owned());
+            inbound.codec = Some(rest.to_owned());
+        } else if name.eq_ignore_ascii_case(H_FAILURE) {
+            inbound.version = Some(version.to_owned());
+            let (kind, code) = rest.split_once(' ').unwrap_or((rest, ""));
+            inbound.failure = Some(kind.to_owned());
+            inbound.failure_code = code.trim().parse().ok();
         }
     }
     inbound
@@ -314,11 +290,14 @@ mod tests {
         let user: Headers = [("Trace-Id", "42"), ("tag", "a"), ("tag", "b")]
             .into_iter()
             .collect();
-        let map = outbound_headers("quote", Some(250), &user).unwrap();
+        let map = outbound_headers("my quote", &user).unwrap();
+        assert_eq!(
+            map.get(H_CODEC).map(HeaderValue::as_str),
+            Some("1 my quote")
+        );
         let inbound = parse_headers(Some(&map));
         assert_eq!(inbound.version.as_deref(), Some(WIRE_VERSION));
-        assert_eq!(inbound.codec.as_deref(), Some("quote"));
-        assert_eq!(inbound.timeout_ms, Some(250));
+        assert_eq!(inbound.codec.as_deref(), Some("my quote"));
         assert_eq!(inbound.user.get("trace-id"), Some("42"));
         assert_eq!(inbound.user.get_all("tag").collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(inbound.user.len(), 3);
@@ -328,22 +307,31 @@ mod tests {
     fn bad_user_headers_are_refused() {
         let reserved: Headers = [("codecbus-codec", "x")].into_iter().collect();
         assert!(
-            outbound_headers("c", None, &reserved)
+            outbound_headers("c", &reserved)
                 .unwrap_err()
                 .contains("reserves")
         );
         let newline: Headers = [("a", "x\r\ny")].into_iter().collect();
         assert!(
-            outbound_headers("c", None, &newline)
+            outbound_headers("c", &newline)
                 .unwrap_err()
                 .contains("CR or LF")
         );
         let colon: Headers = [("a:b", "x")].into_iter().collect();
         assert!(
-            outbound_headers("c", None, &colon)
+            outbound_headers("c", &colon)
                 .unwrap_err()
                 .contains("cannot travel")
         );
+    }
+
+    #[test]
+    fn failure_headers_round_trip() {
+        let map = failure_headers(RequestErrorKind::RecipientFailure, -7);
+        let inbound = parse_headers(Some(&map));
+        assert_eq!(inbound.version.as_deref(), Some(WIRE_VERSION));
+        assert_eq!(inbound.failure.as_deref(), Some("RECIPIENT_FAILURE"));
+        assert_eq!(inbound.failure_code, Some(-7));
     }
 
     #[test]
