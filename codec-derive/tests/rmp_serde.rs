@@ -722,3 +722,31 @@ fn generic_types() {
         },
     });
 }
+
+/// The SQL request of the Apache Ignite 3 design: 54 bytes from the
+/// low-level writer (query, then the argument array), 55 as a derived
+/// `as_array` struct (one array header more), the same as `rmp_serde::to_vec`.
+#[test]
+fn sql_request_sizes() {
+    #[derive(codec_core::MessageCodec, serde::Serialize, Clone, Debug, PartialEq)]
+    #[codec(as_array)]
+    struct SqlRequest {
+        query: String,
+        args: Vec<i64>,
+    }
+    let query = "select * from cars where year > ? and seats = ?";
+    let req = SqlRequest { query: query.into(), args: vec![2005, 2] };
+
+    let mut w = codec_core::Writer::new();
+    w.write_str(query).unwrap();
+    w.write_array_len(2).unwrap();
+    w.write_i64(2005);
+    w.write_i64(2);
+    assert_eq!(w.len(), 54);
+
+    let derived = codec_core::to_vec(&req).unwrap();
+    assert_eq!(derived.len(), 55);
+    assert_eq!(&derived[1..], w.as_slice());
+    assert_eq!(derived, rmp_serde::to_vec(&req).unwrap());
+    assert_eq!(codec_core::from_slice::<SqlRequest>(&derived).unwrap(), req);
+}
