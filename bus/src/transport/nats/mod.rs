@@ -664,8 +664,9 @@ impl AddressReader {
         let mut pending: Pending = FuturesUnordered::new();
         let (mut plain_open, mut queue_open, mut stop_open) = (true, true, true);
         loop {
+            // Not `biased`: a steady stream of publishes must not starve
+            // the queue subscription (or the other way round).
             tokio::select! {
-                biased;
                 command = &mut stop, if stop_open => {
                     stop_open = false;
                     match command {
