@@ -118,15 +118,60 @@ macro_rules! shared {
     };
 }
 
+/// `Immutable` and `MessageCodec` for one crate's date, time and date-time
+/// types, given `parts_of_date`, `parts_of_time`, `date_of` and `time_of` in
+/// scope and how a date-time splits and joins.
+macro_rules! calendar_codecs {
+    ($date:ty, $time:ty, $datetime:ty, split: |$dt:ident| $split:expr, join: $join:expr) => {
+        impl Immutable for $date {}
+        impl Immutable for $time {}
+        impl Immutable for $datetime {}
+
+        impl MessageCodec for $date {
+            shared!();
+            fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+                write_date(w, &parts_of_date(*self))
+            }
+            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+                let (p, at) = read_date(r)?;
+                date_of(&p, at)
+            }
+        }
+
+        impl MessageCodec for $time {
+            shared!();
+            fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+                write_time(w, &parts_of_time(*self))
+            }
+            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+                let (p, at) = read_time(r)?;
+                time_of(&p, at)
+            }
+        }
+
+        impl MessageCodec for $datetime {
+            shared!();
+            fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+                let $dt = self;
+                let (d, t) = $split;
+                write_datetime(w, &parts_of_date(d), &parts_of_time(t))
+            }
+            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+                let (d, t, at) = read_datetime(r)?;
+                Ok($join(date_of(&d, at)?, time_of(&t, at)?))
+            }
+        }
+    };
+}
+
 #[cfg(feature = "time")]
 mod with_time {
     use super::*;
     use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
-    impl Immutable for Date {}
-    impl Immutable for Time {}
-    impl Immutable for PrimitiveDateTime {}
     impl Immutable for OffsetDateTime {}
+
+    calendar_codecs!(Date, Time, PrimitiveDateTime, split: |dt| (dt.date(), dt.time()), join: PrimitiveDateTime::new);
 
     fn parts_of_date(d: Date) -> DateParts {
         DateParts {
@@ -157,39 +202,6 @@ mod with_time {
             .map_err(|_| invalid("not a valid time of day", at))
     }
 
-    impl MessageCodec for Date {
-        shared!();
-        fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-            write_date(w, &parts_of_date(*self))
-        }
-        fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-            let (p, at) = read_date(r)?;
-            date_of(&p, at)
-        }
-    }
-
-    impl MessageCodec for Time {
-        shared!();
-        fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-            write_time(w, &parts_of_time(*self))
-        }
-        fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-            let (p, at) = read_time(r)?;
-            time_of(&p, at)
-        }
-    }
-
-    impl MessageCodec for PrimitiveDateTime {
-        shared!();
-        fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-            write_datetime(w, &parts_of_date(self.date()), &parts_of_time(self.time()))
-        }
-        fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-            let (d, t, at) = read_datetime(r)?;
-            Ok(PrimitiveDateTime::new(date_of(&d, at)?, time_of(&t, at)?))
-        }
-    }
-
     /// Encoded as the instant (timestamp, type -1); the offset is not kept
     /// and a decoded value is in UTC.
     impl MessageCodec for OffsetDateTime {
@@ -218,10 +230,9 @@ mod with_chrono {
     use super::*;
     use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Utc};
 
-    impl Immutable for NaiveDate {}
-    impl Immutable for NaiveTime {}
-    impl Immutable for NaiveDateTime {}
     impl Immutable for DateTime<Utc> {}
+
+    calendar_codecs!(NaiveDate, NaiveTime, NaiveDateTime, split: |dt| (dt.date(), dt.time()), join: NaiveDateTime::new);
 
     fn parts_of_date(d: NaiveDate) -> DateParts {
         DateParts {
@@ -254,39 +265,6 @@ mod with_chrono {
             nanos,
         )
         .ok_or_else(|| invalid("not a valid time of day", at))
-    }
-
-    impl MessageCodec for NaiveDate {
-        shared!();
-        fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-            write_date(w, &parts_of_date(*self))
-        }
-        fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-            let (p, at) = read_date(r)?;
-            date_of(&p, at)
-        }
-    }
-
-    impl MessageCodec for NaiveTime {
-        shared!();
-        fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-            write_time(w, &parts_of_time(*self))
-        }
-        fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-            let (p, at) = read_time(r)?;
-            time_of(&p, at)
-        }
-    }
-
-    impl MessageCodec for NaiveDateTime {
-        shared!();
-        fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-            write_datetime(w, &parts_of_date(self.date()), &parts_of_time(self.time()))
-        }
-        fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-            let (d, t, at) = read_datetime(r)?;
-            Ok(NaiveDateTime::new(date_of(&d, at)?, time_of(&t, at)?))
-        }
     }
 
     impl MessageCodec for DateTime<Utc> {
