@@ -735,7 +735,10 @@ fn sql_request_sizes() {
         args: Vec<i64>,
     }
     let query = "select * from cars where year > ? and seats = ?";
-    let req = SqlRequest { query: query.into(), args: vec![2005, 2] };
+    let req = SqlRequest {
+        query: query.into(),
+        args: vec![2005, 2],
+    };
 
     let mut w = codec_core::Writer::new();
     w.write_str(query).unwrap();
