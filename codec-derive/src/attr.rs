@@ -43,7 +43,7 @@ impl Level {
     }
 }
 
-const CONTAINER_KEYS: &[Symbol] = &[IMMUTABLE, NAME, AS_ARRAY, RENAME_ALL, CRATE];
+const CONTAINER_KEYS: &[Symbol] = &[IMMUTABLE, NAME, AS_ARRAY, RENAME_ALL, CRATE, UNREGISTERED];
 const FIELD_KEYS: &[Symbol] = &[RENAME, SKIP, DEFAULT, BYTES, WITH, SKIP_IF];
 const VARIANT_KEYS: &[Symbol] = &[RENAME];
 
@@ -108,6 +108,8 @@ pub(crate) struct Container {
     pub(crate) rename_all: RenameRule,
     /// The path that replaces `::codec_core` in generated code.
     pub(crate) crate_path: Option<syn::Path>,
+    /// Span of the `unregistered` key when present: no inventory submission.
+    pub(crate) unregistered: Option<Span>,
 }
 
 /// How a field absent from the input is filled in.
@@ -149,9 +151,14 @@ impl Container {
         let mut as_array = Attr::none(cx, AS_ARRAY);
         let mut rename_all = Attr::none(cx, RENAME_ALL);
         let mut crate_path = Attr::none(cx, CRATE);
+        let mut unregistered = Attr::none(cx, UNREGISTERED);
 
         for_each_key(cx, attrs, Level::Container, |meta| {
-            if meta.path == IMMUTABLE {
+            if meta.path == UNREGISTERED {
+                if flag(cx, meta, UNREGISTERED) {
+                    unregistered.set_true(&meta.path);
+                }
+            } else if meta.path == IMMUTABLE {
                 if flag(cx, meta, IMMUTABLE) {
                     immutable.set_true(&meta.path);
                 }
@@ -199,6 +206,7 @@ impl Container {
             as_array: as_array.flag(),
             rename_all: rename_all.value().unwrap_or(RenameRule::None),
             crate_path: crate_path.value(),
+            unregistered: unregistered.flag(),
         }
     }
 }

@@ -261,6 +261,30 @@
 //! struct Ping;
 //! ```
 //!
+//! ## `#[codec(unregistered)]`
+//!
+//! No registration is submitted, so no bus can decode the type by name.
+//! Registration needs a `Send + Sync + 'static` type; this flag lets a type
+//! that is not (one holding an `Rc`, a `Cell`, a borrowed field) derive
+//! the codec all the same, for plain `to_vec` / `from_slice` use.
+//!
+//! ```
+//! use std::marker::PhantomData;
+//! use codec_core::{from_slice, to_vec, MessageCodec};
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! #[codec(unregistered)]
+//! struct PerThread {
+//!     count: u64,
+//!     #[codec(skip)]
+//!     _not_send: PhantomData<*const ()>, // neither Send nor Sync
+//! }
+//!
+//! let value = PerThread { count: 3, _not_send: PhantomData };
+//! assert_eq!(from_slice::<PerThread>(&to_vec(&value)?).unwrap(), value);
+//! # Ok::<(), codec_core::EncodeError>(())
+//! ```
+//!
 //! # Field attributes
 //!
 //! ## `#[codec(rename = "...")]`

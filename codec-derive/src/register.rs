@@ -1,6 +1,7 @@
 // Generates the `inventory` submission that lets a bus find the codec by
-// name at start. Only for types without generic parameters: a registration
-// names one concrete `'static` type.
+// name at start. Only for types without generic parameters (a registration
+// names one concrete `'static` type) and not for `#[codec(unregistered)]`
+// ones (a type that is not `Send + Sync + 'static` can still be encoded).
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -10,7 +11,7 @@ use crate::ast::Input;
 use crate::expand::Codegen;
 
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
-    if input.is_generic() {
+    if input.is_generic() || input.attrs.unregistered.is_some() {
         return TokenStream::new();
     }
     let krate = cg.krate;

@@ -16,6 +16,7 @@ pub(crate) const CRATE: Symbol = Symbol("crate");
 pub(crate) const IMMUTABLE: Symbol = Symbol("immutable");
 pub(crate) const NAME: Symbol = Symbol("name");
 pub(crate) const RENAME_ALL: Symbol = Symbol("rename_all");
+pub(crate) const UNREGISTERED: Symbol = Symbol("unregistered");
 
 // field (and `rename` on variants)
 pub(crate) const BYTES: Symbol = Symbol("bytes");

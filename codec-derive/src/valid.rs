@@ -24,6 +24,12 @@ pub(crate) fn check(cx: &Ctxt, input: &Input<'_>) {
 }
 
 fn check_container(cx: &Ctxt, input: &Input<'_>) {
+    if let (Some(name), Some(_)) = (&input.attrs.name, input.attrs.unregistered) {
+        cx.error_spanned_by(
+            name,
+            "`name` has no effect on an `unregistered` type: nothing is registered under it",
+        );
+    }
     if let Some(name) = &input.attrs.name
         && input.is_generic()
     {
