@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// candidate queue was full), `no_handlers`, `type_mismatches` or
 /// `dropped`; a publish adds one to `delivered` or `refused` *per consumer*.
 /// So with sends only, `sent == delivered + refused + no_handlers +
-/// type_mismatches + dropped` holds at any quiet moment.
+/// type_mismatches + dropped` holds at any quiet moment. With a cluster
+/// transport a message is counted as sent where it was sent and as
+/// delivered (or refused) on the node whose consumer got it, so the sum
+/// holds over the cluster rather than per node.
 ///
 /// # Examples
 ///
