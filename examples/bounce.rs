@@ -206,6 +206,10 @@ fn main() {
                 c
             })
             .collect();
+        println!(
+            "           {payload:<8} measuring {} implementations in {SLICES} interleaved slices ...",
+            cases.len()
+        );
         let batches: Vec<u64> = cases.iter().map(|c| calibrate(&rt, c)).collect();
         let mut rates = vec![Vec::new(); cases.len()];
         let per_slice = opts.duration / SLICES;
