@@ -125,7 +125,7 @@ pub async fn mixed(messages: u64, producers: u32, consumers: usize) -> Result<Mi
                     },
                 }
                 r.messages += 1;
-                if i % 64 == 0 {
+                if i.is_multiple_of(64) {
                     tokio::task::yield_now().await;
                 }
             }
@@ -290,7 +290,7 @@ async fn panicking_inner(requests: u64, after: u64) -> Result<u64, String> {
             let calm = Arc::clone(&calm);
             async move {
                 assert!(
-                    calm.load(Ordering::Relaxed) || m.body().seq % 10 != 0,
+                    calm.load(Ordering::Relaxed) || !m.body().seq.is_multiple_of(10),
                     "every 10th message panics"
                 );
                 m.reply(m.body().seq);
@@ -304,12 +304,12 @@ async fn panicking_inner(requests: u64, after: u64) -> Result<u64, String> {
             .request_with::<_, u64>("fragile", Tick { producer: 0, seq }, options.clone())
             .await;
         match result {
-            Ok(r) => ensure(seq % 10 != 0 && *r.body() == seq, || {
+            Ok(r) => ensure(!seq.is_multiple_of(10) && *r.body() == seq, || {
                 format!("request {seq} answered")
             })?,
             Err(e) => {
                 ensure(
-                    seq % 10 == 0 && e.kind() == RequestErrorKind::RecipientFailure,
+                    seq.is_multiple_of(10) && e.kind() == RequestErrorKind::RecipientFailure,
                     || format!("request {seq}: {e}"),
                 )?;
                 failures += 1;
@@ -361,7 +361,7 @@ pub async fn churn(messages: u64) -> Result<u64, String> {
                     Err(e) if e.kind() == PublishErrorKind::QueueFull => {}
                     Err(e) => return Err(format!("publish {seq}: {e}")),
                 }
-                if seq % 16 == 0 {
+                if seq.is_multiple_of(16) {
                     tokio::task::yield_now().await;
                 }
             }
