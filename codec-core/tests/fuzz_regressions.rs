@@ -71,9 +71,22 @@ struct OrderArr {
 }
 
 /// Inputs found by the fuzz targets, as `(target, what happened, bytes)`.
-/// The 10-minute runs of every target found no crash in the decoders; the
-/// round-trip target's one finding is `n_encodings_collapse_to_nil` below.
-const FOUND: &[(&str, &str, &[u8])] = &[];
+/// The 10-minute runs found no crash in the decoders themselves; the two
+/// findings about what the decoders accept are pinned by
+/// `json_text_of_the_deepest_msgpack_value` and `n_encodings_collapse_to_nil`.
+const FOUND: &[(&str, &str, &[u8])] = &[(
+    "decode_json",
+    "128 nested arrays decode from MessagePack; their JSON text is refused",
+    DEEPEST_JSON,
+)];
+
+/// `[[[...[35]...]]]`, 128 arrays deep: the deepest value the MessagePack
+/// decoder accepts with default limits (minimized from `decode_json`).
+const DEEPEST_JSON: &[u8] = &{
+    let mut b = [0x91; 129];
+    b[128] = 0x23;
+    b
+};
 
 /// Inputs that crash other decoders, or sit on limits.
 const HOSTILE: &[(&str, &[u8])] = &[
@@ -159,4 +172,22 @@ fn n_encodings_collapse_to_nil() {
     let deep = N(Some(Box::new(N(Some(Box::new(N(None)))))));
     assert_eq!(to_vec(&deep).unwrap(), [0xc0]);
     assert_eq!(from_slice::<N>(&[0xc0]).unwrap(), N(None));
+}
+
+/// Found by `decode_json`: the MessagePack decoder accepts 128 levels of
+/// nesting (`DecodeLimits::DEFAULT_MAX_DEPTH`), while `JsValue::parse`
+/// (serde_json's recursion limit) accepts 127, so the JSON text of the
+/// deepest MessagePack value does not parse back. It must be refused with
+/// an error, never parsed into something else; one level less round-trips.
+#[test]
+fn json_text_of_the_deepest_msgpack_value() {
+    let v: JsValue = from_slice(DEEPEST_JSON).unwrap();
+    let err = JsValue::parse(&v.to_string()).unwrap_err();
+    assert!(err.to_string().contains("recursion limit"), "{err}");
+    let shallower: JsValue = from_slice(&DEEPEST_JSON[1..]).unwrap();
+    assert_eq!(JsValue::parse(&shallower.to_string()).unwrap(), shallower);
+    // one level more is a depth error on the MessagePack side
+    let deeper = [&[0x91][..], DEEPEST_JSON].concat();
+    let err = from_slice::<JsValue>(&deeper).unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::DepthLimitExceeded);
 }
