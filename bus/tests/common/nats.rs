@@ -62,6 +62,8 @@ pub struct Config {
     pub token: Option<String>,
     /// `authorization { user, password }`.
     pub user_password: Option<(String, String)>,
+    /// Further lines for the config file, verbatim.
+    pub extra: Option<String>,
 }
 
 /// A running `nats-server`.
@@ -106,6 +108,10 @@ impl NatsServer {
             text.push_str(&format!(
                 "authorization {{ user: \"{user}\", password: \"{password}\" }}\n"
             ));
+        }
+        if let Some(extra) = &config.extra {
+            text.push_str(extra);
+            text.push('\n');
         }
         std::fs::write(dir.join("server.conf"), text).expect("write the server config");
         let mut server = Self {
@@ -193,6 +199,14 @@ impl NatsServer {
     pub fn restart(&mut self) {
         self.kill();
         self.spawn();
+    }
+
+    /// Starts a killed server again (same port, same config) and waits
+    /// until it accepts connections; does nothing while it runs.
+    pub fn start_again(&mut self) {
+        if self.child.is_none() {
+            self.spawn();
+        }
     }
 }
 

@@ -100,6 +100,11 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
                     tracing::debug!(servers = %who, "NATS connection closed");
                     let _ = closed_tx.send(true);
                 }
+                Event::SlowConsumer(sid) => tracing::warn!(
+                    servers = %who,
+                    sid,
+                    "NATS slow consumer: the client dropped messages for a subscription whose reader fell behind"
+                ),
                 other => tracing::debug!(servers = %who, event = %other, "NATS event"),
             }
         }
