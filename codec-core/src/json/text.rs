@@ -320,7 +320,9 @@ macro_rules! parse_methods {
             #[doc = concat!("Parses JSON text that must hold ", $what, ".")]
             ///
             /// Duplicate keys in an object keep the last value, as
-            /// `serde_json` does. Nesting is limited to 128 levels.
+            /// `serde_json` does. Nesting is limited to 127 levels
+            /// (serde_json's recursion limit; MessagePack decoding allows 128 by
+            /// default, so the text of the deepest such value is refused).
             ///
             /// # Errors
             ///
