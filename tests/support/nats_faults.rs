@@ -617,6 +617,21 @@ fn slow_lines(server: &Arc<Mutex<NatsServer>>) -> Vec<String> {
 
 /// Publishes as fast as `a` can to a consumer on `b` that handles one
 /// message per millisecond.
+/// Publishes `count` blobs carrying `data`; returns how many NATS took.
+async fn publish_blobs(bus: &EventBus, address: &str, count: u64, data: &str) -> u64 {
+    let mut published = 0;
+    for seq in 0..count {
+        let blob = Blob {
+            seq,
+            data: data.to_owned(),
+        };
+        if bus.publish(address, blob).await.is_ok() {
+            published += 1;
+        }
+    }
+    published
+}
+
 async fn slow_handler(
     a: &EventBus,
     b: &EventBus,
@@ -630,17 +645,7 @@ async fn slow_handler(
     let reports_before = slow_lines(server).len();
     let before = b.metrics();
     let started = Instant::now();
-    let data = "x".repeat(s.slow_size);
-    let mut published = 0;
-    for seq in 0..s.slow_messages {
-        let blob = Blob {
-            seq,
-            data: data.clone(),
-        };
-        if a.publish(SLOW, blob).await.is_ok() {
-            published += 1;
-        }
-    }
+    let published = publish_blobs(a, SLOW, s.slow_messages, &"x".repeat(s.slow_size)).await;
     let _ = a.flush().await;
     let after = settle(
         || b.metrics(),
@@ -711,17 +716,8 @@ async fn blocked_node(
     let reports_before = slow_lines(server).len();
     let before = c.metrics();
     let started = Instant::now();
-    let data = "y".repeat(s.blocked_size);
-    let mut published = 0;
-    for seq in 0..s.blocked_messages {
-        let blob = Blob {
-            seq,
-            data: data.clone(),
-        };
-        if a.publish(BLOCKED, blob).await.is_ok() {
-            published += 1;
-        }
-    }
+    let published =
+        publish_blobs(a, BLOCKED, s.blocked_messages, &"y".repeat(s.blocked_size)).await;
     let _ = a.flush().await;
     let after = settle(
         || c.metrics(),
