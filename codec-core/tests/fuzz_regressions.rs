@@ -1,5 +1,5 @@
-//! Replays what the fuzz targets in `fuzz/` found, and the inputs the issue
-//! names, so `cargo test` keeps them fixed. Each input is decoded as the
+//! Replays what the fuzz targets in `fuzz/` found, and the hostile inputs the
+//! fuzzing plan names, so `cargo test` keeps them fixed. Each input is decoded as the
 //! fuzz types it was found with (copied here in small form); a decode must
 //! never panic, and where it succeeds the value must re-encode and decode
 //! back equal.
@@ -13,7 +13,7 @@ use std::fmt::Debug;
 use codec_core::json::JsValue;
 use codec_core::{DecodeErrorKind, MessageCodec, from_slice, to_vec};
 
-/// The self-recursive newtype of the issue.
+/// The self-recursive newtype (the byte 0x01 crashes rmp-serde 1.3.1 on it).
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
 struct N(Option<Box<N>>);
 

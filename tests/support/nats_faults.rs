@@ -81,7 +81,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The figures of issue 7.
+    /// The figures of the full run (RELIABILITY.md).
     pub fn full() -> Self {
         Self {
             requests: 4_000,

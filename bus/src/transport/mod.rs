@@ -1,5 +1,5 @@
 // Transports: `local` (tokio channels, always there) and, behind the `nats`
-// feature, a cluster transport (issue 6).
+// feature, a cluster transport.
 //
 // The seam: `Inner::remote` holds an optional `RemoteTransport`. Every
 // public operation asks it first unless the message or consumer is
