@@ -271,6 +271,36 @@ fn encode(codec: &CodecRegistration, body: &AnyBody) -> Result<Bytes, codec_core
     Ok(Bytes::from(w.into_vec()))
 }
 
+impl Shared {
+    /// A send or publish: one NATS message without a reply. `kinds` are the
+    /// operation's error kinds for a codec refusal, an oversize message and a
+    /// transport failure.
+    async fn fire<K: Copy>(
+        &self,
+        out: Outbound,
+        publish: bool,
+        [codec, too_large, transport]: [K; 3],
+    ) -> Result<(), crate::Error<K>> {
+        let (subject, headers, body) = match self.prepare(&out, publish) {
+            Ok(parts) => parts,
+            Err(refuse) => {
+                return Err(refuse
+                    .into_error(codec, too_large, transport)
+                    .with_address(out.address)
+                    .with_body(out.body));
+            }
+        };
+        self.client
+            .publish_with_headers(subject, headers, body)
+            .await
+            .map_err(|e| {
+                transport_error(transport, &out.address, &self.servers, e)
+                    .with_address(Arc::clone(&out.address))
+                    .with_body(out.body)
+            })
+    }
+}
+
 fn transport_error<K: Copy>(
     kind: K,
     address: &str,
@@ -286,57 +316,27 @@ fn transport_error<K: Copy>(
 
 impl RemoteTransport for NatsTransport {
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<(), SendError>> {
-        Box::pin(async move {
-            let s = &self.shared;
-            let (subject, headers, body) = match s.prepare(&out, false) {
-                Ok(parts) => parts,
-                Err(refuse) => {
-                    return Err(refuse
-                        .into_error(
-                            SendErrorKind::Codec,
-                            SendErrorKind::PayloadTooLarge,
-                            SendErrorKind::Transport,
-                        )
-                        .with_address(out.address)
-                        .with_body(out.body));
-                }
-            };
-            s.client
-                .publish_with_headers(subject, headers, body)
-                .await
-                .map_err(|e| {
-                    transport_error(SendErrorKind::Transport, &out.address, &s.servers, e)
-                        .with_address(Arc::clone(&out.address))
-                        .with_body(out.body)
-                })
-        })
+        Box::pin(self.shared.fire(
+            out,
+            false,
+            [
+                SendErrorKind::Codec,
+                SendErrorKind::PayloadTooLarge,
+                SendErrorKind::Transport,
+            ],
+        ))
     }
 
     fn publish(&self, out: Outbound) -> BoxFuture<'_, Result<(), PublishError>> {
-        Box::pin(async move {
-            let s = &self.shared;
-            let (subject, headers, body) = match s.prepare(&out, true) {
-                Ok(parts) => parts,
-                Err(refuse) => {
-                    return Err(refuse
-                        .into_error(
-                            PublishErrorKind::Codec,
-                            PublishErrorKind::PayloadTooLarge,
-                            PublishErrorKind::Transport,
-                        )
-                        .with_address(out.address)
-                        .with_body(out.body));
-                }
-            };
-            s.client
-                .publish_with_headers(subject, headers, body)
-                .await
-                .map_err(|e| {
-                    transport_error(PublishErrorKind::Transport, &out.address, &s.servers, e)
-                        .with_address(Arc::clone(&out.address))
-                        .with_body(out.body)
-                })
-        })
+        Box::pin(self.shared.fire(
+            out,
+            true,
+            [
+                PublishErrorKind::Codec,
+                PublishErrorKind::PayloadTooLarge,
+                PublishErrorKind::Transport,
+            ],
+        ))
     }
 
     fn request(
