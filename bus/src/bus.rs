@@ -594,8 +594,17 @@ impl Inner {
         match outcome {
             Ok(Some(Outcome::Reply(env))) => Message::from_reply(env, self),
             Ok(Some(Outcome::Failure(failure))) => {
-                if failure.kind == RequestErrorKind::RecipientFailure {
-                    bump(&self.counters.recipient_failures, 1);
+                // Local failures are recipient failures; a remote transport
+                // answering a further turn of a conversation may also report
+                // the other end's absence or its own timeout.
+                let counter = match failure.kind {
+                    RequestErrorKind::RecipientFailure => Some(&self.counters.recipient_failures),
+                    RequestErrorKind::NoHandlers => Some(&self.counters.no_handlers),
+                    RequestErrorKind::Timeout => Some(&self.counters.timeouts),
+                    _ => None,
+                };
+                if let Some(counter) = counter {
+                    bump(counter, 1);
                 }
                 Err(RequestError::new(failure.kind, failure.message)
                     .with_code(failure.code)

@@ -3,6 +3,7 @@
 use std::any::type_name;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use codec_core::{AnyBody, MessageCodec};
 
@@ -91,6 +92,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             type_name: actual,
             transformed,
             reply,
+            wait: _,
         } = env;
         let body = match body.downcast::<T>() {
             Ok(body) if transformed => body,
@@ -236,11 +238,13 @@ impl<T> Message<T> {
         self.send_reply(body.into_arc(), headers, None)
     }
 
+    /// Answers the request with `body`; `answer` is where the replier awaits
+    /// an answer to it (`reply_and_request`), and for how long.
     fn send_reply<R: Send + Sync + 'static>(
         &self,
         body: Arc<R>,
         mut headers: Headers,
-        answer: Option<ReplyTx>,
+        answer: Option<(ReplyTx, Duration)>,
     ) -> bool {
         let Some((tx, inner)) = &self.reply else {
             tracing::debug!(
@@ -258,7 +262,8 @@ impl<T> Message<T> {
             body: body as AnyBody,
             type_name: type_name::<R>(),
             transformed: false,
-            reply: answer,
+            wait: answer.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),
+            reply: answer.map(|(tx, _)| tx),
         };
         let accepted = tx.complete(Outcome::Reply(env)).is_ok();
         if accepted {
@@ -343,7 +348,7 @@ impl<T> Message<T> {
         let inner = Arc::clone(inner);
         let timeout = timeout.unwrap_or(inner.default_timeout);
         let (tx, rx) = reply::channel();
-        if !self.send_reply(body.into_arc(), headers, Some(tx)) {
+        if !self.send_reply(body.into_arc(), headers, Some((tx, timeout))) {
             return Err(no_reply_expected(&self.address));
         }
         let id = crate::metrics::bump(&inner.conversation_ids, 1);

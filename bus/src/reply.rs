@@ -17,6 +17,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
 
@@ -37,6 +38,10 @@ pub(crate) struct ReplyEnvelope {
     pub(crate) transformed: bool,
     /// Set when the replier expects an answer (`reply_and_request`).
     pub(crate) reply: Option<ReplyTx>,
+    /// With `reply`: how long the replier waits for the answer. A remote
+    /// transport carrying this reply bounds its own wait by it; unused once
+    /// the envelope reaches the requester.
+    pub(crate) wait: Duration,
 }
 
 /// A failed request, as sent back by the recipient or its dispatcher.

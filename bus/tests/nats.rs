@@ -289,6 +289,152 @@ async fn request_reply_with_jsobj() {
     assert_eq!(reply.body(), &order.set("seen", true));
 }
 
+/// `reply_and_request` across nodes: every turn crosses NATS, in both
+/// directions, with its own types and headers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversations_of_several_turns_cross_nodes() {
+    let Some(server) = NatsServer::start("conversations_of_several_turns_cross_nodes") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let _count = b.consumer("count", |m: Message<u32>| async move {
+        let mut n = *m.body();
+        let mut turn: Message<u32> = m.reply_and_request(n + 1).await.unwrap();
+        n = *turn.body();
+        for _ in 0..3 {
+            turn = turn.reply_and_request(n + 1).await.unwrap();
+            n = *turn.body();
+        }
+        turn.reply(n + 1000);
+    });
+    // Types change from turn to turn; headers travel with each.
+    let _checkout = b.consumer("checkout", |m: Message<Order>| async move {
+        let total = m.body().items.len() as i64 * 250;
+        let quote = Quote {
+            order: m.body().id,
+            total_cents: total,
+        };
+        let options = DeliveryOptions::new().with_header("turn", "quote");
+        let accepted: Message<bool> = m.reply_and_request_with(quote, options).await.unwrap();
+        let seen = accepted.headers().get("turn").unwrap_or("none").to_owned();
+        let done = if *accepted.body() {
+            "paid"
+        } else {
+            "cancelled"
+        };
+        accepted.reply_with(
+            done.to_owned(),
+            DeliveryOptions::new().with_header("seen", seen),
+        );
+    });
+    b.flush().await.unwrap();
+
+    let mut turn: Message<u32> = a.request("count", 0u32).await.unwrap();
+    let mut seen = vec![*turn.body()];
+    for _ in 0..4 {
+        let next: Message<u32> = turn.reply_and_request(*turn.body() + 1).await.unwrap();
+        seen.push(*next.body());
+        turn = next;
+    }
+    assert_eq!(seen, [1, 3, 5, 7, 1008]);
+    assert!(!turn.expects_reply());
+
+    for accept in [true, false] {
+        let quote: Message<Quote> = a.request("checkout", order(4)).await.unwrap();
+        assert_eq!(quote.body().total_cents, 500);
+        assert_eq!(quote.headers().get("turn"), Some("quote"));
+        assert!(quote.expects_reply());
+        let options = DeliveryOptions::new().with_header("turn", "accept");
+        let done: Message<String> = quote.reply_and_request_with(accept, options).await.unwrap();
+        let expected = if accept { "paid" } else { "cancelled" };
+        assert_eq!(done.body(), expected);
+        assert_eq!(done.headers().get("seen"), Some("accept"));
+    }
+    assert_eq!(
+        a.metrics().recipient_failures + b.metrics().recipient_failures,
+        0
+    );
+}
+
+/// How a turn ends when the other side does not answer it properly: the
+/// replier waiting in `reply_and_request` learns it, across NATS, with the
+/// same error kinds as in process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversation_turns_fail_across_nodes() {
+    let Some(server) = NatsServer::start("conversation_turns_fail_across_nodes") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let (results, mut outcomes) = tokio::sync::mpsc::unbounded_channel();
+    let _ask = b.consumer("ask", move |m: Message<u64>| {
+        let results = results.clone();
+        async move {
+            let options = DeliveryOptions::new().with_timeout(Duration::from_millis(300));
+            let started = Instant::now();
+            let answer = m.reply_and_request_with::<_, u64>(*m.body(), options).await;
+            let outcome = answer
+                .map(|a| *a.body())
+                .map_err(|e| (e.kind(), e.failure_code(), e.to_string()));
+            results.send((outcome, started.elapsed())).unwrap();
+        }
+    });
+    b.flush().await.unwrap();
+    let mut next = async || outcomes.recv().await.unwrap();
+
+    // A plain answer.
+    let q: Message<u64> = a.request("ask", 1u64).await.unwrap();
+    assert!(q.reply(10u64));
+    assert_eq!(next().await.0, Ok(10));
+
+    // The requester fails the turn with a code.
+    let q: Message<u64> = a.request("ask", 2u64).await.unwrap();
+    assert!(q.fail(7, "no thanks"));
+    let (outcome, _) = next().await;
+    assert_eq!(
+        outcome,
+        Err((
+            RequestErrorKind::RecipientFailure,
+            7,
+            "no thanks".to_owned()
+        ))
+    );
+
+    // The requester drops the turn without answering.
+    let q: Message<u64> = a.request("ask", 3u64).await.unwrap();
+    drop(q);
+    let (outcome, waited) = next().await;
+    let (kind, _, text) = outcome.unwrap_err();
+    assert_eq!(kind, RequestErrorKind::RecipientFailure, "{text}");
+    assert!(text.contains("without replying"), "{text}");
+    assert!(waited < Duration::from_millis(300), "{waited:?}");
+
+    // The requester answers with the wrong type for the replier.
+    let q: Message<u64> = a.request("ask", 4u64).await.unwrap();
+    assert!(q.reply("four".to_owned()));
+    let (kind, _, text) = next().await.0.unwrap_err();
+    assert_eq!(kind, RequestErrorKind::TypeMismatch, "{text}");
+
+    // The requester answers with a type that cannot leave its node.
+    #[derive(MessageCodec, Clone, Debug)]
+    #[codec(unregistered)]
+    struct Unencodable;
+    let q: Message<u64> = a.request("ask", 5u64).await.unwrap();
+    assert!(q.reply(Unencodable));
+    let (kind, _, text) = next().await.0.unwrap_err();
+    assert_eq!(kind, RequestErrorKind::Codec, "{text}");
+
+    // The requester never answers: the replier's own timeout applies.
+    let q: Message<u64> = a.request("ask", 6u64).await.unwrap();
+    let (outcome, waited) = next().await;
+    assert_eq!(outcome.unwrap_err().0, RequestErrorKind::Timeout);
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_secs(2),
+        "{waited:?}"
+    );
+    drop(q);
+    assert_eq!(b.metrics().timeouts, 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_codec_on_the_receiving_node() {
     let Some(server) = NatsServer::start("unknown_codec_on_the_receiving_node") else {

@@ -15,6 +15,11 @@
 //   consumers never see remote traffic; replies to requests are awaited in
 //   the reader (a `FuturesUnordered`, no task per request) and published to
 //   the NATS reply subject.
+// * A conversation (`reply_and_request`) is a chain of NATS requests: a
+//   reply that expects an answer is published as a request to the other
+//   side's reply subject, and the reply carrying a NATS reply subject is
+//   handed to the requester with a reply channel whose answer a spawned
+//   task publishes there (`answer` on both sides).
 // * A control task owns the readers and processes, in order,
 //   `Sync(address)` (reconcile the subscription with the local table:
 //   subscribe when the address has an exported consumer, unsubscribe when
@@ -314,6 +319,50 @@ fn transport_error<K: Copy>(
     .with_source(err)
 }
 
+/// A NATS request that got no answer, as the requester's error (without
+/// its address).
+fn request_failed(
+    e: async_nats::RequestError,
+    subject: &str,
+    address: &str,
+    timeout: Duration,
+    servers: &str,
+) -> RequestError {
+    use async_nats::client::RequestErrorKind as Nats;
+    match e.kind() {
+        Nats::NoResponders => RequestError::new(
+            RequestErrorKind::NoHandlers,
+            format!("No handlers for address {address}"),
+        ),
+        Nats::TimedOut => {
+            tracing::debug!(address, ?timeout, "request over NATS timed out");
+            RequestError::new(
+                RequestErrorKind::Timeout,
+                format!(
+                    "Timed out after waiting {}(ms) for a reply. address: {subject}, repliedAddress: {address}",
+                    timeout.as_millis()
+                ),
+            )
+        }
+        Nats::MaxPayloadExceeded => {
+            RequestError::new(RequestErrorKind::PayloadTooLarge, e.to_string())
+        }
+        _ => transport_error(RequestErrorKind::Transport, address, servers, e),
+    }
+}
+
+/// Counts a failed request in the bus metrics, as local delivery does.
+fn count_failure(inner: &Inner, kind: RequestErrorKind) {
+    let counters = &inner.counters;
+    let counter = match kind {
+        RequestErrorKind::RecipientFailure => &counters.recipient_failures,
+        RequestErrorKind::NoHandlers => &counters.no_handlers,
+        RequestErrorKind::Timeout => &counters.timeouts,
+        _ => return,
+    };
+    bump(counter, 1);
+}
+
 impl RemoteTransport for NatsTransport {
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<(), SendError>> {
         Box::pin(self.shared.fire(
@@ -369,40 +418,21 @@ impl RemoteTransport for NatsTransport {
             let reply = match s.client.send_request(subject.clone(), request).await {
                 Ok(reply) => reply,
                 Err(e) => {
-                    use async_nats::client::RequestErrorKind as Nats;
-                    let err = match e.kind() {
-                        Nats::NoResponders => {
-                            bump(&inner.counters.no_handlers, 1);
-                            RequestError::new(
-                                RequestErrorKind::NoHandlers,
-                                format!("No handlers for address {address}"),
-                            )
-                            .with_body(out.body)
+                    let err = request_failed(e, &subject, &address, timeout, &s.servers);
+                    count_failure(&inner, err.kind());
+                    let err = err.with_address(address);
+                    // The body comes back when it surely reached nobody.
+                    return Err(match err.kind() {
+                        RequestErrorKind::NoHandlers | RequestErrorKind::PayloadTooLarge => {
+                            err.with_body(out.body)
                         }
-                        Nats::TimedOut => {
-                            bump(&inner.counters.timeouts, 1);
-                            tracing::debug!(
-                                address = &*address,
-                                ?timeout,
-                                "request over NATS timed out"
-                            );
-                            RequestError::new(
-                                RequestErrorKind::Timeout,
-                                format!(
-                                    "Timed out after waiting {}(ms) for a reply. address: {subject}, repliedAddress: {address}",
-                                    timeout.as_millis()
-                                ),
-                            )
-                        }
-                        Nats::MaxPayloadExceeded => {
-                            RequestError::new(RequestErrorKind::PayloadTooLarge, e.to_string())
-                        }
-                        _ => transport_error(RequestErrorKind::Transport, &address, &s.servers, e),
-                    };
-                    return Err(err.with_address(address));
+                        _ => err,
+                    });
                 }
             };
-            read_reply(&inner, &address, reply)
+            read_reply(&self.shared, &inner, &address, reply).inspect_err(|err| {
+                count_failure(&inner, err.kind());
+            })
         })
     }
 
@@ -434,41 +464,52 @@ impl RemoteTransport for NatsTransport {
     }
 }
 
-/// Turns a NATS reply into the requester's reply, or its error.
+/// Turns a NATS reply into the requester's reply, or its error (counted by
+/// the caller). A reply that carries a NATS reply subject comes from a
+/// `reply_and_request`: the replier awaits an answer there, which a task
+/// publishes once the requester gives it.
 fn read_reply(
-    inner: &Inner,
+    shared: &Arc<Shared>,
+    inner: &Arc<Inner>,
     address: &Arc<str>,
     reply: async_nats::Message,
 ) -> Result<ReplyEnvelope, RequestError> {
     let head = wire::parse_headers(reply.headers.as_ref());
     if let Some(name) = &head.failure {
         let kind = wire::failure_kind(name);
-        if kind == RequestErrorKind::RecipientFailure {
-            bump(&inner.counters.recipient_failures, 1);
-        }
         let message = String::from_utf8_lossy(&reply.payload).into_owned();
         return Err(RequestError::new(kind, message)
             .with_code(head.failure_code.unwrap_or(NO_FAILURE_CODE))
             .with_address(Arc::clone(address)));
     }
-    match decode(inner, &head, &reply.payload) {
-        Ok((codec, body)) => Ok(ReplyEnvelope {
-            address: Arc::clone(address),
-            headers: head.user,
-            body,
-            type_name: codec.type_name(),
-            transformed: true,
-            reply: None,
-        }),
-        Err(message) => {
-            bump(&inner.counters.undecodable, 1);
-            Err(RequestError::new(
-                RequestErrorKind::Codec,
-                format!("Reply from address {address}: {message}"),
-            )
-            .with_address(Arc::clone(address)))
-        }
-    }
+    let (codec, body) = decode(inner, &head, &reply.payload).map_err(|message| {
+        bump(&inner.counters.undecodable, 1);
+        RequestError::new(
+            RequestErrorKind::Codec,
+            format!("Reply from address {address}: {message}"),
+        )
+        .with_address(Arc::clone(address))
+    })?;
+    let answer = reply.reply.map(|to| {
+        let (tx, rx) = reply::channel();
+        tokio::spawn(answer(
+            Arc::clone(shared),
+            Arc::downgrade(inner),
+            Arc::clone(address),
+            to,
+            rx,
+        ));
+        tx
+    });
+    Ok(ReplyEnvelope {
+        address: Arc::clone(address),
+        headers: head.user,
+        body,
+        type_name: codec.type_name(),
+        transformed: true,
+        reply: answer,
+        wait: Duration::ZERO,
+    })
 }
 
 /// Decodes a body by the codec its headers name.
@@ -888,8 +929,10 @@ fn undecodable(inner: &Inner, address: &str, what: &str, error: &str) {
     tracing::warn!(address, %error, "{what} from NATS dropped: not decodable");
 }
 
-/// Awaits the local consumer's answer to a remote request and publishes it
-/// to the requester's reply subject.
+/// Awaits the local answer to a remote request (a consumer's reply to a
+/// request, or a requester's answer in a conversation) and publishes it to
+/// the NATS reply subject `to`. A reply made with `reply_and_request` goes
+/// out as a NATS request, whose answer is handed to the waiting replier.
 async fn answer(
     shared: Arc<Shared>,
     inner: Weak<Inner>,
@@ -903,13 +946,45 @@ async fn answer(
     let outcome = rx.await;
     let Some(inner) = inner.upgrade() else { return };
     let (headers, payload) = match outcome {
-        Some(Outcome::Reply(env)) => match encode_reply(&shared, &inner, &address, env) {
-            Ok(parts) => parts,
-            Err((kind, message)) => (
-                wire::failure_headers(kind, NO_FAILURE_CODE),
-                Bytes::from(message),
-            ),
-        },
+        Some(Outcome::Reply(mut env)) => {
+            let next = env.reply.take();
+            match (encode_reply(&shared, &inner, &address, &env), next) {
+                (Ok((headers, payload)), Some(next)) => {
+                    let request = async_nats::Request::new()
+                        .headers(headers)
+                        .payload(payload)
+                        .timeout(Some(env.wait));
+                    let answered = shared.client.send_request(to.clone(), request).await;
+                    let outcome = answered
+                        .map_err(|e| request_failed(e, &to, &address, env.wait, &shared.servers))
+                        .and_then(|message| read_reply(&shared, &inner, &address, message));
+                    let _ = next.complete(match outcome {
+                        Ok(env) => Outcome::Reply(env),
+                        Err(err) => Outcome::Failure(Failure {
+                            kind: err.kind(),
+                            code: err.failure_code(),
+                            message: err.message().to_owned(),
+                        }),
+                    });
+                    return;
+                }
+                (Ok(parts), None) => parts,
+                (Err((kind, message)), next) => {
+                    if let Some(next) = next {
+                        // The replier learns at once that its turn never left.
+                        let _ = next.complete(Outcome::Failure(Failure {
+                            kind,
+                            code: NO_FAILURE_CODE,
+                            message: message.clone(),
+                        }));
+                    }
+                    (
+                        wire::failure_headers(kind, NO_FAILURE_CODE),
+                        Bytes::from(message),
+                    )
+                }
+            }
+        }
         Some(Outcome::Failure(Failure {
             kind,
             code,
@@ -935,19 +1010,8 @@ fn encode_reply(
     shared: &Shared,
     inner: &Inner,
     address: &str,
-    env: ReplyEnvelope,
+    env: &ReplyEnvelope,
 ) -> Result<(HeaderMap, Bytes), (RequestErrorKind, String)> {
-    if let Some(answer) = env.reply {
-        // A multi-turn conversation (`reply_and_request`) does not cross
-        // NATS: fail the replier's wait at once instead of at its timeout.
-        let _ = answer.complete(Outcome::Failure(Failure {
-            kind: RequestErrorKind::Transport,
-            code: NO_FAILURE_CODE,
-            message: format!(
-                "reply_and_request to a requester on another node is not supported over NATS (address {address})"
-            ),
-        }));
-    }
     let type_id = Any::type_id(&*env.body);
     let Some(codec) = inner.registry().by_type(type_id) else {
         return Err((
