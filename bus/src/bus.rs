@@ -796,7 +796,11 @@ impl EventBus {
     ///
     /// See [`Metrics`].
     pub fn metrics(&self) -> Metrics {
-        self.inner.counters.snapshot()
+        let mut metrics = self.inner.counters.snapshot();
+        if let Some(remote) = &self.inner.remote {
+            metrics.remote_dropped = remote.dropped();
+        }
+        metrics
     }
 
     // ----- codecs -----

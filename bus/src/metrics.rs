@@ -71,6 +71,13 @@ pub struct Metrics {
     /// refused. A request among them is answered with a `Codec` error; a
     /// send or publish is logged at warn level and counted here.
     pub undecodable: u64,
+    /// Messages for this node that the cluster client dropped before the
+    /// node read them: its buffer for a subscription (65 536 messages by
+    /// default) overflowed because the node's reader fell behind, a NATS
+    /// "slow consumer". The client reports each drop as an event and queues
+    /// at most 128 events, so a burst of drops faster than the events are
+    /// read is under-counted. Always 0 without a cluster transport.
+    pub remote_dropped: u64,
 }
 
 #[derive(Default)]
@@ -117,6 +124,8 @@ impl Counters {
             timeouts: get(&self.timeouts),
             remote_received: get(&self.remote_received),
             undecodable: get(&self.undecodable),
+            // Read from the cluster transport by `EventBus::metrics`.
+            remote_dropped: 0,
         }
     }
 }

@@ -41,6 +41,7 @@ pub(crate) struct ReplyEnvelope {
     /// With `reply`: how long the replier waits for the answer. A remote
     /// transport carrying this reply bounds its own wait by it; unused once
     /// the envelope reaches the requester.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
     pub(crate) wait: Duration,
 }
 

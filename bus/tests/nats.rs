@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bus::{
-    BuildErrorKind, DeliveryOptions, EventBus, Message, NatsOptions, PublishErrorKind,
-    RequestErrorKind, SendErrorKind,
+    BuildErrorKind, ConsumerOptions, DeliveryOptions, EventBus, Message, NatsOptions,
+    PublishErrorKind, RequestErrorKind, SendErrorKind,
 };
 use codec_core::MessageCodec;
 use codec_core::jsobj;
@@ -433,6 +433,65 @@ async fn conversation_turns_fail_across_nodes() {
     );
     drop(q);
     assert_eq!(b.metrics().timeouts, 1);
+}
+
+/// A node whose NATS client buffer overflows (a "slow consumer" on the
+/// client side, forced with a buffer of one message): the drops are counted
+/// in `remote_dropped` and reported to `on_event`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_side_slow_consumer_is_counted() {
+    use bus::async_nats::Event;
+
+    let Some(server) = NatsServer::start("client_side_slow_consumer_is_counted") else {
+        return;
+    };
+    let a = node(&server).await;
+    let events = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&events);
+    let b = EventBus::builder()
+        .nats(
+            options(&server.url())
+                .configure(|o| o.subscription_capacity(1))
+                .on_event(move |event| {
+                    if matches!(event, Event::SlowConsumer(_)) {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                    }
+                }),
+        )
+        .connect()
+        .await
+        .unwrap();
+    let _burst = b.consumer_with(
+        "burst",
+        ConsumerOptions::new().with_queue_capacity(100_000),
+        |_m: Message<u64>| async {},
+    );
+    b.flush().await.unwrap();
+    const N: u64 = 20_000;
+    for i in 0..N {
+        a.publish("burst", i).await.unwrap();
+    }
+    a.flush().await.unwrap();
+    eventually("the client drops messages", || {
+        b.metrics().remote_dropped > 0
+    })
+    .await;
+    // Wait for quiet: nothing received or dropped for 200 ms.
+    let mut last = b.metrics();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = b.metrics();
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    let m = b.metrics();
+    assert!(m.remote_dropped > 0 && m.remote_received > 0, "{m:?}");
+    assert!(m.remote_received + m.remote_dropped <= N, "{m:?}");
+    assert_eq!(m.delivered, m.remote_received);
+    assert_eq!(events.load(Ordering::SeqCst) as u64, m.remote_dropped);
+    assert_eq!(a.metrics().remote_dropped, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -67,7 +67,6 @@ pub(crate) trait RemoteTransport: Send + Sync + 'static {
     /// included; local-only consumers are served by the caller).
     fn publish(&self, message: Outbound) -> BoxFuture<'_, Result<(), PublishError>>;
 
-    /// A request to one consumer anywhere, awaiting its reply.
     /// A request to one consumer anywhere, awaiting its reply. `inner` is
     /// the requesting bus (registry and counters).
     fn request(
@@ -90,4 +89,8 @@ pub(crate) trait RemoteTransport: Send + Sync + 'static {
     /// Drains: stops taking remote messages, answers those in flight, then
     /// closes the connection.
     fn close(&self) -> BoxFuture<'_, ()>;
+
+    /// Messages for this node the transport lost before the node could
+    /// read them (its client's buffer for a subscription overflowed).
+    fn dropped(&self) -> u64;
 }

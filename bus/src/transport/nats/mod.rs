@@ -38,7 +38,7 @@ pub use self::options::{DEFAULT_SUBJECT_PREFIX, NatsOptions};
 use std::any::Any;
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -70,6 +70,7 @@ pub(crate) struct Connected {
     prefix: Arc<str>,
     servers: String,
     closed: watch::Receiver<bool>,
+    dropped: Arc<AtomicU64>,
 }
 
 /// Connects to the servers in `options`.
@@ -90,11 +91,16 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
     let servers = options.servers.join(",");
     let (closed_tx, closed) = watch::channel(false);
     let who = servers.clone();
+    let dropped = Arc::new(AtomicU64::new(0));
+    let dropped_by_client = Arc::clone(&dropped);
+    let on_event: Option<Arc<dyn Fn(Event) + Send + Sync>> = options.on_event.take().map(Arc::from);
     connect = connect.event_callback(move |event| {
         let closed_tx = closed_tx.clone();
         let who = who.clone();
+        let dropped = Arc::clone(&dropped_by_client);
+        let on_event = on_event.clone();
         async move {
-            match event {
+            match &event {
                 Event::Connected => {
                     tracing::info!(servers = %who, "NATS connection (re)established")
                 }
@@ -105,12 +111,19 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
                     tracing::debug!(servers = %who, "NATS connection closed");
                     let _ = closed_tx.send(true);
                 }
-                Event::SlowConsumer(sid) => tracing::warn!(
-                    servers = %who,
-                    sid,
-                    "NATS slow consumer: the client dropped messages for a subscription whose reader fell behind"
-                ),
+                Event::SlowConsumer(sid) => {
+                    // async-nats raises one event per message it drops.
+                    bump(&dropped, 1);
+                    tracing::warn!(
+                        servers = %who,
+                        sid,
+                        "NATS slow consumer: the client dropped a message for a subscription whose reader fell behind"
+                    );
+                }
                 other => tracing::debug!(servers = %who, event = %other, "NATS event"),
+            }
+            if let Some(on_event) = on_event {
+                on_event(event);
             }
         }
     });
@@ -127,6 +140,7 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
         prefix: Arc::from(options.subject_prefix.as_str()),
         servers,
         closed,
+        dropped,
     })
 }
 
@@ -136,6 +150,8 @@ struct Shared {
     prefix: Arc<str>,
     servers: String,
     closing: AtomicBool,
+    /// Messages the client dropped for a reader that fell behind.
+    dropped: Arc<AtomicU64>,
 }
 
 enum Control {
@@ -158,12 +174,14 @@ impl NatsTransport {
             prefix,
             servers,
             closed,
+            dropped,
         } = connected;
         let shared = Arc::new(Shared {
             client,
             prefix,
             servers,
             closing: AtomicBool::new(false),
+            dropped,
         });
         let (control, rx) = mpsc::unbounded_channel();
         tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));
@@ -461,6 +479,10 @@ impl RemoteTransport for NatsTransport {
                 let _ = rx.await;
             }
         })
+    }
+
+    fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
     }
 }
 

@@ -12,6 +12,9 @@ pub const DEFAULT_SUBJECT_PREFIX: &str = "codecbus";
 type Configure =
     Box<dyn FnOnce(async_nats::ConnectOptions) -> async_nats::ConnectOptions + Send + Sync>;
 
+/// A user's callback for connection events.
+pub(crate) type OnEvent = Box<dyn Fn(async_nats::Event) + Send + Sync>;
+
 /// How a bus joins a cluster through NATS: server URLs, the subject
 /// prefix, the connection name, authentication and TLS, all passed through
 /// to [`async_nats::ConnectOptions`].
@@ -60,6 +63,7 @@ pub struct NatsOptions {
     max_reconnects: Option<usize>,
     ping_interval: Option<Duration>,
     configure: Option<Configure>,
+    pub(crate) on_event: Option<OnEvent>,
 }
 
 impl NatsOptions {
@@ -84,6 +88,7 @@ impl NatsOptions {
             max_reconnects: None,
             ping_interval: None,
             configure: None,
+            on_event: None,
         }
     }
 
@@ -215,8 +220,35 @@ impl NatsOptions {
         self
     }
 
+    /// Calls `f` with every connection event (connected, disconnected,
+    /// slow consumer, server errors…), after the bus has logged and
+    /// counted it. `f` runs on the client's event task: keep it short.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bus::NatsOptions;
+    /// use bus::async_nats::Event;
+    ///
+    /// let options = NatsOptions::new("nats://127.0.0.1:4222").on_event(|event| {
+    ///     if event == Event::Disconnected {
+    ///         eprintln!("lost the NATS server; reconnecting");
+    ///     }
+    /// });
+    /// # drop(options);
+    /// ```
+    pub fn on_event<F>(mut self, f: F) -> Self
+    where
+        F: Fn(async_nats::Event) + Send + Sync + 'static,
+    {
+        self.on_event = Some(Box::new(f));
+        self
+    }
+
     /// Applies any other `async-nats` option, after those above (for
     /// example `tls_client_config` with a custom `rustls` configuration).
+    /// The bus installs its own event callback, replacing one set here:
+    /// use [`on_event`](NatsOptions::on_event) to see the events.
     ///
     /// # Examples
     ///
