@@ -1,13 +1,15 @@
 //! Writes the seed corpora of the fuzz targets under `fuzz/corpus/<target>/`.
 //!
 //! ```text
-//! cd fuzz && cargo run --example seeds
+//! cd fuzz && cargo run --example seeds            # into fuzz/corpus/<target>/
+//! cd fuzz && cargo run --example seeds -- DIR     # into DIR/<target>/
 //! ```
 //!
 //! Seeds are the byte vectors of `codec-core/tests/vectors.rs` (integer,
 //! length and extension-type layouts), sample values of the fuzz types,
-//! small sub-documents of the JSON corpus (`/work/shared/data/json`, or the
-//! folder in `CODECBUS_JSON_CORPUS`, when present) and a few hostile inputs.
+//! small sub-documents of the JSON corpus (`../shared/data/json/` next to
+//! the workspace, as for the benchmarks, or the folder in
+//! `CODECBUS_JSON_CORPUS`, when present) and a few hostile inputs.
 //! The round-trip target takes raw bytes for `arbitrary`, so it gets every
 //! seed as well. The corpora are not committed (`/fuzz/corpus` is ignored):
 //! run this before the first `cargo fuzz run`.
@@ -282,7 +284,7 @@ fn vectors() -> Vec<Vec<u8>> {
 fn json_docs() -> Vec<Vec<u8>> {
     let dir = std::env::var_os("CODECBUS_JSON_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/data/json"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/json"));
     let mut out = Vec::new();
     for name in ["twitter.json", "citm_catalog.json", "canada.json"] {
         let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
@@ -326,7 +328,10 @@ fn write_all(dir: &Path, seeds: &[Vec<u8>]) -> std::io::Result<usize> {
 }
 
 fn main() -> std::io::Result<()> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let root = std::env::args_os()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"));
     let common = vectors();
 
     let mut map = common.clone();
