@@ -2,6 +2,7 @@
 //! connection to a real `nats-server` started by the harness.
 #![cfg(feature = "nats")]
 
+mod common;
 #[path = "common/nats.rs"]
 mod harness;
 
@@ -297,16 +298,7 @@ async fn conversations_of_several_turns_cross_nodes() {
         return;
     };
     let (a, b) = (node(&server).await, node(&server).await);
-    let _count = b.consumer("count", |m: Message<u32>| async move {
-        let mut n = *m.body();
-        let mut turn: Message<u32> = m.reply_and_request(n + 1).await.unwrap();
-        n = *turn.body();
-        for _ in 0..3 {
-            turn = turn.reply_and_request(n + 1).await.unwrap();
-            n = *turn.body();
-        }
-        turn.reply(n + 1000);
-    });
+    let _count = common::counting_conversation(&b, "count");
     // Types change from turn to turn; headers travel with each.
     let _checkout = b.consumer("checkout", |m: Message<Order>| async move {
         let total = m.body().items.len() as i64 * 250;
@@ -329,15 +321,7 @@ async fn conversations_of_several_turns_cross_nodes() {
     });
     b.flush().await.unwrap();
 
-    let mut turn: Message<u32> = a.request("count", 0u32).await.unwrap();
-    let mut seen = vec![*turn.body()];
-    for _ in 0..4 {
-        let next: Message<u32> = turn.reply_and_request(*turn.body() + 1).await.unwrap();
-        seen.push(*next.body());
-        turn = next;
-    }
-    assert_eq!(seen, [1, 3, 5, 7, 1008]);
-    assert!(!turn.expects_reply());
+    assert_eq!(common::count_with(&a, "count").await, [1, 3, 5, 7, 1008]);
 
     for accept in [true, false] {
         let quote: Message<Quote> = a.request("checkout", order(4)).await.unwrap();

@@ -305,25 +305,8 @@ async fn copied_reply_is_a_distinct_copy_each_way() {
 #[tokio::test]
 async fn reply_and_request_holds_a_conversation() {
     let bus = echo_bus();
-    let _c = bus.consumer("count", |m: Message<u32>| async move {
-        let mut n = *m.body();
-        let mut turn: Message<u32> = m.reply_and_request(n + 1).await.unwrap();
-        n = *turn.body();
-        for _ in 0..3 {
-            turn = turn.reply_and_request(n + 1).await.unwrap();
-            n = *turn.body();
-        }
-        turn.reply(n + 1000);
-    });
-    let mut turn: Message<u32> = bus.request("count", 0u32).await.unwrap();
-    let mut seen = vec![*turn.body()];
-    for _ in 0..4 {
-        let next: Message<u32> = turn.reply_and_request(*turn.body() + 1).await.unwrap();
-        seen.push(*next.body());
-        turn = next;
-    }
-    assert_eq!(seen, [1, 3, 5, 7, 1008]);
-    assert!(!turn.expects_reply());
+    let _c = common::counting_conversation(&bus, "count");
+    assert_eq!(common::count_with(&bus, "count").await, [1, 3, 5, 7, 1008]);
 }
 
 #[tokio::test]

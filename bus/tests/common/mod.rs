@@ -1,5 +1,6 @@
-//! Hand-written codecs shared by the bus tests: an immutable type and a
-//! deep-copied one, each counting its clones through a shared counter.
+//! Shared by the bus tests: hand-written codecs (an immutable type and a
+//! deep-copied one, each counting its clones through a shared counter) and
+//! a conversation of several turns, held in process and across nodes.
 #![allow(dead_code, unreachable_pub)]
 
 use std::sync::Arc;
@@ -122,4 +123,34 @@ pub fn channel<T>() -> (
     tokio::sync::mpsc::UnboundedReceiver<T>,
 ) {
     tokio::sync::mpsc::unbounded_channel()
+}
+
+/// A consumer at `address` that counts through a conversation with its
+/// requester: it answers `n` with `n + 1` for four turns, then ends with
+/// `n + 1000`.
+pub fn counting_conversation(bus: &bus::EventBus, address: &str) -> bus::MessageConsumer {
+    bus.consumer(address, |m: bus::Message<u32>| async move {
+        let mut n = *m.body();
+        let mut turn: bus::Message<u32> = m.reply_and_request(n + 1).await.unwrap();
+        n = *turn.body();
+        for _ in 0..3 {
+            turn = turn.reply_and_request(n + 1).await.unwrap();
+            n = *turn.body();
+        }
+        turn.reply(n + 1000);
+    })
+}
+
+/// The requester's side of [`counting_conversation`]: every number it was
+/// told, checking that the last message expects no answer.
+pub async fn count_with(requester: &bus::EventBus, address: &str) -> Vec<u32> {
+    let mut turn: bus::Message<u32> = requester.request(address, 0u32).await.unwrap();
+    let mut seen = vec![*turn.body()];
+    for _ in 0..4 {
+        let next: bus::Message<u32> = turn.reply_and_request(*turn.body() + 1).await.unwrap();
+        seen.push(*next.body());
+        turn = next;
+    }
+    assert!(!turn.expects_reply());
+    seen
 }
