@@ -97,6 +97,7 @@ pub trait Immutable: Sync {}
 /// ```
 /// assert_eq!(codec_core::to_vec(&(1u8, 'a')).unwrap(), b"\x92\x01\xa1a");
 /// ```
+#[inline]
 pub fn to_vec<T: MessageCodec>(value: &T) -> Result<Vec<u8>, EncodeError> {
     let mut w = Writer::new();
     value.encode(&mut w)?;
@@ -119,6 +120,7 @@ pub fn to_vec<T: MessageCodec>(value: &T) -> Result<Vec<u8>, EncodeError> {
 /// codec_core::encode_into(&false, &mut buf).unwrap();
 /// assert_eq!(buf, [0xc3, 0xc2]);
 /// ```
+#[inline]
 pub fn encode_into<T: MessageCodec>(value: &T, buf: &mut Vec<u8>) -> Result<(), EncodeError> {
     let start = buf.len();
     let mut w = Writer::from_vec(std::mem::take(buf));
@@ -143,6 +145,7 @@ pub fn encode_into<T: MessageCodec>(value: &T, buf: &mut Vec<u8>) -> Result<(), 
 /// let v: Vec<u16> = codec_core::from_slice(&[0x92, 0x01, 0xcd, 0x07, 0xd5]).unwrap();
 /// assert_eq!(v, [1, 2005]);
 /// ```
+#[inline]
 pub fn from_slice<T: MessageCodec>(bytes: &[u8]) -> Result<T, DecodeError> {
     from_slice_with_limits(bytes, DecodeLimits::default())
 }
@@ -152,16 +155,23 @@ pub fn from_slice<T: MessageCodec>(bytes: &[u8]) -> Result<T, DecodeError> {
 /// # Errors
 ///
 /// As [`from_slice`].
+#[inline]
 pub fn from_slice_with_limits<T: MessageCodec>(
     bytes: &[u8],
     limits: DecodeLimits,
 ) -> Result<T, DecodeError> {
     let mut r = Reader::with_limits(bytes, limits);
-    let value = T::decode(&mut r)?;
-    if !r.is_empty() {
-        return Err(r.error(DecodeErrorKind::TrailingBytes(r.remaining())));
+    match T::decode(&mut r) {
+        Ok(value) if r.is_empty() => Ok(value),
+        Ok(_) => Err(trailing_bytes(&r)),
+        Err(e) => Err(e),
     }
-    Ok(value)
+}
+
+#[cold]
+#[inline(never)]
+fn trailing_bytes(r: &Reader<'_>) -> DecodeError {
+    r.error(DecodeErrorKind::TrailingBytes(r.remaining()))
 }
 
 /// Decodes one value from the front of `bytes` and returns it with the
@@ -177,6 +187,7 @@ pub fn from_slice_with_limits<T: MessageCodec>(
 /// let (v, used) = codec_core::decode_prefix::<u8>(&[0x05, 0xc0]).unwrap();
 /// assert_eq!((v, used), (5, 1));
 /// ```
+#[inline]
 pub fn decode_prefix<T: MessageCodec>(bytes: &[u8]) -> Result<(T, usize), DecodeError> {
     let mut r = Reader::new(bytes);
     let value = T::decode(&mut r)?;

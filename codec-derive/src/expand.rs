@@ -73,6 +73,7 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
             impl #impl_generics #krate::MessageCodec for #ident #ty_generics #where_clause {
                 const IMMUTABLE: ::core::primitive::bool = #immutable;
 
+                #[inline]
                 fn encode(
                     &self,
                     __w: &mut #krate::Writer,
@@ -80,6 +81,7 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
                     #encode
                 }
 
+                #[inline]
                 fn decode(
                     __r: &mut #krate::Reader<'_>,
                 ) -> ::core::result::Result<Self, #krate::DecodeError> {
