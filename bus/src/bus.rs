@@ -595,11 +595,11 @@ impl Inner {
             Ok(Some(Outcome::Reply(env))) => Message::from_reply(env, self),
             Ok(Some(Outcome::Failure(failure))) => {
                 // Local failures are recipient failures; a remote transport
-                // answering a further turn of a conversation may also report
-                // the other end's absence or its own timeout.
+                // carrying a further turn of a conversation may also time
+                // out. Other kinds are counted where they happened (the
+                // answering node, or the requester's own refusal).
                 let counter = match failure.kind {
                     RequestErrorKind::RecipientFailure => Some(&self.counters.recipient_failures),
-                    RequestErrorKind::NoHandlers => Some(&self.counters.no_handlers),
                     RequestErrorKind::Timeout => Some(&self.counters.timeouts),
                     _ => None,
                 };

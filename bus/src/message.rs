@@ -186,7 +186,9 @@ impl<T> Message<T> {
     /// Answers the request with `body`; returns whether the requester was
     /// still waiting for it. A message that expects no reply, or was
     /// already answered, ignores the call (and returns `false`), as in
-    /// Vert.x.
+    /// Vert.x. For a request from another node, `true` means the reply was
+    /// handed to the cluster transport (whether that requester still waits
+    /// is not known here); one an outbound interceptor drops returns `false`.
     ///
     /// The requester receives the body through the type's transform: the
     /// same allocation for an immutable type (pass [`Shared`](crate::Shared)
@@ -235,7 +237,7 @@ impl<T> Message<T> {
     /// ```
     pub fn reply_with<B: IntoBody>(&self, body: B, options: DeliveryOptions) -> bool {
         let (_, headers, _) = options.into_parts();
-        self.send_reply(body.into_arc(), headers, None)
+        self.send_reply(body.into_arc(), headers, None).is_ok()
     }
 
     /// Answers the request with `body`; `answer` is where the replier awaits
@@ -245,16 +247,16 @@ impl<T> Message<T> {
         body: Arc<R>,
         mut headers: Headers,
         answer: Option<(ReplyTx, Duration)>,
-    ) -> bool {
+    ) -> Result<(), NotSent> {
         let Some((tx, inner)) = &self.reply else {
             tracing::debug!(
                 address = &*self.address,
                 "reply to a message that expects none"
             );
-            return false;
+            return Err(NotSent::NotExpected);
         };
         if !inner.intercept_out::<R>(&self.address, &mut headers, DeliveryKind::Reply) {
-            return false;
+            return Err(NotSent::Dropped);
         }
         let env = ReplyEnvelope {
             address: Arc::clone(&self.address),
@@ -265,16 +267,15 @@ impl<T> Message<T> {
             wait: answer.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),
             reply: answer.map(|(tx, _)| tx),
         };
-        let accepted = tx.complete(Outcome::Reply(env)).is_ok();
-        if accepted {
-            crate::metrics::bump(&inner.counters.replies, 1);
-        } else {
+        if tx.complete(Outcome::Reply(env)).is_err() {
             tracing::debug!(
                 address = &*self.address,
                 "reply not taken: already answered or requester gone"
             );
+            return Err(NotSent::NotExpected);
         }
-        accepted
+        crate::metrics::bump(&inner.counters.replies, 1);
+        Ok(())
     }
 
     /// Replies with `body` and awaits the requester's answer to it: a
@@ -287,7 +288,12 @@ impl<T> Message<T> {
     /// no answer comes in time, `RecipientFailure` when the requester fails
     /// or drops the reply unanswered, `TypeMismatch` when the answer is not
     /// an `R`; `NoHandlers` when this message expects no reply (or was
-    /// answered already).
+    /// answered already, or its requester stopped waiting); `Dropped` when
+    /// an outbound interceptor drops the reply. When the requester is on
+    /// another node (NATS), also `Codec`, `PayloadTooLarge` and `Transport`
+    /// as for a request, and `NoHandlers` when that node's connection is
+    /// gone; a requester that stopped waiting cannot be told apart from a
+    /// slow one there, so the turn ends with `Timeout`.
     ///
     /// # Cancel safety
     ///
@@ -348,8 +354,19 @@ impl<T> Message<T> {
         let inner = Arc::clone(inner);
         let timeout = timeout.unwrap_or(inner.default_timeout);
         let (tx, rx) = reply::channel();
-        if !self.send_reply(body.into_arc(), headers, Some((tx, timeout))) {
-            return Err(no_reply_expected(&self.address));
+        match self.send_reply(body.into_arc(), headers, Some((tx, timeout))) {
+            Ok(()) => {}
+            Err(NotSent::NotExpected) => return Err(no_reply_expected(&self.address)),
+            Err(NotSent::Dropped) => {
+                return Err(RequestError::new(
+                    RequestErrorKind::Dropped,
+                    format!(
+                        "Reply to address {} dropped by an outbound interceptor",
+                        self.address
+                    ),
+                )
+                .with_address(Arc::clone(&self.address)));
+            }
         }
         let id = crate::metrics::bump(&inner.conversation_ids, 1);
         inner.await_reply::<R>(rx, &self.address, timeout, id).await
@@ -389,6 +406,15 @@ impl<T> Message<T> {
         }))
         .is_ok()
     }
+}
+
+/// Why a reply was not handed to its requester.
+enum NotSent {
+    /// The message expects no reply, was answered already, or its
+    /// requester stopped waiting.
+    NotExpected,
+    /// An outbound interceptor dropped it.
+    Dropped,
 }
 
 fn no_reply_expected(address: &Arc<str>) -> RequestError {

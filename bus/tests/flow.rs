@@ -192,6 +192,42 @@ async fn interceptors_see_address_headers_codec_and_may_drop() {
     assert_eq!(bus.metrics().dropped, 3);
 }
 
+/// A conversation turn dropped by an outbound interceptor fails with
+/// `Dropped` (not "expects no reply"), and the requester learns nothing
+/// but the silence of a dropped reply.
+#[tokio::test]
+async fn a_dropped_conversation_turn_is_reported_as_dropped() {
+    let bus = EventBus::builder()
+        .outbound_interceptor(|ctx: &mut DeliveryContext<'_>| {
+            if ctx.kind() == DeliveryKind::Reply && ctx.headers().get("secret").is_some() {
+                Verdict::Drop
+            } else {
+                Verdict::Continue
+            }
+        })
+        .build()
+        .unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _c = bus.consumer("ask", move |m: Message<u8>| {
+        let tx = tx.clone();
+        async move {
+            let options = DeliveryOptions::new().with_header("secret", "1");
+            let err = m
+                .reply_and_request_with::<_, u8>(1u8, options)
+                .await
+                .unwrap_err();
+            tx.send((err.kind(), err.to_string())).unwrap();
+            assert!(m.reply(2u8), "the request can still be answered");
+        }
+    });
+    let r: Message<u8> = bus.request("ask", 0u8).await.unwrap();
+    assert_eq!(*r.body(), 2);
+    let (kind, text) = rx.recv().await.unwrap();
+    assert_eq!(kind, RequestErrorKind::Dropped, "{text}");
+    assert!(text.contains("interceptor"), "{text}");
+    assert_eq!(bus.metrics().dropped, 1);
+}
+
 #[tokio::test]
 async fn local_consumers_and_local_only_options_work_in_process() {
     let bus = EventBus::new();

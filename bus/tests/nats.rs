@@ -419,6 +419,69 @@ async fn conversation_turns_fail_across_nodes() {
     assert_eq!(b.metrics().timeouts, 1);
 }
 
+/// Turns that cannot reach an answer: the requester cannot decode the turn
+/// (its failure goes back to the replier at once), or the requester's node
+/// is gone (the server answers "no responders").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversation_turns_to_a_node_that_cannot_answer() {
+    let Some(server) = NatsServer::start("conversation_turns_to_a_node_that_cannot_answer") else {
+        return;
+    };
+    let (a, b) = (node(&server).await, node(&server).await);
+    let (results, mut outcomes) = tokio::sync::mpsc::unbounded_channel();
+    let (go, wait) = tokio::sync::watch::channel(false);
+    let _ask = b.consumer("ask.quote", move |m: Message<u64>| {
+        let results = results.clone();
+        let mut wait = wait.clone();
+        async move {
+            if *m.body() == 2 {
+                // Answer only once the requester's node has gone.
+                wait.wait_for(|go| *go).await.unwrap();
+            }
+            let quote = Quote {
+                order: *m.body(),
+                total_cents: 1,
+            };
+            let options = DeliveryOptions::new().with_timeout(Duration::from_secs(5));
+            let started = Instant::now();
+            let err = m
+                .reply_and_request_with::<_, u64>(quote, options)
+                .await
+                .unwrap_err();
+            results
+                .send((err.kind(), err.to_string(), started.elapsed()))
+                .unwrap();
+        }
+    });
+    b.flush().await.unwrap();
+
+    // `a` cannot decode the turn: both sides learn it at once.
+    a.unregister_codec("test.quote").unwrap();
+    let err = a.request::<_, Quote>("ask.quote", 1u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Codec, "{err}");
+    let (kind, text, waited) = outcomes.recv().await.unwrap();
+    assert_eq!(kind, RequestErrorKind::Codec, "{text}");
+    assert!(text.contains("test.quote"), "{text}");
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+
+    // The requester's node closes before the turn is sent.
+    let c = node(&server).await;
+    let request = tokio::spawn({
+        let c = c.clone();
+        async move { c.request::<_, Quote>("ask.quote", 2u64).await }
+    });
+    eventually("the request reached b", || b.metrics().delivered >= 2).await;
+    c.close().await;
+    let _ = request.await.unwrap();
+    // The server forgets the closed connection's subscriptions when it
+    // reads its end of the socket, a moment after `close` returned.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    go.send(true).unwrap();
+    let (kind, text, waited) = outcomes.recv().await.unwrap();
+    assert_eq!(kind, RequestErrorKind::NoHandlers, "{text}");
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+}
+
 /// A node whose NATS client buffer overflows (a "slow consumer" on the
 /// client side, forced with a buffer of one message): the drops are counted
 /// in `remote_dropped` and reported to `on_event`.

@@ -28,7 +28,9 @@
 //   and consumer are gone) its channel closes and the control task stops
 //   every reader.
 // * Readers and the control task hold the bus weakly; a pending reply holds
-//   it strongly until it is sent.
+//   it strongly until it is sent, a conversation turn until its answer came
+//   (at most the replier's timeout). A task answering a turn holds the
+//   connection as long as the requester keeps the message.
 
 mod options;
 mod wire;
@@ -123,7 +125,12 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
                 other => tracing::debug!(servers = %who, event = %other, "NATS event"),
             }
             if let Some(on_event) = on_event {
-                on_event(event);
+                // A panic here would end the client's event task, and with
+                // it every later event (the bus waits for `Closed`).
+                let call = std::panic::AssertUnwindSafe(|| on_event(event));
+                if std::panic::catch_unwind(call).is_err() {
+                    tracing::error!(servers = %who, "the NatsOptions::on_event callback panicked");
+                }
             }
         }
     });
@@ -369,11 +376,11 @@ fn request_failed(
     }
 }
 
-/// Counts a failed request in the bus metrics, as local delivery does.
+/// Counts a request that NATS left unanswered (no responders, timeout):
+/// only the requester sees those.
 fn count_failure(inner: &Inner, kind: RequestErrorKind) {
     let counters = &inner.counters;
     let counter = match kind {
-        RequestErrorKind::RecipientFailure => &counters.recipient_failures,
         RequestErrorKind::NoHandlers => &counters.no_handlers,
         RequestErrorKind::Timeout => &counters.timeouts,
         _ => return,
@@ -448,8 +455,13 @@ impl RemoteTransport for NatsTransport {
                     });
                 }
             };
+            // A failure the answering node reported is counted there, but
+            // for a recipient failure, which the requester counts (as in
+            // process).
             read_reply(&self.shared, &inner, &address, reply).inspect_err(|err| {
-                count_failure(&inner, err.kind());
+                if err.kind() == RequestErrorKind::RecipientFailure {
+                    bump(&inner.counters.recipient_failures, 1);
+                }
             })
         })
     }
@@ -504,14 +516,26 @@ fn read_reply(
             .with_code(head.failure_code.unwrap_or(NO_FAILURE_CODE))
             .with_address(Arc::clone(address)));
     }
-    let (codec, body) = decode(inner, &head, &reply.payload).map_err(|message| {
-        bump(&inner.counters.undecodable, 1);
-        RequestError::new(
-            RequestErrorKind::Codec,
-            format!("Reply from address {address}: {message}"),
-        )
-        .with_address(Arc::clone(address))
-    })?;
+    let (codec, body) = match decode(inner, &head, &reply.payload) {
+        Ok(decoded) => decoded,
+        Err(message) => {
+            bump(&inner.counters.undecodable, 1);
+            let message = format!("Reply from address {address}: {message}");
+            if let Some(to) = reply.reply {
+                // The replier awaits an answer to this turn: tell it at once.
+                let shared = Arc::clone(shared);
+                let text = Bytes::from(message.clone());
+                tokio::spawn(async move {
+                    let headers = wire::failure_headers(RequestErrorKind::Codec, NO_FAILURE_CODE);
+                    if let Err(e) = shared.client.publish_with_headers(to, headers, text).await {
+                        tracing::debug!(error = %e, "cannot publish a failure reply");
+                    }
+                });
+            }
+            return Err(RequestError::new(RequestErrorKind::Codec, message)
+                .with_address(Arc::clone(address)));
+        }
+    };
     let answer = reply.reply.map(|to| {
         let (tx, rx) = reply::channel();
         tokio::spawn(answer(

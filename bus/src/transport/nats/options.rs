@@ -222,7 +222,9 @@ impl NatsOptions {
 
     /// Calls `f` with every connection event (connected, disconnected,
     /// slow consumer, server errors…), after the bus has logged and
-    /// counted it. `f` runs on the client's event task: keep it short.
+    /// counted it. `f` runs on the client's event task: keep it short (the
+    /// client queues at most 128 events and drops the rest while they wait).
+    /// A panic in `f` is caught and logged.
     ///
     /// # Examples
     ///
