@@ -161,11 +161,14 @@ pub fn from_slice_with_limits<T: MessageCodec>(
     limits: DecodeLimits,
 ) -> Result<T, DecodeError> {
     let mut r = Reader::with_limits(bytes, limits);
-    match T::decode(&mut r) {
-        Ok(value) if r.is_empty() => Ok(value),
-        Ok(_) => Err(trailing_bytes(&r)),
-        Err(e) => Err(e),
+    // Decoded straight into the return slot: rebuilding `Ok(value)` after
+    // the check below made the optimizer copy the value through the stack,
+    // each copy a store-forwarding stall.
+    let result = T::decode(&mut r);
+    if result.is_ok() && !r.is_empty() {
+        return Err(trailing_bytes(&r));
     }
+    result
 }
 
 #[cold]

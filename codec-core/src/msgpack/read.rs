@@ -622,7 +622,7 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// As [`read_str`](Self::read_str); [`DecodeErrorKind::AllocLimitExceeded`].
-    #[inline]
+    #[inline(always)]
     pub fn read_string(&mut self) -> Result<String, DecodeError> {
         let at = self.position();
         let bytes = self.read_str_bytes()?;
