@@ -13,7 +13,7 @@ use crate::error::{RequestError, RequestErrorKind};
 use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
 use crate::options::DeliveryOptions;
-use crate::reply::{self, Failure, Outcome, ReplyEnvelope, ReplyTx};
+use crate::reply::{self, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
 use crate::transport::local::Envelope;
 
 /// A message delivered to a consumer, or the reply a requester received.
@@ -92,7 +92,6 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             type_name: actual,
             transformed,
             reply,
-            wait: _,
         } = env;
         let body = match body.downcast::<T>() {
             Ok(body) if transformed => body,
@@ -116,7 +115,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             headers,
             address,
             kind: DeliveryKind::Reply,
-            reply: reply.map(|tx| (tx, Arc::clone(inner))),
+            reply: reply.map(|turn| (turn.tx, Arc::clone(inner))),
         })
     }
 }
@@ -264,8 +263,7 @@ impl<T> Message<T> {
             body: body as AnyBody,
             type_name: type_name::<R>(),
             transformed: false,
-            wait: answer.as_ref().map_or(Duration::ZERO, |(_, wait)| *wait),
-            reply: answer.map(|(tx, _)| tx),
+            reply: answer.map(|(tx, wait)| Box::new(Turn { tx, wait })),
         };
         if tx.complete(Outcome::Reply(env)).is_err() {
             tracing::debug!(

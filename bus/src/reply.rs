@@ -36,11 +36,17 @@ pub(crate) struct ReplyEnvelope {
     /// reply); `true`: the body is already the requester's own (decoded from
     /// the wire by a remote transport).
     pub(crate) transformed: bool,
-    /// Set when the replier expects an answer (`reply_and_request`).
-    pub(crate) reply: Option<ReplyTx>,
-    /// With `reply`: how long the replier waits for the answer. A remote
-    /// transport carrying this reply bounds its own wait by it; unused once
-    /// the envelope reaches the requester.
+    /// Set when the replier expects an answer (`reply_and_request`). Boxed:
+    /// conversations are rare, and every request's reply slot holds an
+    /// envelope.
+    pub(crate) reply: Option<Box<Turn>>,
+}
+
+/// Where the answer to a reply goes, and how long its replier waits.
+pub(crate) struct Turn {
+    pub(crate) tx: ReplyTx,
+    /// A remote transport carrying the reply bounds its own wait by it;
+    /// unused once the envelope reaches the requester.
     #[cfg_attr(not(feature = "nats"), allow(dead_code))]
     pub(crate) wait: Duration,
 }

@@ -60,7 +60,7 @@ use crate::error::{
 };
 use crate::interceptor::DeliveryKind;
 use crate::metrics::bump;
-use crate::reply::{self, Failure, Outcome, ReplyEnvelope};
+use crate::reply::{self, Failure, Outcome, ReplyEnvelope, Turn};
 use crate::transport::local::{Refusal, Scope};
 use crate::transport::{BoxFuture, Outbound, RemoteTransport};
 
@@ -536,7 +536,7 @@ fn read_reply(
                 .with_address(Arc::clone(address)));
         }
     };
-    let answer = reply.reply.map(|to| {
+    let turn = reply.reply.map(|to| {
         let (tx, rx) = reply::channel();
         tokio::spawn(answer(
             Arc::clone(shared),
@@ -545,7 +545,10 @@ fn read_reply(
             to,
             rx,
         ));
-        tx
+        Box::new(Turn {
+            tx,
+            wait: Duration::ZERO,
+        })
     });
     Ok(ReplyEnvelope {
         address: Arc::clone(address),
@@ -553,8 +556,7 @@ fn read_reply(
         body,
         type_name: codec.type_name(),
         transformed: true,
-        reply: answer,
-        wait: Duration::ZERO,
+        reply: turn,
     })
 }
 
@@ -999,12 +1001,12 @@ async fn answer(
                     let request = async_nats::Request::new()
                         .headers(headers)
                         .payload(payload)
-                        .timeout(Some(env.wait));
+                        .timeout(Some(next.wait));
                     let answered = shared.client.send_request(to.clone(), request).await;
                     let outcome = answered
-                        .map_err(|e| request_failed(e, &to, &address, env.wait, &shared.servers))
+                        .map_err(|e| request_failed(e, &to, &address, next.wait, &shared.servers))
                         .and_then(|message| read_reply(&shared, &inner, &address, message));
-                    let _ = next.complete(match outcome {
+                    let _ = next.tx.complete(match outcome {
                         Ok(env) => Outcome::Reply(env),
                         Err(err) => Outcome::Failure(Failure {
                             kind: err.kind(),
@@ -1018,7 +1020,7 @@ async fn answer(
                 (Err((kind, message)), next) => {
                     if let Some(next) = next {
                         // The replier learns at once that its turn never left.
-                        let _ = next.complete(Outcome::Failure(Failure {
+                        let _ = next.tx.complete(Outcome::Failure(Failure {
                             kind,
                             code: NO_FAILURE_CODE,
                             message: message.clone(),
