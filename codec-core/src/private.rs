@@ -39,3 +39,31 @@ pub fn decode_bytes<B: From<Vec<u8>>>(r: &mut crate::Reader<'_>) -> Result<B, cr
     r.charge_alloc(data.len())?;
     Ok(B::from(data.to_vec()))
 }
+
+/// Encodes an optional byte slice as `bin`, or `nil` for `None`
+/// (`#[codec(bytes)]` on an `Option`).
+#[inline]
+pub fn encode_bytes_opt<B: AsRef<[u8]>>(
+    bytes: &Option<B>,
+    w: &mut crate::Writer,
+) -> Result<(), crate::EncodeError> {
+    match bytes {
+        Some(b) => w.write_bin(b.as_ref()),
+        None => {
+            w.write_nil();
+            Ok(())
+        }
+    }
+}
+
+/// Decodes `nil` as `None`, `bin` (or `str`) as `Some` (`#[codec(bytes)]`
+/// on an `Option`).
+#[inline]
+pub fn decode_bytes_opt<B: From<Vec<u8>>>(
+    r: &mut crate::Reader<'_>,
+) -> Result<Option<B>, crate::DecodeError> {
+    if r.try_read_nil() {
+        return Ok(None);
+    }
+    decode_bytes(r).map(Some)
+}

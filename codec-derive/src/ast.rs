@@ -132,6 +132,34 @@ impl Field<'_> {
     pub(crate) fn uses_codec_impl(&self) -> bool {
         self.is_encoded() && self.attrs.with.is_none() && self.attrs.bytes.is_none()
     }
+
+    /// For `#[codec(bytes)]` on an `Option<B>`: `B`. Recognized by its
+    /// spelling (`Option`, `std::option::Option`, `core::option::Option`),
+    /// as a derive has no type information; `None` is `nil`.
+    pub(crate) fn optional_bytes(&self) -> Option<&syn::Type> {
+        self.attrs.bytes.and_then(|_| option_argument(self.ty))
+    }
+}
+
+/// `T` of a type spelled `Option<T>`.
+fn option_argument(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    if path.qself.is_some() {
+        return None;
+    }
+    let last = path.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
+        _ => None,
+    }
 }
 
 fn fields_from_syn<'a>(

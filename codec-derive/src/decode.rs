@@ -465,7 +465,9 @@ fn try_suffix(suffix: &TokenStream) -> TokenStream {
 fn field_decode(cg: &Codegen<'_>, field: &Field<'_>) -> TokenStream {
     let krate = cg.krate;
     let ty = field.ty;
-    let function = if field.attrs.bytes.is_some() {
+    let function = if let Some(inner) = field.optional_bytes() {
+        quote_spanned!(ty.span()=> #krate::__private::decode_bytes_opt::<#inner>)
+    } else if field.attrs.bytes.is_some() {
         quote_spanned!(ty.span()=> #krate::__private::decode_bytes::<#ty>)
     } else if let Some((_, module)) = &field.attrs.with {
         let function = quote_spanned!(module.span()=> #module::decode);
@@ -485,6 +487,10 @@ fn missing_value(cg: &Codegen<'_>, field: &Field<'_>, error: &TokenStream) -> To
             quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
         }
         DefaultValue::Path(_) => default_path_call(field),
+        // As an `Option` field through its own impl: absent is `None`.
+        DefaultValue::None if field.optional_bytes().is_some() => {
+            quote!(::core::option::Option::None)
+        }
         DefaultValue::None if field.uses_codec_impl() => quote! {
             match <#ty as #krate::MessageCodec>::value_when_missing() {
                 ::core::option::Option::Some(__v) => __v,

@@ -239,8 +239,12 @@ impl Field<'_> {
 fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> TokenStream {
     let krate = cg.krate;
     let ty = field.ty;
-    let function = if field.attrs.bytes.is_some() {
-        quote_spanned!(ty.span()=> #krate::__private::encode_bytes)
+    // The turbofish carries the field type's span, so a type that is not
+    // bytes is reported at the field.
+    let function = if let Some(inner) = field.optional_bytes() {
+        quote_spanned!(ty.span()=> #krate::__private::encode_bytes_opt::<#inner>)
+    } else if field.attrs.bytes.is_some() {
+        quote_spanned!(ty.span()=> #krate::__private::encode_bytes::<#ty>)
     } else if let Some((_, module)) = &field.attrs.with {
         let function = quote_spanned!(module.span()=> #module::encode);
         return quote!(__with_encode(#function, #value, __w)?;);

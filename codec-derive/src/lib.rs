@@ -343,7 +343,29 @@
 //!
 //! Writes the field as MessagePack `bin` instead of an array of integers;
 //! for `Vec<u8>` or any type that is `AsRef<[u8]>` and `From<Vec<u8>>`.
-//! Reads `bin` or `str`.
+//! Reads `bin` or `str`. On an `Option` of such a type (spelled `Option<..>`),
+//! `None` is `nil` and an absent field is `None`, as for any `Option` field.
+//!
+//! ```
+//! use codec_core::{MessageCodec, from_slice, to_vec};
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! struct Frame {
+//!     #[codec(bytes)]
+//!     payload: Vec<u8>,
+//!     #[codec(bytes)]
+//!     signature: Option<Vec<u8>>,
+//! }
+//!
+//! let frame = Frame { payload: vec![1, 2], signature: None };
+//! let bytes = to_vec(&frame)?;
+//! assert_eq!(bytes, b"\x82\xa7payload\xc4\x02\x01\x02\xa9signature\xc0");
+//! assert_eq!(from_slice::<Frame>(&bytes)?, frame);
+//! // A sender that does not know the field yet.
+//! let old: Frame = from_slice(b"\x81\xa7payload\xc4\x00")?;
+//! assert_eq!(old.signature, None);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! ## `#[codec(with = "module")]`
 //!

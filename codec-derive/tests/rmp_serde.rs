@@ -696,6 +696,83 @@ fn bytes_attribute_is_bin() {
     assert_eq!(bytes, b"\x82\xa4data\xc4\x01\x01\xa5plain\x90");
 }
 
+/// `Option<Vec<u8>>` as serde writes it with a `bin` inner value.
+mod opt_bin {
+    use serde::Serializer;
+    use serde::de::{Deserializer, Error, Visitor};
+
+    pub(crate) fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => s.serialize_bytes(v),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<u8>>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<Vec<u8>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("bytes or nil")
+            }
+            fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                super::bin::deserialize(d).map(Some)
+            }
+        }
+        d.deserialize_option(V)
+    }
+}
+
+#[derive(MessageCodec, Serialize, Deserialize, Clone, Debug, PartialEq)]
+struct MaybeBlob {
+    #[codec(bytes)]
+    #[serde(with = "opt_bin", default)]
+    signature: Option<Vec<u8>>,
+    n: u8,
+}
+
+#[derive(MessageCodec, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct MaybeBlobArray(
+    #[codec(bytes)]
+    #[serde(with = "opt_bin")]
+    Option<Vec<u8>>,
+    u8,
+);
+
+#[test]
+fn bytes_attribute_on_an_option_is_bin_or_nil() {
+    for signature in [None, Some(vec![]), Some(vec![9; 300])] {
+        agree_named(&MaybeBlob {
+            signature: signature.clone(),
+            n: 1,
+        });
+        agree_array(&MaybeBlobArray(signature, 2));
+    }
+    let some = to_vec(&MaybeBlob {
+        signature: Some(vec![1, 2]),
+        n: 0,
+    })
+    .unwrap();
+    assert_eq!(some, b"\x82\xa9signature\xc4\x02\x01\x02\xa1n\x00");
+    // Absent is `None`, like any `Option` field; `str` is read as bytes.
+    let absent: MaybeBlob = from_slice(b"\x81\xa1n\x05").unwrap();
+    assert_eq!(absent.signature, None);
+    let text: MaybeBlob = from_slice(b"\x82\xa9signature\xa2hi\xa1n\x05").unwrap();
+    assert_eq!(text.signature.as_deref(), Some(&b"hi"[..]));
+    // Anything else is a type error at the field.
+    let err = from_slice::<MaybeBlob>(b"\x82\xa9signature\x01\xa1n\x05").unwrap_err();
+    assert!(err.to_string().contains("signature"), "{err}");
+}
+
 #[derive(MessageCodec, Serialize, Deserialize, Clone, Debug, PartialEq)]
 struct Generic<T, U> {
     value: T,
