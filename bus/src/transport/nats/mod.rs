@@ -523,14 +523,13 @@ fn read_reply(
             let message = format!("Reply from address {address}: {message}");
             if let Some(to) = reply.reply {
                 // The replier awaits an answer to this turn: tell it at once.
-                let shared = Arc::clone(shared);
-                let text = Bytes::from(message.clone());
-                tokio::spawn(async move {
-                    let headers = wire::failure_headers(RequestErrorKind::Codec, NO_FAILURE_CODE);
-                    if let Err(e) = shared.client.publish_with_headers(to, headers, text).await {
-                        tracing::debug!(error = %e, "cannot publish a failure reply");
-                    }
-                });
+                tokio::spawn(publish_failure(
+                    Arc::clone(shared),
+                    to,
+                    RequestErrorKind::Codec,
+                    NO_FAILURE_CODE,
+                    message.clone(),
+                ));
             }
             return Err(RequestError::new(RequestErrorKind::Codec, message)
                 .with_address(Arc::clone(address)));
@@ -938,17 +937,31 @@ impl AddressReader {
         code: i32,
         message: String,
     ) -> BoxFuture<'static, ()> {
-        let shared = Arc::clone(&self.shared);
-        Box::pin(async move {
-            let headers = wire::failure_headers(kind, code);
-            if let Err(e) = shared
-                .client
-                .publish_with_headers(to, headers, Bytes::from(message))
-                .await
-            {
-                tracing::debug!(error = %e, "cannot publish a failure reply");
-            }
-        })
+        Box::pin(publish_failure(
+            Arc::clone(&self.shared),
+            to,
+            kind,
+            code,
+            message,
+        ))
+    }
+}
+
+/// Answers the requester waiting on `to` with a failure.
+async fn publish_failure(
+    shared: Arc<Shared>,
+    to: async_nats::Subject,
+    kind: RequestErrorKind,
+    code: i32,
+    message: String,
+) {
+    let headers = wire::failure_headers(kind, code);
+    if let Err(e) = shared
+        .client
+        .publish_with_headers(to, headers, Bytes::from(message))
+        .await
+    {
+        tracing::debug!(error = %e, "cannot publish a failure reply");
     }
 }
 
