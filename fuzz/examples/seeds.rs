@@ -179,6 +179,14 @@ fn all_ext() -> AllExt {
     }
 }
 
+fn date() -> time::Date {
+    time::Date::from_calendar_date(2026, time::Month::November, 30).expect("a valid date")
+}
+
+fn time_of_day() -> time::Time {
+    time::Time::from_hms_nano(23, 59, 58, 123_456_789).expect("a valid time")
+}
+
 /// The golden layouts of `codec-core/tests/vectors.rs`.
 fn vectors() -> Vec<Vec<u8>> {
     let mut v: Vec<Vec<u8>> = vec![
@@ -240,29 +248,13 @@ fn vectors() -> Vec<Vec<u8>> {
             d
         },
         vec![0xd5, ext::DECIMAL as u8, 29, 0x01],
-        // dates and times
-        vec![0xc7, 6, ext::DATE as u8, 0x00, 0x00, 0x07, 0xea, 11, 30],
+        // dates and times: valid ones as the codecs write them, then a
+        // February 30th and a 24:00
+        enc(&date()),
+        enc(&time_of_day()),
+        enc(&time::PrimitiveDateTime::new(date(), time_of_day())),
         vec![0xc7, 6, ext::DATE as u8, 0, 0, 0x07, 0xea, 2, 30],
-        vec![0xc7, 7, ext::TIME as u8, 23, 59, 58, 0x07, 0x5b, 0xcd, 0x15],
         vec![0xc7, 7, ext::TIME as u8, 24, 0, 0, 0, 0, 0, 0],
-        vec![
-            0xc7,
-            13,
-            ext::DATETIME as u8,
-            0x00,
-            0x00,
-            0x07,
-            0xea,
-            11,
-            30,
-            23,
-            59,
-            58,
-            0x07,
-            0x5b,
-            0xcd,
-            0x15,
-        ],
         // hostile: the rmp-serde crash, a reserved marker, huge lengths
         vec![0x01],
         vec![0xc1],
