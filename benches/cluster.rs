@@ -189,39 +189,14 @@ where
 
 /// Raw publish/subscribe of the same bytes.
 fn raw_publish(c: &mut Criterion, cl: &Cluster, group: &str, payload: Bytes) {
-    let subject = format!("raw.publish.{group}");
-    let received = Arc::new(AtomicU64::new(0));
-    let counter = Arc::clone(&received);
-    let mut sub = cl
-        .rt
-        .block_on(cl.raw_b.subscribe(subject.clone()))
-        .expect("subscribe");
-    let task = cl.rt.spawn(async move {
-        while let Some(m) = sub.next().await {
-            std::hint::black_box(m);
-            counter.fetch_add(1, Ordering::Relaxed);
-        }
-    });
-    cl.rt.block_on(settle(&cl.raw_b));
-    c.benchmark_group(group)
-        .throughput(Throughput::Elements(BATCH))
-        .bench_function(BenchmarkId::from_parameter("raw_async_nats"), |bench| {
-            bench.iter_custom(|rounds| {
-                cl.rt.block_on(async {
-                    let target = received.load(Ordering::Relaxed) + rounds * BATCH;
-                    let start = Instant::now();
-                    for _ in 0..rounds * BATCH {
-                        cl.raw_a
-                            .publish(subject.clone(), payload.clone())
-                            .await
-                            .expect("raw publish");
-                    }
-                    wait_for(&received, target).await;
-                    start.elapsed()
-                })
-            })
-        });
-    task.abort();
+    raw_publish_with(
+        c,
+        cl,
+        group,
+        "raw_async_nats",
+        move || payload.clone(),
+        |_| {},
+    );
 }
 
 /// Raw publish/subscribe doing the codec work by hand: the publisher
@@ -230,7 +205,30 @@ fn raw_codec_publish<T>(c: &mut Criterion, cl: &Cluster, group: &str, body: T)
 where
     T: MessageCodec + Clone + Send + Sync + 'static,
 {
-    let subject = format!("raw.codec.publish.{group}");
+    raw_publish_with(
+        c,
+        cl,
+        group,
+        "raw_async_nats_codec",
+        move || Bytes::from(to_vec(&body).expect("encode")),
+        |payload| {
+            let value: T = codecbus::from_slice(payload).expect("decode");
+            std::hint::black_box(value);
+        },
+    );
+}
+
+/// Raw async-nats publishing `make()` in batches to a subscriber on the
+/// other connection that hands each payload to `read`.
+fn raw_publish_with(
+    c: &mut Criterion,
+    cl: &Cluster,
+    group: &str,
+    name: &str,
+    make: impl Fn() -> Bytes,
+    read: impl Fn(&[u8]) + Send + 'static,
+) {
+    let subject = format!("{name}.{group}");
     let received = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&received);
     let mut sub = cl
@@ -239,34 +237,29 @@ where
         .expect("subscribe");
     let task = cl.rt.spawn(async move {
         while let Some(m) = sub.next().await {
-            let value: T = codecbus::from_slice(&m.payload).expect("decode");
-            std::hint::black_box(value);
+            read(std::hint::black_box(&m.payload));
             counter.fetch_add(1, Ordering::Relaxed);
         }
     });
     cl.rt.block_on(settle(&cl.raw_b));
     c.benchmark_group(group)
         .throughput(Throughput::Elements(BATCH))
-        .bench_function(
-            BenchmarkId::from_parameter("raw_async_nats_codec"),
-            |bench| {
-                bench.iter_custom(|rounds| {
-                    cl.rt.block_on(async {
-                        let target = received.load(Ordering::Relaxed) + rounds * BATCH;
-                        let start = Instant::now();
-                        for _ in 0..rounds * BATCH {
-                            let bytes = Bytes::from(to_vec(&body).expect("encode"));
-                            cl.raw_a
-                                .publish(subject.clone(), bytes)
-                                .await
-                                .expect("raw publish");
-                        }
-                        wait_for(&received, target).await;
-                        start.elapsed()
-                    })
+        .bench_function(BenchmarkId::from_parameter(name), |bench| {
+            bench.iter_custom(|rounds| {
+                cl.rt.block_on(async {
+                    let target = received.load(Ordering::Relaxed) + rounds * BATCH;
+                    let start = Instant::now();
+                    for _ in 0..rounds * BATCH {
+                        cl.raw_a
+                            .publish(subject.clone(), make())
+                            .await
+                            .expect("raw publish");
+                    }
+                    wait_for(&received, target).await;
+                    start.elapsed()
                 })
-            },
-        );
+            })
+        });
     task.abort();
 }
 
