@@ -1,8 +1,17 @@
 //! codecbus: typed messages on an event bus.
 //!
-//! One import for the three crates: [`codec_core`] (codecs, limits,
-//! extension types, the JSON value), the derive, and [`bus`].
+//! One dependency for the whole project: the codecs of
+//! [`codecbus-core`](codec) (re-exported at the root: `MessageCodec`,
+//! `to_vec`, `from_slice`, limits, extension types, the JSON value), the
+//! derive, and the event bus ([`bus`]).
 
-pub use bus;
-pub use codec_core;
-pub use codec_core::*;
+pub use codecbus_bus as bus;
+/// The codec crate, `codecbus-core`, as a whole (derived code reaches it as
+/// `codecbus::codec`).
+pub use codecbus_core as codec;
+pub use codecbus_core::*;
+
+// Lets derived code in this package's own examples and doctests find
+// `::codecbus::codec`.
+#[allow(unused_extern_crates)]
+extern crate self as codecbus;

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bus::{EventBus, Message, Shared};
+use codecbus_bus::{EventBus, Message, Shared};
 use tokio::sync::{mpsc, oneshot};
 
 type Body = Arc<String>;

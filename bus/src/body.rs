@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 /// A value that can be sent as a message body of type
 /// [`Body`](IntoBody::Body): any [`MessageCodec`] type by value, or
@@ -29,7 +29,7 @@ pub trait IntoBody: sealed::Sealed {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use bus::{EventBus, Message, Shared};
+/// use codecbus_bus::{EventBus, Message, Shared};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -71,6 +71,6 @@ impl<T: MessageCodec + Send + Sync + 'static> IntoBody for Shared<T> {
 
 mod sealed {
     pub trait Sealed {}
-    impl<T: codec_core::MessageCodec> Sealed for T {}
+    impl<T: codecbus_core::MessageCodec> Sealed for T {}
     impl<T> Sealed for super::Shared<T> {}
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use std::task::Poll;
 use std::time::Duration;
 
-use codec_core::{AnyBody, CodecRegistration, MessageCodec};
+use codecbus_core::{AnyBody, CodecRegistration, MessageCodec};
 
 use crate::body::IntoBody;
 use crate::consumer::{HandlerResult, MessageConsumer, MessageStream};
@@ -41,7 +41,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// # Examples
 ///
 /// ```
-/// use bus::{EventBus, Message};
+/// use codecbus_bus::{EventBus, Message};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -76,7 +76,7 @@ pub(crate) struct Inner {
 ///
 /// ```
 /// use std::time::Duration;
-/// use bus::EventBus;
+/// use codecbus_bus::EventBus;
 ///
 /// let bus = EventBus::builder()
 ///     .default_timeout(Duration::from_secs(5))
@@ -139,8 +139,8 @@ impl EventBusBuilder {
     /// # Examples
     ///
     /// ```
-    /// use bus::{BuildErrorKind, EventBus};
-    /// use codec_core::CodecRegistration;
+    /// use codecbus_bus::{BuildErrorKind, EventBus};
+    /// use codecbus_core::CodecRegistration;
     ///
     /// let err = EventBus::builder()
     ///     .codec(CodecRegistration::of::<Vec<u32>>("numbers"))
@@ -178,7 +178,7 @@ impl EventBusBuilder {
     /// # Examples
     ///
     /// ```
-    /// use bus::{DeliveryContext, EventBus, Message, Verdict};
+    /// use codecbus_bus::{DeliveryContext, EventBus, Message, Verdict};
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;
     ///
@@ -292,7 +292,7 @@ impl EventBusBuilder {
     /// # Examples
     ///
     /// ```no_run
-    /// use bus::{EventBus, Message, NatsOptions};
+    /// use codecbus_bus::{EventBus, Message, NatsOptions};
     ///
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -382,7 +382,7 @@ fn refusal_error<K: RefusalKind>(
         Refusal::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
         Refusal::TypeMismatch(expected) => {
             let hint = if actual.starts_with("alloc::sync::Arc<") {
-                " (to send the value behind an `Arc`, wrap it in `bus::Shared`)"
+                " (to send the value behind an `Arc`, wrap it in `codecbus::bus::Shared`)"
             } else {
                 ""
             };
@@ -695,7 +695,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// assert!(bus.codecs().iter().any(|c| c.name() == "string"));
     /// ```
     pub fn new() -> Self {
@@ -742,8 +742,8 @@ impl EventBus {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
-    /// let _c = bus.consumer("a", |_m: bus::Message<u8>| async {});
+    /// let bus = codecbus_bus::EventBus::new();
+    /// let _c = bus.consumer("a", |_m: codecbus_bus::Message<u8>| async {});
     /// bus.flush().await.unwrap(); // nothing to wait for in process
     /// # }
     /// ```
@@ -780,7 +780,7 @@ impl EventBus {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// bus.close().await; // in process: nothing to drain
     /// # }
     /// ```
@@ -838,7 +838,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// assert!(bus.unregister_codec("string").is_some());
     /// assert!(bus.codec("string").is_none());
     /// ```
@@ -857,7 +857,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// let string = bus.codecs().into_iter().find(|c| c.name() == "string").unwrap();
     /// assert_eq!(string.type_name(), "alloc::string::String");
     /// assert!(string.is_immutable());
@@ -876,7 +876,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// assert_eq!(bus.codec_for::<u64>().map(|c| c.name()), Some("u64"));
     /// ```
     pub fn codec_for<T: 'static>(&self) -> Option<CodecRegistration> {
@@ -906,7 +906,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// use bus::{EventBus, Message};
+    /// use codecbus_bus::{EventBus, Message};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -949,8 +949,8 @@ impl EventBus {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
-    /// let _c = bus.local_consumer("cache.invalidate", |_m: bus::Message<String>| async {});
+    /// let bus = codecbus_bus::EventBus::new();
+    /// let _c = bus.local_consumer("cache.invalidate", |_m: codecbus_bus::Message<String>| async {});
     /// bus.publish("cache.invalidate", "user:7".to_string()).await.unwrap();
     /// # }
     /// ```
@@ -978,7 +978,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// use bus::{ConsumerOptions, EventBus, Message};
+    /// use codecbus_bus::{ConsumerOptions, EventBus, Message};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -1012,7 +1012,7 @@ impl EventBus {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// let mut stream = bus.consumer_stream::<u32>("ticks");
     /// bus.send("ticks", 1u32).await.unwrap();
     /// bus.send("ticks", 2u32).await.unwrap();
@@ -1053,7 +1053,7 @@ impl EventBus {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// let mut stream = bus.consumer_stream::<u32>("jobs");
     /// let producer = bus.sender::<u32>("jobs");
     /// producer.write(7).await.unwrap();
@@ -1075,7 +1075,7 @@ impl EventBus {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// let mut a = bus.consumer_stream::<u32>("news");
     /// let mut b = bus.consumer_stream::<u32>("news");
     /// bus.publisher::<u32>("news").write(1).await.unwrap();
@@ -1115,7 +1115,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// use bus::{EventBus, SendErrorKind};
+    /// use codecbus_bus::{EventBus, SendErrorKind};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -1145,7 +1145,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// use bus::{DeliveryOptions, EventBus};
+    /// use codecbus_bus::{DeliveryOptions, EventBus};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -1209,7 +1209,7 @@ impl EventBus {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// let mut a = bus.consumer_stream::<String>("news");
     /// let mut b = bus.consumer_stream::<String>("news");
     /// bus.publish("news", "hello".to_string()).await.unwrap();
@@ -1235,11 +1235,11 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// use bus::DeliveryOptions;
+    /// use codecbus_bus::DeliveryOptions;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// let mut a = bus.consumer_stream::<u8>("t");
     /// bus.publish_with("t", 5u8, DeliveryOptions::new().with_local_only(true)).await.unwrap();
     /// assert_eq!(*a.recv().await.unwrap().body(), 5);
@@ -1350,7 +1350,7 @@ impl EventBus {
     /// # Examples
     ///
     /// ```
-    /// use bus::{EventBus, Message, RequestErrorKind};
+    /// use codecbus_bus::{EventBus, Message, RequestErrorKind};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -1389,7 +1389,7 @@ impl EventBus {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use bus::{DeliveryOptions, EventBus, Message, RequestErrorKind};
+    /// use codecbus_bus::{DeliveryOptions, EventBus, Message, RequestErrorKind};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 use futures_util::FutureExt;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -109,8 +109,8 @@ impl Control {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let bus = bus::EventBus::new();
-/// let consumer = bus.consumer("a", |_m: bus::Message<u8>| async {});
+/// let bus = codecbus_bus::EventBus::new();
+/// let consumer = bus.consumer("a", |_m: codecbus_bus::Message<u8>| async {});
 /// assert_eq!(consumer.address(), "a");
 /// consumer.unregister().await;
 /// assert!(bus.send("a", 1u8).await.is_err());
@@ -171,7 +171,7 @@ impl MessageConsumer {
     /// # Examples
     ///
     /// ```
-    /// use bus::{ConsumerOptions, EventBus, Message, SendErrorKind};
+    /// use codecbus_bus::{ConsumerOptions, EventBus, Message, SendErrorKind};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -374,7 +374,7 @@ fn discard(rx: &mut QueueRx, inner: &Inner) {
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let bus = bus::EventBus::new();
+/// let bus = codecbus_bus::EventBus::new();
 /// let stream = bus.consumer_stream::<u32>("numbers");
 /// for n in 1..=3u32 {
 ///     bus.send("numbers", n).await.unwrap();
@@ -463,7 +463,7 @@ impl<T> MessageStream<T> {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let bus = bus::EventBus::new();
+    /// let bus = codecbus_bus::EventBus::new();
     /// let stream = bus.consumer_stream::<u8>("x");
     /// stream.unregister().await;
     /// assert!(bus.send("x", 1u8).await.is_err());

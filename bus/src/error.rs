@@ -4,7 +4,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::sync::Arc;
 
-use codec_core::AnyBody;
+use codecbus_core::AnyBody;
 
 /// The failure of a bus operation: a matchable [`kind`](Error::kind), a
 /// message in Vert.x's words, and where one exists the underlying cause
@@ -20,7 +20,7 @@ use codec_core::AnyBody;
 /// # Examples
 ///
 /// ```
-/// use bus::{EventBus, RequestErrorKind};
+/// use codecbus_bus::{EventBus, RequestErrorKind};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -343,8 +343,8 @@ pub enum RegistryErrorKind {
 /// # Examples
 ///
 /// ```
-/// use bus::{EventBus, RegistryErrorKind};
-/// use codec_core::CodecRegistration;
+/// use codecbus_bus::{EventBus, RegistryErrorKind};
+/// use codecbus_core::CodecRegistration;
 ///
 /// let bus = EventBus::new();
 /// bus.register_codec(CodecRegistration::of::<Vec<u32>>("numbers")).unwrap();

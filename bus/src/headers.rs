@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// # Examples
 ///
 /// ```
-/// use bus::Headers;
+/// use codecbus_bus::Headers;
 ///
 /// let mut headers = Headers::new();
 /// headers.insert("Trace-Id", "42");

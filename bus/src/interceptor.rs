@@ -37,7 +37,7 @@ pub enum Verdict {
 /// # Examples
 ///
 /// ```
-/// use bus::{DeliveryContext, EventBus, Verdict};
+/// use codecbus_bus::{DeliveryContext, EventBus, Verdict};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -49,11 +49,11 @@ pub enum Verdict {
 ///     })
 ///     .build()
 ///     .unwrap();
-/// let _c = bus.consumer("hello", |m: bus::Message<String>| async move {
+/// let _c = bus.consumer("hello", |m: codecbus_bus::Message<String>| async move {
 ///     assert_eq!(m.headers().get("x-codec"), Some("string"));
 /// });
 /// bus.send("hello", "world".to_string()).await.unwrap();
-/// let _s = bus.consumer("secret.x", |_m: bus::Message<String>| async {});
+/// let _s = bus.consumer("secret.x", |_m: codecbus_bus::Message<String>| async {});
 /// assert!(bus.send("secret.x", "nope".to_string()).await.is_err());
 /// # }
 /// ```

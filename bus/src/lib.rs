@@ -1,5 +1,5 @@
 //! The codecbus event bus: Vert.x event-bus semantics on tokio, for
-//! [`MessageCodec`](codec_core::MessageCodec) types.
+//! [`MessageCodec`](codecbus_core::MessageCodec) types.
 //!
 //! A Vert.x user finds the same vocabulary: an [`EventBus`] handle,
 //! consumers registered at an address, [`send`](EventBus::send) to one
@@ -10,8 +10,8 @@
 //! `NO_HANDLERS` (1), `RECIPIENT_FAILURE` (2) and `ERROR` (3).
 //!
 //! ```
-//! use bus::{EventBus, Message, RequestErrorKind};
-//! use codec_core::MessageCodec;
+//! use codecbus_bus::{EventBus, Message, RequestErrorKind};
+//! use codecbus_core::MessageCodec;
 //!
 //! #[derive(MessageCodec, Clone, Debug, PartialEq)]
 //! #[codec(immutable)] // shared by every consumer, never copied
@@ -76,8 +76,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use bus::{EventBus, Shared};
-//! use codec_core::MessageCodec;
+//! use codecbus_bus::{EventBus, Shared};
+//! use codecbus_core::MessageCodec;
 //!
 //! #[derive(MessageCodec, Clone)] // not immutable: deep-copied per consumer
 //! struct Cart {
@@ -172,8 +172,8 @@
 //! message.
 //!
 //! ```no_run
-//! use bus::{EventBus, Message, NatsOptions};
-//! use codec_core::MessageCodec;
+//! use codecbus_bus::{EventBus, Message, NatsOptions};
+//! use codecbus_core::MessageCodec;
 //!
 //! #[derive(MessageCodec, Clone, Debug)]
 //! #[codec(name = "shop.quote", immutable)] // an explicit name: stable across binaries
@@ -266,7 +266,15 @@ pub use crate::message::Message;
 pub use crate::metrics::Metrics;
 pub use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DeliveryOptions};
 pub use crate::producer::MessageProducer;
-pub use codec_core::CodecRegistration;
+pub use codecbus_core::{CodecRegistration, MessageCodec};
+/// The codec crate, `codecbus-core`, for users who depend on this crate
+/// alone (derived code reaches it as `codecbus_bus::codec`).
+pub use codecbus_core as codec;
+
+// Lets derived code in this crate's own tests and doctests find
+// `::codecbus_bus::codec`.
+#[allow(unused_extern_crates)]
+extern crate self as codecbus_bus;
 
 #[cfg(feature = "nats")]
 pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsOptions};

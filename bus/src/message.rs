@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codec_core::{AnyBody, MessageCodec};
+use codecbus_core::{AnyBody, MessageCodec};
 
 use crate::body::IntoBody;
 use crate::bus::Inner;
@@ -33,7 +33,7 @@ use crate::transport::local::Envelope;
 /// # Examples
 ///
 /// ```
-/// use bus::{EventBus, Message};
+/// use codecbus_bus::{EventBus, Message};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -197,7 +197,7 @@ impl<T> Message<T> {
     /// # Examples
     ///
     /// ```
-    /// use bus::{EventBus, Message, Shared};
+    /// use codecbus_bus::{EventBus, Message, Shared};
     /// use std::sync::Arc;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -222,7 +222,7 @@ impl<T> Message<T> {
     /// # Examples
     ///
     /// ```
-    /// use bus::{DeliveryOptions, EventBus, Message};
+    /// use codecbus_bus::{DeliveryOptions, EventBus, Message};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -302,7 +302,7 @@ impl<T> Message<T> {
     /// # Examples
     ///
     /// ```
-    /// use bus::{EventBus, Message};
+    /// use codecbus_bus::{EventBus, Message};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -379,7 +379,7 @@ impl<T> Message<T> {
     /// # Examples
     ///
     /// ```
-    /// use bus::{EventBus, Message, ReplyFailure, RequestErrorKind};
+    /// use codecbus_bus::{EventBus, Message, ReplyFailure, RequestErrorKind};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

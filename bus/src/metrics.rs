@@ -18,12 +18,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// # Examples
 ///
 /// ```
-/// use bus::EventBus;
+/// use codecbus_bus::EventBus;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let bus = EventBus::new();
-/// let _c = bus.consumer("a", |_m: bus::Message<u32>| async {});
+/// let _c = bus.consumer("a", |_m: codecbus_bus::Message<u32>| async {});
 /// bus.send("a", 1u32).await.unwrap();
 /// let m = bus.metrics();
 /// assert_eq!((m.sent, m.delivered, m.refused), (1, 1, 0));

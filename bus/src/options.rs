@@ -11,7 +11,7 @@ use crate::headers::Headers;
 ///
 /// ```
 /// use std::time::Duration;
-/// use bus::DeliveryOptions;
+/// use codecbus_bus::DeliveryOptions;
 ///
 /// let options = DeliveryOptions::new()
 ///     .with_timeout(Duration::from_millis(250))
@@ -103,7 +103,7 @@ pub const DEFAULT_QUEUE_CAPACITY: usize = 1000;
 /// # Examples
 ///
 /// ```
-/// use bus::ConsumerOptions;
+/// use codecbus_bus::ConsumerOptions;
 ///
 /// let options = ConsumerOptions::new().with_queue_capacity(16).with_local_only(true);
 /// assert_eq!(options.queue_capacity(), Some(16));

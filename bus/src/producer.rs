@@ -4,7 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 use crate::body::IntoBody;
 use crate::bus::EventBus;
@@ -18,11 +18,11 @@ use crate::options::DeliveryOptions;
 /// # Examples
 ///
 /// ```
-/// use bus::DeliveryOptions;
+/// use codecbus_bus::DeliveryOptions;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let bus = bus::EventBus::new();
+/// let bus = codecbus_bus::EventBus::new();
 /// let mut stream = bus.consumer_stream::<String>("audit");
 /// let producer = bus
 ///     .sender::<String>("audit")

@@ -9,7 +9,7 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 
-use codec_core::CodecRegistration;
+use codecbus_core::CodecRegistration;
 
 use crate::error::{RegistryError, RegistryErrorKind};
 
@@ -44,7 +44,7 @@ impl Registry {
     /// Every inventory registration plus `extra`; conflicts are errors.
     pub(crate) fn build(extra: &[CodecRegistration]) -> Result<Self, RegistryError> {
         let mut registry = Self::default();
-        let all: Vec<CodecRegistration> = codec_core::registrations()
+        let all: Vec<CodecRegistration> = codecbus_core::registrations()
             .copied()
             .chain(extra.iter().copied())
             .collect();

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
 
-use codec_core::AnyBody;
+use codecbus_core::AnyBody;
 
 use crate::error::RequestErrorKind;
 use crate::headers::Headers;

@@ -8,8 +8,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bus::{EventBus, Message, Shared};
-use codec_core::MessageCodec;
+use codecbus_bus::{EventBus, Message, Shared};
+use codecbus_core::MessageCodec;
 
 struct Counting;
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bus::{
+use codecbus_bus::{
     ConsumerOptions, DeliveryContext, DeliveryKind, DeliveryOptions, EventBus, Message,
     PublishErrorKind, RequestErrorKind, SendErrorKind, Verdict,
 };

@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use bus::{
+use codecbus_bus::{
     BuildErrorKind, ConsumerOptions, DeliveryOptions, EventBus, Message, NatsOptions,
     PublishErrorKind, RequestErrorKind, SendErrorKind,
 };
-use codec_core::MessageCodec;
-use codec_core::jsobj;
-use codec_core::json::JsObj;
+use codecbus_core::MessageCodec;
+use codecbus_core::jsobj;
+use codecbus_core::json::JsObj;
 use harness::{Config, NatsServer};
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
@@ -88,7 +88,7 @@ fn counting(
     address: &str,
     who: &'static str,
     tally: &Tally,
-) -> bus::MessageConsumer {
+) -> codecbus_bus::MessageConsumer {
     let tally = tally.clone();
     bus.consumer(address, move |m: Message<u64>| {
         let tally = tally.clone();
@@ -487,7 +487,7 @@ async fn conversation_turns_to_a_node_that_cannot_answer() {
 /// in `remote_dropped` and reported to `on_event`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_slow_consumer_is_counted() {
-    use bus::async_nats::Event;
+    use codecbus_bus::async_nats::Event;
 
     let Some(server) = NatsServer::start("client_side_slow_consumer_is_counted") else {
         return;
@@ -622,7 +622,7 @@ async fn recipient_failure_crosses_the_wire() {
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
     assert_eq!(err.to_string(), "handler said no");
-    assert_eq!(err.failure_code(), bus::NO_FAILURE_CODE);
+    assert_eq!(err.failure_code(), codecbus_bus::NO_FAILURE_CODE);
 
     let err = a
         .request::<_, String>("strict", "panic".to_owned())
@@ -986,7 +986,7 @@ async fn subject_prefixes_keep_applications_apart() {
 /// language would send and receive.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wire_contract_from_a_plain_nats_client() {
-    use bus::async_nats::{self, HeaderMap};
+    use codecbus_bus::async_nats::{self, HeaderMap};
 
     let Some(server) = NatsServer::start("wire_contract_from_a_plain_nats_client") else {
         return;
@@ -1012,7 +1012,7 @@ async fn wire_contract_from_a_plain_nats_client() {
         h.insert("x-trace", "t");
         h
     };
-    let body = |n: u64| codec_core::to_vec(&n).unwrap().into();
+    let body = |n: u64| codecbus_core::to_vec(&n).unwrap().into();
 
     // A request: subject `codecbus.s.<address>`, reply in the codec of u64.
     let reply = raw
@@ -1022,7 +1022,7 @@ async fn wire_contract_from_a_plain_nats_client() {
     let h = reply.headers.as_ref().unwrap();
     assert_eq!(h.get("Codecbus-Codec").map(|v| v.as_str()), Some("1 u64"));
     assert_eq!(h.get("x-by").map(|v| v.as_str()), Some("b"));
-    assert_eq!(codec_core::from_slice::<u64>(&reply.payload).unwrap(), 42);
+    assert_eq!(codecbus_core::from_slice::<u64>(&reply.payload).unwrap(), 42);
 
     // A failure reply: kind, code and message.
     let reply = raw

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use bus::{ConsumerOptions, EventBus, NatsOptions};
-use codec_core::json::{JsObj, JsValue};
-use codec_core::{AnyBody, CodecRegistration, MessageCodec, Reader, Writer};
+use codecbus_bus::{ConsumerOptions, EventBus, NatsOptions};
+use codecbus_core::json::{JsObj, JsValue};
+use codecbus_core::{AnyBody, CodecRegistration, MessageCodec, Reader, Writer};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
@@ -85,7 +85,7 @@ fn jsobj() -> impl Strategy<Value = JsObj> {
     let value = leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             vec(inner.clone(), 0..4)
-                .prop_map(|v| JsValue::from(v.into_iter().collect::<codec_core::json::JsArray>())),
+                .prop_map(|v| JsValue::from(v.into_iter().collect::<codecbus_core::json::JsArray>())),
             vec(("[a-z]{1,6}", inner), 0..4)
                 .prop_map(|kv| JsValue::from(kv.into_iter().collect::<JsObj>())),
         ]

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use bus::{ConsumerOptions, EventBus, Message, PublishErrorKind, Shared};
+use codecbus_bus::{ConsumerOptions, EventBus, Message, PublishErrorKind, Shared};
 use common::{Copied, Frozen, channel};
 
 #[tokio::test]

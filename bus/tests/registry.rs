@@ -5,8 +5,8 @@ mod common;
 
 use std::any::TypeId;
 
-use bus::{BuildErrorKind, CodecRegistration, EventBus, Message, RegistryErrorKind};
-use codec_core::MessageCodec;
+use codecbus_bus::{BuildErrorKind, CodecRegistration, EventBus, Message, RegistryErrorKind};
+use codecbus_core::MessageCodec;
 use common::{Frozen, Other};
 
 /// Registered by the derive through `inventory`: no call in user code.
@@ -146,12 +146,12 @@ fn registry_encode_and_decode_round_trip_by_name() {
         items: vec!["tea".into()],
     };
     let codec = bus.codec_for::<Order>().unwrap();
-    let mut w = codec_core::Writer::new();
+    let mut w = codecbus_core::Writer::new();
     codec.encode(&order, &mut w).unwrap();
     let bytes = w.into_vec();
     let by_name = bus.codec(codec.name()).unwrap();
     let decoded = by_name
-        .decode(&mut codec_core::Reader::new(&bytes))
+        .decode(&mut codecbus_core::Reader::new(&bytes))
         .unwrap();
     assert_eq!(decoded.downcast_ref::<Order>(), Some(&order));
 }
@@ -162,11 +162,11 @@ async fn unregistered_types_still_travel_locally() {
     struct Local(u8);
     impl MessageCodec for Local {
         const IMMUTABLE: bool = true;
-        fn encode(&self, w: &mut codec_core::Writer) -> Result<(), codec_core::EncodeError> {
+        fn encode(&self, w: &mut codecbus_core::Writer) -> Result<(), codecbus_core::EncodeError> {
             w.write_u64(u64::from(self.0));
             Ok(())
         }
-        fn decode(r: &mut codec_core::Reader<'_>) -> Result<Self, codec_core::DecodeError> {
+        fn decode(r: &mut codecbus_core::Reader<'_>) -> Result<Self, codecbus_core::DecodeError> {
             Ok(Self(r.read_u8()?))
         }
         fn transform(body: &std::sync::Arc<Self>) -> std::sync::Arc<Self> {

@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bus::{
+use codecbus_bus::{
     ConsumerOptions, DeliveryOptions, EventBus, Message, NO_FAILURE_CODE, ReplyFailure,
     RequestErrorKind, Shared,
 };

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use bus::{ConsumerOptions, EventBus, Message, SendErrorKind, Shared};
+use codecbus_bus::{ConsumerOptions, EventBus, Message, SendErrorKind, Shared};
 use common::{Frozen, channel};
 
 #[tokio::test]
@@ -69,7 +69,7 @@ async fn send_of_another_type_is_a_type_mismatch() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), SendErrorKind::TypeMismatch);
-    assert!(err.to_string().contains("bus::Shared"), "{err}");
+    assert!(err.to_string().contains("codecbus::bus::Shared"), "{err}");
     bus.send("frozen", Shared(std::sync::Arc::new(Frozen::new("x"))))
         .await
         .unwrap();
@@ -241,7 +241,7 @@ async fn unregister_waits_for_the_running_handler_and_discards_the_queue() {
 #[tokio::test]
 async fn a_consumer_can_unregister_itself_from_its_handler() {
     let bus = EventBus::new();
-    let slot = std::sync::Arc::new(std::sync::Mutex::new(None::<bus::MessageConsumer>));
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(None::<codecbus_bus::MessageConsumer>));
     let (tx, mut rx) = channel();
     let handle_slot = std::sync::Arc::clone(&slot);
     let consumer = bus.consumer("once", move |m: Message<u32>| {

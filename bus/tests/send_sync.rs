@@ -1,6 +1,6 @@
 //! Compile-time checks that the public handles can cross threads.
 
-use bus::{
+use codecbus_bus::{
     DeliveryOptions, Error, EventBus, EventBusBuilder, Headers, Message, MessageConsumer,
     MessageProducer, MessageStream, PublishError, RequestError, SendError,
 };
@@ -22,10 +22,10 @@ fn public_types_are_send_and_sync() {
     require_send_sync::<SendError>();
     require_send_sync::<PublishError>();
     require_send_sync::<RequestError>();
-    require_send_sync::<Error<bus::SendErrorKind>>();
-    require_send_sync::<bus::BuildError>();
+    require_send_sync::<Error<codecbus_bus::SendErrorKind>>();
+    require_send_sync::<codecbus_bus::BuildError>();
     #[cfg(feature = "nats")]
-    require_send_sync::<bus::NatsOptions>();
+    require_send_sync::<codecbus_bus::NatsOptions>();
 }
 
 #[test]
@@ -45,7 +45,7 @@ fn futures_of_async_methods_are_send() {
         #[cfg(feature = "nats")]
         require_send(
             &EventBus::builder()
-                .nats(bus::NatsOptions::new("x"))
+                .nats(codecbus_bus::NatsOptions::new("x"))
                 .connect(),
         );
     }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bus::{EventBus, Message};
+use codecbus_bus::{EventBus, Message};
 
 const TASKS: u64 = 8;
 const PER_TASK: u64 = 12_500; // 100,000 in all

@@ -15,7 +15,7 @@ use crate::msgpack::write::Writer;
 /// # Examples
 ///
 /// ```
-/// use codec_core::{from_slice, to_vec, MessageCodec};
+/// use codecbus_core::{from_slice, to_vec, MessageCodec};
 ///
 /// #[derive(MessageCodec, Clone, Debug, PartialEq)]
 /// struct Order {
@@ -71,7 +71,7 @@ pub trait MessageCodec: Sized {
 /// mutability (`Cell`, `RefCell`, `Mutex`, atomics) must never implement it.
 ///
 /// ```compile_fail
-/// use codec_core::MessageCodec;
+/// use codecbus_core::MessageCodec;
 ///
 /// #[derive(MessageCodec)]
 /// #[codec(immutable)]
@@ -95,7 +95,7 @@ pub trait Immutable: Sync {}
 /// # Examples
 ///
 /// ```
-/// assert_eq!(codec_core::to_vec(&(1u8, 'a')).unwrap(), b"\x92\x01\xa1a");
+/// assert_eq!(codecbus_core::to_vec(&(1u8, 'a')).unwrap(), b"\x92\x01\xa1a");
 /// ```
 #[inline]
 pub fn to_vec<T: MessageCodec>(value: &T) -> Result<Vec<u8>, EncodeError> {
@@ -116,8 +116,8 @@ pub fn to_vec<T: MessageCodec>(value: &T) -> Result<Vec<u8>, EncodeError> {
 ///
 /// ```
 /// let mut buf = Vec::with_capacity(64);
-/// codec_core::encode_into(&true, &mut buf).unwrap();
-/// codec_core::encode_into(&false, &mut buf).unwrap();
+/// codecbus_core::encode_into(&true, &mut buf).unwrap();
+/// codecbus_core::encode_into(&false, &mut buf).unwrap();
 /// assert_eq!(buf, [0xc3, 0xc2]);
 /// ```
 #[inline]
@@ -142,7 +142,7 @@ pub fn encode_into<T: MessageCodec>(value: &T, buf: &mut Vec<u8>) -> Result<(), 
 /// # Examples
 ///
 /// ```
-/// let v: Vec<u16> = codec_core::from_slice(&[0x92, 0x01, 0xcd, 0x07, 0xd5]).unwrap();
+/// let v: Vec<u16> = codecbus_core::from_slice(&[0x92, 0x01, 0xcd, 0x07, 0xd5]).unwrap();
 /// assert_eq!(v, [1, 2005]);
 /// ```
 #[inline]
@@ -187,7 +187,7 @@ fn trailing_bytes(r: &Reader<'_>) -> DecodeError {
 /// # Examples
 ///
 /// ```
-/// let (v, used) = codec_core::decode_prefix::<u8>(&[0x05, 0xc0]).unwrap();
+/// let (v, used) = codecbus_core::decode_prefix::<u8>(&[0x05, 0xc0]).unwrap();
 /// assert_eq!((v, used), (5, 1));
 /// ```
 #[inline]

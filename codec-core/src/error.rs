@@ -125,7 +125,7 @@ pub enum PathSegment {
 /// # Examples
 ///
 /// ```
-/// use codec_core::{from_slice, DecodeErrorKind};
+/// use codecbus_core::{from_slice, DecodeErrorKind};
 ///
 /// // 0xa5 declares a 5-byte string but only 2 bytes follow.
 /// let err = from_slice::<String>(&[0xa5, b'h', b'i']).unwrap_err();
@@ -324,7 +324,7 @@ impl fmt::Display for EncodeErrorKind {
 /// # Examples
 ///
 /// ```
-/// use codec_core::{to_vec, EncodeErrorKind};
+/// use codecbus_core::{to_vec, EncodeErrorKind};
 ///
 /// let err = to_vec(&u128::MAX).unwrap_err();
 /// assert_eq!(err.kind(), EncodeErrorKind::IntegerOutOfRange);

@@ -8,7 +8,7 @@
 //! registration record the bus collects at start.
 //!
 //! ```
-//! use codec_core::{from_slice, to_vec, MessageCodec};
+//! use codecbus_core::{from_slice, to_vec, MessageCodec};
 //!
 //! #[derive(MessageCodec, Clone, Debug, PartialEq)]
 //! struct SqlRequest {
@@ -43,9 +43,9 @@ pub use crate::msgpack::write::Writer;
 pub use crate::registry::{AnyBody, CodecRegistration, registrations};
 
 #[cfg(feature = "derive")]
-pub use codec_derive::MessageCodec;
+pub use codecbus_derive::MessageCodec;
 
-// Lets the derive's `::codec_core::...` paths resolve inside this crate's
+// Lets the derive's `::codecbus_core::...` paths resolve inside this crate's
 // own tests and doctests.
 #[allow(unused_extern_crates)]
-extern crate self as codec_core;
+extern crate self as codecbus_core;

@@ -22,13 +22,13 @@ pub type AnyBody = Arc<dyn Any + Send + Sync>;
 /// # Examples
 ///
 /// ```
-/// use codec_core::{CodecRegistration, MessageCodec};
+/// use codecbus_core::{CodecRegistration, MessageCodec};
 ///
 /// #[derive(MessageCodec, Clone)]
 /// #[codec(name = "ping")]
 /// struct Ping;
 ///
-/// let reg = codec_core::registrations().find(|r| r.name() == "ping").unwrap();
+/// let reg = codecbus_core::registrations().find(|r| r.name() == "ping").unwrap();
 /// assert_eq!(reg.type_id(), std::any::TypeId::of::<Ping>());
 /// assert!(!reg.is_immutable());
 /// ```

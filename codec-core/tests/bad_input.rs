@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use codec_core::{
+use codecbus_core::{
     DecodeErrorKind, DecodeLimits, MessageCodec, from_slice, from_slice_with_limits, to_vec,
 };
 use proptest::prelude::*;
@@ -41,10 +41,10 @@ fn huge_declared_lengths_fail_before_allocating() {
     for (name, bytes) in cases {
         let err = match *name {
             "str32" => from_slice::<String>(bytes).unwrap_err(),
-            "bin32" => from_slice::<codec_core::ext::Bytes>(bytes).unwrap_err(),
+            "bin32" => from_slice::<codecbus_core::ext::Bytes>(bytes).unwrap_err(),
             "array32" => from_slice::<Vec<u8>>(bytes).unwrap_err(),
             "map32" => from_slice::<BTreeMap<u8, u8>>(bytes).unwrap_err(),
-            _ => from_slice::<codec_core::ext::Ext>(bytes).unwrap_err(),
+            _ => from_slice::<codecbus_core::ext::Ext>(bytes).unwrap_err(),
         };
         assert_eq!(err.kind(), DecodeErrorKind::LengthOverflow, "{name}: {err}");
     }
@@ -59,7 +59,7 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let err = from_slice_with_limits::<Deep>(&bytes, limits).unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::DepthLimitExceeded);
     // skipping is iterative: a 100 000-deep value is skipped without recursion
-    let mut r = codec_core::Reader::new(&bytes);
+    let mut r = codecbus_core::Reader::new(&bytes);
     r.skip_value().unwrap();
     assert!(r.is_empty());
 }
@@ -160,11 +160,11 @@ proptest! {
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
         never_panics::<Vec<(String, Option<i64>)>>(&bytes);
         never_panics::<BTreeMap<String, Vec<f32>>>(&bytes);
-        never_panics::<(bool, char, u128, codec_core::ext::Timestamp, codec_core::ext::Ext)>(&bytes);
-        never_panics::<std::collections::HashSet<codec_core::ext::Bytes>>(&bytes);
+        never_panics::<(bool, char, u128, codecbus_core::ext::Timestamp, codecbus_core::ext::Ext)>(&bytes);
+        never_panics::<std::collections::HashSet<codecbus_core::ext::Bytes>>(&bytes);
         never_panics::<std::time::SystemTime>(&bytes);
         never_panics::<imbl::Vector<Option<Box<u8>>>>(&bytes);
-        let mut r = codec_core::Reader::new(&bytes);
+        let mut r = codecbus_core::Reader::new(&bytes);
         let _ = r.skip_value();
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use codec_core::{MessageCodec, from_slice, to_vec};
+use codecbus_core::{MessageCodec, from_slice, to_vec};
 use proptest::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -98,7 +98,7 @@ proptest! {
 
     #[test]
     fn time_types_round_trip(secs in -(1i64 << 40)..(1i64 << 40), nanos in 0u32..1_000_000_000) {
-        let ts = codec_core::ext::Timestamp::new(secs, nanos).unwrap();
+        let ts = codecbus_core::ext::Timestamp::new(secs, nanos).unwrap();
         round_trip(&ts)?;
         round_trip(&std::time::Duration::new(secs.unsigned_abs(), nanos))?;
         let st = if secs >= 0 {
@@ -111,11 +111,11 @@ proptest! {
 
     #[test]
     fn bytes_and_ext_round_trip(data: Vec<u8>, type_id: i8) {
-        round_trip(&codec_core::ext::Bytes(data.clone()))?;
-        round_trip(&codec_core::ext::Ext { type_id, data: data.clone() })?;
+        round_trip(&codecbus_core::ext::Bytes(data.clone()))?;
+        round_trip(&codecbus_core::ext::Ext { type_id, data: data.clone() })?;
         // `Bytes` and serde_bytes write the same `bin`
         prop_assert_eq!(
-            to_vec(&codec_core::ext::Bytes(data.clone())).unwrap(),
+            to_vec(&codecbus_core::ext::Bytes(data.clone())).unwrap(),
             rmp_serde::to_vec(&serde_bytes_like(&data)).unwrap()
         );
     }

@@ -18,9 +18,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use codec_core::ext::{Bytes, Ext, Timestamp};
-use codec_core::json::JsValue;
-use codec_core::{DecodeErrorKind as K, MessageCodec, from_slice, to_vec};
+use codecbus_core::ext::{Bytes, Ext, Timestamp};
+use codecbus_core::json::JsValue;
+use codecbus_core::{DecodeErrorKind as K, MessageCodec, from_slice, to_vec};
 
 struct Counting;
 
@@ -95,11 +95,11 @@ enum Expect {
 struct Row {
     name: &'static str,
     bytes: Vec<u8>,
-    decode: fn(&[u8]) -> Result<(), codec_core::DecodeError>,
+    decode: fn(&[u8]) -> Result<(), codecbus_core::DecodeError>,
     expect: Expect,
 }
 
-fn as_type<T: MessageCodec>(bytes: &[u8]) -> Result<(), codec_core::DecodeError> {
+fn as_type<T: MessageCodec>(bytes: &[u8]) -> Result<(), codecbus_core::DecodeError> {
     from_slice::<T>(bytes).map(drop)
 }
 
@@ -405,7 +405,7 @@ fn table() -> Vec<Row> {
     #[cfg(feature = "decimal")]
     rows.push(Row {
         name: "decimal with scale 29",
-        bytes: vec![0xd5, codec_core::ext::DECIMAL as u8, 29, 0x01],
+        bytes: vec![0xd5, codecbus_core::ext::DECIMAL as u8, 29, 0x01],
         decode: as_type::<rust_decimal::Decimal>,
         expect: Expect::Kind(K::InvalidExtData("decimal scale above 28")),
     });

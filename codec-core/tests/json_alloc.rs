@@ -6,8 +6,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Arc;
 
-use codec_core::json::{JsArray, JsObj, JsPath, JsValue};
-use codec_core::{MessageCodec, jsobj};
+use codecbus_core::json::{JsArray, JsObj, JsPath, JsValue};
+use codecbus_core::{MessageCodec, jsobj};
 
 struct Counting;
 

@@ -5,8 +5,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use codec_core::json::{JsArray, JsInt, JsObj, JsPath, JsPointerErrorKind, JsValue, Segment};
-use codec_core::{jsarr, jsobj};
+use codecbus_core::json::{JsArray, JsInt, JsObj, JsPath, JsPointerErrorKind, JsValue, Segment};
+use codecbus_core::{jsarr, jsobj};
 use proptest::prelude::*;
 
 fn hash_of<T: Hash>(v: &T) -> u64 {
@@ -540,8 +540,8 @@ fn member_order_never_matters() {
     assert_eq!(hash_of(&a), hash_of(&c));
     assert_eq!(a.to_string(), c.to_string());
     assert_eq!(
-        codec_core::to_vec(&a).unwrap(),
-        codec_core::to_vec(&c).unwrap()
+        codecbus_core::to_vec(&a).unwrap(),
+        codecbus_core::to_vec(&c).unwrap()
     );
     // Shrinking a large object back under the threshold still compares
     // and hashes like a fresh one.

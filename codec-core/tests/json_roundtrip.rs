@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codec_core::json::{JsArray, JsObj, JsValue};
-use codec_core::{
+use codecbus_core::json::{JsArray, JsObj, JsValue};
+use codecbus_core::{
     CodecRegistration, DecodeErrorKind, DecodeLimits, MessageCodec, from_slice,
     from_slice_with_limits, jsarr, jsobj, to_vec,
 };
@@ -369,7 +369,7 @@ fn immutable_codecs_share_and_serde_json_copies() {
     assert!(Arc::ptr_eq(&JsValue::transform(&val), &val));
     const _: () = assert!(JsObj::IMMUTABLE && JsArray::IMMUTABLE && JsValue::IMMUTABLE);
     const _: () = assert!(!<serde_json::Value as MessageCodec>::IMMUTABLE);
-    fn immutable<T: codec_core::Immutable>() {}
+    fn immutable<T: codecbus_core::Immutable>() {}
     immutable::<JsObj>();
     immutable::<JsArray>();
     immutable::<JsValue>();
@@ -383,7 +383,7 @@ fn immutable_codecs_share_and_serde_json_copies() {
 #[test]
 fn codecs_are_registered_by_name() {
     let find = |name: &str| -> CodecRegistration {
-        *codec_core::registrations()
+        *codecbus_core::registrations()
             .find(|r| r.name() == name)
             .unwrap_or_else(|| panic!("no codec registered as {name}"))
     };
@@ -403,11 +403,11 @@ fn codecs_are_registered_by_name() {
     }
     // Through the type-erased registration.
     let reg = find("json-obj-value");
-    let mut w = codec_core::Writer::new();
-    let body: codec_core::AnyBody = Arc::new(jsobj! { "k": "v" });
+    let mut w = codecbus_core::Writer::new();
+    let body: codecbus_core::AnyBody = Arc::new(jsobj! { "k": "v" });
     reg.encode(&*body, &mut w).unwrap();
     let back = reg
-        .decode(&mut codec_core::Reader::new(w.as_slice()))
+        .decode(&mut codecbus_core::Reader::new(w.as_slice()))
         .unwrap();
     assert_eq!(back.downcast_ref::<JsObj>(), Some(&jsobj! { "k": "v" }));
     assert!(Arc::ptr_eq(&reg.transform(&back), &back));

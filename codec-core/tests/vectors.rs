@@ -2,8 +2,8 @@
 //! of every extension type. Each case checks the bytes written, the value
 //! read back, and that decoding consumed exactly those bytes.
 
-use codec_core::ext::{self, Bytes, Ext, Timestamp};
-use codec_core::{MessageCodec, Reader, Writer, decode_prefix, from_slice, to_vec};
+use codecbus_core::ext::{self, Bytes, Ext, Timestamp};
+use codecbus_core::{MessageCodec, Reader, Writer, decode_prefix, from_slice, to_vec};
 use std::fmt::Debug;
 
 #[track_caller]
@@ -392,7 +392,7 @@ fn ext_type_mismatch_is_reported() {
     let err = from_slice::<Timestamp>(&[0xd4, 42, 1]).unwrap_err();
     assert_eq!(
         err.kind(),
-        codec_core::DecodeErrorKind::UnexpectedExtType {
+        codecbus_core::DecodeErrorKind::UnexpectedExtType {
             expected: -1,
             found: 42
         }

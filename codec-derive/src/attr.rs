@@ -106,7 +106,7 @@ pub(crate) struct Container {
     /// Span of the `as_array` key when present.
     pub(crate) as_array: Option<Span>,
     pub(crate) rename_all: RenameRule,
-    /// The path that replaces `::codec_core` in generated code.
+    /// The path that replaces `::codecbus_core` in generated code.
     pub(crate) crate_path: Option<syn::Path>,
     /// Span of the `unregistered` key when present: no inventory submission.
     pub(crate) unregistered: Option<Span>,

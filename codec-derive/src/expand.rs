@@ -5,7 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::TokenStream;
+use proc_macro_crate::FoundCrate;
+use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::visit::{self, Visit};
 use syn::{DeriveInput, Ident, TypePath};
@@ -16,7 +17,7 @@ use crate::{decode, encode, fallback, register, transform, valid};
 
 /// What every code generator needs besides the input.
 pub(crate) struct Codegen<'a> {
-    /// `::codec_core`, or the `crate = "..."` path.
+    /// `::codecbus_core`, or the `crate = "..."` path.
     pub(crate) krate: &'a TokenStream,
     pub(crate) as_array: bool,
     pub(crate) immutable: bool,
@@ -30,7 +31,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     if let Some(parsed) = &parsed {
         valid::check(&cx, parsed);
     }
-    let krate = crate_path(parsed.as_ref());
+    let krate = crate_path(&cx, parsed.as_ref());
     match (cx.check(), parsed) {
         (Ok(()), Some(parsed)) => expand(&parsed, &krate),
         (Err(err), _) => {
@@ -42,11 +43,49 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     }
 }
 
-fn crate_path(input: Option<&Input<'_>>) -> TokenStream {
+fn crate_path(cx: &Ctxt, input: Option<&Input<'_>>) -> TokenStream {
     match input.and_then(|i| i.attrs.crate_path.as_ref()) {
         Some(path) => quote!(#path),
-        None => quote!(::codec_core),
+        None => found_crate_path(cx),
     }
+}
+
+/// Where the codec crate is, read from the deriving crate's own
+/// `Cargo.toml`: `codecbus-core` itself, or the facade `codecbus` or
+/// `codecbus-bus` (each re-exports it as `codec`), under whatever name the
+/// user gave the dependency.
+fn found_crate_path(cx: &Ctxt) -> TokenStream {
+    let mut all_absent = true;
+    for (package, module) in [("codecbus-core", None), ("codecbus", Some("codec")), ("codecbus-bus", Some("codec"))] {
+        let name = match proc_macro_crate::crate_name(package) {
+            // A package's own examples, tests and doctests reach it by its
+            // crate name (each lib declares `extern crate self as ...`).
+            Ok(FoundCrate::Itself) => package.replace('-', "_"),
+            Ok(FoundCrate::Name(name)) => name,
+            Err(proc_macro_crate::Error::CrateNotFound { .. }) => continue,
+            Err(_) => {
+                all_absent = false;
+                continue;
+            }
+        };
+        let name = Ident::new(&name, Span::call_site());
+        return match module {
+            None => quote!(::#name),
+            Some(module) => {
+                let module = Ident::new(module, Span::call_site());
+                quote!(::#name::#module)
+            }
+        };
+    }
+    if all_absent {
+        cx.error_at(
+            Span::call_site(),
+            "MessageCodec: none of `codecbus`, `codecbus-core` or `codecbus-bus` is a dependency of \
+             this crate; add one to its Cargo.toml, or name the path with #[codec(crate = \"...\")]",
+        );
+    }
+    // No manifest to read (a build outside cargo): the plain name.
+    quote!(::codecbus_core)
 }
 
 fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {

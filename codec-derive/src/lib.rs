@@ -1,11 +1,11 @@
 //! `#[derive(MessageCodec)]`: MessagePack encode and decode, the local
 //! delivery `transform` and the bus registration for a struct or enum.
 //!
-//! Use the derive through `codec_core` (or the `codecbus` facade), which
+//! Use the derive through `codecbus_core` (or the `codecbus` facade), which
 //! re-exports it next to the trait of the same name:
 //!
 //! ```
-//! use codec_core::{MessageCodec, from_slice, to_vec};
+//! use codecbus_core::{MessageCodec, from_slice, to_vec};
 //!
 //! #[derive(MessageCodec, Clone, Debug, PartialEq)]
 //! struct Order {
@@ -53,7 +53,7 @@
 //!   names one concrete type); neither are types the program never links.
 //!
 //! Everything is emitted inside `const _: () = { ... };` with absolute paths
-//! (`::core::...`, `::codec_core::...`), so the derive adds no names to your
+//! (`::core::...`, `::codecbus_core::...`), so the derive adds no names to your
 //! module, works on types inside functions and on types made by
 //! `macro_rules!`, and does not care what `Result`, `Option` or `Some` mean
 //! where it is used. The generated code needs no lint `allow`s, so it
@@ -78,7 +78,7 @@
 //! | `E::Struct { a }` | `{"Struct": {"a": ..}}`; with `as_array` on the enum `{"Struct": [a]}` |
 //!
 //! ```
-//! use codec_core::{MessageCodec, to_vec};
+//! use codecbus_core::{MessageCodec, to_vec};
 //!
 //! #[derive(MessageCodec, Clone)]
 //! enum Shape {
@@ -94,7 +94,7 @@
 //!     to_vec(&Shape::Label { text: "hi".into() })?,
 //!     b"\x81\xa5Label\x81\xa4text\xa2hi"
 //! );
-//! # Ok::<(), codec_core::EncodeError>(())
+//! # Ok::<(), codecbus_core::EncodeError>(())
 //! ```
 //!
 //! # Decoding rules
@@ -120,7 +120,7 @@
 //!   array positions and variant names (`order.items[3].price`).
 //!
 //! ```
-//! use codec_core::{DecodeErrorKind, MessageCodec, from_slice};
+//! use codecbus_core::{DecodeErrorKind, MessageCodec, from_slice};
 //!
 //! #[derive(MessageCodec, Clone, Debug, PartialEq)]
 //! struct Item {
@@ -145,7 +145,7 @@
 //! // [{"name": "tea", "price": "3"}]
 //! let err = from_slice::<Vec<Item>>(b"\x91\x82\xa4name\xa3tea\xa5price\xa13").unwrap_err();
 //! assert_eq!(err.path_string(), "[0].price");
-//! # Ok::<(), codec_core::DecodeError>(())
+//! # Ok::<(), codecbus_core::DecodeError>(())
 //! ```
 //!
 //! # Container attributes
@@ -160,7 +160,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use codec_core::MessageCodec;
+//! use codecbus_core::MessageCodec;
 //!
 //! #[derive(MessageCodec)]
 //! #[codec(immutable)]
@@ -184,7 +184,7 @@
 //! types, which are not registered.
 //!
 //! ```
-//! use codec_core::MessageCodec;
+//! use codecbus_core::MessageCodec;
 //!
 //! #[derive(MessageCodec, Clone)]
 //! #[codec(name = "orders.v1")]
@@ -192,7 +192,7 @@
 //!     id: u64,
 //! }
 //!
-//! let reg = codec_core::registrations().find(|r| r.name() == "orders.v1").unwrap();
+//! let reg = codecbus_core::registrations().find(|r| r.name() == "orders.v1").unwrap();
 //! assert_eq!(reg.type_id(), std::any::TypeId::of::<Order>());
 //! ```
 //!
@@ -205,7 +205,7 @@
 //! tuple variants are arrays anyway.
 //!
 //! ```
-//! use codec_core::{MessageCodec, to_vec};
+//! use codecbus_core::{MessageCodec, to_vec};
 //!
 //! #[derive(MessageCodec, Clone)]
 //! #[codec(as_array)]
@@ -215,7 +215,7 @@
 //! }
 //!
 //! assert_eq!(to_vec(&Point { x: 1, y: -1 })?, b"\x92\x01\xff");
-//! # Ok::<(), codec_core::EncodeError>(())
+//! # Ok::<(), codecbus_core::EncodeError>(())
 //! ```
 //!
 //! ## `#[codec(rename_all = "...")]`
@@ -226,7 +226,7 @@
 //! `"SCREAMING-KEBAB-CASE"`. A field or variant `rename` wins over it.
 //!
 //! ```
-//! use codec_core::{MessageCodec, to_vec};
+//! use codecbus_core::{MessageCodec, to_vec};
 //!
 //! #[derive(MessageCodec, Clone)]
 //! #[codec(rename_all = "camelCase")]
@@ -242,21 +242,21 @@
 //!
 //! assert_eq!(to_vec(&User { user_id: 1 })?, b"\x81\xa6userId\x01");
 //! assert_eq!(to_vec(&Status::NotStarted)?, b"\xabnot_started");
-//! # Ok::<(), codec_core::EncodeError>(())
+//! # Ok::<(), codecbus_core::EncodeError>(())
 //! ```
 //!
 //! ## `#[codec(crate = "...")]`
 //!
-//! The path of `codec_core` in generated code, for crates that reach it
+//! The path of `codecbus_core` in generated code, for crates that reach it
 //! through a re-export (such as the `codecbus` facade) instead of depending
 //! on it directly.
 //!
 //! ```
 //! mod reexport {
-//!     pub use codec_core as codec;
+//!     pub use codecbus_core as codec;
 //! }
 //!
-//! #[derive(codec_core::MessageCodec, Clone)]
+//! #[derive(codecbus_core::MessageCodec, Clone)]
 //! #[codec(crate = "reexport::codec")]
 //! struct Ping;
 //! ```
@@ -270,7 +270,7 @@
 //!
 //! ```
 //! use std::marker::PhantomData;
-//! use codec_core::{from_slice, to_vec, MessageCodec};
+//! use codecbus_core::{from_slice, to_vec, MessageCodec};
 //!
 //! #[derive(MessageCodec, Clone, Debug, PartialEq)]
 //! #[codec(unregistered)]
@@ -282,7 +282,7 @@
 //!
 //! let value = PerThread { count: 3, _not_send: PhantomData };
 //! assert_eq!(from_slice::<PerThread>(&to_vec(&value)?).unwrap(), value);
-//! # Ok::<(), codec_core::EncodeError>(())
+//! # Ok::<(), codecbus_core::EncodeError>(())
 //! ```
 //!
 //! # Field attributes
@@ -311,7 +311,7 @@
 //! because every later position would shift.
 //!
 //! ```
-//! use codec_core::{MessageCodec, from_slice, to_vec};
+//! use codecbus_core::{MessageCodec, from_slice, to_vec};
 //!
 //! fn default_port() -> u16 {
 //!     8080
@@ -347,7 +347,7 @@
 //! `None` is `nil` and an absent field is `None`, as for any `Option` field.
 //!
 //! ```
-//! use codec_core::{MessageCodec, from_slice, to_vec};
+//! use codecbus_core::{MessageCodec, from_slice, to_vec};
 //!
 //! #[derive(MessageCodec, Clone, Debug, PartialEq)]
 //! struct Frame {
@@ -375,10 +375,10 @@
 //! type then needs no `MessageCodec` impl.
 //!
 //! ```
-//! use codec_core::{MessageCodec, to_vec};
+//! use codecbus_core::{MessageCodec, to_vec};
 //!
 //! mod as_text {
-//!     use codec_core::{DecodeError, EncodeError, Reader, Writer};
+//!     use codecbus_core::{DecodeError, EncodeError, Reader, Writer};
 //!
 //!     pub fn encode(v: &u128, w: &mut Writer) -> Result<(), EncodeError> {
 //!         w.write_str(&v.to_string())
@@ -401,7 +401,7 @@
 //! let account = Account { balance: u128::MAX, key: vec![1, 2] };
 //! let bytes = to_vec(&account)?;
 //! assert!(bytes.ends_with(b"\xa3key\xc4\x02\x01\x02"));
-//! # Ok::<(), codec_core::EncodeError>(())
+//! # Ok::<(), codecbus_core::EncodeError>(())
 //! ```
 //!
 //! # Variant attributes
@@ -417,7 +417,7 @@
 //! `PhantomData`, do not), and associated types used by fields
 //! (`T::Item`) are bounded directly. Every type parameter also gets
 //! `T: Clone` (the deep copy clones the value) or, for an immutable type,
-//! `T: Immutable`. When a field needs more (the containers of `codec_core`
+//! `T: Immutable`. When a field needs more (the containers of `codecbus_core`
 //! need `Clone` elements, so an immutable `struct S<T> { items: Vec<T> }`
 //! needs `T: Clone`), write the bound on the type. Lifetime and const
 //! parameters are carried over as they are.
@@ -453,8 +453,8 @@ mod valid;
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
-/// Derives `codec_core::MessageCodec` (and, for `#[codec(immutable)]`,
-/// `codec_core::Immutable`), and registers non-generic types with the bus.
+/// Derives `codecbus_core::MessageCodec` (and, for `#[codec(immutable)]`,
+/// `codecbus_core::Immutable`), and registers non-generic types with the bus.
 ///
 /// See the [crate documentation](crate) for the wire format, the decoding
 /// rules and the `#[codec(...)]` attributes.

@@ -4,7 +4,7 @@
 //! stack (the default for spawned threads), in whatever profile the tests
 //! are built in; the debug build is the one that matters.
 
-use codec_core::{
+use codecbus_core::{
     DecodeErrorKind, DecodeLimits, MessageCodec, Writer, from_slice, from_slice_with_limits,
 };
 
@@ -143,7 +143,7 @@ fn deep_tuple_variants_and_structs_and_arrays() {
 fn the_limit_is_configurable_and_counts_derived_levels() {
     let limits = |d| DecodeLimits::default().max_depth(d);
     let value = Expr::Neg(Box::new(Expr::Neg(Box::new(Expr::Lit(1)))));
-    let bytes = codec_core::to_vec(&value).unwrap();
+    let bytes = codecbus_core::to_vec(&value).unwrap();
     assert_eq!(bytes, nested_neg(2));
     let needed = (1..64)
         .find(|&d| from_slice_with_limits::<Expr>(&bytes, limits(d)).is_ok())
@@ -162,7 +162,7 @@ fn encoding_and_dropping_accepted_depths_fit_the_stack() {
         for _ in 0..DecodeLimits::DEFAULT_MAX_DEPTH {
             value = Expr::Neg(Box::new(value));
         }
-        let bytes = codec_core::to_vec(&value).unwrap();
+        let bytes = codecbus_core::to_vec(&value).unwrap();
         // Too deep to decode with default limits, but encoding it was fine.
         assert!(from_slice::<Expr>(&bytes).is_err());
         let mut add = Expr::Lit(0);
@@ -172,7 +172,7 @@ fn encoding_and_dropping_accepted_depths_fit_the_stack() {
                 right: Box::new(Expr::Lit(i)),
             };
         }
-        let bytes = codec_core::to_vec(&add).unwrap();
+        let bytes = codecbus_core::to_vec(&add).unwrap();
         assert_eq!(from_slice::<Expr>(&bytes).unwrap(), add);
     });
 }

@@ -15,20 +15,20 @@
     clippy::pedantic
 )]
 
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 fn assert_codec<T: MessageCodec>() {}
 
 fn round_trip<T: MessageCodec + PartialEq + std::fmt::Debug>(value: &T) {
-    let bytes = codec_core::to_vec(value).unwrap();
-    assert_eq!(&codec_core::from_slice::<T>(&bytes).unwrap(), value);
+    let bytes = codecbus_core::to_vec(value).unwrap();
+    assert_eq!(&codecbus_core::from_slice::<T>(&bytes).unwrap(), value);
 }
 
 /// Every name the generated code could resolve by accident is taken by
 /// something useless here; the derive must use absolute paths throughout.
 #[allow(unused_macros)]
 mod shadowed {
-    use ::codec_core::MessageCodec;
+    use ::codecbus_core::MessageCodec;
 
     struct Result;
     struct Ok;
@@ -51,7 +51,7 @@ mod shadowed {
     struct usize;
     mod core {}
     mod std {}
-    mod codec_core {}
+    mod codecbus_core {}
     mod inventory {}
     macro_rules! unreachable {
         () => {
@@ -214,7 +214,7 @@ struct SelfReferential {
     next: Option<Box<Self>>,
 }
 
-/// Arrays (like every `codec_core` container) need `Clone` elements; the
+/// Arrays (like every `codecbus_core` container) need `Clone` elements; the
 /// derive only infers `T: MessageCodec + Immutable`, so the type says it.
 #[derive(MessageCodec, Debug, PartialEq)]
 #[codec(immutable)]
@@ -283,7 +283,7 @@ enum WithDiscriminants {
 fn discriminants_are_ignored() {
     round_trip(&WithDiscriminants::High);
     assert_eq!(
-        codec_core::to_vec(&WithDiscriminants::Low).unwrap(),
+        codecbus_core::to_vec(&WithDiscriminants::Low).unwrap(),
         b"\xa3Low"
     );
 }
@@ -312,17 +312,17 @@ fn raw_identifiers() {
         r#fn: None,
     };
     round_trip(&v);
-    let bytes = codec_core::to_vec(&v).unwrap();
+    let bytes = codecbus_core::to_vec(&v).unwrap();
     assert_eq!(bytes, b"\x83\xa4type\x01\xa5match\xa1m\xa2fn\xc0");
     round_trip(&r#enum::r#loop);
     round_trip(&r#enum::r#while { r#break: 1 });
-    assert_eq!(codec_core::to_vec(&r#enum::r#loop).unwrap(), b"\xa4loop");
+    assert_eq!(codecbus_core::to_vec(&r#enum::r#loop).unwrap(), b"\xa4loop");
 }
 
 // ---- every attribute ----
 
 mod reexport {
-    pub(crate) use codec_core as codec;
+    pub(crate) use codecbus_core as codec;
 }
 
 fn seven() -> u32 {
@@ -334,7 +334,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 }
 
 mod as_text {
-    use codec_core::{DecodeError, EncodeError, Reader, Writer};
+    use codecbus_core::{DecodeError, EncodeError, Reader, Writer};
 
     pub(crate) fn encode(v: &u64, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_str(&v.to_string())
@@ -375,7 +375,7 @@ struct AllAttributes {
 }
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
-#[codec(immutable, as_array, crate = "::codec_core", rename_all = "kebab-case")]
+#[codec(immutable, as_array, crate = "::codecbus_core", rename_all = "kebab-case")]
 enum AllVariantAttributes {
     FirstOne,
     #[codec(rename = "2")]
@@ -412,7 +412,7 @@ fn every_attribute() {
         combined: 9,
     };
     round_trip(&all);
-    let bytes = codec_core::to_vec(&all).unwrap();
+    let bytes = codecbus_core::to_vec(&all).unwrap();
     let text = String::from_utf8_lossy(&bytes);
     for key in [
         "plainField",
@@ -425,13 +425,13 @@ fn every_attribute() {
         assert!(text.contains(key), "{key} in {text}");
     }
     assert!(!text.contains("sometimes"));
-    assert!(codec_core::registrations().any(|r| r.name() == "gen.all"));
+    assert!(codecbus_core::registrations().any(|r| r.name() == "gen.all"));
 
     round_trip(&AllVariantAttributes::FirstOne);
     round_trip(&AllVariantAttributes::Second(1));
     round_trip(&AllVariantAttributes::Third { x: 1, y: 2 });
     assert_eq!(
-        codec_core::to_vec(&AllVariantAttributes::FirstOne).unwrap(),
+        codecbus_core::to_vec(&AllVariantAttributes::FirstOne).unwrap(),
         b"\xa9first-one"
     );
     round_trip(&TupleAttributes(vec![1], 2, 0, 3));
@@ -483,7 +483,7 @@ mod no_prelude {
     #![no_implicit_prelude]
 
     #[derive(
-        ::codec_core::MessageCodec, ::core::clone::Clone, ::core::fmt::Debug, ::core::cmp::PartialEq,
+        ::codecbus_core::MessageCodec, ::core::clone::Clone, ::core::fmt::Debug, ::core::cmp::PartialEq,
     )]
     pub(crate) struct Plain {
         pub(crate) a: u8,
@@ -494,7 +494,7 @@ mod no_prelude {
         pub(crate) d: ::std::vec::Vec<u8>,
     }
 
-    #[derive(::codec_core::MessageCodec, ::core::fmt::Debug, ::core::cmp::PartialEq)]
+    #[derive(::codecbus_core::MessageCodec, ::core::fmt::Debug, ::core::cmp::PartialEq)]
     #[codec(immutable, as_array)]
     pub(crate) enum Every {
         Unit,
@@ -503,7 +503,7 @@ mod no_prelude {
         Struct { x: u8 },
     }
 
-    #[derive(::codec_core::MessageCodec, ::core::clone::Clone)]
+    #[derive(::codecbus_core::MessageCodec, ::core::clone::Clone)]
     pub(crate) enum Never {}
 }
 

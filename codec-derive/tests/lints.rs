@@ -25,7 +25,7 @@
 )]
 #![allow(clippy::missing_docs_in_private_items)]
 
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 /// A public message.
 #[derive(MessageCodec, Clone, Debug, PartialEq, Eq)]
@@ -99,22 +99,22 @@ fn lints_are_clean() {
         text: None,
         blob: vec![],
     };
-    let bytes = codec_core::to_vec(&v).unwrap();
-    assert_eq!(codec_core::from_slice::<Public>(&bytes).unwrap(), v);
+    let bytes = codecbus_core::to_vec(&v).unwrap();
+    assert_eq!(codecbus_core::from_slice::<Public>(&bytes).unwrap(), v);
     let e = Event::Moved { from: 1, to: 2 };
-    let bytes = codec_core::to_vec(&e).unwrap();
-    assert_eq!(codec_core::from_slice::<Event>(&bytes).unwrap(), e);
+    let bytes = codecbus_core::to_vec(&e).unwrap();
+    assert_eq!(codecbus_core::from_slice::<Event>(&bytes).unwrap(), e);
     let f = Frozen(1u8);
-    assert_eq!(codec_core::to_vec(&f).unwrap(), [1]);
+    assert_eq!(codecbus_core::to_vec(&f).unwrap(), [1]);
     let w = WithDeprecated {
         new: 2,
-        ..codec_core::from_slice(b"\x82\xa3old\x01\xa3new\x02").unwrap()
+        ..codecbus_core::from_slice(b"\x82\xa3old\x01\xa3new\x02").unwrap()
     };
     assert_eq!(w.new, 2);
-    assert!(codec_core::from_slice::<Never>(b"\xa1x").is_err());
-    assert_eq!(codec_core::to_vec(&Tick).unwrap(), [0x90]);
+    assert!(codecbus_core::from_slice::<Never>(b"\xa1x").is_err());
+    assert_eq!(codecbus_core::to_vec(&Tick).unwrap(), [0x90]);
     assert_eq!(
-        codec_core::to_vec(&Versions::V2(1)).unwrap(),
+        codecbus_core::to_vec(&Versions::V2(1)).unwrap(),
         b"\x81\xa2V2\x01"
     );
 }

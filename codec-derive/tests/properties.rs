@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use codec_core::{MessageCodec, from_slice, to_vec};
+use codecbus_core::{MessageCodec, from_slice, to_vec};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -252,7 +252,7 @@ proptest! {
         let _ = from_slice::<NodeA>(&bytes);
         let _ = from_slice::<Leaf>(&bytes);
         let _ = from_slice::<Pair>(&bytes);
-        let _ = codec_core::decode_prefix::<Id>(&bytes);
+        let _ = codecbus_core::decode_prefix::<Id>(&bytes);
     }
 
     #[test]

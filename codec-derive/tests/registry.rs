@@ -3,7 +3,7 @@
 use std::any::TypeId;
 use std::sync::Arc;
 
-use codec_core::{CodecRegistration, Immutable, MessageCodec, Reader, Writer, registrations};
+use codecbus_core::{CodecRegistration, Immutable, MessageCodec, Reader, Writer, registrations};
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
 struct DefaultName {
@@ -29,7 +29,7 @@ struct Generic<T> {
 }
 
 mod nested {
-    use codec_core::MessageCodec;
+    use codecbus_core::MessageCodec;
 
     #[derive(MessageCodec, Clone)]
     pub(crate) struct Inner;
@@ -99,7 +99,7 @@ fn each_type_is_registered_once() {
 #[test]
 fn registration_encodes_decodes_and_transforms_type_erased() {
     let reg = find("orders.v2").unwrap();
-    let body: codec_core::AnyBody = Arc::new(CustomName { n: 7 });
+    let body: codecbus_core::AnyBody = Arc::new(CustomName { n: 7 });
     let mut w = Writer::new();
     reg.encode(&*body, &mut w).unwrap();
     assert_eq!(w.as_slice(), b"\x81\xa1n\x07");

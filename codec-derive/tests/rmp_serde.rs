@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 
-use codec_core::{MessageCodec, from_slice, to_vec};
+use codecbus_core::{MessageCodec, from_slice, to_vec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -805,7 +805,7 @@ fn generic_types() {
 /// `as_array` struct (one array header more), the same as `rmp_serde::to_vec`.
 #[test]
 fn sql_request_sizes() {
-    #[derive(codec_core::MessageCodec, serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(codecbus_core::MessageCodec, serde::Serialize, Clone, Debug, PartialEq)]
     #[codec(as_array)]
     struct SqlRequest {
         query: String,
@@ -817,16 +817,16 @@ fn sql_request_sizes() {
         args: vec![2005, 2],
     };
 
-    let mut w = codec_core::Writer::new();
+    let mut w = codecbus_core::Writer::new();
     w.write_str(query).unwrap();
     w.write_array_len(2).unwrap();
     w.write_i64(2005);
     w.write_i64(2);
     assert_eq!(w.len(), 54);
 
-    let derived = codec_core::to_vec(&req).unwrap();
+    let derived = codecbus_core::to_vec(&req).unwrap();
     assert_eq!(derived.len(), 55);
     assert_eq!(&derived[1..], w.as_slice());
     assert_eq!(derived, rmp_serde::to_vec(&req).unwrap());
-    assert_eq!(codec_core::from_slice::<SqlRequest>(&derived).unwrap(), req);
+    assert_eq!(codecbus_core::from_slice::<SqlRequest>(&derived).unwrap(), req);
 }

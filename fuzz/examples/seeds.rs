@@ -18,9 +18,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use codec_core::MessageCodec;
-use codec_core::ext::{self, Bytes, Ext, Timestamp};
-use codec_core::json::JsValue;
+use codecbus_core::MessageCodec;
+use codecbus_core::ext::{self, Bytes, Ext, Timestamp};
+use codecbus_core::json::JsValue;
 use codecbus_fuzz::{
     AllExt, ExtA, F32, F64, Item, N, Order, OrderArr, Point, Status, StatusArr, Tree, TupleS,
 };
@@ -38,7 +38,7 @@ const TARGETS: [&str; 6] = [
 const MAX_SEED: usize = 4096;
 
 fn enc<T: MessageCodec>(v: &T) -> Vec<u8> {
-    codec_core::to_vec(v).expect("seed encodes")
+    codecbus_core::to_vec(v).expect("seed encodes")
 }
 
 fn item(i: u32) -> Item {

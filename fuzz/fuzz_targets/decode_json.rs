@@ -1,7 +1,7 @@
 //! Arbitrary bytes decoded as `JsValue` (and `JsObj` / `JsArray`).
 #![no_main]
 
-use codec_core::json::{JsArray, JsObj, JsValue};
+use codecbus_core::json::{JsArray, JsObj, JsValue};
 use codecbus_fuzz::check_decode;
 use libfuzzer_sys::fuzz_target;
 

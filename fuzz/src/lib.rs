@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
-use codec_core::ext::{Bytes, Ext, Timestamp};
-use codec_core::json::JsValue;
-use codec_core::{DecodeErrorKind, DecodeLimits, MessageCodec, from_slice, from_slice_with_limits};
+use codecbus_core::ext::{Bytes, Ext, Timestamp};
+use codecbus_core::json::JsValue;
+use codecbus_core::{DecodeErrorKind, DecodeLimits, MessageCodec, from_slice, from_slice_with_limits};
 
 // ---- floats with bitwise equality ------------------------------------------
 
@@ -491,7 +491,7 @@ where
     if let Ok(v) = from_slice_with_limits::<T>(data, tight_limits()) {
         assert_eq!(v, value, "tight limits decode another value");
     }
-    let (prefix, used) = codec_core::decode_prefix::<T>(data).expect("decode_prefix refused");
+    let (prefix, used) = codecbus_core::decode_prefix::<T>(data).expect("decode_prefix refused");
     assert_eq!(prefix, value, "decode_prefix decodes another value");
     assert_eq!(used, data.len(), "decode_prefix stopped early");
     check_reencode(&value);
@@ -503,13 +503,13 @@ pub fn check_reencode<T>(value: &T)
 where
     T: MessageCodec + PartialEq + Debug,
 {
-    let bytes = codec_core::to_vec(value).expect("a decoded value must encode");
+    let bytes = codecbus_core::to_vec(value).expect("a decoded value must encode");
     let back = match from_slice::<T>(&bytes) {
         Ok(v) => v,
         Err(e) => panic!("re-encoded bytes {bytes:02x?} do not decode: {e} ({value:?})"),
     };
     assert_eq!(&back, value, "decode(encode(v)) != v; bytes {bytes:02x?}");
-    let again = codec_core::to_vec(&back).expect("re-encode");
+    let again = codecbus_core::to_vec(&back).expect("re-encode");
     assert_eq!(again, bytes, "encoding is not stable for {value:?}");
 }
 
@@ -520,11 +520,11 @@ pub fn check_roundtrip<T>(value: &T)
 where
     T: MessageCodec + PartialEq + Debug,
 {
-    let bytes = codec_core::to_vec(value).expect("an arbitrary value must encode");
+    let bytes = codecbus_core::to_vec(value).expect("an arbitrary value must encode");
     match from_slice::<T>(&bytes) {
         Ok(back) => {
             assert_eq!(&back, value, "decode(encode(v)) != v; bytes {bytes:02x?}");
-            let again = codec_core::to_vec(&back).expect("re-encode");
+            let again = codecbus_core::to_vec(&back).expect("re-encode");
             assert_eq!(again, bytes, "encoding is not stable");
         }
         Err(e) if e.kind() == DecodeErrorKind::DepthLimitExceeded => {}

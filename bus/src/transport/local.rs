@@ -15,7 +15,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use codec_core::AnyBody;
+use codecbus_core::AnyBody;
 use tokio::sync::mpsc::{self, error::TrySendError};
 
 use crate::headers::Headers;

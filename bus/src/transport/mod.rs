@@ -34,7 +34,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codec_core::{AnyBody, CodecRegistration};
+use codecbus_core::{AnyBody, CodecRegistration};
 
 use crate::bus::Inner;
 use crate::error::{PublishError, RequestError, SendError};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use codec_core::{DecodeError, EncodeError, MessageCodec, Reader, Writer};
+use codecbus_core::{DecodeError, EncodeError, MessageCodec, Reader, Writer};
 
 /// Counts clones of every value made from one original.
 #[derive(Debug, Default)]
@@ -128,10 +128,10 @@ pub fn channel<T>() -> (
 /// A consumer at `address` that counts through a conversation with its
 /// requester: it answers `n` with `n + 1` for four turns, then ends with
 /// `n + 1000`.
-pub fn counting_conversation(bus: &bus::EventBus, address: &str) -> bus::MessageConsumer {
-    bus.consumer(address, |m: bus::Message<u32>| async move {
+pub fn counting_conversation(bus: &codecbus_bus::EventBus, address: &str) -> codecbus_bus::MessageConsumer {
+    bus.consumer(address, |m: codecbus_bus::Message<u32>| async move {
         let mut n = *m.body();
-        let mut turn: bus::Message<u32> = m.reply_and_request(n + 1).await.unwrap();
+        let mut turn: codecbus_bus::Message<u32> = m.reply_and_request(n + 1).await.unwrap();
         n = *turn.body();
         for _ in 0..3 {
             turn = turn.reply_and_request(n + 1).await.unwrap();
@@ -143,11 +143,11 @@ pub fn counting_conversation(bus: &bus::EventBus, address: &str) -> bus::Message
 
 /// The requester's side of [`counting_conversation`]: every number it was
 /// told, checking that the last message expects no answer.
-pub async fn count_with(requester: &bus::EventBus, address: &str) -> Vec<u32> {
-    let mut turn: bus::Message<u32> = requester.request(address, 0u32).await.unwrap();
+pub async fn count_with(requester: &codecbus_bus::EventBus, address: &str) -> Vec<u32> {
+    let mut turn: codecbus_bus::Message<u32> = requester.request(address, 0u32).await.unwrap();
     let mut seen = vec![*turn.body()];
     for _ in 0..4 {
-        let next: bus::Message<u32> = turn.reply_and_request(*turn.body() + 1).await.unwrap();
+        let next: codecbus_bus::Message<u32> = turn.reply_and_request(*turn.body() + 1).await.unwrap();
         seen.push(*next.body());
         turn = next;
     }

@@ -20,8 +20,8 @@
 //! # Examples
 //!
 //! ```
-//! use codec_core::ext::{Ext, Timestamp};
-//! use codec_core::{from_slice, to_vec};
+//! use codecbus_core::ext::{Ext, Timestamp};
+//! use codecbus_core::{from_slice, to_vec};
 //!
 //! // one second after the epoch: the 32-bit form
 //! let ts = Timestamp::new(1, 0).unwrap();

@@ -41,10 +41,10 @@ impl MessageCodec for Ext {
 /// # Examples
 ///
 /// ```
-/// use codec_core::ext::Bytes;
+/// use codecbus_core::ext::Bytes;
 ///
 /// let b = Bytes::from(vec![1u8, 2]);
-/// assert_eq!(codec_core::to_vec(&b).unwrap(), [0xc4, 2, 1, 2]);
+/// assert_eq!(codecbus_core::to_vec(&b).unwrap(), [0xc4, 2, 1, 2]);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Bytes(pub Vec<u8>);

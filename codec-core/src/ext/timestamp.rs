@@ -15,12 +15,12 @@ use crate::{DecodeError, DecodeErrorKind, EncodeError, Immutable, MessageCodec, 
 /// # Examples
 ///
 /// ```
-/// use codec_core::ext::Timestamp;
+/// use codecbus_core::ext::Timestamp;
 ///
 /// let ts = Timestamp::new(-1, 500).unwrap();
-/// let bytes = codec_core::to_vec(&ts).unwrap();
+/// let bytes = codecbus_core::to_vec(&ts).unwrap();
 /// assert_eq!(bytes.len(), 15); // 96-bit form: ext 8 header + 12 bytes
-/// assert_eq!(codec_core::from_slice::<Timestamp>(&bytes).unwrap(), ts);
+/// assert_eq!(codecbus_core::from_slice::<Timestamp>(&bytes).unwrap(), ts);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Timestamp {

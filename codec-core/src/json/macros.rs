@@ -20,7 +20,7 @@
 /// # Examples
 ///
 /// ```
-/// use codec_core::{jsarr, jsobj};
+/// use codecbus_core::{jsarr, jsobj};
 ///
 /// let name = "Ada";
 /// let key = String::from("born");
@@ -56,7 +56,7 @@ macro_rules! jsobj {
 /// # Examples
 ///
 /// ```
-/// use codec_core::jsarr;
+/// use codecbus_core::jsarr;
 ///
 /// let n = 3;
 /// let a = jsarr![1, -2, n + 1, "x", null, true, [1.5], { "k": "v" }];

@@ -9,8 +9,8 @@
 //! and their codecs' `transform` returns the same allocation.
 //!
 //! ```
-//! use codec_core::json::{JsObj, JsPath, JsValue};
-//! use codec_core::{from_slice, jsobj, to_vec, MessageCodec};
+//! use codecbus_core::json::{JsObj, JsPath, JsValue};
+//! use codecbus_core::{from_slice, jsobj, to_vec, MessageCodec};
 //! use std::sync::Arc;
 //!
 //! // Build
@@ -46,8 +46,8 @@
 //! JSON text.
 //!
 //! ```
-//! use codec_core::json::{JsArray, JsObj, JsValue};
-//! use codec_core::{jsarr, jsobj};
+//! use codecbus_core::json::{JsArray, JsObj, JsValue};
+//! use codecbus_core::{jsarr, jsobj};
 //!
 //! let a: JsArray = (1..=3).collect();
 //! let o: JsObj = [("x", 1), ("y", 2)].into_iter().collect();
@@ -68,8 +68,8 @@
 //! index or path, while a JSON `null` is `Some(&JsValue::Null)`.
 //!
 //! ```
-//! use codec_core::json::JsValue;
-//! use codec_core::jsobj;
+//! use codecbus_core::json::JsValue;
+//! use codecbus_core::jsobj;
 //!
 //! let v = JsValue::from(jsobj! { "a": null });
 //! assert_eq!(v.pointer("/a"), Some(&JsValue::Null));
@@ -86,7 +86,7 @@
 //! last element (so `set_in` with `/list/-` appends).
 //!
 //! ```
-//! use codec_core::json::{JsPath, JsValue};
+//! use codecbus_core::json::{JsPath, JsValue};
 //!
 //! // The examples of RFC 6901, section 5
 //! let doc = JsValue::parse(r#"{
@@ -120,8 +120,8 @@
 //! a value that was shared (cloned, sent) is never affected.
 //!
 //! ```
-//! use codec_core::json::{JsPath, JsValue};
-//! use codec_core::jsobj;
+//! use codecbus_core::json::{JsPath, JsValue};
+//! use codecbus_core::jsobj;
 //!
 //! let v = JsValue::from(jsobj! { "a": { "n": 1 } });
 //! let path: JsPath = "/a/list/1".parse().unwrap();
@@ -141,8 +141,8 @@
 //! [`JsObj::intersection_deep`] combine objects.
 //!
 //! ```
-//! use codec_core::json::JsValue;
-//! use codec_core::jsobj;
+//! use codecbus_core::json::JsValue;
+//! use codecbus_core::jsobj;
 //!
 //! let v = JsValue::from(jsobj! { "user": { "password": "x", "name": "ada" } });
 //! let redacted = v.map_values(|path, v| {
@@ -166,8 +166,8 @@
 //! float stay distinct on the wire, as in text: `1` and `1.0`.)
 //!
 //! ```
-//! use codec_core::json::JsValue;
-//! use codec_core::{jsobj, to_vec};
+//! use codecbus_core::json::JsValue;
+//! use codecbus_core::{jsobj, to_vec};
 //! use std::collections::HashSet;
 //!
 //! let a = jsobj! { "x": 1, "y": [true] };
@@ -188,8 +188,8 @@
 //! and into `serde_json::Value`.
 //!
 //! ```
-//! use codec_core::json::JsValue;
-//! use codec_core::jsarr;
+//! use codecbus_core::json::JsValue;
+//! use codecbus_core::jsarr;
 //!
 //! let v = JsValue::from(jsarr![1, { "a": null }]);
 //! assert_eq!(format!("{v}"), r#"[1,{"a":null}]"#);

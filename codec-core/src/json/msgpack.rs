@@ -155,8 +155,8 @@ fn decode_key(r: &mut Reader<'_>) -> Result<Arc<str>, DecodeError> {
 /// # Examples
 ///
 /// ```
-/// use codec_core::json::JsValue;
-/// use codec_core::{from_slice, jsobj, to_vec};
+/// use codecbus_core::json::JsValue;
+/// use codecbus_core::{from_slice, jsobj, to_vec};
 ///
 /// let v = JsValue::from(jsobj! { "b": [1, -1, 1.5], "a": null });
 /// let bytes = to_vec(&v).unwrap();

@@ -121,7 +121,7 @@ fn decode_key(r: &mut Reader<'_>) -> Result<String, DecodeError> {
 /// # Examples
 ///
 /// ```
-/// use codec_core::{from_slice, to_vec, MessageCodec};
+/// use codecbus_core::{from_slice, to_vec, MessageCodec};
 /// use serde_json::json;
 /// use std::sync::Arc;
 ///

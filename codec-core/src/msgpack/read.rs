@@ -25,7 +25,7 @@ use crate::error::{DecodeError, DecodeErrorKind};
 /// # Examples
 ///
 /// ```
-/// use codec_core::{from_slice_with_limits, DecodeErrorKind, DecodeLimits};
+/// use codecbus_core::{from_slice_with_limits, DecodeErrorKind, DecodeLimits};
 ///
 /// let limits = DecodeLimits::default().max_depth(2);
 /// // [[[1]]] is three arrays deep
@@ -169,7 +169,7 @@ impl ValueKind {
 /// # Examples
 ///
 /// ```
-/// use codec_core::Reader;
+/// use codecbus_core::Reader;
 ///
 /// let mut r = Reader::new(b"\x92\xa6select\xcd\x07\xd5");
 /// assert_eq!(r.read_array_len().unwrap(), 2);

@@ -18,7 +18,7 @@ use crate::error::{EncodeError, EncodeErrorKind};
 /// # Examples
 ///
 /// ```
-/// use codec_core::Writer;
+/// use codecbus_core::Writer;
 ///
 /// let mut w = Writer::new();
 /// w.write_array_len(2).unwrap();

@@ -47,7 +47,7 @@ use std::time::Duration;
 use async_nats::connection::State;
 use async_nats::{Client, Event, HeaderMap, ServerAddr, Subscriber};
 use bytes::Bytes;
-use codec_core::{AnyBody, CodecRegistration, Writer};
+use codecbus_core::{AnyBody, CodecRegistration, Writer};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -295,7 +295,7 @@ impl Shared {
     }
 }
 
-fn encode(codec: &CodecRegistration, body: &AnyBody) -> Result<Bytes, codec_core::EncodeError> {
+fn encode(codec: &CodecRegistration, body: &AnyBody) -> Result<Bytes, codecbus_core::EncodeError> {
     let mut w = Writer::new();
     codec.encode(&**body, &mut w)?;
     Ok(Bytes::from(w.into_vec()))
@@ -588,7 +588,7 @@ fn decode(
             "Unknown codec {name:?}: no codec is registered under that name on this node"
         ));
     };
-    let mut r = codec_core::Reader::new(payload);
+    let mut r = codecbus_core::Reader::new(payload);
     let body = codec.decode(&mut r).map_err(|e| {
         format!(
             "cannot decode {} bytes with codec {name:?}: {e}",

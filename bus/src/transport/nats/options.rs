@@ -27,7 +27,7 @@ pub(crate) type OnEvent = Box<dyn Fn(async_nats::Event) + Send + Sync>;
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use bus::{EventBus, NatsOptions};
+/// use codecbus_bus::{EventBus, NatsOptions};
 ///
 /// # #[tokio::main]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -229,8 +229,8 @@ impl NatsOptions {
     /// # Examples
     ///
     /// ```
-    /// use bus::NatsOptions;
-    /// use bus::async_nats::Event;
+    /// use codecbus_bus::NatsOptions;
+    /// use codecbus_bus::async_nats::Event;
     ///
     /// let options = NatsOptions::new("nats://127.0.0.1:4222").on_event(|event| {
     ///     if event == Event::Disconnected {
@@ -255,7 +255,7 @@ impl NatsOptions {
     /// # Examples
     ///
     /// ```
-    /// use bus::NatsOptions;
+    /// use codecbus_bus::NatsOptions;
     ///
     /// let options = NatsOptions::new("nats://127.0.0.1:4222")
     ///     .configure(|o| o.client_capacity(4096).read_buffer_capacity(65535));

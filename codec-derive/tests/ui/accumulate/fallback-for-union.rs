@@ -1,4 +1,4 @@
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 #[derive(MessageCodec, Clone, Copy)]
 union Bits {
@@ -7,5 +7,5 @@ union Bits {
 
 fn main() {
     let bits = Bits { int: 1 };
-    let _ = codec_core::to_vec(&bits);
+    let _ = codecbus_core::to_vec(&bits);
 }

@@ -1,4 +1,4 @@
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 #[derive(MessageCodec, Clone, Debug)]
 #[codec(immutible)]
@@ -13,6 +13,6 @@ fn main() {
     // `MessageCodec`, so none of these uses fail as well.
     let order = Order { id: 1 };
     needs_codec(&order);
-    let bytes = codec_core::to_vec(&order).unwrap();
-    let _back: Order = codec_core::from_slice(&bytes).unwrap();
+    let bytes = codecbus_core::to_vec(&order).unwrap();
+    let _back: Order = codecbus_core::from_slice(&bytes).unwrap();
 }

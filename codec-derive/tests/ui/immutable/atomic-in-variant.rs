@@ -1,6 +1,6 @@
 use std::sync::atomic::AtomicU32;
 
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 #[derive(MessageCodec)]
 #[codec(immutable)]

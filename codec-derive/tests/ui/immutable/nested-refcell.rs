@@ -1,6 +1,6 @@
 use std::cell::RefCell;
 
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 #[derive(MessageCodec)]
 #[codec(immutable)]

@@ -1,4 +1,4 @@
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 fn default_port() -> &'static str {
     "8080"

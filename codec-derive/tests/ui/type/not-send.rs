@@ -1,6 +1,6 @@
 use std::rc::Rc;
 
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 #[derive(MessageCodec, Clone)]
 struct Order {

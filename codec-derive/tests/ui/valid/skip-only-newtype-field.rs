@@ -1,4 +1,4 @@
-use codec_core::MessageCodec;
+use codecbus_core::MessageCodec;
 
 #[derive(MessageCodec, Clone)]
 struct Token(#[codec(skip)] String);
