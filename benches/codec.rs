@@ -447,15 +447,16 @@ fn serde_json_impl<T: Serialize + for<'de> Deserialize<'de>>() -> Impl<'static, 
 }
 
 fn json_docs() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/json");
-    let mut docs = Vec::new();
-    for name in ["twitter", "citm_catalog", "canada"] {
-        match std::fs::read_to_string(dir.join(format!("{name}.json"))) {
-            Ok(text) => docs.push((name.to_string(), text)),
-            Err(_) => eprintln!("json/{name}: skipped, {} not found", dir.display()),
-        }
-    }
-    docs
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json");
+    ["twitter", "citm_catalog", "canada"]
+        .into_iter()
+        .map(|name| {
+            let path = dir.join(format!("{name}.json"));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            (name.to_string(), text)
+        })
+        .collect()
 }
 
 fn benches(c: &mut Criterion) {

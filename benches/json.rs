@@ -17,8 +17,8 @@
 //!   through the codecbus codecs of `JsValue` and `serde_json::Value`, and
 //!   `serde_json::Value` through `rmp-serde` (MB/s of MessagePack).
 //!
-//! The documents come from `../shared/data/json/` next to the workspace;
-//! a missing one is skipped with a message.
+//! The documents come from `data/json/` in the repository; a missing one is
+//! an error.
 //! `cargo bench --bench json`; `cargo test --bench json` runs each once.
 
 use std::hint::black_box;
@@ -51,16 +51,16 @@ fn objects(n: usize) -> (JsObj, serde_json::Value) {
 }
 
 fn json_docs() -> Vec<(&'static str, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/json");
-    let mut docs = Vec::new();
-    for name in ["twitter", "citm_catalog", "canada"] {
-        let path = dir.join(format!("{name}.json"));
-        match std::fs::read_to_string(&path) {
-            Ok(text) => docs.push((name, text)),
-            Err(e) => eprintln!("json::{name}: skipped, cannot read {}: {e}", path.display()),
-        }
-    }
-    docs
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json");
+    ["twitter", "citm_catalog", "canada"]
+        .into_iter()
+        .map(|name| {
+            let path = dir.join(format!("{name}.json"));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            (name, text)
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------- clone and set

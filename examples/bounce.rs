@@ -200,7 +200,7 @@ fn main() {
                 if c.is_none() {
                     n += 1;
                     println!(
-                        "[{n:>2}/{total}] {payload:<8} {implementation:<18} skipped (no derived struct for this payload, or its corpus file is absent)"
+                        "[{n:>2}/{total}] {payload:<8} {implementation:<18} skipped (no derived struct for this payload)"
                     );
                 }
                 c

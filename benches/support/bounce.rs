@@ -110,8 +110,8 @@ fn raw_case<T: Send + Sync + 'static>(payload: &'static str, body: T) -> Case {
 }
 
 /// Builds the case for one payload and implementation; `None` where the
-/// combination does not exist (twitter has no derived struct, or the corpus
-/// is absent). Must be called inside a tokio runtime.
+/// combination does not exist (twitter has no derived struct). Must be
+/// called inside a tokio runtime.
 pub fn case(payload: &'static str, implementation: &'static str) -> Option<Case> {
     let json = || payloads::json_payload(payload);
     let n = array_len(payload);

@@ -111,17 +111,23 @@ pub fn array_len(payload: &str) -> Option<usize> {
     }
 }
 
-/// The twitter document, when the corpus is present.
-pub fn twitter_text() -> Option<String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/json/twitter.json");
-    std::fs::read_to_string(path).ok()
+/// The twitter document (`data/json/twitter.json`, in the repository).
+///
+/// # Panics
+///
+/// When the file cannot be read: a benchmark without its payload is an
+/// error, not a skipped row.
+pub fn twitter_text() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json/twitter.json");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
 /// The payload as `serde_json::Value` (`None` when twitter is absent).
 pub fn json_payload(payload: &str) -> Option<serde_json::Value> {
     match payload {
         "obj" => Some(serde_json::to_value(copied::customer(0)).expect("serialize")),
-        "twitter" => twitter_text().map(|t| serde_json::from_str(&t).expect("twitter.json parses")),
+        "twitter" => Some(serde_json::from_str(&twitter_text()).expect("twitter.json parses")),
         other => {
             let n = array_len(other)?;
             Some(

@@ -7,9 +7,10 @@
 //!
 //! Seeds are the byte vectors of `codec-core/tests/vectors.rs` (integer,
 //! length and extension-type layouts), sample values of the fuzz types,
-//! small sub-documents of the JSON corpus (`../shared/data/json/` next to
-//! the workspace, as for the benchmarks, or the folder in
-//! `CODECBUS_JSON_CORPUS`, when present) and a few hostile inputs.
+//! small sub-documents of the JSON documents (`data/json/` in the
+//! repository, as for the benchmarks, or the folder in
+//! `CODECBUS_JSON_CORPUS`; a missing document is an error) and a few hostile
+//! inputs.
 //! The round-trip target takes raw bytes for `arbitrary`, so it gets every
 //! seed as well. The corpora are not committed (`/fuzz/corpus` is ignored):
 //! run this before the first `cargo fuzz run`.
@@ -276,13 +277,12 @@ fn vectors() -> Vec<Vec<u8>> {
 fn json_docs() -> Vec<Vec<u8>> {
     let dir = std::env::var_os("CODECBUS_JSON_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/json"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/json"));
     let mut out = Vec::new();
     for name in ["twitter.json", "citm_catalog.json", "canada.json"] {
-        let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
-            eprintln!("seeds: {name} not found in {}", dir.display());
-            continue;
-        };
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("seeds: cannot read {}: {e}", path.display()));
         let Ok(doc) = JsValue::parse(&text) else {
             continue;
         };
