@@ -15,3 +15,8 @@ pub use codecbus_core::*;
 // `::codecbus::codec`.
 #[allow(unused_extern_crates)]
 extern crate self as codecbus;
+
+// Every code block of the README is a program that compiles and runs.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
