@@ -1,0 +1,20 @@
+//! The README's code blocks run as this crate's tests (`tests/`); this
+//! library only holds what they share.
+
+/// What a README program's `main` returns: nothing, or a `Result`.
+pub trait Outcome {
+    /// Panics, naming the block, when the program failed.
+    fn check(self, block: &str);
+}
+
+impl Outcome for () {
+    fn check(self, _block: &str) {}
+}
+
+impl<E: std::fmt::Debug> Outcome for Result<(), E> {
+    fn check(self, block: &str) {
+        if let Err(e) = self {
+            panic!("{block} failed: {e:?}");
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! The README's cluster blocks (`rust,no_run`: they need a NATS server),
+//! run against a real `nats-server` started on a free loopback port.
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../../../bus/tests/common/nats.rs"]
+mod nats;
+
+mod blocks {
+    include!(concat!(env!("OUT_DIR"), "/readme_nats_blocks.rs"));
+}
+
+#[test]
+fn readme_cluster_blocks() {
+    let binary = nats::binary().expect(
+        "nats-server is not installed: install the Debian package `nats-server` (scripts/external does)",
+    );
+    let _ = binary;
+    let server = nats::NatsServer::start("readme_cluster_blocks").expect("nats-server starts");
+    // SAFETY: this binary has one test and sets the variable before any
+    // other thread of its own reads the environment.
+    unsafe { std::env::set_var("NATS_URL", server.url()) };
+    blocks::run_all();
+}
