@@ -188,7 +188,10 @@ pub(crate) fn failure_kind(name: &str) -> RequestErrorKind {
 /// What the bus reads from the headers of an incoming message.
 #[derive(Default)]
 pub(crate) struct Inbound {
-    /// The wire version of the bus header, if there is one.
+    /// The wire version in the `Codecbus-Codec` header, if there is one.
+    /// Only that header's: the version of a `Codecbus-Failure` header is
+    /// not read, so a message carrying both decodes by its codec header
+    /// whatever order the client's header map iterates in.
     pub(crate) version: Option<String>,
     pub(crate) codec: Option<String>,
     pub(crate) failure: Option<String>,
@@ -218,7 +221,6 @@ pub(crate) fn parse_headers(map: Option<&HeaderMap>) -> Inbound {
             inbound.version = Some(version.to_owned());
             inbound.codec = Some(rest.to_owned());
         } else if name.eq_ignore_ascii_case(H_FAILURE) {
-            inbound.version = Some(version.to_owned());
             let (kind, code) = rest.split_once(' ').unwrap_or((rest, ""));
             inbound.failure = Some(kind.to_owned());
             inbound.failure_code = code.trim().parse().ok();
@@ -329,9 +331,30 @@ mod tests {
     fn failure_headers_round_trip() {
         let map = failure_headers(RequestErrorKind::RecipientFailure, -7);
         let inbound = parse_headers(Some(&map));
-        assert_eq!(inbound.version.as_deref(), Some(WIRE_VERSION));
+        assert_eq!(inbound.version, None);
+        assert_eq!(inbound.codec, None);
         assert_eq!(inbound.failure.as_deref(), Some("RECIPIENT_FAILURE"));
         assert_eq!(inbound.failure_code, Some(-7));
+    }
+
+    #[test]
+    fn the_version_is_the_codec_headers_whatever_the_order() {
+        // A HeaderMap iterates in no fixed order: a failure header of
+        // another version must not decide how the codec header is read.
+        for _ in 0..32 {
+            let mut map = outbound_headers("string", &Headers::default()).unwrap();
+            map.insert(
+                HeaderName::from_static(H_FAILURE),
+                HeaderValue::from_str("2 SOMETHING_NEW 5").unwrap(),
+            );
+            map.insert("Codecbus-Future", "9 x");
+            let inbound = parse_headers(Some(&map));
+            assert_eq!(inbound.version.as_deref(), Some(WIRE_VERSION));
+            assert_eq!(inbound.codec.as_deref(), Some("string"));
+            assert_eq!(inbound.failure.as_deref(), Some("SOMETHING_NEW"));
+            assert_eq!(inbound.failure_code, Some(5));
+            assert!(inbound.user.is_empty(), "reserved names are not user headers");
+        }
     }
 
     #[test]
