@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""A codecbus peer in Python, written from the README's wire contract
+(version 1) alone: it talks to the Rust node of examples/peer_node.rs
+through a NATS server and checks every answer.
+
+    python3 -m pip install nats-py==2.16.0 msgpack==1.2.4
+    python3 examples/peer.py nats://127.0.0.1:4222
+
+Exits 0 when every check passed, 1 on the first mismatch, 2 on bad usage.
+`scripts/peer-check` runs it against a fresh server and node.
+"""
+
+import asyncio
+import sys
+import time
+
+import msgpack
+import nats
+from nats.errors import NoRespondersError, TimeoutError as NatsTimeout
+
+PREFIX = "codecbus"  # the node's subject prefix (the default)
+VERSION = "1"  # the wire contract's version
+TIMEOUT = 5.0  # seconds per request
+
+
+class Mismatch(Exception):
+    pass
+
+
+def send_subject(address):
+    """`{prefix}.s.{A'}`: send and request (queue group `{prefix}`).
+    The addresses used here are plain tokens, so `A'` is `A`."""
+    return f"{PREFIX}.s.{address}"
+
+
+def publish_subject(address):
+    return f"{PREFIX}.p.{address}"
+
+
+def codec(name, **user):
+    """The headers of a message with a body of codec `name`."""
+    return {"Codecbus-Codec": f"{VERSION} {name}", **user}
+
+
+def pack(value):
+    # msgpack-python writes integers in their smallest form, floats as
+    # float 64 and str as str: what the Rust codecs write and read.
+    return msgpack.packb(value)
+
+
+def unpack(data):
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
+def header(msg, name):
+    return (msg.headers or {}).get(name)
+
+
+checks = 0
+
+
+def check(what, ok, detail=""):
+    global checks
+    if not ok:
+        raise Mismatch(f"{what}: {detail}")
+    checks += 1
+    print(f"ok   {what}")
+
+
+def expect_reply(what, msg, codec_name, value):
+    check(
+        f"{what}: reply codec",
+        header(msg, "Codecbus-Codec") == f"{VERSION} {codec_name}",
+        f"headers {msg.headers!r}, body {msg.data!r}",
+    )
+    got = unpack(msg.data)
+    check(f"{what}: reply body", got == value, f"expected {value!r}, got {got!r}")
+    return got
+
+
+def expect_failure(what, msg, kind, code, text=None):
+    failure = header(msg, "Codecbus-Failure")
+    check(
+        f"{what}: {kind} {code}",
+        failure == f"{VERSION} {kind} {code}" and header(msg, "Codecbus-Codec") is None,
+        f"headers {msg.headers!r}, body {msg.data!r}",
+    )
+    message = msg.data.decode("utf-8")
+    if text is not None:
+        check(f"{what}: failure message", text in message, f"{message!r} lacks {text!r}")
+    return message
+
+
+async def request(nc, address, body, headers):
+    return await nc.request(send_subject(address), body, timeout=TIMEOUT, headers=headers)
+
+
+async def wait_for_node(nc):
+    """The node may still be subscribing: "no responders" is retried."""
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return await request(nc, "peer.upper", pack("up?"), codec("string"))
+        except NoRespondersError:
+            if time.monotonic() > deadline:
+                raise Mismatch("the node did not subscribe to peer.upper within 20 s")
+            await asyncio.sleep(0.1)
+
+
+async def requests(nc):
+    msg = await wait_for_node(nc)
+    expect_reply("string request", msg, "string", "UP?")
+
+    quote = {"sku": "tea", "qty": 3}
+    unit = sum(b"tea") % 900 + 100
+    expected = {"sku": "tea", "qty": 3, "unit_cents": unit, "total_cents": 3 * unit}
+    msg = await request(nc, "peer.quote", pack(quote), codec("peer.quote-request"))
+    expect_reply("derived request (map)", msg, "peer.quote", expected)
+
+    msg = await request(nc, "peer.quote", pack(["tea", 3]), codec("peer.quote-request"))
+    expect_reply("derived request (positional)", msg, "peer.quote", expected)
+
+    obj = {"hello": "from python", "n": -7, "pi": 3.25, "list": [1, None, True], "nested": {"a": {}}}
+    msg = await request(
+        nc, "peer.echo", pack(obj),
+        codec("json-obj-value", **{"Trace-Id": "42", "Codecbus-Future": "1 ignored"}),
+    )
+    expect_reply(
+        "JsObj request (unknown Codecbus-* header ignored, user header kept)",
+        msg, "json-obj-value", {**obj, "echoed": True, "headers": ["Trace-Id"]},
+    )
+
+    msg = await request(nc, "peer.codecs", pack(None), codec("unit"))
+    names = set(unpack(msg.data))
+    builtin = {
+        "string", "bool", "char", "unit",
+        "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64",
+        "json-obj-value", "json-array-value", "json-value", "serde-json-value",
+    }
+    check("built-in codec names", builtin <= names, f"missing {sorted(builtin - names)}")
+
+
+async def failures(nc):
+    msg = await request(nc, "peer.quote", pack({"sku": "tea", "qty": 0}), codec("peer.quote-request"))
+    expect_failure("failure reply", msg, "RECIPIENT_FAILURE", 400, "quantity of tea must be at least 1")
+
+    msg = await request(nc, "peer.quote", pack("tea"), codec("string"))
+    expect_failure("another type than the consumer's", msg, "TYPE_MISMATCH", -1)
+
+    try:
+        await request(nc, "peer.nobody", pack("x"), codec("string"))
+        raise Mismatch("no consumer: expected NATS no responders")
+    except NoRespondersError:
+        check("no consumer anywhere: NATS no responders", True)
+
+
+async def hostile(nc):
+    cases = [
+        ("garbage body", "peer.quote", b"\xc1\xff\x00", codec("peer.quote-request"), "cannot decode"),
+        ("trailing bytes", "peer.upper", pack("hi") + b"\x00", codec("string"), "1 bytes left after the value"),
+        ("wrong MessagePack type", "peer.upper", pack(5), codec("string"), "cannot decode"),
+        ("declared length past the end", "peer.echo", b"\xdf\xff\xff\xff\xff", codec("json-obj-value"), "cannot decode"),
+        ("no Codecbus-Codec header", "peer.upper", pack("hi"), None, "no Codecbus-Codec header"),
+        ("user headers only", "peer.upper", pack("hi"), {"Trace-Id": "1"}, "no Codecbus-Codec header"),
+        ("a Codecbus-Failure header", "peer.upper", pack("hi"),
+         {"Codecbus-Failure": "1 RECIPIENT_FAILURE 1"}, "no Codecbus-Codec header"),
+        ("unknown codec name", "peer.upper", pack("hi"), codec("no.such.codec"), "Unknown codec"),
+        ("wire version 2", "peer.upper", pack("hi"), {"Codecbus-Codec": "2 string"}, "wire version"),
+        ("no version", "peer.upper", pack("hi"), {"Codecbus-Codec": "string"}, "wire version"),
+    ]
+    for what, address, body, headers, text in cases:
+        msg = await request(nc, address, body, headers)
+        expect_failure(f"hostile request, {what}", msg, "CODEC", -1, text)
+    # The node is still fine.
+    msg = await request(nc, "peer.upper", pack("still there"), codec("string"))
+    expect_reply("request after the hostile ones", msg, "string", "STILL THERE")
+
+
+async def seen(nc):
+    msg = await request(nc, "peer.seen", pack(None), codec("unit"))
+    return unpack(msg.data)
+
+
+async def publish_and_send(nc):
+    before = await seen(nc)
+    await nc.publish(publish_subject("peer.notes"), pack("note-1"), headers=codec("string"))
+    for job in ("job-1", "job-2"):
+        await nc.publish(send_subject("peer.notes"), pack(job), headers=codec("string"))
+    # Undecodable sends and publishes are dropped (and counted).
+    await nc.publish(send_subject("peer.notes"), pack("no header"))
+    await nc.publish(publish_subject("peer.notes"), pack("x") + b"\x00", headers=codec("string"))
+    # An unknown Codecbus-* header on a send is ignored.
+    await nc.publish(send_subject("peer.notes"), pack("job-3"),
+                     headers=codec("string", **{"Codecbus-Future": "x"}))
+    await nc.flush()
+    want = {"publish": ["note-1"], "send": ["job-1", "job-2", "job-3"]}
+    deadline = time.monotonic() + 5
+    while True:
+        now = await seen(nc)
+        got = {
+            "publish": now["publish"][len(before["publish"]):],
+            "send": sorted(now["send"][len(before["send"]):]),
+        }
+        undecodable = now["undecodable"] - before["undecodable"]
+        if (got == want and undecodable == 2) or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    check("publish delivered once", got["publish"] == want["publish"], f"got {got}")
+    check("sends to the queue group delivered once each", got["send"] == want["send"], f"got {got}")
+    check("undecodable send and publish dropped and counted", undecodable == 2, f"counted {undecodable}")
+
+
+async def queue_member(nc):
+    """This peer joins the queue group of `peer.py` and serves the node."""
+    served = []
+
+    async def serve(msg):
+        served.append(header(msg, "Codecbus-Codec"))
+        try:
+            answer, headers = pack(f"pong:{unpack(msg.data)}"), codec("string")
+        except Exception as e:  # a failure reply, as a node answers
+            answer, headers = str(e).encode(), {"Codecbus-Failure": f"{VERSION} CODEC -1"}
+        # A reply is a plain publish to the request's reply subject.
+        await nc.publish(msg.reply, answer, headers=headers)
+
+    sub = await nc.subscribe(send_subject("peer.py"), queue=PREFIX, cb=serve)
+    await nc.flush()
+    try:
+        msg = await request(nc, "peer.relay", pack("ping"), codec("string"))
+        expect_reply("node's request served by this peer (queue group)", msg, "string", "pong:ping")
+        check("the node's request carried its codec", served == [f"{VERSION} string"], f"got {served}")
+    finally:
+        await sub.unsubscribe()
+
+
+async def conversation(nc):
+    msg = await request(nc, "peer.login", pack("alice"), codec("string"))
+    expect_reply("conversation turn 1", msg, "string", "password?")
+    check("turn 1 carries a reply subject", bool(msg.reply), "no reply subject")
+    msg = await nc.request(msg.reply, pack("hunter2"), timeout=TIMEOUT, headers=codec("string"))
+    expect_reply("conversation turn 2", msg, "string", "otp?")
+    check("turn 2 carries a reply subject", bool(msg.reply), "no reply subject")
+    msg = await nc.request(msg.reply, pack("123456"), timeout=TIMEOUT, headers=codec("string"))
+    expect_reply("conversation end", msg, "bool", True)
+    check("the last reply carries no reply subject", not msg.reply, f"reply subject {msg.reply!r}")
+
+    # A turn answered with a failure ends the conversation on the node's side.
+    msg = await request(nc, "peer.login", pack("bob"), codec("string"))
+    expect_reply("conversation 2, turn 1", msg, "string", "password?")
+    msg = await nc.request(msg.reply, pack("wrong"), timeout=TIMEOUT, headers=codec("string"))
+    expect_failure("conversation 2, refused turn", msg, "RECIPIENT_FAILURE", 401, "wrong password for bob")
+
+    # A turn the node cannot decode is answered with CODEC.
+    msg = await request(nc, "peer.login", pack("carol"), codec("string"))
+    expect_reply("conversation 3, turn 1", msg, "string", "password?")
+    msg = await nc.request(msg.reply, pack("hunter2") + b"\xc0", timeout=TIMEOUT, headers=codec("string"))
+    expect_failure("conversation 3, hostile turn", msg, "CODEC", -1, "left after the value")
+
+
+async def main(url):
+    nc = await nats.connect(url, name="codecbus-peer-py", connect_timeout=3,
+                            max_reconnect_attempts=0, allow_reconnect=False)
+    try:
+        for step in (requests, failures, hostile, publish_and_send, queue_member, conversation):
+            print(f"---- {step.__name__}")
+            await step(nc)
+    finally:
+        await nc.close()
+    print(f"all {checks} checks passed")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: peer.py nats://HOST:PORT", file=sys.stderr)
+        sys.exit(2)
+    try:
+        asyncio.run(main(sys.argv[1]))
+    except (Mismatch, NatsTimeout, NoRespondersError) as e:
+        print(f"FAIL {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
