@@ -171,6 +171,17 @@ async def hostile(nc):
     for what, address, body, headers, text in cases:
         msg = await request(nc, address, body, headers)
         expect_failure(f"hostile request, {what}", msg, "CODEC", -1, text)
+    # A Codecbus-Failure header on a request is ignored (only replies carry
+    # one), whatever its version.
+    msg = await request(nc, "peer.upper", pack("failure header"),
+                        codec("string", **{"Codecbus-Failure": "2 SOMETHING_NEW 1"}))
+    expect_reply("request with Codecbus-Codec and Codecbus-Failure", msg, "string", "FAILURE HEADER")
+    # A publish subject never answers: a request there times out.
+    try:
+        await nc.request(publish_subject("peer.upper"), pack("x"), timeout=0.5, headers=codec("string"))
+        raise Mismatch("a request to a publish subject was answered")
+    except NatsTimeout:
+        check("a request to a publish subject gets no answer", True)
     # The node is still fine.
     msg = await request(nc, "peer.upper", pack("still there"), codec("string"))
     expect_reply("request after the hostile ones", msg, "string", "STILL THERE")
@@ -217,9 +228,15 @@ async def queue_member(nc):
     async def serve(msg):
         served.append(header(msg, "Codecbus-Codec"))
         try:
-            answer, headers = pack(f"pong:{unpack(msg.data)}"), codec("string")
+            body = unpack(msg.data)
         except Exception as e:  # a failure reply, as a node answers
-            answer, headers = str(e).encode(), {"Codecbus-Failure": f"{VERSION} CODEC -1"}
+            body, answer, headers = None, str(e).encode(), {"Codecbus-Failure": f"{VERSION} CODEC -1"}
+        if body == "bare":  # a reply without a bus header
+            answer, headers = pack("bare"), None
+        elif body == "refuse":  # a failure of a kind from a newer contract
+            answer, headers = b"not today", {"Codecbus-Failure": f"{VERSION} SOMETHING_NEW 7"}
+        elif body is not None:
+            answer, headers = pack(f"pong:{body}"), codec("string")
         # A reply is a plain publish to the request's reply subject.
         await nc.publish(msg.reply, answer, headers=headers)
 
@@ -229,6 +246,12 @@ async def queue_member(nc):
         msg = await request(nc, "peer.relay", pack("ping"), codec("string"))
         expect_reply("node's request served by this peer (queue group)", msg, "string", "pong:ping")
         check("the node's request carried its codec", served == [f"{VERSION} string"], f"got {served}")
+        msg = await request(nc, "peer.relay", pack("bare"), codec("string"))
+        expect_failure("a reply without Codecbus-Codec is a Codec error for the node",
+                       msg, "RECIPIENT_FAILURE", 502, "peer.py answered Codec -1")
+        msg = await request(nc, "peer.relay", pack("refuse"), codec("string"))
+        expect_failure("an unknown failure kind reads as a recipient failure",
+                       msg, "RECIPIENT_FAILURE", 502, "peer.py answered RecipientFailure 7: not today")
     finally:
         await sub.unsubscribe()
 

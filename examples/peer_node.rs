@@ -20,7 +20,7 @@
 //! | `peer.notes` | `string`, no reply | publish and send: records what came, and how |
 //! | `peer.seen` | `unit` → `json-obj-value` `{publish: [...], send: [...], undecodable: n}` | what `peer.notes` got |
 //! | `peer.login` | `string` (a user) → `string` `"password?"` → `string` `"otp?"` → `bool` | a conversation (`reply_and_request`) |
-//! | `peer.relay` | `string` → the `string` reply of a request this node makes to `peer.py` (served by the peer) | the peer in the queue group |
+//! | `peer.relay` | `string` → the `string` reply of a request this node makes to `peer.py` (served by the peer); when that fails, a failure with code 502 naming the error's kind and code | the peer in the queue group, replies read by this node |
 //! | `peer.codecs` | `unit` → `json-array-value` of every codec name this node knows | the registry |
 
 use std::process::ExitCode;
@@ -193,7 +193,8 @@ async fn serve(url: &str) -> Result<(), String> {
                     m.reply(answer.body().clone());
                 }
                 Err(e) => {
-                    m.fail(502, format!("peer.py answered {:?}: {e}", e.kind()));
+                    let (kind, code) = (e.kind(), e.failure_code());
+                    m.fail(502, format!("peer.py answered {kind:?} {code}: {e}"));
                 }
             }
         }
