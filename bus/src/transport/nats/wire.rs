@@ -254,6 +254,24 @@ mod tests {
     }
 
     #[test]
+    fn kept_bytes_are_the_readmes_ranges() {
+        // README, wire contract: 0x21-0x24, 0x26-0x29, 0x2B-0x2D,
+        // 0x2F-0x3D and 0x3F-0x7E are kept, every other byte is `%XX`
+        // (upper-case hex); `.` is the separator.
+        let kept = |b: u8| matches!(b, 0x21..=0x24 | 0x26..=0x29 | 0x2B..=0x2D | 0x2F..=0x3D | 0x3F..=0x7E);
+        for b in 0u8..=0x7F {
+            let c = char::from(b);
+            let want = if kept(b) || b == b'.' {
+                format!("x{c}x")
+            } else {
+                format!("x%{b:02X}x")
+            };
+            assert_eq!(esc(&format!("x{c}x")), want, "byte {b:#04x}");
+        }
+        assert_eq!(esc("\u{7f}\u{ff}"), "%7F%C3%BF");
+    }
+
+    #[test]
     fn escaping_is_injective_on_tricky_pairs() {
         let pairs = [
             ("a.b", "a%2Eb"),
@@ -353,7 +371,10 @@ mod tests {
             assert_eq!(inbound.codec.as_deref(), Some("string"));
             assert_eq!(inbound.failure.as_deref(), Some("SOMETHING_NEW"));
             assert_eq!(inbound.failure_code, Some(5));
-            assert!(inbound.user.is_empty(), "reserved names are not user headers");
+            assert!(
+                inbound.user.is_empty(),
+                "reserved names are not user headers"
+            );
         }
     }
 
