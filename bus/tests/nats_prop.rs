@@ -84,8 +84,9 @@ fn jsobj() -> impl Strategy<Value = JsObj> {
     ];
     let value = leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
-            vec(inner.clone(), 0..4)
-                .prop_map(|v| JsValue::from(v.into_iter().collect::<codecbus_core::json::JsArray>())),
+            vec(inner.clone(), 0..4).prop_map(|v| JsValue::from(
+                v.into_iter().collect::<codecbus_core::json::JsArray>()
+            )),
             vec(("[a-z]{1,6}", inner), 0..4)
                 .prop_map(|kv| JsValue::from(kv.into_iter().collect::<JsObj>())),
         ]
@@ -139,6 +140,8 @@ struct Pair {
     _server: harness::NatsServer,
 }
 
+// Never dropped (statics are not): the harness's watchdog kills the server
+// and removes its directory when the test process exits.
 static PAIR: OnceLock<Option<Pair>> = OnceLock::new();
 static NEXT_ADDRESS: AtomicUsize = AtomicUsize::new(0);
 

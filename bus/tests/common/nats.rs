@@ -2,6 +2,18 @@
 //! port with a config file in a temporary directory, awaited until it
 //! accepts connections, killed (and its directory removed) on drop.
 //!
+//! The server also dies with the process that started it, however that
+//! process ends: a normal exit that never drops the server (one kept in a
+//! `static`), a panic, or a kill (SIGKILL included). Each server has a
+//! watchdog, a small `sh` whose standard input is a pipe from this
+//! process; it learns the server's process id on every start and, when the
+//! pipe closes (the kernel closes it when this process ends, whatever the
+//! way), kills the server and removes its directory. Drop still stops the
+//! server at once. (Linux's `PR_SET_PDEATHSIG` is no substitute: it fires
+//! when the spawning *thread* exits, and every test runs on a thread of
+//! its own.) The watchdog ignores SIGINT, SIGTERM and SIGHUP, so a Ctrl-C
+//! to the whole process group still leaves it to clean up.
+//!
 //! Without `nats-server` on `PATH` (or in `/usr/sbin`, where the Debian
 //! package puts it) the tests print a skip message and pass, unless the
 //! `CI` environment variable is set: then they fail, so CI cannot go green
@@ -13,7 +25,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -72,6 +84,60 @@ pub struct NatsServer {
     dir: PathBuf,
     port: u16,
     child: Option<Child>,
+    watchdog: Option<Watchdog>,
+}
+
+/// Reads process ids, one a line (`0`: no server running), until its
+/// standard input closes; then kills the last one and removes the
+/// directory `$1`.
+const WATCHDOG: &str = r#"trap '' INT TERM HUP
+pid=0
+while IFS= read -r line; do pid=$line; done
+if [ "$pid" != 0 ]; then kill -9 "$pid" 2>/dev/null; fi
+rm -rf "$1"
+"#;
+
+/// The `sh` that kills the server and removes its directory when this
+/// process ends without dropping the [`NatsServer`].
+struct Watchdog {
+    child: Child,
+    /// The write end of its standard input; only this process holds it
+    /// (Rust opens pipes close-on-exec, so no other child inherits it).
+    stdin: Option<ChildStdin>,
+}
+
+impl Watchdog {
+    fn start(dir: &Path) -> Self {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(WATCHDOG)
+            .arg("codecbus-nats-watchdog")
+            .arg(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the nats-server watchdog (sh)");
+        let stdin = child.stdin.take();
+        Self { child, stdin }
+    }
+
+    /// The server now running (`0`: none).
+    fn watch(&mut self, pid: u32) {
+        if let Some(stdin) = &mut self.stdin {
+            // A watchdog that died can only leave the directory behind;
+            // Drop removes it too.
+            let _ = writeln!(stdin, "{pid}");
+            let _ = stdin.flush();
+        }
+    }
+
+    /// Closes the pipe and waits until the watchdog has removed the
+    /// directory.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
@@ -114,11 +180,13 @@ impl NatsServer {
             text.push('\n');
         }
         std::fs::write(dir.join("server.conf"), text).expect("write the server config");
+        let watchdog = Watchdog::start(&dir);
         let mut server = Self {
             binary,
             dir,
             port,
             child: None,
+            watchdog: Some(watchdog),
         };
         server.spawn();
         Some(server)
@@ -134,6 +202,9 @@ impl NatsServer {
             .stderr(log)
             .spawn()
             .expect("start nats-server");
+        if let Some(watchdog) = &mut self.watchdog {
+            watchdog.watch(child.id());
+        }
         self.child = Some(child);
         self.wait_ready();
     }
@@ -187,11 +258,19 @@ impl NatsServer {
         &self.dir
     }
 
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Kills the server (SIGKILL) and waits for it to exit.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
+            if let Some(watchdog) = &mut self.watchdog {
+                watchdog.watch(0);
+            }
         }
     }
 
@@ -213,6 +292,9 @@ impl NatsServer {
 impl Drop for NatsServer {
     fn drop(&mut self) {
         self.kill();
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.finish();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
