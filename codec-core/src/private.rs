@@ -3,7 +3,46 @@
 
 pub use inventory;
 
+pub use crate::msgpack::read::StructHeader;
 pub use crate::registry::CodecRegistration;
+
+use crate::{DecodeError, Reader, Writer};
+
+/// Enters one level of nesting. Generated decoders call it before a struct,
+/// newtype or enum payload and [`leave`] after it; on the error path the
+/// whole decode is abandoned, so nothing needs to be left.
+///
+/// Users have [`Reader::nested`], which cannot be left unpaired.
+#[inline(always)]
+pub fn enter(r: &mut Reader<'_>) -> Result<(), DecodeError> {
+    r.enter()
+}
+
+/// Leaves the level entered by [`enter`].
+#[inline(always)]
+pub fn leave(r: &mut Reader<'_>) {
+    r.leave();
+}
+
+/// Consumes `pattern` if the input continues with exactly these bytes (a
+/// pre-encoded map key, header included) and says whether it did.
+#[inline(always)]
+pub fn eat_raw(r: &mut Reader<'_>, pattern: &[u8]) -> bool {
+    r.eat_raw(pattern)
+}
+
+/// Reads the header of a struct: a map by name or an array by position.
+#[inline(always)]
+pub fn read_struct_header(r: &mut Reader<'_>) -> Result<StructHeader, DecodeError> {
+    r.read_struct_header()
+}
+
+/// Appends bytes that are already MessagePack (pre-encoded headers and
+/// keys, computed by the derive).
+#[inline(always)]
+pub fn write_raw(w: &mut Writer, bytes: &[u8]) {
+    w.write_raw(bytes);
+}
 
 /// Compile-time check used by `#[codec(immutable)]`: the span of the call is
 /// the field's type, so the error points at the offending field.

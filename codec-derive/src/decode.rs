@@ -1,11 +1,12 @@
 // Generates `MessageCodec::decode`.
 //
 // Map keys are matched as raw bytes: while they come in declared order each
-// is compared, header included, with its pre-encoded form (`eat_raw`); any
+// is compared, header included, with its pre-encoded form
+// (`__private::eat_raw`); any
 // other key is read as a string and matched (`match key { b"id" => .. }`).
 // No UTF-8 check and no allocation for known keys, unknown keys are skipped
 // without recursion. Every struct, variant payload and newtype calls
-// `Reader::enter` first, so the depth limit holds on every recursive path
+// `__private::enter` first (and `leave` after), so the depth limit holds on every recursive path
 // (`struct N(Option<Box<N>>)` included). Errors pick up their path while
 // they travel outwards: `in_field` / `in_index` here, `in_variant` for enum
 // payloads (passed down as `suffix`, appended to every error built inside).
@@ -74,29 +75,28 @@ fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
             let member = &field.member;
             let value = field_decode(cg, field);
             quote! {
-                __r.enter()?;
+                #krate::__private::enter(__r)?;
                 let __v = #value?;
-                __r.leave();
+                #krate::__private::leave(__r);
                 ::core::result::Result::Ok(Self { #member: __v })
             }
         }
         Data::Struct(Style::Tuple, fields) => {
             let seq = seq_block(cg, fields, &ctor, &none);
             quote! {
-                __r.enter()?;
+                #krate::__private::enter(__r)?;
                 let __len = __r.read_array_len()?;
                 let __v = #seq;
-                __r.leave();
+                #krate::__private::leave(__r);
                 ::core::result::Result::Ok(__v)
             }
         }
         Data::Struct(Style::Named, fields) => {
             let body = named_body(cg, fields, &ctor, &none);
             quote! {
-                __r.enter()?;
-                let (__is_map, __len) = __r.read_struct_header()?;
+                #krate::__private::enter(__r)?;
                 let __v = #body;
-                __r.leave();
+                #krate::__private::leave(__r);
                 ::core::result::Result::Ok(__v)
             }
         }
@@ -104,19 +104,30 @@ fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     }
 }
 
-/// `if __is_map { by key } else { by position }`, evaluating to `ctor { .. }`.
+/// Reads the struct header and decodes by key or by position, evaluating to
+/// `ctor { .. }`. The type's own layout is the first arm.
 fn named_body(
     cg: &Codegen<'_>,
     fields: &[Field<'_>],
     ctor: &TokenStream,
     suffix: &TokenStream,
 ) -> TokenStream {
+    let krate = cg.krate;
+    let try_ = try_suffix(suffix);
     let map = map_block(cg, fields, ctor, suffix);
     let seq = seq_block(cg, fields, ctor, suffix);
-    if cg.as_array {
-        quote!(if !__is_map #seq else #map)
+    let header = quote!(#krate::__private::StructHeader);
+    let map_arm = quote!(#header::Map(__len) => #map,);
+    let seq_arm = quote!(#header::Array(__len) => #seq,);
+    let arms = if cg.as_array {
+        quote!(#seq_arm #map_arm)
     } else {
-        quote!(if __is_map #map else #seq)
+        quote!(#map_arm #seq_arm)
+    };
+    quote! {
+        match #krate::__private::read_struct_header(__r) #try_ {
+            #arms
+        }
     }
 }
 
@@ -154,7 +165,7 @@ fn map_block(
         let raw = Literal::byte_string(&crate::encode::str_bytes(&f.wire_name));
         let value = field_decode(cg, f);
         quote! {
-            if __n == __len || !__r.eat_raw(#raw) {
+            if __n == __len || !#krate::__private::eat_raw(__r, #raw) {
                 break '__in_order;
             }
             #slot = ::core::option::Option::Some(
@@ -352,13 +363,7 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
             }
             Style::Named => {
                 let body = named_body(cg, &v.fields, &ctor, &suffix);
-                own_frame(
-                    cg,
-                    quote! {
-                        let (__is_map, __len) = __r.read_struct_header() #try_;
-                        #body
-                    },
-                )
+                own_frame(cg, body)
             }
         };
         quote!(#key => #value,)
@@ -372,7 +377,7 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
     };
 
     quote! {
-        __r.enter()?;
+        #krate::__private::enter(__r)?;
         let __at = __r.position();
         let __v = match __r.peek()? {
             0xa0..=0xbf | 0xd9..=0xdb => match __r.read_str_bytes()? {
@@ -398,7 +403,7 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
             }
             __m => return ::core::result::Result::Err(__r.mismatch("string or map", __m, __at)),
         };
-        __r.leave();
+        #krate::__private::leave(__r);
         ::core::result::Result::Ok(__v)
     }
 }

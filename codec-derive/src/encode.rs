@@ -47,7 +47,7 @@ pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
 fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     match &input.data {
         Data::Struct(style, fields) => {
-            let mut emit = Emit::default();
+            let mut emit = Emit::new(cg);
             match style {
                 Style::Unit => emit.raw(&array_header(0)),
                 Style::Newtype => {
@@ -106,7 +106,7 @@ fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>) -> TokenStream {
     };
 
     let name = str_bytes(&variant.wire_name);
-    let mut emit = Emit::default();
+    let mut emit = Emit::new(cg);
     match variant.style {
         Style::Unit => emit.raw(&name),
         Style::Newtype => {
@@ -204,7 +204,7 @@ fn named_body<'f, 'a: 'f>(
     emit.call(head);
     for field in encoded {
         if field.attrs.skip_if.is_some() {
-            let mut inner = Emit::default();
+            let mut inner = Emit::new(cg);
             inner.raw(&str_bytes(&field.wire_name));
             inner.call(field_encode(cg, field, &access(field)));
             let inner = inner.finish();
@@ -256,13 +256,21 @@ fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> Tok
 
 /// Collects generated statements, merging constant bytes into one
 /// `write_raw` per run.
-#[derive(Default)]
 struct Emit {
+    krate: TokenStream,
     pending: Vec<u8>,
     out: TokenStream,
 }
 
 impl Emit {
+    fn new(cg: &Codegen<'_>) -> Self {
+        Emit {
+            krate: cg.krate.clone(),
+            pending: Vec::new(),
+            out: TokenStream::new(),
+        }
+    }
+
     fn raw(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
     }
@@ -275,7 +283,9 @@ impl Emit {
     fn flush(&mut self) {
         if !self.pending.is_empty() {
             let lit = Literal::byte_string(&self.pending);
-            self.out.extend(quote!(__w.write_raw(#lit);));
+            let krate = &self.krate;
+            self.out
+                .extend(quote!(#krate::__private::write_raw(__w, #lit);));
             self.pending.clear();
         }
     }

@@ -56,7 +56,11 @@ fn crate_path(cx: &Ctxt, input: Option<&Input<'_>>) -> TokenStream {
 /// user gave the dependency.
 fn found_crate_path(cx: &Ctxt) -> TokenStream {
     let mut all_absent = true;
-    for (package, module) in [("codecbus-core", None), ("codecbus", Some("codec")), ("codecbus-bus", Some("codec"))] {
+    for (package, module) in [
+        ("codecbus-core", None),
+        ("codecbus", Some("codec")),
+        ("codecbus-bus", Some("codec")),
+    ] {
         let name = match proc_macro_crate::crate_name(package) {
             // A package's own examples, tests and doctests reach it by its
             // crate name (each lib declares `extern crate self as ...`).

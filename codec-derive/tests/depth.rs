@@ -5,7 +5,7 @@
 //! are built in; the debug build is the one that matters.
 
 use codecbus_core::{
-    DecodeErrorKind, DecodeLimits, MessageCodec, Writer, from_slice, from_slice_with_limits,
+    DecodeErrorKind, DecodeLimits, MessageCodec, from_slice, from_slice_with_limits,
 };
 
 const STACK: usize = 2 * 1024 * 1024;
@@ -51,21 +51,21 @@ struct Link {
 
 /// `{"Neg": {"Neg": ... {"Lit": 1}}}`, `depth` levels.
 fn nested_neg(depth: usize) -> Vec<u8> {
-    let mut w = Writer::new();
+    let mut w: Vec<u8> = Vec::new();
     for _ in 0..depth {
-        w.write_raw(b"\x81\xa3Neg");
+        w.extend_from_slice(b"\x81\xa3Neg");
     }
-    w.write_raw(b"\x81\xa3Lit\x01");
-    w.into_vec()
+    w.extend_from_slice(b"\x81\xa3Lit\x01");
+    w
 }
 
 fn nested_list(depth: usize) -> Vec<u8> {
-    let mut w = Writer::new();
+    let mut w: Vec<u8> = Vec::new();
     for _ in 0..depth {
-        w.write_raw(b"\x81\xa4Cons\x92\x07");
+        w.extend_from_slice(b"\x81\xa4Cons\x92\x07");
     }
-    w.write_raw(b"\xa3Nil");
-    w.into_vec()
+    w.extend_from_slice(b"\xa3Nil");
+    w
 }
 
 #[test]
@@ -118,12 +118,12 @@ fn deep_tuple_variants_and_structs_and_arrays() {
         assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
 
         // {"children": [{"children": [ ... ]}]}
-        let mut w = Writer::new();
+        let mut w: Vec<u8> = Vec::new();
         for _ in 0..10_000 {
-            w.write_raw(b"\x81\xa8children\x91");
+            w.extend_from_slice(b"\x81\xa8children\x91");
         }
-        w.write_raw(b"\x81\xa8children\x90");
-        let e = from_slice::<Tree>(w.as_slice()).unwrap_err();
+        w.extend_from_slice(b"\x81\xa8children\x90");
+        let e = from_slice::<Tree>(&w).unwrap_err();
         assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
 
         // [[[[ ... ]]]] positionally: Tree accepts arrays too.
@@ -228,12 +228,12 @@ fn large_recursive_types_reach_the_limit_without_overflowing() {
         // Only `next` is given, so each value fails with a missing field
         // once the innermost level is reached: the stack went all the way.
         for depth in [1, 30, 63, 64, 200] {
-            let mut w = Writer::new();
+            let mut w: Vec<u8> = Vec::new();
             for _ in 0..depth {
-                w.write_raw(b"\x81\xa3V19\x81\xa4next");
+                w.extend_from_slice(b"\x81\xa3V19\x81\xa4next");
             }
-            w.write_raw(b"\xa4Leaf");
-            let kind = from_slice::<Wide>(w.as_slice()).unwrap_err().kind();
+            w.extend_from_slice(b"\xa4Leaf");
+            let kind = from_slice::<Wide>(&w).unwrap_err().kind();
             if depth < 64 {
                 assert_eq!(kind, DecodeErrorKind::MissingField("a"), "depth {depth}");
             } else {
@@ -241,12 +241,12 @@ fn large_recursive_types_reach_the_limit_without_overflowing() {
             }
         }
         for depth in [1, 42, 43, 200] {
-            let mut w = Writer::new();
+            let mut w: Vec<u8> = Vec::new();
             for _ in 0..depth {
-                w.write_raw(b"\x81\xa4next");
+                w.extend_from_slice(b"\x81\xa4next");
             }
-            w.write_raw(b"\xc0");
-            let kind = from_slice::<WideStruct>(w.as_slice()).unwrap_err().kind();
+            w.extend_from_slice(b"\xc0");
+            let kind = from_slice::<WideStruct>(&w).unwrap_err().kind();
             if depth <= 43 {
                 assert_eq!(kind, DecodeErrorKind::MissingField("a"), "depth {depth}");
             } else {

@@ -375,7 +375,12 @@ struct AllAttributes {
 }
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
-#[codec(immutable, as_array, crate = "::codecbus_core", rename_all = "kebab-case")]
+#[codec(
+    immutable,
+    as_array,
+    crate = "::codecbus_core",
+    rename_all = "kebab-case"
+)]
 enum AllVariantAttributes {
     FirstOne,
     #[codec(rename = "2")]
@@ -483,7 +488,10 @@ mod no_prelude {
     #![no_implicit_prelude]
 
     #[derive(
-        ::codecbus_core::MessageCodec, ::core::clone::Clone, ::core::fmt::Debug, ::core::cmp::PartialEq,
+        ::codecbus_core::MessageCodec,
+        ::core::clone::Clone,
+        ::core::fmt::Debug,
+        ::core::cmp::PartialEq,
     )]
     pub(crate) struct Plain {
         pub(crate) a: u8,

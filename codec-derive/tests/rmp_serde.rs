@@ -828,5 +828,8 @@ fn sql_request_sizes() {
     assert_eq!(derived.len(), 55);
     assert_eq!(&derived[1..], w.as_slice());
     assert_eq!(derived, rmp_serde::to_vec(&req).unwrap());
-    assert_eq!(codecbus_core::from_slice::<SqlRequest>(&derived).unwrap(), req);
+    assert_eq!(
+        codecbus_core::from_slice::<SqlRequest>(&derived).unwrap(),
+        req
+    );
 }

@@ -4,8 +4,9 @@
 //! declared length is checked against the bytes left *before* anything is
 //! reserved (an array of n values needs at least n bytes, a map 2n), and
 //! callers that allocate charge the bytes to the reader's budget first
-//! ([`Reader::charge_alloc`]). Nesting is counted by [`Reader::enter`], which
-//! every recursive decoder calls, so depth is bounded whatever the path
+//! ([`Reader::charge_alloc`]). Nesting is counted by [`Reader::nested`] (and
+//! the crate-internal `enter`/`leave` pair generated code uses), which every
+//! recursive decoder goes through, so depth is bounded whatever the path
 //! (`Option<Box<Self>>`, newtypes, enum payloads).
 #![forbid(unsafe_code)]
 
@@ -182,7 +183,7 @@ pub struct Reader<'de> {
     /// The bytes not yet consumed: always a suffix of `buf`, so a read of
     /// `n` bytes is one length comparison and the position is a subtraction.
     rest: &'de [u8],
-    /// The whole input, for positions in errors and for [`Reader::key_path`].
+    /// The whole input, for positions in errors and for `key_path`.
     buf: &'de [u8],
     depth: u32,
     alloc_left: usize,
@@ -287,15 +288,58 @@ impl<'de> Reader<'de> {
         DecodeError::new(DecodeErrorKind::TypeMismatch { expected, found }, at)
     }
 
-    /// Enters one level of nesting.
+    /// Runs `f` one level of nesting deeper, so that the depth limit holds
+    /// through a hand-written decoder that recurses (a tree, a value that
+    /// holds itself). The depth is restored when `f` returns, whatever it
+    /// returns.
     ///
     /// # Errors
     ///
-    /// [`DecodeErrorKind::DepthLimitExceeded`] past the limit.
+    /// [`DecodeErrorKind::DepthLimitExceeded`] when the reader is already at
+    /// its depth limit (then `f` is not called); otherwise what `f` returns.
+    ///
+    /// # Examples
+    ///
+    /// A hand-written decoder for a nested list, bounded by the limit:
+    ///
+    /// ```
+    /// use codecbus_core::{DecodeError, DecodeErrorKind, DecodeLimits, Reader};
+    ///
+    /// // Counts how deep `[[[...]]]` goes.
+    /// fn depth(r: &mut Reader<'_>) -> Result<u32, DecodeError> {
+    ///     let len = r.read_array_len()?;
+    ///     let mut deepest = 0;
+    ///     for _ in 0..len {
+    ///         deepest = deepest.max(r.nested(depth)?);
+    ///     }
+    ///     Ok(deepest + 1)
+    /// }
+    ///
+    /// assert_eq!(depth(&mut Reader::new(&[0x91, 0x91, 0x90])).unwrap(), 3);
+    ///
+    /// let limits = DecodeLimits::default().max_depth(2);
+    /// let err = depth(&mut Reader::with_limits(&[0x91, 0x91, 0x91, 0x90], limits)).unwrap_err();
+    /// assert_eq!(err.kind(), DecodeErrorKind::DepthLimitExceeded);
+    /// ```
+    #[inline(always)]
+    pub fn nested<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        self.enter()?;
+        let result = f(self);
+        self.leave();
+        result
+    }
+
+    /// Enters one level of nesting; generated code pairs it with
+    /// [`leave`](Self::leave) (see `__private::enter`). Users have
+    /// [`nested`](Self::nested), which cannot be left unpaired.
     #[inline]
-    pub fn enter(&mut self) -> Result<(), DecodeError> {
+    pub(crate) fn enter(&mut self) -> Result<(), DecodeError> {
         self.depth += 1;
         if self.depth > self.limits.max_depth {
+            self.depth -= 1;
             return Err(self.error(DecodeErrorKind::DepthLimitExceeded));
         }
         Ok(())
@@ -303,7 +347,7 @@ impl<'de> Reader<'de> {
 
     /// Leaves one level of nesting (pairs with [`enter`](Self::enter)).
     #[inline]
-    pub fn leave(&mut self) {
+    pub(crate) fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
     }
 
@@ -390,7 +434,7 @@ impl<'de> Reader<'de> {
     /// and says whether it did. Derived decoders match a pre-encoded map key
     /// (string header and name) this way, without reading it as a string.
     #[inline(always)]
-    pub fn eat_raw(&mut self, pattern: &[u8]) -> bool {
+    pub(crate) fn eat_raw(&mut self, pattern: &[u8]) -> bool {
         match self.rest.split_at_checked(pattern.len()) {
             Some((head, tail)) if head == pattern => {
                 self.rest = tail;
@@ -735,16 +779,12 @@ impl<'de> Reader<'de> {
     }
 
     /// Reads the header of a struct: a map (by field name) or an array
-    /// (positional). Returns `(is_map, len)`.
-    ///
-    /// # Errors
-    ///
-    /// A type mismatch for anything else; [`DecodeErrorKind::LengthOverflow`].
+    /// (positional).
     #[inline(always)]
-    pub fn read_struct_header(&mut self) -> Result<(bool, usize), DecodeError> {
+    pub(crate) fn read_struct_header(&mut self) -> Result<StructHeader, DecodeError> {
         match self.peek()? {
-            0x80..=0x8f | 0xde | 0xdf => Ok((true, self.read_map_len()?)),
-            0x90..=0x9f | 0xdc | 0xdd => Ok((false, self.read_array_len()?)),
+            0x80..=0x8f | 0xde | 0xdf => Ok(StructHeader::Map(self.read_map_len()?)),
+            0x90..=0x9f | 0xdc | 0xdd => Ok(StructHeader::Array(self.read_array_len()?)),
             m => Err(self.mismatch("map or array", m, self.position())),
         }
     }
@@ -776,7 +816,7 @@ impl<'de> Reader<'de> {
     /// Adds the map key that starts at byte `key_at` to `err`'s path: the
     /// key's text when it is a string, its entry index otherwise.
     #[cold]
-    pub fn key_path(&self, err: DecodeError, key_at: usize, index: usize) -> DecodeError {
+    pub(crate) fn key_path(&self, err: DecodeError, key_at: usize, index: usize) -> DecodeError {
         let mut probe = self.clone();
         probe.rest = self.buf.get(key_at..).unwrap_or_default();
         match probe.read_str() {
@@ -850,6 +890,15 @@ impl<'de> Reader<'de> {
         }
         Ok(())
     }
+}
+
+/// The header of a struct on the wire: which layout, and how many entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StructHeader {
+    /// A map of this many key/value pairs (fields by name).
+    Map(usize),
+    /// An array of this many elements (fields by position).
+    Array(usize),
 }
 
 #[inline]

@@ -70,9 +70,10 @@ impl Writer {
     }
 
     /// Appends bytes that are already MessagePack (a pre-encoded key, a
-    /// cached header).
+    /// cached header). Not public: a wrong byte here corrupts everything
+    /// after it; generated code reaches it through `__private::write_raw`.
     #[inline]
-    pub fn write_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn write_raw(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
 
