@@ -29,6 +29,8 @@ mod impls;
 pub mod json;
 mod msgpack;
 mod registry;
+#[cfg(feature = "serde")]
+mod serde_body;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -41,6 +43,8 @@ pub use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKin
 pub use crate::msgpack::read::{DecodeLimits, Int, Reader, ValueKind};
 pub use crate::msgpack::write::Writer;
 pub use crate::registry::{AnyBody, CodecRegistration, registrations};
+#[cfg(feature = "serde")]
+pub use crate::serde_body::Serde;
 
 #[cfg(feature = "derive")]
 pub use codecbus_derive::MessageCodec;

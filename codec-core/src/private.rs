@@ -2,6 +2,7 @@
 //! public API: names here may change in any release.
 
 pub use inventory;
+pub use serde;
 
 pub use crate::msgpack::read::StructHeader;
 pub use crate::registry::CodecRegistration;
@@ -105,4 +106,47 @@ pub fn decode_bytes_opt<B: From<Vec<u8>>>(
         return Ok(None);
     }
     decode_bytes(r).map(Some)
+}
+
+/// Encodes a `#[codec(serde)]` field as `rmp_serde::to_vec_named` would.
+#[cfg(feature = "serde")]
+#[inline]
+pub fn encode_serde<T: serde::Serialize + ?Sized>(
+    value: &T,
+    w: &mut Writer,
+) -> Result<(), crate::EncodeError> {
+    crate::serde_body::encode(value, w)
+}
+
+/// Decodes a `#[codec(serde)]` field with `rmp-serde`, within the reader's
+/// limits.
+#[cfg(feature = "serde")]
+#[inline]
+pub fn decode_serde<T: serde::de::DeserializeOwned>(r: &mut Reader<'_>) -> Result<T, DecodeError> {
+    crate::serde_body::decode(r)
+}
+
+/// Without the `serde` feature, `#[codec(serde)]` fields fail to compile
+/// with this trait's message.
+#[cfg(not(feature = "serde"))]
+#[diagnostic::on_unimplemented(
+    message = "`#[codec(serde)]` needs the `serde` feature of codecbus-core",
+    label = "encoded through serde",
+    note = "enable the feature: codecbus-core = {{ version = \"...\", features = [\"serde\"] }}"
+)]
+pub trait SerdeFeatureEnabled {}
+
+/// See [`SerdeFeatureEnabled`].
+#[cfg(not(feature = "serde"))]
+pub fn encode_serde<T: SerdeFeatureEnabled + ?Sized>(
+    _: &T,
+    _: &mut Writer,
+) -> Result<(), crate::EncodeError> {
+    unreachable!("no type implements SerdeFeatureEnabled")
+}
+
+/// See [`SerdeFeatureEnabled`].
+#[cfg(not(feature = "serde"))]
+pub fn decode_serde<T: SerdeFeatureEnabled>(_: &mut Reader<'_>) -> Result<T, DecodeError> {
+    unreachable!("no type implements SerdeFeatureEnabled")
 }

@@ -128,9 +128,23 @@ impl Field<'_> {
     }
 
     /// Encoded and decoded through the type's own `MessageCodec` impl (not
-    /// `skip`, `with` or `bytes`), so the type must implement it.
+    /// `skip`, `with`, `bytes` or `serde`), so the type must implement it.
     pub(crate) fn uses_codec_impl(&self) -> bool {
-        self.is_encoded() && self.attrs.with.is_none() && self.attrs.bytes.is_none()
+        self.is_encoded()
+            && self.attrs.with.is_none()
+            && self.attrs.bytes.is_none()
+            && self.attrs.serde.is_none()
+    }
+
+    /// Encoded through serde (`#[codec(serde)]`, not skipped).
+    pub(crate) fn uses_serde(&self) -> bool {
+        self.is_encoded() && self.attrs.serde.is_some()
+    }
+
+    /// For `#[codec(serde)]` on a type spelled `Option<..>`: an absent field
+    /// is `None`, as for any `Option` field.
+    pub(crate) fn is_optional_serde(&self) -> bool {
+        self.attrs.serde.is_some() && option_argument(self.ty).is_some()
     }
 
     /// For `#[codec(bytes)]` on an `Option<B>`: `B`. Recognized by its

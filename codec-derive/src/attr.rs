@@ -10,6 +10,7 @@
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{ExprPath, LitStr, Token};
 
@@ -43,8 +44,16 @@ impl Level {
     }
 }
 
-const CONTAINER_KEYS: &[Symbol] = &[IMMUTABLE, NAME, AS_ARRAY, RENAME_ALL, CRATE, UNREGISTERED];
-const FIELD_KEYS: &[Symbol] = &[RENAME, SKIP, DEFAULT, BYTES, WITH, SKIP_IF];
+const CONTAINER_KEYS: &[Symbol] = &[
+    IMMUTABLE,
+    NAME,
+    AS_ARRAY,
+    RENAME_ALL,
+    CRATE,
+    UNREGISTERED,
+    BOUND,
+];
+const FIELD_KEYS: &[Symbol] = &[RENAME, SKIP, DEFAULT, BYTES, WITH, SKIP_IF, SERDE];
 const VARIANT_KEYS: &[Symbol] = &[RENAME];
 
 /// One attribute value plus the span of its key, with duplicate detection.
@@ -110,6 +119,9 @@ pub(crate) struct Container {
     pub(crate) crate_path: Option<syn::Path>,
     /// Span of the `unregistered` key when present: no inventory submission.
     pub(crate) unregistered: Option<Span>,
+    /// `bound = "..."`: the where-clause predicates that replace the
+    /// inferred ones.
+    pub(crate) bound: Option<Vec<syn::WherePredicate>>,
 }
 
 /// How a field absent from the input is filled in.
@@ -132,6 +144,8 @@ pub(crate) struct Field {
     pub(crate) default: (Option<Span>, DefaultValue),
     /// Span of the `bytes` key when present.
     pub(crate) bytes: Option<Span>,
+    /// Span of the `serde` key when present: encoded through serde.
+    pub(crate) serde: Option<Span>,
     /// `with = "module"`: key span and module path.
     pub(crate) with: Option<(Span, ExprPath)>,
     /// `skip_if = "path"`: key span and predicate path.
@@ -152,6 +166,7 @@ impl Container {
         let mut rename_all = Attr::none(cx, RENAME_ALL);
         let mut crate_path = Attr::none(cx, CRATE);
         let mut unregistered = Attr::none(cx, UNREGISTERED);
+        let mut bound = Attr::none(cx, BOUND);
 
         for_each_key(cx, attrs, Level::Container, |meta| {
             if meta.path == UNREGISTERED {
@@ -181,6 +196,20 @@ impl Container {
                         Err(err) => cx.error_spanned_by(&lit, err),
                     }
                 }
+            } else if meta.path == BOUND {
+                if let Some(lit) = lit_str(cx, meta, BOUND)? {
+                    let parser = Punctuated::<syn::WherePredicate, Token![,]>::parse_terminated;
+                    match lit.parse_with(parser) {
+                        Ok(predicates) => bound.set(&meta.path, predicates.into_iter().collect()),
+                        Err(err) => cx.error_spanned_by(
+                            &lit,
+                            format_args!(
+                                "expected where-clause predicates in `bound = \"...\"`, such as \
+                                 `bound = \"T: MessageCodec + Clone\"`: {err}"
+                            ),
+                        ),
+                    }
+                }
             } else if meta.path == CRATE {
                 if let Some(lit) = lit_str(cx, meta, CRATE)? {
                     match lit.parse::<syn::Path>() {
@@ -207,6 +236,7 @@ impl Container {
             rename_all: rename_all.value().unwrap_or(RenameRule::None),
             crate_path: crate_path.value(),
             unregistered: unregistered.flag(),
+            bound: bound.value(),
         }
     }
 }
@@ -217,6 +247,7 @@ impl Field {
         let mut skip = Attr::none(cx, SKIP);
         let mut default = Attr::none(cx, DEFAULT);
         let mut bytes = Attr::none(cx, BYTES);
+        let mut serde = Attr::none(cx, SERDE);
         let mut with = Attr::none(cx, WITH);
         let mut skip_if = Attr::none(cx, SKIP_IF);
 
@@ -232,6 +263,10 @@ impl Field {
             } else if meta.path == BYTES {
                 if flag(cx, meta, BYTES) {
                     bytes.set_true(&meta.path);
+                }
+            } else if meta.path == SERDE {
+                if flag(cx, meta, SERDE) {
+                    serde.set_true(&meta.path);
                 }
             } else if meta.path == DEFAULT {
                 if meta.input.peek(Token![=]) {
@@ -270,6 +305,7 @@ impl Field {
             skip: skip.flag(),
             default,
             bytes: bytes.flag(),
+            serde: serde.flag(),
             with: with.get(),
             skip_if: skip_if.get(),
         }
@@ -523,6 +559,7 @@ mod tests {
             Some("skip_if")
         );
         assert_eq!(suggest("alias", Level::Variant), None);
-        assert_eq!(suggest("bound", Level::Container), None);
+        assert_eq!(suggest("bound", Level::Container), Some("bound"));
+        assert_eq!(suggest("deny_unknown_fields", Level::Container), None);
     }
 }

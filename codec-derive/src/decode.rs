@@ -474,6 +474,8 @@ fn field_decode(cg: &Codegen<'_>, field: &Field<'_>) -> TokenStream {
         quote_spanned!(ty.span()=> #krate::__private::decode_bytes_opt::<#inner>)
     } else if field.attrs.bytes.is_some() {
         quote_spanned!(ty.span()=> #krate::__private::decode_bytes::<#ty>)
+    } else if field.attrs.serde.is_some() {
+        quote_spanned!(ty.span()=> #krate::__private::decode_serde::<#ty>)
     } else if let Some((_, module)) = &field.attrs.with {
         let function = quote_spanned!(module.span()=> #module::decode);
         return quote!(__with_decode::<#ty, _>(#function, __r));
@@ -493,7 +495,7 @@ fn missing_value(cg: &Codegen<'_>, field: &Field<'_>, error: &TokenStream) -> To
         }
         DefaultValue::Path(_) => default_path_call(field),
         // As an `Option` field through its own impl: absent is `None`.
-        DefaultValue::None if field.optional_bytes().is_some() => {
+        DefaultValue::None if field.optional_bytes().is_some() || field.is_optional_serde() => {
             quote!(::core::option::Option::None)
         }
         DefaultValue::None if field.uses_codec_impl() => quote! {

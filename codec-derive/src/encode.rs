@@ -245,6 +245,8 @@ fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> Tok
         quote_spanned!(ty.span()=> #krate::__private::encode_bytes_opt::<#inner>)
     } else if field.attrs.bytes.is_some() {
         quote_spanned!(ty.span()=> #krate::__private::encode_bytes::<#ty>)
+    } else if field.attrs.serde.is_some() {
+        quote_spanned!(ty.span()=> #krate::__private::encode_serde::<#ty>)
     } else if let Some((_, module)) = &field.attrs.with {
         let function = quote_spanned!(module.span()=> #module::encode);
         return quote!(__with_encode(#function, #value, __w)?;);

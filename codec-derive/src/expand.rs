@@ -174,38 +174,53 @@ fn value_when_missing(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
 /// The type's generics with the bounds the generated code relies on:
 ///
 /// * `T: MessageCodec` for every type parameter that appears in a field
-///   encoded through its own impl (not `skip`, `with` or `bytes`; not inside
-///   `PhantomData`), and `T::Assoc: MessageCodec` for associated types used
-///   that way (serde's inference);
+///   encoded through its own impl (not `skip`, `with`, `bytes` or `serde`;
+///   not inside `PhantomData`), and `T::Assoc: MessageCodec` for associated
+///   types used that way (serde's inference);
+/// * `T: Serialize + DeserializeOwned` for those that appear in
+///   `#[codec(serde)]` fields;
 /// * `T: Immutable` for every type parameter of an immutable type (each
 ///   field is checked against `Immutable`), else `T: Clone` (a derived
 ///   `Clone` needs it of every parameter for the deep copy).
+///
+/// `#[codec(bound = "...")]` replaces all of these with the user's
+/// predicates; the type's own where clause is kept either way.
 fn bounded_generics(input: &Input<'_>, krate: &TokenStream, immutable: bool) -> syn::Generics {
     let mut generics = input.generics.clone();
+    if let Some(bound) = &input.attrs.bound {
+        generics
+            .make_where_clause()
+            .predicates
+            .extend(bound.iter().cloned());
+        return generics;
+    }
     let params: Vec<Ident> = generics.type_params().map(|p| p.ident.clone()).collect();
     if params.is_empty() {
         return generics;
     }
 
     let param_set: BTreeSet<&Ident> = params.iter().collect();
-    let mut finder = FindTyParams {
-        params: &param_set,
-        used: BTreeSet::new(),
-        associated: Vec::new(),
+    let (codec_used, codec_associated) = find_params(
+        &param_set,
+        input.all_fields().filter(|f| f.uses_codec_impl()),
+    );
+    let (serde_used, serde_associated) =
+        find_params(&param_set, input.all_fields().filter(|f| f.uses_serde()));
+    let serde_bound = quote! {
+        #krate::__private::serde::Serialize + #krate::__private::serde::de::DeserializeOwned
     };
-    for field in input.all_fields().filter(|f| f.uses_codec_impl()) {
-        finder.visit_type(field.ty);
-    }
-    let FindTyParams {
-        used, associated, ..
-    } = finder;
 
     let where_clause = generics.make_where_clause();
     for param in &params {
-        if used.contains(param) {
+        if codec_used.contains(param) {
             where_clause
                 .predicates
                 .push(syn::parse_quote!(#param: #krate::MessageCodec));
+        }
+        if serde_used.contains(param) {
+            where_clause
+                .predicates
+                .push(syn::parse_quote!(#param: #serde_bound));
         }
         if immutable {
             where_clause
@@ -218,15 +233,43 @@ fn bounded_generics(input: &Input<'_>, krate: &TokenStream, immutable: bool) -> 
         }
     }
     let mut seen = BTreeSet::new();
-    for path in associated {
-        let key = quote!(#path).to_string();
+    let associated = codec_associated
+        .into_iter()
+        .map(|path| (path, quote!(#krate::MessageCodec)))
+        .chain(
+            serde_associated
+                .into_iter()
+                .map(|path| (path, serde_bound.clone())),
+        );
+    for (path, bound) in associated {
+        let key = quote!(#path: #bound).to_string();
         if seen.insert(key) {
             where_clause
                 .predicates
-                .push(syn::parse_quote!(#path: #krate::MessageCodec));
+                .push(syn::parse_quote!(#path: #bound));
         }
     }
     generics
+}
+
+/// The type parameters, and the associated types of type parameters, that
+/// the types of `fields` mention.
+fn find_params<'a, 'f>(
+    params: &BTreeSet<&Ident>,
+    fields: impl Iterator<Item = &'f crate::ast::Field<'a>>,
+) -> (BTreeSet<Ident>, Vec<TypePath>)
+where
+    'a: 'f,
+{
+    let mut finder = FindTyParams {
+        params,
+        used: BTreeSet::new(),
+        associated: Vec::new(),
+    };
+    for field in fields {
+        finder.visit_type(field.ty);
+    }
+    (finder.used, finder.associated)
 }
 
 struct FindTyParams<'p> {

@@ -12,6 +12,7 @@ pub(crate) const CODEC: Symbol = Symbol("codec");
 
 // container
 pub(crate) const AS_ARRAY: Symbol = Symbol("as_array");
+pub(crate) const BOUND: Symbol = Symbol("bound");
 pub(crate) const CRATE: Symbol = Symbol("crate");
 pub(crate) const IMMUTABLE: Symbol = Symbol("immutable");
 pub(crate) const NAME: Symbol = Symbol("name");
@@ -22,6 +23,7 @@ pub(crate) const UNREGISTERED: Symbol = Symbol("unregistered");
 pub(crate) const BYTES: Symbol = Symbol("bytes");
 pub(crate) const DEFAULT: Symbol = Symbol("default");
 pub(crate) const RENAME: Symbol = Symbol("rename");
+pub(crate) const SERDE: Symbol = Symbol("serde");
 pub(crate) const SKIP: Symbol = Symbol("skip");
 pub(crate) const SKIP_IF: Symbol = Symbol("skip_if");
 pub(crate) const WITH: Symbol = Symbol("with");

@@ -51,6 +51,7 @@ fn check_fields(cx: &Ctxt, input: &Input<'_>, style: Style, fields: &[Field<'_>]
             let others = [
                 ("rename", attrs.rename.as_ref().map(|lit| lit.span())),
                 ("bytes", attrs.bytes),
+                ("serde", attrs.serde),
                 ("with", attrs.with.as_ref().map(|(span, _)| *span)),
                 ("skip_if", attrs.skip_if.as_ref().map(|(span, _)| *span)),
             ];
@@ -75,6 +76,14 @@ fn check_fields(cx: &Ctxt, input: &Input<'_>, style: Style, fields: &[Field<'_>]
 
         if let (Some(bytes), Some(_)) = (attrs.bytes, &attrs.with) {
             cx.error_at(bytes, "`bytes` cannot be combined with `with`; use one");
+        }
+        if let Some(serde) = attrs.serde {
+            if attrs.bytes.is_some() {
+                cx.error_at(serde, "`serde` cannot be combined with `bytes`; use one");
+            }
+            if attrs.with.is_some() {
+                cx.error_at(serde, "`serde` cannot be combined with `with`; use one");
+            }
         }
 
         if !named {

@@ -825,6 +825,53 @@ impl<'de> Reader<'de> {
         }
     }
 
+    /// Skips one complete value like [`skip_value`](Self::skip_value), and
+    /// also holds it to the reader's limits as a decoder of the same value
+    /// would be held: every array or map counts one level of nesting below
+    /// the current depth, and each declares at most
+    /// [`DecodeLimits::max_collection_len`] entries. Returns the bytes the
+    /// value spans. Used before handing a value to a decoder that does not
+    /// know the limits (serde's).
+    #[cfg(feature = "serde")]
+    pub(crate) fn skip_value_limited(&mut self) -> Result<&'de [u8], DecodeError> {
+        let start = self.rest;
+        let start_at = self.position();
+        // Entries still to skip in each open container; the bottom entry is
+        // the value itself. Bounded by the depth limit.
+        let mut open: Vec<u64> = vec![1];
+        while let Some(left) = open.last_mut() {
+            if *left == 0 {
+                open.pop();
+                continue;
+            }
+            *left -= 1;
+            let at = self.position();
+            let m = self.peek()?;
+            let entries = match ValueKind::of(m) {
+                ValueKind::Array => Some(self.read_array_len()? as u64),
+                ValueKind::Map => Some(2 * self.read_map_len()? as u64),
+                _ => None,
+            };
+            match entries {
+                Some(entries) => {
+                    // `open.len()` containers enclose this one, counting
+                    // the bottom entry as the top level.
+                    if u64::from(self.depth) + open.len() as u64 > u64::from(self.limits.max_depth)
+                    {
+                        return Err(DecodeError::new(DecodeErrorKind::DepthLimitExceeded, at));
+                    }
+                    if entries > 0 {
+                        open.push(entries);
+                    }
+                }
+                None => self.skip_value()?,
+            }
+        }
+        let used = start.len() - self.rest.len();
+        debug_assert_eq!(self.position(), start_at + used);
+        Ok(&start[..used])
+    }
+
     /// Skips one complete value of any type, without recursion.
     ///
     /// # Errors

@@ -77,6 +77,12 @@ impl Writer {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// The buffer itself, for encoders that write into a `Vec<u8>` (serde's).
+    #[cfg(feature = "serde")]
+    pub(crate) fn buf_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
     /// Writes `nil`.
     #[inline]
     pub fn write_nil(&mut self) {
