@@ -85,7 +85,7 @@ where
     let address = format!("bench.rtt.{name}");
     let consumer = cl.rt.block_on(async {
         let consumer = cl.b.consumer(&address, |m: Message<T>| async move {
-            m.reply(Shared(Arc::clone(m.body_arc())));
+            m.reply(Shared(Arc::clone(m.body_arc())))
         });
         cl.b.flush().await.expect("flush");
         consumer
@@ -310,7 +310,7 @@ where
     let body = Arc::new(body);
     let (elapsed, cpu, ratios) = cl.rt.block_on(async {
         let consumer = cl.b.consumer(&address, |m: Message<T>| async move {
-            m.reply(Shared(Arc::clone(m.body_arc())));
+            m.reply(Shared(Arc::clone(m.body_arc())))
         });
         cl.b.flush().await.expect("flush");
         let mut sub = cl

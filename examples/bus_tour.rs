@@ -59,17 +59,18 @@ async fn main() {
         workers.push(
             bus.consumer("warehouse", move |mut m: Message<Order>| async move {
                 if m.body().quantity == 0 {
-                    m.fail(422, "quantity must be positive");
-                    return;
+                    return m.fail(422, "quantity must be positive");
                 }
                 // This consumer owns its copy of the order.
                 if let Some(order) = m.body_mut() {
                     order.sku.make_ascii_uppercase();
                 }
+                // The handler's result: a reply nobody takes (to a `send`,
+                // or after the requester gave up) is an `Err` the bus logs.
                 m.reply(Receipt {
                     order: m.body().id,
                     worker,
-                });
+                })
             }),
         );
     }
@@ -111,27 +112,30 @@ async fn main() {
             })
         })
         .collect();
-    bus.publish(
-        "prices",
-        Price {
-            sku: "tea".into(),
-            cents: 475,
-        },
-    )
-    .await
-    .expect("publish");
+    let published = bus
+        .publish(
+            "prices",
+            Price {
+                sku: "tea".into(),
+                cents: 475,
+            },
+        )
+        .await
+        .expect("publish");
     let (first, a) = rx.recv().await.expect("first listener");
     let (second, b) = rx.recv().await.expect("second listener");
     println!(
-        "publish  price {} {} -> {first} and {second}, same allocation: {}",
+        "publish  price {} {} -> {first} and {second} ({} delivered, {} refused), same allocation: {}",
         a.sku,
         a.cents,
+        published.delivered(),
+        published.refused(),
         std::sync::Arc::ptr_eq(&a, &b)
     );
 
     // The reply error kinds, with Vert.x failure numbering.
     let failed = bus
-        .request::<_, Receipt>(
+        .request::<Receipt>(
             "warehouse",
             Order {
                 id: 5,
@@ -145,7 +149,7 @@ async fn main() {
     debug_assert_eq!(failed.kind(), RequestErrorKind::RecipientFailure);
 
     let nobody = bus
-        .request::<_, Receipt>(
+        .request::<Receipt>(
             "nowhere",
             Order {
                 id: 6,
@@ -162,10 +166,10 @@ async fn main() {
         m.reply(Receipt {
             order: m.body().id,
             worker: 0,
-        });
+        })
     });
     let timed_out = bus
-        .request_with::<_, Receipt>(
+        .request_with::<Receipt>(
             "slow",
             Order {
                 id: 7,
@@ -179,7 +183,7 @@ async fn main() {
     report("timeout", &timed_out);
 
     let mismatch = bus
-        .request::<_, Receipt>("warehouse", "not an order".to_string())
+        .request::<Receipt>("warehouse", "not an order".to_string())
         .await
         .expect_err("the warehouse takes orders only");
     report("type mismatch", &mismatch);

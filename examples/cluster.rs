@@ -114,11 +114,10 @@ async fn serve(url: &str, count: Option<u64>) -> Result<(), String> {
         async move {
             let PriceRequest { sku, qty } = m.body().clone();
             if qty == 0 {
-                m.fail(400, format!("quantity of {sku} must be at least 1"));
-                return;
+                return m.fail(400, format!("quantity of {sku} must be at least 1"));
             }
             let unit = unit_price(&sku);
-            m.reply(PriceQuote {
+            let replied = m.reply(PriceQuote {
                 sku,
                 qty,
                 unit_cents: unit,
@@ -129,10 +128,12 @@ async fn serve(url: &str, count: Option<u64>) -> Result<(), String> {
             if count == Some(n) {
                 let _ = done_tx.send(());
             }
+            // A reply nobody took (the requester gave up) is logged by the bus.
+            replied
         }
     });
     let _echo = bus.consumer(ECHO, move |m: Message<JsObj>| async move {
-        m.reply(m.body().set("served_by", u64::from(pid)));
+        m.reply(m.body().set("served_by", u64::from(pid)))
     });
     bus.flush().await.map_err(|e| e.to_string())?;
     println!("serving {PRICING} and {ECHO} on {url} (pid {pid})");
@@ -162,7 +163,7 @@ async fn ask(url: &str, count: u64) -> Result<(), String> {
             sku: "sku-0".into(),
             qty: 0,
         };
-        match bus.request::<_, PriceQuote>(PRICING, empty).await {
+        match bus.request::<PriceQuote>(PRICING, empty).await {
             Err(e) if e.kind() == RequestErrorKind::NoHandlers && Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

@@ -104,8 +104,7 @@ async fn serve(url: &str) -> Result<(), String> {
     let _quote = bus.consumer("peer.quote", |m: Message<QuoteRequest>| async move {
         let QuoteRequest { sku, qty } = m.body().clone();
         if qty == 0 {
-            m.fail(400, format!("quantity of {sku} must be at least 1"));
-            return;
+            return m.fail(400, format!("quantity of {sku} must be at least 1"));
         }
         let unit = unit_price(&sku);
         m.reply(Quote {
@@ -113,11 +112,11 @@ async fn serve(url: &str) -> Result<(), String> {
             qty,
             unit_cents: unit,
             total_cents: unit * i64::from(qty),
-        });
+        })
     });
 
     let _upper = bus.consumer("peer.upper", |m: Message<String>| async move {
-        m.reply(m.body().to_uppercase());
+        m.reply(m.body().to_uppercase())
     });
 
     let _echo = bus.consumer("peer.echo", |m: Message<JsObj>| async move {
@@ -125,7 +124,7 @@ async fn serve(url: &str) -> Result<(), String> {
         names.sort_unstable();
         names.dedup();
         let names: JsArray = names.into_iter().collect();
-        m.reply(m.body().set("echoed", true).set("headers", names));
+        m.reply(m.body().set("echoed", true).set("headers", names))
     });
 
     let notes = Arc::new(Mutex::new(Notes::default()));
@@ -157,7 +156,7 @@ async fn serve(url: &str) -> Result<(), String> {
                     .set("publish", published)
                     .set("send", sent)
                     .set("undecodable", undecodable),
-            );
+            )
         }
     });
 
@@ -167,34 +166,31 @@ async fn serve(url: &str) -> Result<(), String> {
             Ok(answer) => answer,
             Err(e) => {
                 println!("login of {user}: the password turn failed: {e}");
-                return;
+                return Ok(());
             }
         };
         if password.body() != "hunter2" {
-            password.fail(401, format!("wrong password for {user}"));
-            return;
+            return password.fail(401, format!("wrong password for {user}"));
         }
         let otp: Message<String> = match password.reply_and_request("otp?".to_owned()).await {
             Ok(answer) => answer,
             Err(e) => {
                 println!("login of {user}: the otp turn failed: {e}");
-                return;
+                return Ok(());
             }
         };
-        otp.reply(otp.body() == "123456");
+        otp.reply(otp.body() == "123456")
     });
 
     let relay_bus = bus.clone();
     let _relay = bus.consumer("peer.relay", move |m: Message<String>| {
         let bus = relay_bus.clone();
         async move {
-            match bus.request::<_, String>("peer.py", m.body().clone()).await {
-                Ok(answer) => {
-                    m.reply(answer.body().clone());
-                }
+            match bus.request::<String>("peer.py", m.body().clone()).await {
+                Ok(answer) => m.reply(answer.body().clone()),
                 Err(e) => {
                     let (kind, code) = (e.kind(), e.failure_code());
-                    m.fail(502, format!("peer.py answered {kind:?} {code}: {e}"));
+                    m.fail(502, format!("peer.py answered {kind:?} {code}: {e}"))
                 }
             }
         }
@@ -203,9 +199,7 @@ async fn serve(url: &str) -> Result<(), String> {
     let codecs_bus = bus.clone();
     let _codecs = bus.consumer("peer.codecs", move |m: Message<()>| {
         let names: JsArray = codecs_bus.codecs().iter().map(|c| c.name()).collect();
-        async move {
-            m.reply(names);
-        }
+        async move { m.reply(names) }
     });
 
     bus.flush().await.map_err(|e| e.to_string())?;

@@ -145,11 +145,11 @@ async fn request_reply_with_a_jsobj_body() {
                     .sum()
             })
             .unwrap_or(0);
-        m.reply(m.body().set("total", qty * 250).set("status", "priced"));
+        m.reply(m.body().set("total", qty * 250).set("status", "priced"))
     });
     // Echoes the very allocation it received.
     let _echo = bus.consumer("orders.echo", |m: Message<JsObj>| async move {
-        m.reply(Shared(Arc::clone(m.body_arc())));
+        m.reply(Shared(Arc::clone(m.body_arc())))
     });
 
     let order = jsobj! {
@@ -188,7 +188,7 @@ async fn request_reply_with_a_jsobj_body() {
 
     // Arrays travel the same way.
     let _len = bus.consumer("arrays.len", |m: Message<JsArray>| async move {
-        m.reply(m.body().len() as u64);
+        m.reply(m.body().len() as u64)
     });
     let n: Message<u64> = bus
         .request("arrays.len", jsarr![1, "two", [3]])

@@ -53,7 +53,7 @@ where
     let encoded_len = codecbus::to_vec(&body).ok().map(|b| b.len());
     let bus = EventBus::new();
     let consumer = bus.consumer("bounce", |m: Message<T>| async move {
-        m.reply(Shared(Arc::clone(m.body_arc())));
+        m.reply(Shared(Arc::clone(m.body_arc())))
     });
     let body = Arc::new(body);
     let runner = move |rounds: u64| -> RunFuture<'static> {

@@ -37,7 +37,7 @@ async fn floor(rounds: u64, body: &Body) -> Duration {
 async fn bounce(rounds: u64, body: &Body) -> Duration {
     let bus = EventBus::new();
     let consumer = bus.consumer("bounce", |m: Message<String>| async move {
-        m.reply(Shared(Arc::clone(m.body_arc())));
+        m.reply(Shared(Arc::clone(m.body_arc())))
     });
     let start = Instant::now();
     for _ in 0..rounds {

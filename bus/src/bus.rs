@@ -27,11 +27,17 @@ use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DeliveryOptions};
 use crate::producer::MessageProducer;
 use crate::registry::Registry;
 use crate::reply::{self, Outcome, ReplyRx};
+use crate::report::PublishReport;
 use crate::transport::local::{LocalTable, Refusal, Scope, Slot};
 use crate::transport::{Outbound, RemoteTransport};
 
 /// The default time a request waits for its reply (30 s, as in Vert.x).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a local request's reply address starts (Vert.x: `__vertx.reply.`);
+/// a number per request follows. It names the request in error messages,
+/// e.g. a timeout's "address: __codecbus.reply.7".
+pub const REPLY_ADDRESS_PREFIX: &str = "__codecbus.reply.";
 
 /// A handle to an event bus: cheap to clone (one `Arc`), `Send + Sync`,
 /// every clone the same bus.
@@ -47,7 +53,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// # async fn main() {
 /// let bus = EventBus::new();
 /// let _c = bus.consumer("double", |m: Message<u64>| async move {
-///     m.reply(*m.body() * 2);
+///     m.reply(*m.body() * 2)
 /// });
 /// let reply: Message<u64> = bus.request("double", 21u64).await.unwrap();
 /// assert_eq!(*reply.body(), 42);
@@ -193,7 +199,7 @@ impl EventBusBuilder {
     ///     })
     ///     .build()
     ///     .unwrap();
-    /// let _c = bus.consumer("a", |m: Message<u8>| async move { m.reply(0u8); });
+    /// let _c = bus.consumer("a", |m: Message<u8>| async move { m.reply(0u8) });
     /// let _: Message<u8> = bus.request("a", 1u8).await.unwrap();
     /// assert_eq!(seen.load(Ordering::Relaxed), 1);
     /// # }
@@ -301,7 +307,7 @@ impl EventBusBuilder {
     ///     .connect()
     ///     .await?;
     /// let _c = bus.consumer("double", |m: Message<u64>| async move {
-    ///     m.reply(*m.body() * 2);
+    ///     m.reply(*m.body() * 2)
     /// });
     /// bus.flush().await?; // the consumer is now reachable from other nodes
     /// let four: Message<u64> = bus.request("double", 2u64).await?;
@@ -626,7 +632,7 @@ impl Inner {
                 Err(RequestError::new(
                     RequestErrorKind::Timeout,
                     format!(
-                        "Timed out after waiting {}(ms) for a reply. address: __vertx.reply.{id}, repliedAddress: {address}",
+                        "Timed out after waiting {}(ms) for a reply. address: {REPLY_ADDRESS_PREFIX}{id}, repliedAddress: {address}",
                         timeout.as_millis()
                     ),
                 )
@@ -689,8 +695,10 @@ impl EventBus {
     ///
     /// # Panics
     ///
-    /// When the linked registrations conflict (two types under one codec
-    /// name); use [`EventBus::builder`] to get that as an error instead.
+    /// When the linked registrations conflict: two types under one codec
+    /// name, or one type under two names (the message names both). Use
+    /// [`EventBus::try_new`] (or [`EventBusBuilder::build`]) to get that as
+    /// a [`BuildError`] instead.
     ///
     /// # Examples
     ///
@@ -699,10 +707,38 @@ impl EventBus {
     /// assert!(bus.codecs().iter().any(|c| c.name() == "string"));
     /// ```
     pub fn new() -> Self {
-        match Self::builder().build() {
+        match Self::try_new() {
             Ok(bus) => bus,
             Err(err) => panic!("{err}"),
         }
+    }
+
+    /// [`EventBus::new`] without the panic: a bus with the defaults and
+    /// every codec registration linked into the program, or the conflict
+    /// among them. The same as `EventBus::builder().build()`.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
+    /// when two types use one codec name or one type is registered under
+    /// two names; the message names the types and the names.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::EventBus;
+    ///
+    /// let bus = match EventBus::try_new() {
+    ///     Ok(bus) => bus,
+    ///     Err(err) => {
+    ///         eprintln!("{err}"); // cannot build the event bus: ...
+    ///         std::process::exit(1);
+    ///     }
+    /// };
+    /// assert!(bus.codec("u64").is_some());
+    /// ```
+    pub fn try_new() -> Result<Self, BuildError> {
+        Self::builder().build()
     }
 
     /// A builder, to set defaults, codecs and interceptors.
@@ -913,15 +949,14 @@ impl EventBus {
     /// let bus = EventBus::new();
     /// let consumer = bus.consumer("orders", |m: Message<String>| async move {
     ///     if m.body().is_empty() {
-    ///         return Err("empty order");
+    ///         return Err("empty order".to_string());
     ///     }
-    ///     m.reply(format!("accepted {}", m.body()));
-    ///     Ok(())
+    ///     m.reply(format!("accepted {}", m.body())).map_err(|e| e.to_string())
     /// });
     /// assert_eq!(consumer.address(), "orders");
     /// let ok: Message<String> = bus.request("orders", "tea".to_string()).await.unwrap();
     /// assert_eq!(ok.body(), "accepted tea");
-    /// let err = bus.request::<_, String>("orders", String::new()).await.unwrap_err();
+    /// let err = bus.request::<String>("orders", String::new()).await.unwrap_err();
     /// assert_eq!(err.to_string(), "empty order");
     /// consumer.unregister().await;
     /// # }
@@ -1005,7 +1040,14 @@ impl EventBus {
 
     /// Registers a consumer of `T` at `address` whose messages are pulled
     /// as a [`Stream`](futures_core::Stream) (or with
-    /// [`MessageStream::recv`]). Dropping the stream unregisters it.
+    /// [`MessageStream::recv`]).
+    ///
+    /// The consumer stays registered until
+    /// [`MessageStream::unregister`] or until the stream is dropped:
+    /// keep it in a named variable (`let _ = bus.consumer_stream(..)`
+    /// unregisters it at once). A handler consumer
+    /// ([`consumer`](EventBus::consumer)) is the one that outlives its
+    /// handle; see [`MessageStream`] for why the two differ.
     ///
     /// # Examples
     ///
@@ -1190,15 +1232,23 @@ impl EventBus {
     /// (counted in [`Metrics::type_mismatches`]).
     ///
     /// A consumer whose queue is full does not get the message; the others
-    /// do, and the publish reports it with `QueueFull`. It never waits for a
-    /// slow consumer.
+    /// do. It never waits for a slow consumer. A publish fails only when it
+    /// reached nobody: one that some consumers refused succeeds (as in
+    /// Vert.x, a full consumer never fails a publish), and the returned
+    /// [`PublishReport`] says how many consumers got it and how many
+    /// refused it; refusals are also counted in [`Metrics::refused`] and
+    /// logged (`tracing`, debug level). So `publish(..).await?` treats a
+    /// partial delivery as a success; check
+    /// [`all_delivered`](PublishReport::all_delivered) where it matters.
     ///
     /// # Errors
     ///
-    /// [`PublishErrorKind`]: `NoHandlers`, `TypeMismatch` (no consumer takes
-    /// the type), `QueueFull` (at least one consumer refused it:
-    /// [`delivered`](crate::Error::delivered) and
-    /// [`refused`](crate::Error::refused) say how many), `Dropped`.
+    /// [`PublishErrorKind`], when no consumer got the message: `NoHandlers`,
+    /// `TypeMismatch` (no consumer takes the type), `QueueFull` (every
+    /// consumer of the type had a full queue), `Dropped` (by an outbound
+    /// interceptor); across NATS also `Codec`, `PayloadTooLarge`,
+    /// `Transport`. The error hands the body back
+    /// ([`Error::into_body`](crate::Error::into_body)).
     ///
     /// # Cancel safety
     ///
@@ -1212,12 +1262,17 @@ impl EventBus {
     /// let bus = codecbus_bus::EventBus::new();
     /// let mut a = bus.consumer_stream::<String>("news");
     /// let mut b = bus.consumer_stream::<String>("news");
-    /// bus.publish("news", "hello".to_string()).await.unwrap();
+    /// let report = bus.publish("news", "hello".to_string()).await.unwrap();
+    /// assert_eq!((report.delivered(), report.refused()), (2, 0));
     /// assert_eq!(a.recv().await.unwrap().body(), "hello");
     /// assert_eq!(b.recv().await.unwrap().body(), "hello");
     /// # }
     /// ```
-    pub async fn publish<B: IntoBody>(&self, address: &str, body: B) -> Result<(), PublishError> {
+    pub async fn publish<B: IntoBody>(
+        &self,
+        address: &str,
+        body: B,
+    ) -> Result<PublishReport, PublishError> {
         self.publish_with(address, body, DeliveryOptions::new())
             .await
     }
@@ -1250,7 +1305,7 @@ impl EventBus {
         address: &str,
         body: B,
         options: DeliveryOptions,
-    ) -> Result<(), PublishError> {
+    ) -> Result<PublishReport, PublishError> {
         let inner = &self.inner;
         let body = body.into_arc();
         let (_, mut headers, local_only) = options.into_parts();
@@ -1289,24 +1344,17 @@ impl EventBus {
             refused = fan.refused,
             "published"
         );
-        if fan.refused > 0 {
-            let total = fan.delivered + fan.refused;
-            return Err(PublishError::new(
-                PublishErrorKind::QueueFull,
-                format!(
-                    "Queue full at address {address}: {} of {total} consumers refused the message",
-                    fan.refused
-                ),
-            )
-            .with_address(Arc::from(address))
-            .with_counts(fan.delivered, fan.refused));
-        }
-        if fan.delivered == 0 && scope == Scope::All {
-            let refusal = match fan.mismatch_type {
-                Some(expected) if fan.address.is_some() => Refusal::TypeMismatch(expected),
-                _ => {
-                    bump(&counters.no_handlers, 1);
-                    Refusal::NoHandlers
+        let to_cluster = scope == Scope::LocalOnly;
+        if fan.delivered == 0 && !to_cluster {
+            let refusal = if fan.refused > 0 {
+                Refusal::QueueFull
+            } else {
+                match fan.mismatch_type {
+                    Some(expected) if fan.address.is_some() => Refusal::TypeMismatch(expected),
+                    _ => {
+                        bump(&counters.no_handlers, 1);
+                        Refusal::NoHandlers
+                    }
                 }
             };
             return Err(refusal_error(
@@ -1316,7 +1364,7 @@ impl EventBus {
                 body,
             ));
         }
-        Ok(())
+        Ok(PublishReport::new(fan.delivered, fan.refused, to_cluster))
     }
 
     // ----- request -----
@@ -1345,7 +1393,8 @@ impl EventBus {
     ///
     /// The request is delivered in the first poll. Cancelling afterwards
     /// abandons the reply: the consumer still handles the message and its
-    /// reply is dropped (its [`reply`](Message::reply) returns `false`).
+    /// reply is dropped (its [`reply`](Message::reply) returns
+    /// [`RequesterGone`](crate::ReplyErrorKind::RequesterGone)).
     ///
     /// # Examples
     ///
@@ -1356,18 +1405,21 @@ impl EventBus {
     /// # async fn main() {
     /// let bus = EventBus::new();
     /// let _c = bus.consumer("len", |m: Message<String>| async move {
-    ///     m.reply(m.body().len() as u64);
+    ///     m.reply(m.body().len() as u64)
     /// });
     /// let n: Message<u64> = bus.request("len", "four".to_string()).await.unwrap();
     /// assert_eq!(*n.body(), 4);
     ///
-    /// let err = bus.request::<_, u64>("missing", "x".to_string()).await.unwrap_err();
+    /// let err = bus.request::<u64>("missing", "x".to_string()).await.unwrap_err();
     /// assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
     /// # }
     /// ```
-    pub async fn request<B, R>(&self, address: &str, body: B) -> Result<Message<R>, RequestError>
+    pub async fn request<R>(
+        &self,
+        address: &str,
+        body: impl IntoBody,
+    ) -> Result<Message<R>, RequestError>
     where
-        B: IntoBody,
         R: MessageCodec + Send + Sync + 'static,
     {
         self.request_with(address, body, DeliveryOptions::new())
@@ -1399,13 +1451,27 @@ impl EventBus {
     ///     drop(m);
     /// });
     /// let options = DeliveryOptions::new().with_timeout(Duration::from_millis(100));
-    /// let err = bus.request_with::<_, u8>("mute", 1u8, options).await.unwrap_err();
+    /// let err = bus.request_with::<u8>("mute", 1u8, options).await.unwrap_err();
     /// assert_eq!(err.kind(), RequestErrorKind::Timeout);
     /// assert!(err.to_string().starts_with("Timed out after waiting 100(ms) for a reply. address: "));
     /// assert!(err.to_string().ends_with(", repliedAddress: mute"));
     /// # }
     /// ```
-    pub async fn request_with<B, R>(
+    pub async fn request_with<R>(
+        &self,
+        address: &str,
+        body: impl IntoBody,
+        options: DeliveryOptions,
+    ) -> Result<Message<R>, RequestError>
+    where
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        self.request_typed(address, body, options).await
+    }
+
+    /// The body of [`request_with`](EventBus::request_with), with the body
+    /// type named (`impl Trait` arguments cannot be named inside).
+    async fn request_typed<B, R>(
         &self,
         address: &str,
         body: B,

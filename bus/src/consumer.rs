@@ -101,8 +101,13 @@ impl Control {
 /// The handle of a consumer registered with a handler
 /// ([`EventBus::consumer`](crate::EventBus::consumer)).
 ///
-/// Dropping the handle leaves the consumer registered (as in Vert.x);
-/// [`unregister`](MessageConsumer::unregister) removes it.
+/// Dropping the handle leaves the consumer registered (as in Vert.x): the
+/// handler keeps taking messages until
+/// [`unregister`](MessageConsumer::unregister) removes it or the runtime
+/// shuts down. Keep the handle to pause, resume or unregister the consumer;
+/// `let _ = bus.consumer(..)` is fine for one that lives as long as the
+/// runtime. (A [`MessageStream`] is the opposite: dropping it unregisters
+/// its consumer, since nothing could read it any more.)
 ///
 /// # Examples
 ///
@@ -364,8 +369,25 @@ fn discard(rx: &mut QueueRx, inner: &Inner) {
 /// ([`EventBus::consumer_stream`](crate::EventBus::consumer_stream)).
 ///
 /// Its queue is the buffer: while nobody polls, messages wait there until
-/// it is full, and then senders get `QueueFull`. Dropping the stream
-/// unregisters the consumer.
+/// it is full, and then senders get `QueueFull`.
+///
+/// Dropping the stream unregisters the consumer, unlike dropping a
+/// [`MessageConsumer`] handle: a dropped stream cannot take any message, and
+/// a consumer left registered behind it would swallow its share of sends
+/// and leave requests unanswered until their timeout. Messages still queued
+/// are discarded (counted in [`Metrics::discarded`](crate::Metrics::discarded);
+/// a request among them fails at once). Keep the stream in a named variable
+/// for as long as the consumer should listen: `let _ = ...` drops it at
+/// once, as a statement of its own does (which the `#[must_use]` warns about):
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let bus = codecbus_bus::EventBus::new();
+/// bus.consumer_stream::<u32>("numbers"); // error: unused `MessageStream`
+/// # }
+/// ```
 ///
 /// # Examples
 ///
@@ -383,6 +405,7 @@ fn discard(rx: &mut QueueRx, inner: &Inner) {
 /// assert_eq!(got, [1, 2, 3]);
 /// # }
 /// ```
+#[must_use = "dropping a MessageStream unregisters its consumer at once; keep it in a named variable while the consumer should listen"]
 pub struct MessageStream<T> {
     inner: Arc<Inner>,
     address: Arc<str>,
@@ -491,6 +514,13 @@ impl<T: MessageCodec + Send + Sync + 'static> futures_core::Stream for MessageSt
 
 impl<T> Drop for MessageStream<T> {
     fn drop(&mut self) {
+        if self.registered {
+            tracing::debug!(
+                address = &*self.address,
+                id = self.id,
+                "consumer stream dropped: unregistering its consumer"
+            );
+        }
         self.close();
     }
 }

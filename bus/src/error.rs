@@ -25,7 +25,7 @@ use codecbus_core::AnyBody;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let bus = EventBus::new();
-/// let err = bus.request::<_, String>("nobody", "ping".to_string()).await.unwrap_err();
+/// let err = bus.request::<String>("nobody", "ping".to_string()).await.unwrap_err();
 /// assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
 /// assert_eq!(err.to_string(), "No handlers for address nobody");
 /// assert_eq!(err.into_body::<String>().as_deref().map(String::as_str), Some("ping"));
@@ -40,8 +40,6 @@ struct Inner {
     message: String,
     address: Option<Arc<str>>,
     failure_code: i32,
-    delivered: usize,
-    refused: usize,
     source: Option<Box<dyn StdError + Send + Sync + 'static>>,
     body: Option<AnyBody>,
 }
@@ -52,6 +50,10 @@ pub type SendError = Error<SendErrorKind>;
 pub type PublishError = Error<PublishErrorKind>;
 /// A failed [`request`](crate::EventBus::request).
 pub type RequestError = Error<RequestErrorKind>;
+/// A reply ([`Message::reply`](crate::Message::reply)) or failure
+/// ([`Message::fail`](crate::Message::fail)) that did not reach a
+/// requester.
+pub type ReplyError = Error<ReplyErrorKind>;
 
 /// Why a [`send`](crate::EventBus::send) failed. The message was not
 /// delivered in every case.
@@ -79,7 +81,10 @@ pub enum SendErrorKind {
     Transport,
 }
 
-/// Why a [`publish`](crate::EventBus::publish) failed.
+/// Why a [`publish`](crate::EventBus::publish) failed. In every case no
+/// consumer received the message; a publish that reached some consumers
+/// and was refused by others succeeds, with a
+/// [`PublishReport`](crate::PublishReport) that counts both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PublishErrorKind {
@@ -87,8 +92,8 @@ pub enum PublishErrorKind {
     NoHandlers,
     /// No consumer at the address takes this body type.
     TypeMismatch,
-    /// At least one consumer's queue was full: those consumers did not get
-    /// the message, the others did ([`Error::delivered`], [`Error::refused`]).
+    /// Every consumer that takes this body type had a full queue: none
+    /// got the message (counted in [`Metrics::refused`](crate::Metrics::refused)).
     QueueFull,
     /// An outbound interceptor dropped the message.
     Dropped,
@@ -133,6 +138,26 @@ pub enum RequestErrorKind {
     /// [`SendErrorKind::Transport`]); a request made while the NATS
     /// connection is down fails with this kind at once.
     Transport,
+}
+
+/// Why a [`Message::reply`](crate::Message::reply),
+/// [`reply_with`](crate::Message::reply_with) or
+/// [`fail`](crate::Message::fail) did not reach a requester. Ignoring it
+/// is often right (Vert.x ignores a reply to a message that expects none);
+/// the bus just will not do so silently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReplyErrorKind {
+    /// The message expects no reply: it came from `send` or `publish`, or
+    /// is a reply that ended its conversation.
+    NoReplyExpected,
+    /// The message was answered already (by `reply` or `fail`).
+    AlreadyAnswered,
+    /// The requester stopped waiting: its request timed out or it was
+    /// cancelled.
+    RequesterGone,
+    /// An outbound interceptor dropped the reply.
+    Dropped,
 }
 
 /// Vert.x's `ReplyFailure`: the failure type a Vert.x user matches on, with
@@ -181,8 +206,6 @@ impl<K: Copy> Error<K> {
                 message,
                 address: None,
                 failure_code: NO_FAILURE_CODE,
-                delivered: 0,
-                refused: 0,
                 source: None,
                 body: None,
             }),
@@ -201,12 +224,6 @@ impl<K: Copy> Error<K> {
 
     pub(crate) fn with_code(mut self, code: i32) -> Self {
         self.inner.failure_code = code;
-        self
-    }
-
-    pub(crate) fn with_counts(mut self, delivered: usize, refused: usize) -> Self {
-        self.inner.delivered = delivered;
-        self.inner.refused = refused;
         self
     }
 
@@ -243,18 +260,6 @@ impl<K: Copy> Error<K> {
             kind: f(self.kind),
             inner: self.inner,
         }
-    }
-}
-
-impl Error<PublishErrorKind> {
-    /// How many consumers received the message.
-    pub fn delivered(&self) -> usize {
-        self.inner.delivered
-    }
-
-    /// How many consumers refused it because their queue was full.
-    pub fn refused(&self) -> usize {
-        self.inner.refused
     }
 }
 

@@ -27,20 +27,21 @@
 //!
 //! let _pricing = bus.consumer("prices", |m: Message<String>| async move {
 //!     if m.body().is_empty() {
-//!         m.fail(400, "empty symbol");
-//!         return;
+//!         return m.fail(400, "empty symbol");
 //!     }
-//!     m.reply(Quote { symbol: m.body().clone(), price: 4200 });
+//!     // A reply nobody takes (the requester timed out) is an `Err`, here
+//!     // the handler's result, which the bus logs.
+//!     m.reply(Quote { symbol: m.body().clone(), price: 4200 })
 //! });
 //!
 //! let quote: Message<Quote> = bus.request("prices", "ACME".to_string()).await.unwrap();
 //! assert_eq!(quote.body().price, 4200);
 //!
-//! let err = bus.request::<_, Quote>("prices", String::new()).await.unwrap_err();
+//! let err = bus.request::<Quote>("prices", String::new()).await.unwrap_err();
 //! assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
 //! assert_eq!((err.failure_code(), err.to_string().as_str()), (400, "empty symbol"));
 //!
-//! let err = bus.request::<_, Quote>("nowhere", "ACME".to_string()).await.unwrap_err();
+//! let err = bus.request::<Quote>("nowhere", "ACME".to_string()).await.unwrap_err();
 //! assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
 //! assert_eq!(err.to_string(), "No handlers for address nowhere");
 //! # }
@@ -107,9 +108,10 @@
 //! * Messages from one sender (one task, one call after the other) to one
 //!   consumer arrive in the order they were sent. A handler consumer runs
 //!   one message at a time.
-//! * A call that returns `Ok` has enqueued the message; one that returns an
-//!   error has not (except a publish refused by some consumers only, which
-//!   says how many got it). A request is answered exactly once: by the reply,
+//! * A call that returns `Ok` has enqueued the message (a publish: for at
+//!   least one consumer, and its [`PublishReport`] says how many refused
+//!   it); one that returns an error has not, and hands the body back. A
+//!   request is answered exactly once: by the reply,
 //!   a failure, or an error when nobody can answer any more (the message
 //!   was dropped unanswered, its consumer unregistered) or the timeout
 //!   passed.
@@ -131,9 +133,12 @@
 //!   [`SendErrorKind::QueueFull`] / [`RequestErrorKind::QueueFull`] and hand
 //!   the body back ([`Error::into_body`]), so the caller can retry, slow
 //!   down or shed load.
-//! * `publish` delivers to every consumer that has room and fails with
-//!   [`PublishErrorKind::QueueFull`] if any had none, with the number
-//!   delivered and refused. One slow consumer never blocks a publisher.
+//! * `publish` delivers to every consumer that has room. Some consumers
+//!   refusing it does not fail the publish (as in Vert.x): its
+//!   [`PublishReport`] counts the deliveries and the refusals. Only when
+//!   every consumer refused does it fail with
+//!   [`PublishErrorKind::QueueFull`]. One slow consumer never blocks a
+//!   publisher.
 //! * Every refusal is counted in [`Metrics::refused`]: with sends only,
 //!   `sent == delivered + refused + no_handlers + type_mismatches + dropped`.
 //!
@@ -150,10 +155,22 @@
 //!
 //! # Shutdown
 //!
-//! A handler consumer is a tokio task that lives until it is
-//! [unregistered](MessageConsumer::unregister) or its runtime shuts down;
-//! dropping its handle or every [`EventBus`] clone does not stop it. A
-//! stream consumer lives as long as its [`MessageStream`]. When the runtime
+//! A consumer stays registered as long as something can take its
+//! messages:
+//!
+//! * A handler consumer is a tokio task that lives until it is
+//!   [unregistered](MessageConsumer::unregister) or its runtime shuts
+//!   down; dropping its handle or every [`EventBus`] clone does not stop
+//!   it (as in Vert.x). Keep the handle only to pause or unregister it.
+//! * A stream consumer lives until it is
+//!   [unregistered](MessageStream::unregister) or its [`MessageStream`] is
+//!   dropped: nothing can read a dropped stream, and a consumer left
+//!   registered behind it would take its share of sends and requests and
+//!   never answer them. So keep the stream in a named variable;
+//!   `let _ = bus.consumer_stream(..)` unregisters it at once. The type is
+//!   `#[must_use]`.
+//!
+//! When the runtime
 //! shuts down, consumer tasks are dropped with their queues: a request still
 //! waiting in one fails with `RecipientFailure` (no reply) if its requester
 //! runs elsewhere. Unregistering every consumer before stopping a runtime
@@ -171,7 +188,9 @@
 //! and hands it to its consumers with the same transform rules as a local
 //! message.
 //!
-//! ```no_run
+// Compiled only where it can be: with the `nats` feature.
+#![cfg_attr(feature = "nats", doc = "```no_run")]
+#![cfg_attr(not(feature = "nats"), doc = "```ignore")]
 //! use codecbus_bus::{EventBus, Message, NatsOptions};
 //! use codecbus_core::MessageCodec;
 //!
@@ -189,7 +208,7 @@
 //!     .connect()
 //!     .await?; // fails at once, naming the URL, when no server answers
 //! let _pricing = bus.consumer("prices", |m: Message<String>| async move {
-//!     m.reply(Quote { symbol: m.body().clone(), price: 4200 });
+//!     m.reply(Quote { symbol: m.body().clone(), price: 4200 })
 //! });
 //! bus.flush().await?; // reachable from other nodes from here on
 //! let quote: Message<Quote> = bus.request("prices", "ACME".to_string()).await?;
@@ -250,15 +269,16 @@ mod options;
 mod producer;
 mod registry;
 mod reply;
+mod report;
 mod transport;
 
 pub use crate::body::{IntoBody, Shared};
-pub use crate::bus::{DEFAULT_TIMEOUT, EventBus, EventBusBuilder};
+pub use crate::bus::{DEFAULT_TIMEOUT, EventBus, EventBusBuilder, REPLY_ADDRESS_PREFIX};
 pub use crate::consumer::{HandlerResult, MessageConsumer, MessageStream};
 pub use crate::error::{
     BuildError, BuildErrorKind, Error, NO_FAILURE_CODE, PublishError, PublishErrorKind,
-    RegistryError, RegistryErrorKind, ReplyFailure, RequestError, RequestErrorKind, SendError,
-    SendErrorKind,
+    RegistryError, RegistryErrorKind, ReplyError, ReplyErrorKind, ReplyFailure, RequestError,
+    RequestErrorKind, SendError, SendErrorKind,
 };
 pub use crate::headers::Headers;
 pub use crate::interceptor::{DeliveryContext, DeliveryKind, Verdict};
@@ -266,10 +286,11 @@ pub use crate::message::Message;
 pub use crate::metrics::Metrics;
 pub use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DeliveryOptions};
 pub use crate::producer::MessageProducer;
-pub use codecbus_core::{CodecRegistration, MessageCodec};
+pub use crate::report::PublishReport;
 /// The codec crate, `codecbus-core`, for users who depend on this crate
 /// alone (derived code reaches it as `codecbus_bus::codec`).
 pub use codecbus_core as codec;
+pub use codecbus_core::{CodecRegistration, MessageCodec};
 
 // Lets derived code in this crate's own tests and doctests find
 // `::codecbus_bus::codec`.

@@ -9,11 +9,11 @@ use codecbus_core::{AnyBody, MessageCodec};
 
 use crate::body::IntoBody;
 use crate::bus::Inner;
-use crate::error::{RequestError, RequestErrorKind};
+use crate::error::{ReplyError, ReplyErrorKind, RequestError, RequestErrorKind};
 use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
 use crate::options::DeliveryOptions;
-use crate::reply::{self, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
+use crate::reply::{self, Closed, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
 use crate::transport::local::Envelope;
 
 /// A message delivered to a consumer, or the reply a requester received.
@@ -25,8 +25,9 @@ use crate::transport::local::Envelope;
 ///
 /// A message that expects a reply (from `request`, or a reply sent with
 /// `reply_and_request`) is answered once with [`reply`](Message::reply) or
-/// [`fail`](Message::fail); further answers are ignored. Dropping it
-/// unanswered fails the request at once with
+/// [`fail`](Message::fail); further answers are refused with a
+/// [`ReplyError`](crate::ReplyError). Dropping it unanswered fails the
+/// request at once with
 /// [`RecipientFailure`](RequestErrorKind::RecipientFailure) ("no reply")
 /// rather than letting the requester wait for its timeout.
 ///
@@ -40,7 +41,7 @@ use crate::transport::local::Envelope;
 /// let bus = EventBus::new();
 /// let _c = bus.consumer("greet", |m: Message<String>| async move {
 ///     let text = format!("hello {}", m.body());
-///     m.reply(text);
+///     m.reply(text) // the handler's result: a reply nobody took is logged
 /// });
 /// let reply: Message<String> = bus.request("greet", "bob".to_string()).await.unwrap();
 /// assert_eq!(reply.body(), "hello bob");
@@ -182,17 +183,30 @@ impl<T> Message<T> {
         self.reply.as_ref().is_some_and(|(tx, _)| tx.is_open())
     }
 
-    /// Answers the request with `body`; returns whether the requester was
-    /// still waiting for it. A message that expects no reply, or was
-    /// already answered, ignores the call (and returns `false`), as in
-    /// Vert.x. For a request from another node, `true` means the reply was
-    /// handed to the cluster transport (whether that requester still waits
-    /// is not known here); one an outbound interceptor drops returns `false`.
+    /// Answers the request with `body` (Vert.x `reply`).
     ///
     /// The requester receives the body through the type's transform: the
     /// same allocation for an immutable type (pass [`Shared`](crate::Shared)
     /// to reply with an `Arc` you hold, e.g. the request's own body), a
     /// deep copy otherwise.
+    ///
+    /// For a request from another node, `Ok` means the reply was handed to
+    /// the cluster transport (whether that requester still waits is not
+    /// known here; a reply it cannot encode or send is logged and counted
+    /// there).
+    ///
+    /// # Errors
+    ///
+    /// A [`ReplyError`] when the reply reaches no requester, with the body
+    /// handed back ([`into_body`](crate::Error::into_body)):
+    /// [`NoReplyExpected`](ReplyErrorKind::NoReplyExpected) (the message
+    /// came from `send` or `publish`; Vert.x ignores such a reply),
+    /// [`AlreadyAnswered`](ReplyErrorKind::AlreadyAnswered),
+    /// [`RequesterGone`](ReplyErrorKind::RequesterGone) (the request timed
+    /// out or was cancelled), [`Dropped`](ReplyErrorKind::Dropped) (by an
+    /// outbound interceptor). A handler may return it as its own result
+    /// (`async move { m.reply(x) }`): the bus then logs it at debug level.
+    /// `let _ = m.reply(x);` ignores it on purpose.
     ///
     /// # Examples
     ///
@@ -205,19 +219,46 @@ impl<T> Message<T> {
     /// let bus = EventBus::new();
     /// // An echo that copies nothing for immutable types.
     /// let _c = bus.consumer("echo", |m: Message<String>| async move {
-    ///     m.reply(Shared(Arc::clone(m.body_arc())));
+    ///     m.reply(Shared(Arc::clone(m.body_arc())))
     /// });
     /// let body = Arc::new("ping".to_string());
     /// let back: Message<String> = bus.request("echo", Shared(Arc::clone(&body))).await.unwrap();
     /// assert!(Arc::ptr_eq(back.body_arc(), &body));
     /// # }
     /// ```
-    pub fn reply<B: IntoBody>(&self, body: B) -> bool {
+    ///
+    /// Answering twice:
+    ///
+    /// ```
+    /// use codecbus_bus::{EventBus, Message, ReplyErrorKind};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    /// let _c = bus.consumer("once", move |m: Message<u8>| {
+    ///     let tx = tx.clone();
+    ///     async move {
+    ///         m.reply(1u8).unwrap();
+    ///         let again = m.reply(2u8).unwrap_err();
+    ///         tx.send(again.kind()).unwrap();
+    ///     }
+    /// });
+    /// let first: Message<u8> = bus.request("once", 0u8).await.unwrap();
+    /// assert_eq!(*first.body(), 1);
+    /// assert_eq!(rx.recv().await, Some(ReplyErrorKind::AlreadyAnswered));
+    /// # }
+    /// ```
+    pub fn reply<B: IntoBody>(&self, body: B) -> Result<(), ReplyError> {
         self.reply_with(body, DeliveryOptions::new())
     }
 
     /// [`reply`](Message::reply) with headers (the options' timeout and
     /// local-only flag do not apply to a reply).
+    ///
+    /// # Errors
+    ///
+    /// As [`reply`](Message::reply).
     ///
     /// # Examples
     ///
@@ -228,15 +269,19 @@ impl<T> Message<T> {
     /// # async fn main() {
     /// let bus = EventBus::new();
     /// let _c = bus.consumer("a", |m: Message<u32>| async move {
-    ///     m.reply_with(*m.body() + 1, DeliveryOptions::new().with_header("by", "a"));
+    ///     m.reply_with(*m.body() + 1, DeliveryOptions::new().with_header("by", "a"))
     /// });
     /// let r: Message<u32> = bus.request("a", 1u32).await.unwrap();
     /// assert_eq!((*r.body(), r.headers().get("by")), (2, Some("a")));
     /// # }
     /// ```
-    pub fn reply_with<B: IntoBody>(&self, body: B, options: DeliveryOptions) -> bool {
+    pub fn reply_with<B: IntoBody>(
+        &self,
+        body: B,
+        options: DeliveryOptions,
+    ) -> Result<(), ReplyError> {
         let (_, headers, _) = options.into_parts();
-        self.send_reply(body.into_arc(), headers, None).is_ok()
+        self.send_reply(body.into_arc(), headers, None)
     }
 
     /// Answers the request with `body`; `answer` is where the replier awaits
@@ -246,16 +291,12 @@ impl<T> Message<T> {
         body: Arc<R>,
         mut headers: Headers,
         answer: Option<(ReplyTx, Duration)>,
-    ) -> Result<(), NotSent> {
+    ) -> Result<(), ReplyError> {
         let Some((tx, inner)) = &self.reply else {
-            tracing::debug!(
-                address = &*self.address,
-                "reply to a message that expects none"
-            );
-            return Err(NotSent::NotExpected);
+            return Err(self.reply_error(ReplyErrorKind::NoReplyExpected, body));
         };
         if !inner.intercept_out::<R>(&self.address, &mut headers, DeliveryKind::Reply) {
-            return Err(NotSent::Dropped);
+            return Err(self.reply_error(ReplyErrorKind::Dropped, body));
         }
         let env = ReplyEnvelope {
             address: Arc::clone(&self.address),
@@ -265,15 +306,55 @@ impl<T> Message<T> {
             transformed: false,
             reply: answer.map(|(tx, wait)| Box::new(Turn { tx, wait })),
         };
-        if tx.complete(Outcome::Reply(env)).is_err() {
-            tracing::debug!(
-                address = &*self.address,
-                "reply not taken: already answered or requester gone"
-            );
-            return Err(NotSent::NotExpected);
+        if let Err((closed, outcome)) = tx.complete(Outcome::Reply(env)) {
+            let body = match outcome {
+                Outcome::Reply(env) => Some(env.body),
+                Outcome::Failure(_) => None,
+            };
+            return Err(self.closed_error(closed, body));
         }
         crate::metrics::bump(&inner.counters.replies, 1);
         Ok(())
+    }
+
+    #[cold]
+    fn reply_error<R: Send + Sync + 'static>(
+        &self,
+        kind: ReplyErrorKind,
+        body: Arc<R>,
+    ) -> ReplyError {
+        let text = match kind {
+            ReplyErrorKind::Dropped => "dropped by an outbound interceptor",
+            _ => "not taken: the message expects no reply",
+        };
+        tracing::debug!(address = &*self.address, ?kind, "reply not sent");
+        ReplyError::new(kind, format!("Reply to address {} {text}", self.address))
+            .with_address(Arc::clone(&self.address))
+            .with_body(body as AnyBody)
+    }
+
+    #[cold]
+    fn closed_error(&self, closed: Closed, body: Option<AnyBody>) -> ReplyError {
+        let (kind, text) = match closed {
+            Closed::Answered => (
+                ReplyErrorKind::AlreadyAnswered,
+                "the message was answered already",
+            ),
+            Closed::RequesterGone => (
+                ReplyErrorKind::RequesterGone,
+                "the requester stopped waiting (timed out or cancelled)",
+            ),
+        };
+        tracing::debug!(address = &*self.address, ?kind, "reply not taken");
+        let err = ReplyError::new(
+            kind,
+            format!("Reply to address {} not taken: {text}", self.address),
+        )
+        .with_address(Arc::clone(&self.address));
+        match body {
+            Some(body) => err.with_body(body),
+            None => err,
+        }
     }
 
     /// Replies with `body` and awaits the requester's answer to it: a
@@ -309,17 +390,19 @@ impl<T> Message<T> {
     /// let bus = EventBus::new();
     /// let _c = bus.consumer("login", |m: Message<String>| async move {
     ///     let password: Message<String> = m.reply_and_request("password?".to_string()).await.unwrap();
-    ///     password.reply(password.body() == "hunter2");
+    ///     password.reply(password.body() == "hunter2")
     /// });
     /// let ask: Message<String> = bus.request("login", "alice".to_string()).await.unwrap();
     /// assert_eq!(ask.body(), "password?");
-    /// let ok: Message<bool> = ask.reply_and_request("hunter2".to_string()).await.unwrap();
+    /// let ok = ask.reply_and_request::<bool>("hunter2".to_string()).await.unwrap();
     /// assert!(*ok.body());
     /// # }
     /// ```
-    pub async fn reply_and_request<B, R>(&self, body: B) -> Result<Message<R>, RequestError>
+    pub async fn reply_and_request<R>(
+        &self,
+        body: impl IntoBody,
+    ) -> Result<Message<R>, RequestError>
     where
-        B: IntoBody,
         R: MessageCodec + Send + Sync + 'static,
     {
         self.reply_and_request_with(body, DeliveryOptions::new())
@@ -336,13 +419,12 @@ impl<T> Message<T> {
     /// # Cancel safety
     ///
     /// As [`reply_and_request`](Message::reply_and_request).
-    pub async fn reply_and_request_with<B, R>(
+    pub async fn reply_and_request_with<R>(
         &self,
-        body: B,
+        body: impl IntoBody,
         options: DeliveryOptions,
     ) -> Result<Message<R>, RequestError>
     where
-        B: IntoBody,
         R: MessageCodec + Send + Sync + 'static,
     {
         let (timeout, headers, _) = options.into_parts();
@@ -352,19 +434,18 @@ impl<T> Message<T> {
         let inner = Arc::clone(inner);
         let timeout = timeout.unwrap_or(inner.default_timeout);
         let (tx, rx) = reply::channel();
-        match self.send_reply(body.into_arc(), headers, Some((tx, timeout))) {
-            Ok(()) => {}
-            Err(NotSent::NotExpected) => return Err(no_reply_expected(&self.address)),
-            Err(NotSent::Dropped) => {
-                return Err(RequestError::new(
+        if let Err(err) = self.send_reply(body.into_arc(), headers, Some((tx, timeout))) {
+            return Err(match err.kind() {
+                ReplyErrorKind::Dropped => RequestError::new(
                     RequestErrorKind::Dropped,
                     format!(
                         "Reply to address {} dropped by an outbound interceptor",
                         self.address
                     ),
                 )
-                .with_address(Arc::clone(&self.address)));
-            }
+                .with_address(Arc::clone(&self.address)),
+                _ => no_reply_expected(&self.address),
+            });
         }
         let id = crate::metrics::bump(&inner.conversation_ids, 1);
         inner.await_reply::<R>(rx, &self.address, timeout, id).await
@@ -373,8 +454,15 @@ impl<T> Message<T> {
     /// Fails the request with `code` and `message`: the requester gets a
     /// [`RecipientFailure`](RequestErrorKind::RecipientFailure) error whose
     /// [`failure_code`](crate::Error::failure_code) is `code` and whose text
-    /// is `message` (Vert.x `fail`). Ignored, returning `false`, when the
-    /// message expects no reply or was already answered.
+    /// is `message` (Vert.x `fail`).
+    ///
+    /// # Errors
+    ///
+    /// A [`ReplyError`] when the failure reaches no requester:
+    /// [`NoReplyExpected`](ReplyErrorKind::NoReplyExpected),
+    /// [`AlreadyAnswered`](ReplyErrorKind::AlreadyAnswered) or
+    /// [`RequesterGone`](ReplyErrorKind::RequesterGone), as for
+    /// [`reply`](Message::reply).
     ///
     /// # Examples
     ///
@@ -385,34 +473,36 @@ impl<T> Message<T> {
     /// # async fn main() {
     /// let bus = EventBus::new();
     /// let _c = bus.consumer("strict", |m: Message<String>| async move {
-    ///     m.fail(422, "not acceptable");
+    ///     m.fail(422, "not acceptable")
     /// });
-    /// let err = bus.request::<_, String>("strict", "x".to_string()).await.unwrap_err();
+    /// let err = bus.request::<String>("strict", "x".to_string()).await.unwrap_err();
     /// assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
     /// assert_eq!(err.failure_type(), ReplyFailure::RecipientFailure);
     /// assert_eq!((err.failure_code(), err.to_string().as_str()), (422, "not acceptable"));
     /// # }
     /// ```
-    pub fn fail(&self, code: i32, message: impl Into<String>) -> bool {
+    pub fn fail(&self, code: i32, message: impl Into<String>) -> Result<(), ReplyError> {
         let Some((tx, _)) = &self.reply else {
-            return false;
+            tracing::debug!(
+                address = &*self.address,
+                "failure for a message that expects no reply"
+            );
+            return Err(ReplyError::new(
+                ReplyErrorKind::NoReplyExpected,
+                format!(
+                    "Failure for address {} not taken: the message expects no reply",
+                    self.address
+                ),
+            )
+            .with_address(Arc::clone(&self.address)));
         };
         tx.complete(Outcome::Failure(Failure {
             kind: RequestErrorKind::RecipientFailure,
             code,
             message: message.into(),
         }))
-        .is_ok()
+        .map_err(|(closed, _)| self.closed_error(closed, None))
     }
-}
-
-/// Why a reply was not handed to its requester.
-enum NotSent {
-    /// The message expects no reply, was answered already, or its
-    /// requester stopped waiting.
-    NotExpected,
-    /// An outbound interceptor dropped it.
-    Dropped,
 }
 
 fn no_reply_expected(address: &Arc<str>) -> RequestError {

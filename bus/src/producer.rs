@@ -76,7 +76,12 @@ impl<T: MessageCodec + Send + Sync + 'static> MessageProducer<T> {
     /// # Errors
     ///
     /// As [`EventBus::send`]; a publisher's errors are those of
-    /// [`EventBus::publish`] mapped to the same kinds.
+    /// [`EventBus::publish`] mapped to the same kinds. As there, a publish
+    /// that some consumers refused (full queues) and others got is not an
+    /// error; the refusals are counted in
+    /// [`Metrics::refused`](crate::Metrics::refused). Use
+    /// [`EventBus::publish`] to see them in the returned
+    /// [`PublishReport`](crate::PublishReport).
     ///
     /// # Cancel safety
     ///
@@ -90,6 +95,7 @@ impl<T: MessageCodec + Send + Sync + 'static> MessageProducer<T> {
             self.bus
                 .publish_with(&self.address, body, self.options.clone())
                 .await
+                .map(drop)
                 .map_err(SendError::from)
         } else {
             self.bus

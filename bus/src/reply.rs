@@ -58,6 +58,15 @@ pub(crate) struct Failure {
     pub(crate) message: String,
 }
 
+/// Why a reply cell takes no (further) outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Closed {
+    /// It was completed already.
+    Answered,
+    /// The receiver was dropped (timed out, cancelled) first.
+    RequesterGone,
+}
+
 pub(crate) enum Outcome {
     Reply(ReplyEnvelope),
     Failure(Failure),
@@ -107,15 +116,20 @@ pub(crate) fn channel() -> (ReplyTx, ReplyRx) {
 }
 
 impl ReplyTx {
-    /// Hands `outcome` to the requester. Gives it back when the request was
-    /// already answered or the requester stopped waiting.
-    pub(crate) fn complete(&self, outcome: Outcome) -> Result<(), Outcome> {
+    /// Hands `outcome` to the requester. Gives it back, with the reason,
+    /// when the request was already answered or the requester stopped
+    /// waiting.
+    pub(crate) fn complete(&self, outcome: Outcome) -> Result<(), (Closed, Outcome)> {
         {
             // The lock makes concurrent completions take turns; the first
             // one sets COMPLETED, the others see it.
             let mut slot = self.cell.lock();
-            if self.cell.state.load(Ordering::Acquire) & (COMPLETED | RECEIVER_GONE) != 0 {
-                return Err(outcome);
+            let state = self.cell.state.load(Ordering::Acquire);
+            if state & COMPLETED != 0 {
+                return Err((Closed::Answered, outcome));
+            }
+            if state & RECEIVER_GONE != 0 {
+                return Err((Closed::RequesterGone, outcome));
             }
             *slot = Some(outcome);
             self.cell.state.fetch_or(COMPLETED, Ordering::AcqRel);

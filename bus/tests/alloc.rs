@@ -76,12 +76,12 @@ fn immutable_bodies_cost_the_same_whatever_their_size() {
         let bus = EventBus::new();
         // `Vec<u64>` is immutable: its elements are.
         let _shared = bus.consumer("shared", |m: Message<Vec<u64>>| async move {
-            m.reply(Shared(Arc::clone(m.body_arc())));
+            m.reply(Shared(Arc::clone(m.body_arc())))
         });
         // A derived struct without `#[codec(immutable)]`: each delivery is
         // a deep copy the consumer may change.
         let _copied = bus.consumer("copied", |m: Message<Doc>| async move {
-            m.reply(Shared(Arc::clone(m.body_arc())));
+            m.reply(Shared(Arc::clone(m.body_arc())))
         });
 
         let small = per_round_trip(&bus, "shared", Arc::new(vec![1u64; 4])).await;

@@ -55,10 +55,10 @@ async fn a_stream_consumer_can_answer_requests_and_ends_on_unregister() {
     let mut stream = bus.consumer_stream::<String>("s");
     let requester = tokio::spawn({
         let bus = bus.clone();
-        async move { bus.request::<_, usize>("s", "four".to_string()).await }
+        async move { bus.request::<usize>("s", "four".to_string()).await }
     });
     let m = stream.next().await.unwrap();
-    m.reply(m.body().len());
+    m.reply(m.body().len()).unwrap();
     assert_eq!(*requester.await.unwrap().unwrap().body(), 4);
     assert_eq!(stream.address(), "s");
     stream.unregister().await;
@@ -68,13 +68,32 @@ async fn a_stream_consumer_can_answer_requests_and_ends_on_unregister() {
     );
 }
 
+/// The documented contrast: `let _ =` keeps a handler consumer (as in
+/// Vert.x) and unregisters a stream consumer at once (nothing could read
+/// it).
+#[tokio::test]
+async fn let_underscore_keeps_a_handler_consumer_and_drops_a_stream() {
+    let bus = EventBus::new();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _ = bus.consumer("handled", move |m: Message<u8>| {
+        let tx = tx.clone();
+        async move { tx.send(*m.body()).unwrap() }
+    });
+    bus.send("handled", 7u8).await.unwrap();
+    assert_eq!(rx.recv().await, Some(7));
+
+    let _ = bus.consumer_stream::<u8>("pulled");
+    let err = bus.send("pulled", 7u8).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::NoHandlers);
+}
+
 #[tokio::test]
 async fn dropping_a_stream_unregisters_it_and_fails_its_queued_requests() {
     let bus = EventBus::new();
     let stream = bus.consumer_stream::<u8>("d");
     let pending = tokio::spawn({
         let bus = bus.clone();
-        async move { bus.request::<_, u8>("d", 1u8).await }
+        async move { bus.request::<u8>("d", 1u8).await }
     });
     tokio::task::yield_now().await;
     drop(stream);
@@ -149,7 +168,7 @@ async fn interceptors_see_address_headers_codec_and_may_drop() {
         .unwrap();
     let _c = bus.consumer("echo", |m: Message<String>| async move {
         assert_eq!(m.headers().get("stamped"), Some("yes"));
-        m.reply(m.body().clone());
+        m.reply(m.body().clone())
     });
     let _b = bus.consumer("blocked", |_m: Message<String>| async {});
     let options = DeliveryOptions::new().with_header("k", "v");
@@ -171,7 +190,7 @@ async fn interceptors_see_address_headers_codec_and_may_drop() {
     // Dropped inbound: the request fails at once, no reply.
     let options = DeliveryOptions::new().with_header("drop-in", "1");
     let err = bus
-        .request_with::<_, String>("echo", "x".to_string(), options)
+        .request_with::<String>("echo", "x".to_string(), options)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
@@ -213,11 +232,11 @@ async fn a_dropped_conversation_turn_is_reported_as_dropped() {
         async move {
             let options = DeliveryOptions::new().with_header("secret", "1");
             let err = m
-                .reply_and_request_with::<_, u8>(1u8, options)
+                .reply_and_request_with::<u8>(1u8, options)
                 .await
                 .unwrap_err();
             tx.send((err.kind(), err.to_string())).unwrap();
-            assert!(m.reply(2u8), "the request can still be answered");
+            m.reply(2u8).expect("the request can still be answered");
         }
     });
     let r: Message<u8> = bus.request("ask", 0u8).await.unwrap();

@@ -231,7 +231,7 @@ async fn request_reply_with_derived_types_and_headers() {
             DeliveryOptions::new()
                 .with_header("priced-by", "b")
                 .with_header("trace-seen", trace),
-        );
+        )
     });
     b.flush().await.unwrap();
 
@@ -255,14 +255,11 @@ async fn request_reply_with_derived_types_and_headers() {
     assert!(reply.body_mut().is_some());
 
     // A reply of the wrong type for the requester.
-    let err = a
-        .request::<_, Order>("pricing", order(1))
-        .await
-        .unwrap_err();
+    let err = a.request::<Order>("pricing", order(1)).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
 
     // A request of the wrong type for the consumer.
-    let err = a.request::<_, Quote>("pricing", 5u64).await.unwrap_err();
+    let err = a.request::<Quote>("pricing", 5u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
     assert!(
         err.to_string().contains("test::Order") || err.to_string().contains("Order"),
@@ -278,7 +275,7 @@ async fn request_reply_with_jsobj() {
     let (a, b) = (node(&server).await, node(&server).await);
     let _echo = b.consumer("json.echo", |m: Message<JsObj>| async move {
         let answer = m.body().set("seen", true);
-        m.reply(answer);
+        m.reply(answer)
     });
     b.flush().await.unwrap();
     let order = jsobj! {
@@ -317,7 +314,7 @@ async fn conversations_of_several_turns_cross_nodes() {
         accepted.reply_with(
             done.to_owned(),
             DeliveryOptions::new().with_header("seen", seen),
-        );
+        )
     });
     b.flush().await.unwrap();
 
@@ -355,7 +352,7 @@ async fn conversation_turns_fail_across_nodes() {
         async move {
             let options = DeliveryOptions::new().with_timeout(Duration::from_millis(300));
             let started = Instant::now();
-            let answer = m.reply_and_request_with::<_, u64>(*m.body(), options).await;
+            let answer = m.reply_and_request_with::<u64>(*m.body(), options).await;
             let outcome = answer
                 .map(|a| *a.body())
                 .map_err(|e| (e.kind(), e.failure_code(), e.to_string()));
@@ -367,12 +364,12 @@ async fn conversation_turns_fail_across_nodes() {
 
     // A plain answer.
     let q: Message<u64> = a.request("ask", 1u64).await.unwrap();
-    assert!(q.reply(10u64));
+    q.reply(10u64).expect("the requester still waits");
     assert_eq!(next().await.0, Ok(10));
 
     // The requester fails the turn with a code.
     let q: Message<u64> = a.request("ask", 2u64).await.unwrap();
-    assert!(q.fail(7, "no thanks"));
+    q.fail(7, "no thanks").expect("the requester still waits");
     let (outcome, _) = next().await;
     assert_eq!(
         outcome,
@@ -394,7 +391,8 @@ async fn conversation_turns_fail_across_nodes() {
 
     // The requester answers with the wrong type for the replier.
     let q: Message<u64> = a.request("ask", 4u64).await.unwrap();
-    assert!(q.reply("four".to_owned()));
+    q.reply("four".to_owned())
+        .expect("the requester still waits");
     let (kind, _, text) = next().await.0.unwrap_err();
     assert_eq!(kind, RequestErrorKind::TypeMismatch, "{text}");
 
@@ -403,7 +401,7 @@ async fn conversation_turns_fail_across_nodes() {
     #[codec(unregistered)]
     struct Unencodable;
     let q: Message<u64> = a.request("ask", 5u64).await.unwrap();
-    assert!(q.reply(Unencodable));
+    q.reply(Unencodable).expect("the requester still waits");
     let (kind, _, text) = next().await.0.unwrap_err();
     assert_eq!(kind, RequestErrorKind::Codec, "{text}");
 
@@ -445,7 +443,7 @@ async fn conversation_turns_to_a_node_that_cannot_answer() {
             let options = DeliveryOptions::new().with_timeout(Duration::from_secs(5));
             let started = Instant::now();
             let err = m
-                .reply_and_request_with::<_, u64>(quote, options)
+                .reply_and_request_with::<u64>(quote, options)
                 .await
                 .unwrap_err();
             results
@@ -457,7 +455,7 @@ async fn conversation_turns_to_a_node_that_cannot_answer() {
 
     // `a` cannot decode the turn: both sides learn it at once.
     a.unregister_codec("test.quote").unwrap();
-    let err = a.request::<_, Quote>("ask.quote", 1u64).await.unwrap_err();
+    let err = a.request::<Quote>("ask.quote", 1u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::Codec, "{err}");
     let (kind, text, waited) = outcomes.recv().await.unwrap();
     assert_eq!(kind, RequestErrorKind::Codec, "{text}");
@@ -468,7 +466,7 @@ async fn conversation_turns_to_a_node_that_cannot_answer() {
     let c = node(&server).await;
     let request = tokio::spawn({
         let c = c.clone();
-        async move { c.request::<_, Quote>("ask.quote", 2u64).await }
+        async move { c.request::<Quote>("ask.quote", 2u64).await }
     });
     eventually("the request reached b", || b.metrics().delivered >= 2).await;
     c.close().await;
@@ -551,14 +549,12 @@ async fn unknown_codec_on_the_receiving_node() {
     let seen = Arc::clone(&handled);
     let _orders = b.consumer("orders", move |m: Message<Order>| {
         seen.fetch_add(1, Ordering::SeqCst);
-        async move {
-            m.reply(1u64);
-        }
+        async move { m.reply(1u64) }
     });
     b.flush().await.unwrap();
     assert!(b.unregister_codec("test.order").is_some());
 
-    let err = a.request::<_, u64>("orders", order(1)).await.unwrap_err();
+    let err = a.request::<u64>("orders", order(1)).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::Codec);
     assert!(err.to_string().contains("\"test.order\""), "{err}");
     assert_eq!(b.metrics().undecodable, 1);
@@ -592,14 +588,14 @@ async fn recipient_failure_crosses_the_wire() {
     let _strict = b.consumer("strict", |m: Message<String>| async move {
         match m.body().as_str() {
             "fail" => {
-                m.fail(422, "not acceptable");
+                m.fail(422, "not acceptable").expect("the requester waits");
                 Ok(())
             }
             "err" => Err("handler said no"),
             "panic" => panic!("boom"),
             "drop" => Ok(()),
             _ => {
-                m.reply("fine".to_owned());
+                m.reply("fine".to_owned()).expect("the requester waits");
                 Ok(())
             }
         }
@@ -607,7 +603,7 @@ async fn recipient_failure_crosses_the_wire() {
     b.flush().await.unwrap();
 
     let err = a
-        .request::<_, String>("strict", "fail".to_owned())
+        .request::<String>("strict", "fail".to_owned())
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
@@ -617,7 +613,7 @@ async fn recipient_failure_crosses_the_wire() {
     );
 
     let err = a
-        .request::<_, String>("strict", "err".to_owned())
+        .request::<String>("strict", "err".to_owned())
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
@@ -625,14 +621,14 @@ async fn recipient_failure_crosses_the_wire() {
     assert_eq!(err.failure_code(), codecbus_bus::NO_FAILURE_CODE);
 
     let err = a
-        .request::<_, String>("strict", "panic".to_owned())
+        .request::<String>("strict", "panic".to_owned())
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
     assert!(err.to_string().contains("boom"), "{err}");
 
     let err = a
-        .request::<_, String>("strict", "drop".to_owned())
+        .request::<String>("strict", "drop".to_owned())
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
@@ -651,7 +647,7 @@ async fn no_responders_and_timeout() {
     let (a, b) = (node(&server).await, node(&server).await);
 
     let started = Instant::now();
-    let err = a.request::<_, u64>("nowhere", 1u64).await.unwrap_err();
+    let err = a.request::<u64>("nowhere", 1u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
     assert_eq!(err.to_string(), "No handlers for address nowhere");
     assert!(
@@ -661,13 +657,13 @@ async fn no_responders_and_timeout() {
 
     let _mute = b.consumer("mute", |m: Message<u64>| async move {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        m.reply(0u64);
+        m.reply(0u64)
     });
     b.flush().await.unwrap();
     let started = Instant::now();
     let options = DeliveryOptions::new().with_timeout(Duration::from_millis(150));
     let err = a
-        .request_with::<_, u64>("mute", 1u64, options)
+        .request_with::<u64>("mute", 1u64, options)
         .await
         .unwrap_err();
     let waited = started.elapsed();
@@ -695,7 +691,7 @@ async fn oversize_payloads_fail_at_send() {
     };
     let (a, b) = (node(&server).await, node(&server).await);
     let _big = b.consumer("big", |m: Message<String>| async move {
-        m.reply("x".repeat(m.body().len() * 4));
+        m.reply("x".repeat(m.body().len() * 4))
     });
     b.flush().await.unwrap();
     let body = "y".repeat(2000);
@@ -711,12 +707,12 @@ async fn oversize_payloads_fail_at_send() {
 
     let err = a.publish("big", body.clone()).await.unwrap_err();
     assert_eq!(err.kind(), PublishErrorKind::PayloadTooLarge);
-    let err = a.request::<_, String>("big", body).await.unwrap_err();
+    let err = a.request::<String>("big", body).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::PayloadTooLarge);
 
     // A reply over the limit comes back as the replier's error.
     let err = a
-        .request::<_, String>("big", "z".repeat(300))
+        .request::<String>("big", "z".repeat(300))
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::PayloadTooLarge);
@@ -733,22 +729,18 @@ async fn local_consumers_never_subscribe_and_last_unregister_unsubscribes() {
     };
     let (a, b) = (node(&server).await, node(&server).await);
     let _local = a.local_consumer("private", |m: Message<u64>| async move {
-        m.reply(*m.body() + 1);
+        m.reply(*m.body() + 1)
     });
     a.flush().await.unwrap();
-    let err = b.request::<_, u64>("private", 1u64).await.unwrap_err();
+    let err = b.request::<u64>("private", 1u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
     // On its own node a local consumer answers (nothing crosses NATS).
     let two: Message<u64> = a.request("private", 1u64).await.unwrap();
     assert_eq!(*two.body(), 2);
     assert_eq!(b.metrics().remote_received + a.metrics().remote_received, 0);
 
-    let c1 = b.consumer("shared", |m: Message<u64>| async move {
-        m.reply(1u64);
-    });
-    let c2 = b.consumer("shared", |m: Message<u64>| async move {
-        m.reply(2u64);
-    });
+    let c1 = b.consumer("shared", |m: Message<u64>| async move { m.reply(1u64) });
+    let c2 = b.consumer("shared", |m: Message<u64>| async move { m.reply(2u64) });
     b.flush().await.unwrap();
     let _: Message<u64> = a.request("shared", 0u64).await.unwrap();
     c1.unregister().await;
@@ -757,7 +749,7 @@ async fn local_consumers_never_subscribe_and_last_unregister_unsubscribes() {
     assert_eq!(*r.body(), 2, "still subscribed while a consumer is left");
     c2.unregister().await;
     b.flush().await.unwrap();
-    let err = a.request::<_, u64>("shared", 0u64).await.unwrap_err();
+    let err = a.request::<u64>("shared", 0u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
 
     // A stream consumer unsubscribes when dropped.
@@ -766,7 +758,7 @@ async fn local_consumers_never_subscribe_and_last_unregister_unsubscribes() {
     a.send("streamed", 1u64).await.unwrap();
     drop(stream);
     b.flush().await.unwrap();
-    let err = a.request::<_, u64>("streamed", 0u64).await.unwrap_err();
+    let err = a.request::<u64>("streamed", 0u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
 }
 
@@ -778,11 +770,11 @@ async fn close_drains_in_flight_requests() {
     let (a, b) = (node(&server).await, node(&server).await);
     let _slow = b.consumer("slow", |m: Message<u64>| async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        m.reply(*m.body() * 10);
+        m.reply(*m.body() * 10)
     });
     b.flush().await.unwrap();
     let a2 = a.clone();
-    let pending = tokio::spawn(async move { a2.request::<_, u64>("slow", 4u64).await });
+    let pending = tokio::spawn(async move { a2.request::<u64>("slow", 4u64).await });
     eventually("the request reached b", || b.metrics().handled == 1).await;
     b.close().await;
     let reply = pending
@@ -794,7 +786,7 @@ async fn close_drains_in_flight_requests() {
     let err = b.send("slow", 1u64).await.unwrap_err();
     assert_eq!(err.kind(), SendErrorKind::Transport);
     assert!(err.to_string().contains("closed"), "{err}");
-    let err = a.request::<_, u64>("slow", 1u64).await.unwrap_err();
+    let err = a.request::<u64>("slow", 1u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
     b.close().await; // twice is fine
     a.close().await;
@@ -807,9 +799,10 @@ async fn server_restart_mid_stream() {
     };
     let (a, b) = (node(&server).await, node(&server).await);
     let published = Tally::default();
-    let _double = b.consumer("double", |m: Message<u64>| async move {
-        m.reply(*m.body() * 2);
-    });
+    let _double = b.consumer(
+        "double",
+        |m: Message<u64>| async move { m.reply(*m.body() * 2) },
+    );
     let _news = counting(&b, "news", "b", &published);
     b.flush().await.unwrap();
     let short = || DeliveryOptions::new().with_timeout(Duration::from_millis(300));
@@ -824,7 +817,7 @@ async fn server_restart_mid_stream() {
     for n in 0..5u64 {
         let started = Instant::now();
         let err = a
-            .request_with::<_, u64>("double", n, short())
+            .request_with::<u64>("double", n, short())
             .await
             .unwrap_err();
         assert!(
@@ -845,7 +838,7 @@ async fn server_restart_mid_stream() {
     // Both clients reconnect and resubscribe on their own.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        match a.request_with::<_, u64>("double", 21u64, short()).await {
+        match a.request_with::<u64>("double", 21u64, short()).await {
             Ok(r) => {
                 assert_eq!(*r.body(), 42);
                 break;
@@ -898,9 +891,7 @@ async fn token_authentication() {
         .connect()
         .await
         .unwrap();
-    let _c = b.consumer("auth", |m: Message<u64>| async move {
-        m.reply(*m.body());
-    });
+    let _c = b.consumer("auth", |m: Message<u64>| async move { m.reply(*m.body()) });
     b.flush().await.unwrap();
     let r: Message<u64> = a.request("auth", 5u64).await.unwrap();
     assert_eq!(*r.body(), 5);
@@ -932,9 +923,10 @@ async fn user_password_authentication() {
         .connect()
         .await
         .unwrap();
-    let _c = a.consumer("auth", |m: Message<u64>| async move {
-        m.reply(*m.body() + 1);
-    });
+    let _c = a.consumer(
+        "auth",
+        |m: Message<u64>| async move { m.reply(*m.body() + 1) },
+    );
     a.flush().await.unwrap();
     let r: Message<u64> = a.request("auth", 5u64).await.unwrap();
     assert_eq!(*r.body(), 6);
@@ -951,11 +943,9 @@ async fn subject_prefixes_keep_applications_apart() {
         .connect()
         .await
         .unwrap();
-    let _c = other.consumer("x", |m: Message<u64>| async move {
-        m.reply(1u64);
-    });
+    let _c = other.consumer("x", |m: Message<u64>| async move { m.reply(1u64) });
     other.flush().await.unwrap();
-    let err = a.request::<_, u64>("x", 0u64).await.unwrap_err();
+    let err = a.request::<u64>("x", 0u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
     let r: Message<u64> = other.request("x", 0u64).await.unwrap();
     assert_eq!(*r.body(), 1);
@@ -968,16 +958,13 @@ async fn subject_prefixes_keep_applications_apart() {
     {
         let n = i as u64;
         let _c = a.consumer(address, move |m: Message<u64>| async move {
-            m.reply(*m.body() + n);
+            m.reply(*m.body() + n)
         });
         a.flush().await.unwrap();
         let r: Message<u64> = b.request(address, 100u64).await.unwrap();
         assert_eq!(*r.body(), 100 + n, "{address:?}");
     }
-    let err = b
-        .request::<_, u64>(&"x".repeat(4000), 1u64)
-        .await
-        .unwrap_err();
+    let err = b.request::<u64>(&"x".repeat(4000), 1u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::Transport);
     assert!(err.to_string().contains("too long"), "{err}");
 }
@@ -994,12 +981,12 @@ async fn wire_contract_from_a_plain_nats_client() {
     let b = node(&server).await;
     let _c = b.consumer("wire.double", |m: Message<u64>| async move {
         if *m.body() == 13 {
-            m.fail(13, "unlucky");
+            m.fail(13, "unlucky")
         } else {
             m.reply_with(
                 *m.body() * 2,
                 DeliveryOptions::new().with_header("x-by", "b"),
-            );
+            )
         }
     });
     let seen = Tally::default();
@@ -1022,7 +1009,10 @@ async fn wire_contract_from_a_plain_nats_client() {
     let h = reply.headers.as_ref().unwrap();
     assert_eq!(h.get("Codecbus-Codec").map(|v| v.as_str()), Some("1 u64"));
     assert_eq!(h.get("x-by").map(|v| v.as_str()), Some("b"));
-    assert_eq!(codecbus_core::from_slice::<u64>(&reply.payload).unwrap(), 42);
+    assert_eq!(
+        codecbus_core::from_slice::<u64>(&reply.payload).unwrap(),
+        42
+    );
 
     // A failure reply: kind, code and message.
     let reply = raw

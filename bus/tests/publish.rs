@@ -143,18 +143,51 @@ async fn publish_skips_consumers_of_another_type() {
 }
 
 #[tokio::test]
-async fn publish_to_a_full_consumer_delivers_to_the_others_and_says_so() {
+async fn publish_to_a_full_consumer_delivers_to_the_others_and_reports_it() {
     let bus = EventBus::new();
     let mut slow =
         bus.consumer_stream_with::<u32>("fan", ConsumerOptions::new().with_queue_capacity(1));
     let mut fast = bus.consumer_stream::<u32>("fan");
-    bus.publish("fan", 1u32).await.unwrap();
-    let err = bus.publish("fan", 2u32).await.unwrap_err();
-    assert_eq!(err.kind(), PublishErrorKind::QueueFull);
-    assert_eq!((err.delivered(), err.refused()), (1, 1));
+    let report = bus.publish("fan", 1u32).await.unwrap();
+    assert_eq!((report.delivered(), report.refused()), (2, 0));
+    assert!(report.all_delivered() && !report.to_cluster());
+    // A partial delivery is a success, with the refusal in the report.
+    let report = bus.publish("fan", 2u32).await.unwrap();
+    assert_eq!((report.delivered(), report.refused()), (1, 1));
+    assert!(!report.all_delivered());
     assert_eq!(*fast.recv().await.unwrap().body(), 1);
     assert_eq!(*fast.recv().await.unwrap().body(), 2);
     assert_eq!(*slow.recv().await.unwrap().body(), 1);
     let m = bus.metrics();
-    assert_eq!((m.delivered, m.refused), (3, 1));
+    assert_eq!((m.published, m.delivered, m.refused), (2, 3, 1));
+}
+
+#[tokio::test]
+async fn publish_refused_by_every_consumer_fails_and_hands_the_body_back() {
+    let bus = EventBus::new();
+    let one = ConsumerOptions::new().with_queue_capacity(1);
+    let _a = bus.consumer_stream_with::<u32>("full", one.clone());
+    let _b = bus.consumer_stream_with::<u32>("full", one);
+    bus.publish("full", 1u32).await.unwrap();
+    let err = bus.publish("full", 2u32).await.unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::QueueFull);
+    assert_eq!(
+        err.to_string(),
+        "Queue full at address full: every consumer's queue is at capacity"
+    );
+    assert_eq!(err.into_body::<u32>().as_deref(), Some(&2));
+    assert_eq!(bus.metrics().refused, 2);
+}
+
+#[tokio::test]
+async fn a_publisher_producer_succeeds_on_a_partial_delivery() {
+    let bus = EventBus::new();
+    let _slow = bus.consumer_stream_with::<u32>("p", ConsumerOptions::new().with_queue_capacity(1));
+    let mut fast = bus.consumer_stream::<u32>("p");
+    let producer = bus.publisher::<u32>("p");
+    producer.write(1).await.unwrap();
+    producer.write(2).await.unwrap();
+    assert_eq!(*fast.recv().await.unwrap().body(), 1);
+    assert_eq!(*fast.recv().await.unwrap().body(), 2);
+    assert_eq!(bus.metrics().refused, 1);
 }

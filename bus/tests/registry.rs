@@ -176,7 +176,7 @@ async fn unregistered_types_still_travel_locally() {
     let bus = EventBus::new();
     assert!(bus.codec_for::<Local>().is_none());
     let _c = bus.consumer("local", |m: Message<Local>| async move {
-        m.reply(Local(m.body().0 + 1));
+        m.reply(Local(m.body().0 + 1))
     });
     let reply: Message<Local> = bus.request("local", Local(1)).await.unwrap();
     assert_eq!(reply.body().0, 2);
@@ -189,7 +189,7 @@ async fn derived_types_on_the_bus() {
         m.reply(Quote {
             symbol: m.body().items.join(","),
             price: m.body().id as i64 * 100,
-        });
+        })
     });
     let mut watchers: Vec<_> = (0..2)
         .map(|_| bus.consumer_stream::<Quote>("quotes"))

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codecbus_bus::{
-    ConsumerOptions, DeliveryOptions, EventBus, Message, NO_FAILURE_CODE, ReplyFailure,
-    RequestErrorKind, Shared,
+    ConsumerOptions, DeliveryContext, DeliveryKind, DeliveryOptions, EventBus, Message,
+    NO_FAILURE_CODE, REPLY_ADDRESS_PREFIX, ReplyError, ReplyErrorKind, ReplyFailure,
+    RequestErrorKind, Shared, Verdict,
 };
 use common::{Copied, Frozen};
 use tokio::time::Instant;
@@ -20,7 +21,7 @@ fn echo_bus() -> EventBus {
 async fn request_gets_a_typed_reply() {
     let bus = echo_bus();
     let _c = bus.consumer("upper", |m: Message<String>| async move {
-        m.reply(m.body().to_uppercase());
+        m.reply(m.body().to_uppercase())
     });
     let reply: Message<String> = bus.request("upper", "shout".to_string()).await.unwrap();
     assert_eq!(reply.body(), "SHOUT");
@@ -33,7 +34,7 @@ async fn no_handlers_fails_at_once_not_after_the_timeout() {
     let bus = echo_bus();
     let start = Instant::now();
     let err = bus
-        .request::<_, String>("nobody", "hello".to_string())
+        .request::<String>("nobody", "hello".to_string())
         .await
         .unwrap_err();
     assert_eq!(start.elapsed(), Duration::ZERO, "no time passed");
@@ -50,19 +51,22 @@ async fn a_silent_consumer_times_out_after_the_default_30_seconds() {
     assert_eq!(bus.default_timeout(), Duration::from_secs(30));
     let _c = bus.consumer("sleepy", |m: Message<u32>| async move {
         tokio::time::sleep(Duration::from_secs(3600)).await;
-        m.reply(0u32);
+        m.reply(0u32)
     });
     let start = Instant::now();
-    let err = bus.request::<_, u32>("sleepy", 1u32).await.unwrap_err();
+    let err = bus.request::<u32>("sleepy", 1u32).await.unwrap_err();
     assert_eq!(start.elapsed(), Duration::from_secs(30));
     assert_eq!(err.kind(), RequestErrorKind::Timeout);
     assert_eq!(err.failure_type(), ReplyFailure::Timeout);
     assert_eq!(err.failure_type().as_i32(), 0);
     let text = err.to_string();
     assert!(
-        text.starts_with("Timed out after waiting 30000(ms) for a reply. address: __vertx.reply."),
+        text.starts_with(
+            "Timed out after waiting 30000(ms) for a reply. address: __codecbus.reply."
+        ),
         "{text}"
     );
+    assert_eq!(REPLY_ADDRESS_PREFIX, "__codecbus.reply.");
     assert!(text.ends_with(", repliedAddress: sleepy"), "{text}");
     assert_eq!(bus.metrics().timeouts, 1);
 }
@@ -78,7 +82,7 @@ async fn the_timeout_comes_from_the_options_or_the_builder() {
         drop(m);
     });
     let start = Instant::now();
-    let err = bus.request::<_, u32>("sleepy", 1u32).await.unwrap_err();
+    let err = bus.request::<u32>("sleepy", 1u32).await.unwrap_err();
     assert_eq!(
         (err.kind(), start.elapsed()),
         (RequestErrorKind::Timeout, Duration::from_secs(2))
@@ -87,7 +91,7 @@ async fn the_timeout_comes_from_the_options_or_the_builder() {
     let start = Instant::now();
     let options = DeliveryOptions::new().with_timeout(Duration::from_millis(250));
     let err = bus
-        .request_with::<_, u32>("sleepy", 1u32, options)
+        .request_with::<u32>("sleepy", 1u32, options)
         .await
         .unwrap_err();
     assert_eq!(
@@ -104,10 +108,10 @@ async fn the_timeout_comes_from_the_options_or_the_builder() {
 async fn fail_reaches_the_requester_with_code_and_message() {
     let bus = echo_bus();
     let _c = bus.consumer("picky", |m: Message<String>| async move {
-        m.fail(404, format!("no such item: {}", m.body()));
+        m.fail(404, format!("no such item: {}", m.body()))
     });
     let err = bus
-        .request::<_, String>("picky", "x".to_string())
+        .request::<String>("picky", "x".to_string())
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
@@ -124,10 +128,9 @@ async fn a_handler_error_is_a_recipient_failure() {
         if *m.body() == 0 {
             return Err(format!("cannot divide by {}", m.body()));
         }
-        m.reply(100 / *m.body());
-        Ok(())
+        m.reply(100 / *m.body()).map_err(|e| e.to_string())
     });
-    let err = bus.request::<_, u32>("erring", 0u32).await.unwrap_err();
+    let err = bus.request::<u32>("erring", 0u32).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
     assert_eq!(err.to_string(), "cannot divide by 0");
     // The consumer is still there.
@@ -142,23 +145,18 @@ async fn a_panicking_handler_fails_the_request_and_the_bus_keeps_running() {
         if *m.body() == 13 {
             panic!("unlucky number");
         }
-        m.reply(*m.body());
+        m.reply(*m.body())
     });
-    let _other = bus.consumer("other", |m: Message<u32>| async move {
-        m.reply(*m.body() + 1);
-    });
-    let err = bus.request::<_, u32>("bomb", 13u32).await.unwrap_err();
+    let _other = bus.consumer(
+        "other",
+        |m: Message<u32>| async move { m.reply(*m.body() + 1) },
+    );
+    let err = bus.request::<u32>("bomb", 13u32).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
     assert!(err.to_string().contains("unlucky number"), "{err}");
     // The same consumer and the others keep working.
-    assert_eq!(
-        *bus.request::<_, u32>("bomb", 7u32).await.unwrap().body(),
-        7
-    );
-    assert_eq!(
-        *bus.request::<_, u32>("other", 7u32).await.unwrap().body(),
-        8
-    );
+    assert_eq!(*bus.request::<u32>("bomb", 7u32).await.unwrap().body(), 7);
+    assert_eq!(*bus.request::<u32>("other", 7u32).await.unwrap().body(), 8);
     let m = bus.metrics();
     assert_eq!((m.panics, m.recipient_failures), (1, 1));
 }
@@ -170,7 +168,7 @@ async fn a_panic_before_the_first_await_is_caught_too() {
     let _c = bus.consumer("sync-bomb", |_m: Message<u8>| -> std::future::Ready<()> {
         panic!("at once");
     });
-    let err = bus.request::<_, u8>("sync-bomb", 1u8).await.unwrap_err();
+    let err = bus.request::<u8>("sync-bomb", 1u8).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
     assert!(err.to_string().contains("at once"));
 }
@@ -180,7 +178,7 @@ async fn a_message_dropped_without_reply_fails_at_once() {
     let bus = echo_bus();
     let _c = bus.consumer("mute", |_m: Message<u8>| async {});
     let start = Instant::now();
-    let err = bus.request::<_, u8>("mute", 1u8).await.unwrap_err();
+    let err = bus.request::<u8>("mute", 1u8).await.unwrap_err();
     assert_eq!(start.elapsed(), Duration::ZERO);
     assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
     assert!(err.to_string().starts_with("No reply"), "{err}");
@@ -192,74 +190,144 @@ async fn a_handler_may_reply_later_from_another_task() {
     let _c = bus.consumer("later", |m: Message<u8>| async move {
         tokio::spawn(async move {
             tokio::task::yield_now().await;
-            m.reply(*m.body() * 2);
+            m.reply(*m.body() * 2)
         });
     });
-    assert_eq!(
-        *bus.request::<_, u8>("later", 21u8).await.unwrap().body(),
-        42
-    );
+    assert_eq!(*bus.request::<u8>("later", 21u8).await.unwrap().body(), 42);
 }
 
 #[tokio::test]
 async fn type_mismatch_on_the_way_in_and_on_the_way_back() {
     let bus = echo_bus();
     let _c = bus.consumer("numbers", |m: Message<u32>| async move {
-        m.reply(m.body().to_string());
+        m.reply(m.body().to_string())
     });
     // The consumer takes u32, not String.
     let err = bus
-        .request::<_, String>("numbers", "1".to_string())
+        .request::<String>("numbers", "1".to_string())
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
     assert_eq!(err.failure_type(), ReplyFailure::Error);
     // The reply is a String, not the u64 the requester asks for.
-    let err = bus.request::<_, u64>("numbers", 1u32).await.unwrap_err();
+    let err = bus.request::<u64>("numbers", 1u32).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
     let text = err.to_string();
     assert!(text.contains("String") && text.contains("u64"), "{text}");
 }
 
+/// What `reply` and `fail` returned, as kinds.
+fn outcome(result: Result<(), ReplyError>) -> Result<(), ReplyErrorKind> {
+    result.map_err(|e| e.kind())
+}
+
 #[tokio::test]
-async fn the_first_answer_wins() {
+async fn the_first_answer_wins_and_later_ones_are_refused() {
     let bus = echo_bus();
     let (tx, mut rx) = common::channel();
     let _c = bus.consumer("twice", move |m: Message<u8>| {
         let tx = tx.clone();
         async move {
             assert!(m.expects_reply());
-            let first = m.reply(1u8);
-            let second = m.reply(2u8);
-            let third = m.fail(1, "late");
+            let first = outcome(m.reply(1u8));
+            let second = m.reply(2u8).unwrap_err();
+            let third = outcome(m.fail(1, "late"));
             assert!(!m.expects_reply());
-            tx.send((first, second, third)).unwrap();
+            let text = second.to_string();
+            let back = second.into_body::<u8>().map(|b| *b);
+            tx.send((first, back, third, text)).unwrap();
         }
     });
-    assert_eq!(*bus.request::<_, u8>("twice", 0u8).await.unwrap().body(), 1);
-    assert_eq!(rx.recv().await, Some((true, false, false)));
+    assert_eq!(*bus.request::<u8>("twice", 0u8).await.unwrap().body(), 1);
+    let (first, back, third, text) = rx.recv().await.unwrap();
+    assert_eq!(first, Ok(()));
+    assert_eq!(back, Some(2), "the refused reply hands its body back");
+    assert_eq!(third, Err(ReplyErrorKind::AlreadyAnswered));
+    assert_eq!(
+        text,
+        "Reply to address twice not taken: the message was answered already"
+    );
+    assert_eq!(bus.metrics().replies, 1);
 }
 
 #[tokio::test]
-async fn reply_to_a_send_is_ignored() {
+async fn reply_to_a_send_or_publish_is_refused() {
     let bus = echo_bus();
     let (tx, mut rx) = common::channel();
     let _c = bus.consumer("one-way", move |m: Message<u8>| {
         let tx = tx.clone();
         async move {
-            tx.send((m.expects_reply(), m.reply(1u8), m.is_send()))
+            let replied = outcome(m.reply(1u8));
+            let failed = outcome(m.fail(1, "no"));
+            tx.send((m.expects_reply(), replied, failed, m.is_send()))
                 .unwrap()
         }
     });
+    let refused = Err(ReplyErrorKind::NoReplyExpected);
     bus.send("one-way", 0u8).await.unwrap();
-    assert_eq!(rx.recv().await, Some((false, false, true)));
+    assert_eq!(rx.recv().await, Some((false, refused, refused, true)));
+    bus.publish("one-way", 0u8).await.unwrap();
+    assert_eq!(rx.recv().await, Some((false, refused, refused, false)));
+    assert_eq!(bus.metrics().replies, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn reply_after_the_requester_gave_up_is_refused() {
+    let bus = echo_bus();
+    let (tx, mut rx) = common::channel();
+    let _c = bus.consumer("late", move |m: Message<u8>| {
+        let tx = tx.clone();
+        async move {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            tx.send(outcome(m.reply(1u8))).unwrap();
+        }
+    });
+    let options = DeliveryOptions::new().with_timeout(Duration::from_secs(1));
+    let err = bus
+        .request_with::<u8>("late", 0u8, options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Timeout);
+    assert_eq!(rx.recv().await, Some(Err(ReplyErrorKind::RequesterGone)));
+}
+
+#[tokio::test]
+async fn a_reply_dropped_by_an_interceptor_is_refused_and_fails_the_request() {
+    let bus = EventBus::builder()
+        .outbound_interceptor(|ctx: &mut DeliveryContext<'_>| {
+            if ctx.kind() == DeliveryKind::Reply {
+                Verdict::Drop
+            } else {
+                Verdict::Continue
+            }
+        })
+        .build()
+        .unwrap();
+    let (tx, mut rx) = common::channel();
+    let _c = bus.consumer("censored", move |m: Message<u8>| {
+        let tx = tx.clone();
+        async move {
+            let result = m.reply(1u8);
+            tx.send(result.as_ref().map(|_| ()).map_err(|e| e.kind()))
+                .unwrap();
+            result
+        }
+    });
+    let err = bus.request::<u8>("censored", 0u8).await.unwrap_err();
+    assert_eq!(rx.recv().await, Some(Err(ReplyErrorKind::Dropped)));
+    // The handler returned the refusal: the requester learns why at once.
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(
+        err.to_string(),
+        "Reply to address censored dropped by an outbound interceptor"
+    );
 }
 
 #[tokio::test]
 async fn immutable_reply_is_the_same_allocation_and_copies_nothing() {
     let bus = echo_bus();
     let _echo = bus.consumer("echo", |m: Message<Frozen>| async move {
-        m.reply(Shared(Arc::clone(m.body_arc())));
+        m.reply(Shared(Arc::clone(m.body_arc())))
     });
     let body = Arc::new(Frozen::new("bounce me"));
     let reply: Message<Frozen> = bus
@@ -283,7 +351,7 @@ async fn copied_reply_is_a_distinct_copy_each_way() {
             // The consumer's copy is its own: changing it affects no one.
             m.body_mut().unwrap().items.push(99);
             tx.send(Arc::clone(m.body_arc())).unwrap();
-            m.reply(Shared(Arc::clone(m.body_arc())));
+            m.reply(Shared(Arc::clone(m.body_arc())))
         }
     });
     let body = Arc::new(Copied::new(&[1]));
@@ -317,7 +385,7 @@ async fn headers_travel_both_ways() {
         m.reply_with(
             0u8,
             DeliveryOptions::new().with_header("trace", format!("{trace}-back")),
-        );
+        )
     });
     let options = DeliveryOptions::new().with_header("Trace", "t1");
     let reply: Message<u8> = bus.request_with("h", 0u8, options).await.unwrap();
@@ -332,17 +400,17 @@ async fn requests_queued_at_unregister_fail_at_once() {
         ConsumerOptions::new().with_queue_capacity(10),
         |m: Message<u8>| async move {
             tokio::time::sleep(Duration::from_millis(30)).await;
-            m.reply(*m.body());
+            m.reply(*m.body())
         },
     );
     let first = tokio::spawn({
         let bus = bus.clone();
-        async move { bus.request::<_, u8>("closing", 1u8).await }
+        async move { bus.request::<u8>("closing", 1u8).await }
     });
     tokio::time::sleep(Duration::from_millis(5)).await;
     let second = tokio::spawn({
         let bus = bus.clone();
-        async move { bus.request::<_, u8>("closing", 2u8).await }
+        async move { bus.request::<u8>("closing", 2u8).await }
     });
     tokio::time::sleep(Duration::from_millis(5)).await;
     consumer.unregister().await;

@@ -35,7 +35,7 @@ fn futures_of_async_methods_are_send() {
         let bus = EventBus::new();
         require_send(&bus.send("a", 1u8));
         require_send(&bus.publish("a", 1u8));
-        require_send(&bus.request::<_, u8>("a", 1u8));
+        require_send(&bus.request::<u8>("a", 1u8));
         let stream = bus.consumer_stream::<u8>("a");
         require_send(&stream.unregister());
         let consumer = bus.consumer("a", |_m: Message<u8>| async {});

@@ -23,9 +23,7 @@ async fn hundred_thousand_requests_from_eight_tasks_to_four_consumers() {
             bus.consumer("stress", move |m: Message<u64>| {
                 count.fetch_add(1, Ordering::Relaxed);
                 handled.fetch_add(1, Ordering::Relaxed);
-                async move {
-                    m.reply(*m.body());
-                }
+                async move { m.reply(*m.body()) }
             })
         })
         .collect();

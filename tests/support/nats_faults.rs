@@ -239,7 +239,7 @@ async fn requester(bus: EventBus, n: u64, stream: Arc<Stream>, s: Settings) -> u
         }
         let start = Instant::now();
         let request =
-            bus.request_with::<_, u64>(DOUBLE, i, DeliveryOptions::new().with_timeout(s.timeout));
+            bus.request_with::<u64>(DOUBLE, i, DeliveryOptions::new().with_timeout(s.timeout));
         let how = match tokio::time::timeout(hang, request).await {
             Err(_) => End::Hung,
             Ok(Ok(reply)) => {
@@ -313,7 +313,7 @@ pub async fn run(test: &str, s: &Settings) -> Result<Option<Figures>, String> {
     let a = node(&url, s).await?;
     let b = node(&url, s).await?;
     let _double = b.consumer(DOUBLE, |m: Message<u64>| async move {
-        m.reply(m.body().wrapping_mul(2));
+        m.reply(m.body().wrapping_mul(2))
     });
     let news = Arc::new(AtomicU64::new(0));
     let _news = {

@@ -128,7 +128,10 @@ pub fn channel<T>() -> (
 /// A consumer at `address` that counts through a conversation with its
 /// requester: it answers `n` with `n + 1` for four turns, then ends with
 /// `n + 1000`.
-pub fn counting_conversation(bus: &codecbus_bus::EventBus, address: &str) -> codecbus_bus::MessageConsumer {
+pub fn counting_conversation(
+    bus: &codecbus_bus::EventBus,
+    address: &str,
+) -> codecbus_bus::MessageConsumer {
     bus.consumer(address, |m: codecbus_bus::Message<u32>| async move {
         let mut n = *m.body();
         let mut turn: codecbus_bus::Message<u32> = m.reply_and_request(n + 1).await.unwrap();
@@ -137,7 +140,7 @@ pub fn counting_conversation(bus: &codecbus_bus::EventBus, address: &str) -> cod
             turn = turn.reply_and_request(n + 1).await.unwrap();
             n = *turn.body();
         }
-        turn.reply(n + 1000);
+        turn.reply(n + 1000)
     })
 }
 
@@ -147,7 +150,8 @@ pub async fn count_with(requester: &codecbus_bus::EventBus, address: &str) -> Ve
     let mut turn: codecbus_bus::Message<u32> = requester.request(address, 0u32).await.unwrap();
     let mut seen = vec![*turn.body()];
     for _ in 0..4 {
-        let next: codecbus_bus::Message<u32> = turn.reply_and_request(*turn.body() + 1).await.unwrap();
+        let next: codecbus_bus::Message<u32> =
+            turn.reply_and_request(*turn.body() + 1).await.unwrap();
         seen.push(*next.body());
         turn = next;
     }
