@@ -52,6 +52,40 @@ pub trait MessageCodec: Sized {
     /// immutable types, a deep copy otherwise.
     fn transform(body: &Arc<Self>) -> Arc<Self>;
 
+    /// A deep copy of `value`, for a container of this type (`Vec<T>`,
+    /// `Option<T>`, a tuple, a map ...) that is copied on local delivery;
+    /// the containers' own impls build their copies from it, so they need
+    /// no `Clone` of their elements. That lets an immutable type that is not
+    /// `Clone` sit in a `Vec` (shared, like its container).
+    ///
+    /// `None` when the type cannot copy itself. A container holding it is
+    /// then handed to consumers shared instead of copied: they read it, and
+    /// `body_mut`-style access finds it shared. Derived codecs and the
+    /// library's impls implement this method (a `Clone` for deep-copied
+    /// types; field by field for immutable ones); a hand-written codec of a
+    /// `Clone` type should return `Some(value.clone())`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_core::MessageCodec;
+    ///
+    /// #[derive(MessageCodec, Debug, PartialEq)]
+    /// #[codec(immutable)]
+    /// struct Price {
+    ///     cents: u64,
+    /// }
+    ///
+    /// // Not `Clone`, yet copied field by field when a container asks.
+    /// let copy = MessageCodec::deep_copy(&vec![Price { cents: 5 }]);
+    /// assert_eq!(copy, Some(vec![Price { cents: 5 }]));
+    /// ```
+    #[inline]
+    fn deep_copy(value: &Self) -> Option<Self> {
+        let _ = value;
+        None
+    }
+
     /// The value a struct field of this type takes when its key is absent
     /// from a map. `None` (the field is required) except for `Option`,
     /// which becomes `None`.

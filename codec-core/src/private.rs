@@ -54,6 +54,12 @@ pub const fn assert_immutable<T: ?Sized + crate::Immutable>() {}
 #[inline(always)]
 pub const fn assert_clone<T: CopyOnDelivery>() {}
 
+/// The deep copy of a type delivered by copy (its `deep_copy`).
+#[inline(always)]
+pub fn clone_on_delivery<T: CopyOnDelivery>(value: &T) -> T {
+    value.clone()
+}
+
 /// A type delivered by deep copy must be `Clone`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is delivered by deep copy, so it must implement `Clone`",

@@ -142,6 +142,7 @@ impl<T: Serialize + DeserializeOwned + Clone> MessageCodec for Serde<T> {
         decode(r).map(Serde)
     }
 
+    crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::new(Serde(body.0.clone()))
     }

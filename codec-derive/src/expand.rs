@@ -106,6 +106,7 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
     let encode = encode::expand(&cg, input);
     let decode = decode::expand(&cg, input);
     let transform = transform::expand(&cg, input);
+    let deep_copy = transform::deep_copy(&cg, input);
     let immutable_impl = transform::immutable_impl(&cg, input);
     let register = register::expand(&cg, input);
     let value_when_missing = value_when_missing(&cg, input);
@@ -134,6 +135,11 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
                 #[inline]
                 fn transform(__body: &::std::sync::Arc<Self>) -> ::std::sync::Arc<Self> {
                     #transform
+                }
+
+                #[inline]
+                fn deep_copy(__value: &Self) -> ::core::option::Option<Self> {
+                    #deep_copy
                 }
 
                 #value_when_missing

@@ -112,6 +112,7 @@ fn write_datetime(w: &mut Writer, d: &DateParts, t: &TimeParts) -> Result<(), En
 macro_rules! shared {
     () => {
         const IMMUTABLE: bool = true;
+        crate::impls::copy_by_clone!();
         fn transform(body: &Arc<Self>) -> Arc<Self> {
             Arc::clone(body)
         }

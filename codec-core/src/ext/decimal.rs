@@ -31,6 +31,7 @@ fn twos_complement(v: i128) -> Vec<u8> {
 
 impl MessageCodec for Decimal {
     const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

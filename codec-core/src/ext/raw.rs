@@ -21,6 +21,7 @@ impl Immutable for Ext {}
 
 impl MessageCodec for Ext {
     container_transform!(true);
+    crate::impls::copy_by_clone!();
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_ext(self.type_id, &self.data)
     }
@@ -84,6 +85,7 @@ impl AsRef<[u8]> for Bytes {
 
 impl MessageCodec for Bytes {
     const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

@@ -53,6 +53,7 @@ impl Timestamp {
 
 impl MessageCodec for Timestamp {
     const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

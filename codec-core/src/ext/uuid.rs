@@ -9,6 +9,7 @@ impl Immutable for uuid::Uuid {}
 
 impl MessageCodec for uuid::Uuid {
     const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

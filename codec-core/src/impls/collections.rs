@@ -42,10 +42,11 @@ fn decode_entry<K: MessageCodec, V: MessageCodec>(
 }
 
 macro_rules! seq {
-    ($(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $elem:ident, $new:expr, $push:ident) => {
+    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $elem:ident, $new:expr, $push:ident) => {
         $(#[$meta])*
         impl<$($gen)*> MessageCodec for $ty {
             container_transform!($elem::IMMUTABLE);
+            $($copy)*
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_array_len(self.len())?;
                 for v in self.iter() {
@@ -65,13 +66,26 @@ macro_rules! seq {
             }
         }
     };
+    // The persistent collections copy by `Clone`: O(1), and writes copy
+    // only the nodes they touch, so the copy is as independent as a deep one.
+    (clone $($rest:tt)*) => {
+        seq!(@impl { crate::impls::copy_by_clone!(); } $($rest)*);
+    };
+    ($($rest:tt)*) => {
+        seq!(@impl {
+            fn deep_copy(value: &Self) -> Option<Self> {
+                value.iter().map(<_ as MessageCodec>::deep_copy).collect()
+            }
+        } $($rest)*);
+    };
 }
 
 macro_rules! map {
-    ($(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr) => {
+    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr) => {
         $(#[$meta])*
         impl<$($gen)*> MessageCodec for $ty {
             container_transform!(K::IMMUTABLE && V::IMMUTABLE);
+            $($copy)*
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_map_len(self.len())?;
                 for (k, v) in self.iter() {
@@ -93,6 +107,19 @@ macro_rules! map {
             }
         }
     };
+    (clone $($rest:tt)*) => {
+        map!(@impl { crate::impls::copy_by_clone!(); } $($rest)*);
+    };
+    ($($rest:tt)*) => {
+        map!(@impl {
+            fn deep_copy(value: &Self) -> Option<Self> {
+                value
+                    .iter()
+                    .map(|(k, v)| Some((K::deep_copy(k)?, V::deep_copy(v)?)))
+                    .collect()
+            }
+        } $($rest)*);
+    };
 }
 
 impl<T: Immutable> Immutable for Vec<T> {}
@@ -102,14 +129,16 @@ impl<T: Immutable> Immutable for BTreeSet<T> {}
 impl<K: Immutable, V: Immutable, S: Sync> Immutable for HashMap<K, V, S> {}
 impl<K: Immutable, V: Immutable> Immutable for BTreeMap<K, V> {}
 
-seq!([T: MessageCodec + Clone] Vec<T>, T, Vec::with_capacity, push);
-seq!([T: MessageCodec + Clone] VecDeque<T>, T, VecDeque::with_capacity, push_back);
-seq!([T: MessageCodec + Clone + Eq + Hash, S: BuildHasher + Default + Clone] HashSet<T, S>, T,
+// No `Clone` bounds on the elements: copies go through `deep_copy`, so an
+// immutable type that is not `Clone` can be an element.
+seq!([T: MessageCodec] Vec<T>, T, Vec::with_capacity, push);
+seq!([T: MessageCodec] VecDeque<T>, T, VecDeque::with_capacity, push_back);
+seq!([T: MessageCodec + Eq + Hash, S: BuildHasher + Default] HashSet<T, S>, T,
     |n| HashSet::with_capacity_and_hasher(n, S::default()), insert);
-seq!([T: MessageCodec + Clone + Ord] BTreeSet<T>, T, |_| BTreeSet::new(), insert);
-map!([K: MessageCodec + Clone + Eq + Hash, V: MessageCodec + Clone, S: BuildHasher + Default + Clone]
+seq!([T: MessageCodec + Ord] BTreeSet<T>, T, |_| BTreeSet::new(), insert);
+map!([K: MessageCodec + Eq + Hash, V: MessageCodec, S: BuildHasher + Default]
     HashMap<K, V, S>, |n| HashMap::with_capacity_and_hasher(n, S::default()));
-map!([K: MessageCodec + Clone + Ord, V: MessageCodec + Clone] BTreeMap<K, V>, |_| BTreeMap::new());
+map!([K: MessageCodec + Ord, V: MessageCodec] BTreeMap<K, V>, |_| BTreeMap::new());
 
 // imbl: the persistent collections the project's own types use. Their
 // clones are O(1), but they are only `Immutable` when their contents are.
@@ -119,11 +148,11 @@ impl<T: Immutable + Send> Immutable for imbl::OrdSet<T> {}
 impl<K: Immutable + Send, V: Immutable + Send> Immutable for imbl::HashMap<K, V> {}
 impl<K: Immutable + Send, V: Immutable + Send> Immutable for imbl::OrdMap<K, V> {}
 
-seq!([T: MessageCodec + Clone] imbl::Vector<T>, T, |_| imbl::Vector::new(), push_back);
-seq!([T: MessageCodec + Clone + Eq + Hash] imbl::HashSet<T>, T, |_| imbl::HashSet::new(), insert);
-seq!([T: MessageCodec + Clone + Ord] imbl::OrdSet<T>, T, |_| imbl::OrdSet::new(), insert);
-map!([K: MessageCodec + Clone + Eq + Hash, V: MessageCodec + Clone] imbl::HashMap<K, V>, |_| imbl::HashMap::new());
-map!([K: MessageCodec + Clone + Ord, V: MessageCodec + Clone] imbl::OrdMap<K, V>, |_| imbl::OrdMap::new());
+seq!(clone [T: MessageCodec + Clone] imbl::Vector<T>, T, |_| imbl::Vector::new(), push_back);
+seq!(clone [T: MessageCodec + Clone + Eq + Hash] imbl::HashSet<T>, T, |_| imbl::HashSet::new(), insert);
+seq!(clone [T: MessageCodec + Clone + Ord] imbl::OrdSet<T>, T, |_| imbl::OrdSet::new(), insert);
+map!(clone [K: MessageCodec + Clone + Eq + Hash, V: MessageCodec + Clone] imbl::HashMap<K, V>, |_| imbl::HashMap::new());
+map!(clone [K: MessageCodec + Clone + Ord, V: MessageCodec + Clone] imbl::OrdMap<K, V>, |_| imbl::OrdMap::new());
 
 #[cfg(feature = "im")]
 mod im_support {
@@ -139,11 +168,11 @@ mod im_support {
     impl<K: Immutable + Send, V: Immutable + Send, S: Sync + Send> Immutable for im::HashMap<K, V, S> {}
     impl<K: Immutable + Send, V: Immutable + Send> Immutable for im::OrdMap<K, V> {}
 
-    seq!([T: MessageCodec + Clone] im::Vector<T>, T, |_| im::Vector::new(), push_back);
-    seq!([T: MessageCodec + Clone + Eq + Hash, S: BuildHasher + Default + Clone] im::HashSet<T, S>, T,
+    seq!(clone [T: MessageCodec + Clone] im::Vector<T>, T, |_| im::Vector::new(), push_back);
+    seq!(clone [T: MessageCodec + Clone + Eq + Hash, S: BuildHasher + Default + Clone] im::HashSet<T, S>, T,
         |_| im::HashSet::with_hasher(S::default()), insert);
-    seq!([T: MessageCodec + Clone + Ord] im::OrdSet<T>, T, |_| im::OrdSet::new(), insert);
-    map!([K: MessageCodec + Clone + Eq + Hash, V: MessageCodec + Clone, S: BuildHasher + Default + Clone]
+    seq!(clone [T: MessageCodec + Clone + Ord] im::OrdSet<T>, T, |_| im::OrdSet::new(), insert);
+    map!(clone [K: MessageCodec + Clone + Eq + Hash, V: MessageCodec + Clone, S: BuildHasher + Default + Clone]
         im::HashMap<K, V, S>, |_| im::HashMap::with_hasher(S::default()));
-    map!([K: MessageCodec + Clone + Ord, V: MessageCodec + Clone] im::OrdMap<K, V>, |_| im::OrdMap::new());
+    map!(clone [K: MessageCodec + Clone + Ord, V: MessageCodec + Clone] im::OrdMap<K, V>, |_| im::OrdMap::new());
 }

@@ -6,18 +6,33 @@ mod time;
 mod wrappers;
 
 /// Implements `transform` for a container: shared when the contents are
-/// immutable, deep-copied (`Clone`) otherwise.
+/// immutable, deep-copied (through each element's `deep_copy`) otherwise.
+/// The container implements `deep_copy` itself.
 macro_rules! container_transform {
     ($immutable:expr) => {
         const IMMUTABLE: bool = $immutable;
         #[inline]
         fn transform(body: &::std::sync::Arc<Self>) -> ::std::sync::Arc<Self> {
             if Self::IMMUTABLE {
-                ::std::sync::Arc::clone(body)
-            } else {
-                ::std::sync::Arc::new(::core::clone::Clone::clone(&**body))
+                return ::std::sync::Arc::clone(body);
+            }
+            match <Self as $crate::MessageCodec>::deep_copy(&**body) {
+                Some(copy) => ::std::sync::Arc::new(copy),
+                // An element that cannot copy itself: shared, read-only.
+                None => ::std::sync::Arc::clone(body),
             }
         }
     };
 }
 pub(crate) use container_transform;
+
+/// `deep_copy` as `Clone`, for leaf types.
+macro_rules! copy_by_clone {
+    () => {
+        #[inline]
+        fn deep_copy(value: &Self) -> ::core::option::Option<Self> {
+            ::core::option::Option::Some(::core::clone::Clone::clone(value))
+        }
+    };
+}
+pub(crate) use copy_by_clone;

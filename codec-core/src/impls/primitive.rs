@@ -37,6 +37,7 @@ immutable_scalar!(
 macro_rules! share {
     () => {
         const IMMUTABLE: bool = true;
+        crate::impls::copy_by_clone!();
         #[inline]
         fn transform(body: &Arc<Self>) -> Arc<Self> {
             Arc::clone(body)

@@ -16,6 +16,7 @@ impl Immutable for SystemTime {}
 
 impl MessageCodec for Duration {
     const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }
@@ -53,6 +54,7 @@ impl MessageCodec for Duration {
 
 impl MessageCodec for SystemTime {
     const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

@@ -12,8 +12,15 @@ impl<T: Immutable + Send + ?Sized> Immutable for Arc<T> {}
 impl<T: Immutable, const N: usize> Immutable for [T; N] {}
 impl<T: Immutable> Immutable for [T] {}
 
-impl<T: MessageCodec + Clone> MessageCodec for Option<T> {
+impl<T: MessageCodec> MessageCodec for Option<T> {
     container_transform!(T::IMMUTABLE);
+    #[inline]
+    fn deep_copy(value: &Self) -> Option<Self> {
+        match value {
+            Some(v) => T::deep_copy(v).map(Some),
+            None => Some(None),
+        }
+    }
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         match self {
@@ -40,8 +47,12 @@ impl<T: MessageCodec + Clone> MessageCodec for Option<T> {
     }
 }
 
-impl<T: MessageCodec + Clone> MessageCodec for Box<T> {
+impl<T: MessageCodec> MessageCodec for Box<T> {
     container_transform!(T::IMMUTABLE);
+    #[inline]
+    fn deep_copy(value: &Self) -> Option<Self> {
+        T::deep_copy(value).map(Box::new)
+    }
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         (**self).encode(w)
@@ -69,6 +80,10 @@ impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
         }
     }
     #[inline]
+    fn deep_copy(value: &Self) -> Option<Self> {
+        Some(Arc::clone(value))
+    }
+    #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         (**self).encode(w)
     }
@@ -81,8 +96,12 @@ impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
     }
 }
 
-impl<T: MessageCodec + Clone, const N: usize> MessageCodec for [T; N] {
+impl<T: MessageCodec, const N: usize> MessageCodec for [T; N] {
     container_transform!(T::IMMUTABLE);
+    fn deep_copy(value: &Self) -> Option<Self> {
+        let items: Vec<T> = value.iter().map(T::deep_copy).collect::<Option<_>>()?;
+        items.try_into().ok()
+    }
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_array_len(N)?;
         for v in self {
@@ -123,8 +142,11 @@ macro_rules! tuple {
     ($len:expr => $($name:ident $idx:tt),+) => {
         impl<$($name: Immutable),+> Immutable for ($($name,)+) {}
 
-        impl<$($name: MessageCodec + Clone),+> MessageCodec for ($($name,)+) {
+        impl<$($name: MessageCodec),+> MessageCodec for ($($name,)+) {
             container_transform!(true $(&& $name::IMMUTABLE)+);
+            fn deep_copy(value: &Self) -> Option<Self> {
+                Some(($($name::deep_copy(&value.$idx)?,)+))
+            }
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_raw(&[0x90 | $len]);
                 $( self.$idx.encode(w)?; )+

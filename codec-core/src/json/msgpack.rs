@@ -174,6 +174,7 @@ impl MessageCodec for JsValue {
         decode_value(r, &mut Stacks::default())
     }
 
+    crate::impls::copy_by_clone!();
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
@@ -196,6 +197,7 @@ impl MessageCodec for JsObj {
         }
     }
 
+    crate::impls::copy_by_clone!();
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
@@ -218,6 +220,7 @@ impl MessageCodec for JsArray {
         }
     }
 
+    crate::impls::copy_by_clone!();
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)

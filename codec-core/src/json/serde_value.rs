@@ -145,6 +145,7 @@ impl MessageCodec for Value {
         decode_value(r)
     }
 
+    crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::new(Value::clone(body))
     }
