@@ -285,6 +285,43 @@
 //! # Ok::<(), codecbus_core::EncodeError>(())
 //! ```
 //!
+//! ## `#[codec(bound = "...")]`
+//!
+//! Where-clause predicates that replace the bounds the derive infers (see
+//! [Generic types](#generic-types)), as serde's `bound`: for a generic type
+//! whose needs the derive cannot see from its fields. The type's own
+//! `where` clause is kept; `bound = ""` adds nothing.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use codecbus_core::MessageCodec;
+//!
+//! // `Arc<T>` is copied by reference count, so `T` need not be `Clone`
+//! // (the inferred bounds would ask for it).
+//! #[derive(MessageCodec, Debug)]
+//! #[codec(bound = "T: MessageCodec + Send + Sync")]
+//! struct Handle<T> {
+//!     inner: Arc<T>,
+//! }
+//!
+//! impl<T> Clone for Handle<T> {
+//!     fn clone(&self) -> Self {
+//!         Handle { inner: Arc::clone(&self.inner) }
+//!     }
+//! }
+//!
+//! #[derive(MessageCodec, Debug)]
+//! #[codec(immutable)]
+//! struct Connection {
+//!     url: String,
+//! }
+//!
+//! let handle = Handle { inner: Arc::new(Connection { url: "db".into() }) };
+//! let bytes = codecbus_core::to_vec(&handle)?;
+//! assert_eq!(codecbus_core::from_slice::<Handle<Connection>>(&bytes)?.inner.url, "db");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Field attributes
 //!
 //! ## `#[codec(rename = "...")]`
@@ -404,6 +441,53 @@
 //! # Ok::<(), codecbus_core::EncodeError>(())
 //! ```
 //!
+//! ## `#[codec(serde)]`
+//!
+//! Encodes the field through serde, with `rmp-serde`'s named (map) mode:
+//! the bytes are those of `rmp_serde::to_vec_named(&field)`, so a type that
+//! only implements `Serialize` and `Deserialize` (one from another crate, a
+//! legacy message) can be a field. Decoding uses `rmp-serde` from the
+//! reader's position, after checking the value against the reader's limits
+//! (depth, collection lengths, lengths against the input, the allocation
+//! budget); errors carry the field's path like any other. On a type spelled
+//! `Option<..>`, an absent field is `None`. Needs the `serde` feature of
+//! `codecbus-core` (on by default). Type parameters used in such fields get
+//! `Serialize + DeserializeOwned` bounds instead of `MessageCodec`.
+//!
+//! ```
+//! use codecbus_core::{MessageCodec, from_slice, to_vec};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+//! struct LegacyAddress {
+//!     street: String,
+//!     zip: Option<String>,
+//! }
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! struct Customer {
+//!     id: u64,
+//!     #[codec(serde)]
+//!     address: LegacyAddress,
+//!     #[codec(serde)]
+//!     billing: Option<LegacyAddress>,
+//! }
+//!
+//! let address = LegacyAddress { street: "Main".into(), zip: None };
+//! let customer = Customer { id: 1, address: address.clone(), billing: None };
+//! let bytes = to_vec(&customer)?;
+//! // {"id": 1, "address": <rmp-serde's bytes>, "billing": nil}
+//! let mut expected = b"\x83\xa2id\x01\xa7address".to_vec();
+//! expected.extend(rmp_serde::to_vec_named(&address)?);
+//! expected.extend(b"\xa7billing\xc0");
+//! assert_eq!(bytes, expected);
+//! assert_eq!(from_slice::<Customer>(&bytes)?, customer);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! For a whole message of a serde type, use `codecbus_core::Serde<T>` and
+//! `serde_codec!` instead.
+//!
 //! # Variant attributes
 //!
 //! ## `#[codec(rename = "...")]`
@@ -414,13 +498,18 @@
 //!
 //! Each type parameter used by a field gets a `T: MessageCodec` bound
 //! (parameters only used in `skip`ped, `with` or `bytes` fields, or inside
-//! `PhantomData`, do not), and associated types used by fields
-//! (`T::Item`) are bounded directly. Every type parameter also gets
-//! `T: Clone` (the deep copy clones the value) or, for an immutable type,
-//! `T: Immutable`. When a field needs more (the containers of `codecbus_core`
-//! need `Clone` elements, so an immutable `struct S<T> { items: Vec<T> }`
-//! needs `T: Clone`), write the bound on the type. Lifetime and const
-//! parameters are carried over as they are.
+//! `PhantomData`, do not; those used in `serde` fields get `Serialize +
+//! DeserializeOwned`), and associated types used by fields (`T::Item`) are
+//! bounded directly. Every type parameter also gets `T: Clone` (the deep
+//! copy clones the value) or, for an immutable type, `T: Immutable`. When a
+//! field needs more, write the bound on the type; when the inferred bounds
+//! are wrong, replace them with `#[codec(bound = "...")]`. Lifetime and
+//! const parameters are carried over as they are.
+//!
+//! The containers of `codecbus_core` (`Vec`, `Option`, maps, tuples ...) do
+//! not need `Clone` elements: an immutable type that is not `Clone` can be
+//! an element, and a container that is copied copies each element through
+//! `MessageCodec::deep_copy`.
 //!
 //! # Errors at compile time
 //!
@@ -430,7 +519,8 @@
 //! (a field attribute on a variant), values of the wrong form, unknown
 //! `rename_all` rules, two fields or variants with one wire name, and
 //! combinations that cannot work (`skip_if` with `as_array`, `skip` with
-//! `rename`, `bytes` with `with`). After such an error the type still gets a
+//! `rename`, `bytes` with `with` or `serde`), and a `bound` that does not
+//! parse as where-clause predicates. After such an error the type still gets a
 //! placeholder `MessageCodec` impl, so its uses elsewhere do not add errors
 //! of their own. Type errors point at the field: a field type without
 //! `MessageCodec`, a skipped field without `Default`, a mutable field in an
