@@ -24,7 +24,12 @@ use crate::transport::local::{Envelope, QueueRx};
 
 /// What a handler may return: `()`, or `Result<(), E>` where an `Err` fails
 /// a pending request with [`RecipientFailure`](RequestErrorKind::RecipientFailure)
-/// and `E`'s text.
+/// and `E`'s text, and is logged at debug level.
+///
+/// The result of [`Message::reply`] or [`Message::fail`] fits: a handler
+/// ending in `m.reply(x)` returns whether its reply reached a requester,
+/// and a reply that did not (the message expected none, the requester gave
+/// up) is logged rather than lost silently.
 ///
 /// Sealed: implemented for these two shapes only.
 pub trait HandlerResult: sealed::Sealed + Send {
