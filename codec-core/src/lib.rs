@@ -20,6 +20,11 @@
 //! let bytes = to_vec(&req).unwrap();
 //! assert_eq!(from_slice::<SqlRequest>(&bytes).unwrap(), req);
 //! ```
+//!
+//! Types that only implement serde's traits travel too (feature `serde`, on
+//! by default): as a field with `#[codec(serde)]`, or as a whole message in
+//! [`Serde<T>`](Serde), named with [`serde_codec!`]. Both write what
+//! `rmp_serde::to_vec_named` writes.
 #![deny(unreachable_pub)]
 
 mod codec;

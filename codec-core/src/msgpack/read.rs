@@ -1004,6 +1004,21 @@ mod tests {
     }
 
     #[test]
+    fn nested_restores_the_depth_whatever_happens() {
+        let limits = DecodeLimits::default().max_depth(1);
+        let mut r = Reader::with_limits(b"\x01\x02", limits);
+        assert_eq!(r.nested(|r| r.read_u8()).unwrap(), 1);
+        assert_eq!(r.depth, 0);
+        let err = r.nested(|r| r.read_str().map(drop)).unwrap_err();
+        assert!(matches!(err.kind(), DecodeErrorKind::TypeMismatch { .. }));
+        assert_eq!(r.depth, 0);
+        let err = r.nested(|r| r.nested(|r| r.read_u8())).unwrap_err();
+        assert_eq!(err.kind(), DecodeErrorKind::DepthLimitExceeded);
+        assert_eq!(r.depth, 0);
+        assert_eq!(r.nested(|r| r.read_u8()).unwrap(), 2);
+    }
+
+    #[test]
     fn eat_raw_consumes_only_a_full_match() {
         let mut r = Reader::new(b"\xa2id\x01");
         assert!(!r.eat_raw(b"\xa2ix"));
