@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 fn main() {
-    let readme = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../../README.md");
+    let readme =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../../README.md");
     println!("cargo::rerun-if-changed={}", readme.display());
     let text = std::fs::read_to_string(&readme)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", readme.display()));
@@ -19,7 +20,9 @@ fn main() {
     let mut lines = text.lines().enumerate();
     let mut blocks = 0;
     while let Some((n, line)) = lines.next() {
-        let Some(info) = line.strip_prefix("```") else { continue };
+        let Some(info) = line.strip_prefix("```") else {
+            continue;
+        };
         let is_rust = info.split(',').next() == Some("rust");
         let mut code = String::new();
         for (_, line) in lines.by_ref() {
@@ -55,11 +58,25 @@ fn main() {
             writeln!(nats_runs, "    {run}").unwrap();
         } else {
             local.push_str(&module);
-            writeln!(local, "#[test]\nfn readme_line_{line_no}() {{\n    {run}\n}}\n").unwrap();
+            writeln!(
+                local,
+                "#[test]\nfn readme_line_{line_no}() {{\n    {run}\n}}\n"
+            )
+            .unwrap();
         }
     }
-    writeln!(nats, "/// Runs every `no_run` block, in order.\npub(crate) fn run_all() {{\n{nats_runs}}}").unwrap();
-    assert!(blocks >= 5, "only {blocks} Rust blocks found in {}", readme.display());
+    let nats_count = nats_runs.lines().count();
+    writeln!(
+        nats,
+        "/// How many `no_run` blocks there are.\npub(crate) const COUNT: usize = {nats_count};\n\
+         /// Runs every `no_run` block, in order.\npub(crate) fn run_all() {{\n{nats_runs}}}"
+    )
+    .unwrap();
+    assert!(
+        blocks >= 5,
+        "only {blocks} Rust blocks found in {}",
+        readme.display()
+    );
     std::fs::write(out.join("readme_blocks.rs"), local).unwrap();
     std::fs::write(out.join("readme_nats_blocks.rs"), nats).unwrap();
 }

@@ -20,7 +20,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bus = EventBus::new();
     let _c = bus.consumer("ping", |m: Message<Ping>| async move {
         let n = m.body().n;
-        m.reply(Pong { n: n + 1 });
+        m.reply(Pong { n: n + 1 })
     });
     let pong: Message<Pong> = bus.request("ping", Ping { n: 41 }).await?;
     assert_eq!(pong.body(), &Pong { n: 42 });

@@ -11,13 +11,22 @@ mod blocks {
 
 #[test]
 fn readme_cluster_blocks() {
-    let binary = nats::binary().expect(
-        "nats-server is not installed: install the Debian package `nats-server` (scripts/external does)",
+    assert!(
+        nats::binary().is_some(),
+        "nats-server is not installed: install the Debian package `nats-server` (scripts/external does)"
     );
-    let _ = binary;
+    assert!(
+        blocks::COUNT > 0,
+        "no `rust,no_run` block found in README.md"
+    );
     let server = nats::NatsServer::start("readme_cluster_blocks").expect("nats-server starts");
     // SAFETY: this binary has one test and sets the variable before any
     // other thread of its own reads the environment.
     unsafe { std::env::set_var("NATS_URL", server.url()) };
     blocks::run_all();
+    println!(
+        "{} cluster block(s) of README.md ran against {}",
+        blocks::COUNT,
+        server.url()
+    );
 }

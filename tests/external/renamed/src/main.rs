@@ -13,13 +13,16 @@ struct Reading {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let reading = Reading { sensor: "t1".into(), celsius: 21.5 };
+    let reading = Reading {
+        sensor: "t1".into(),
+        celsius: 21.5,
+    };
     assert_eq!(from_slice::<Reading>(&to_vec(&reading)?)?, reading);
 
     let bus = EventBus::new();
     let _c = bus.consumer("readings", |m: Message<Reading>| async move {
         let celsius = m.body().celsius;
-        m.reply(celsius * 9.0 / 5.0 + 32.0);
+        m.reply(celsius * 9.0 / 5.0 + 32.0)
     });
     let f: Message<f64> = bus.request("readings", reading).await?;
     assert_eq!(*f.body(), 70.7);
