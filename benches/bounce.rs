@@ -27,7 +27,9 @@ fn bounce(c: &mut Criterion) {
         group.throughput(Throughput::Elements(1));
         for implementation in IMPLS {
             let Some(case) = case(payload, implementation) else {
-                eprintln!("bus::bounce/{payload}/{implementation}: skipped (no derived struct for this payload)");
+                eprintln!(
+                    "bus::bounce/{payload}/{implementation}: skipped (no derived struct for this payload)"
+                );
                 continue;
             };
             group.bench_function(BenchmarkId::from_parameter(implementation), |b| {

@@ -119,8 +119,7 @@ pub fn array_len(payload: &str) -> Option<usize> {
 /// error, not a skipped row.
 pub fn twitter_text() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json/twitter.json");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
 /// The payload as `serde_json::Value` (`None` when twitter is absent).
