@@ -1,7 +1,7 @@
 //! The bounce: sequential request/reply echo on the bus against a bare
 //! tokio `mpsc` + `oneshot` round trip carrying the same `Arc` (the floor).
 //! Requester and consumer are tasks on one runtime. Prints the ratio; run
-//! with `cargo bench -p bus --bench bounce`.
+//! with `cargo bench -p codecbus-bus --bench bounce`.
 //!
 //! Plain timing loops (no criterion) so that both sides run alternately in
 //! one process and the ratio is taken side by side.

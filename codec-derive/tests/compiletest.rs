@@ -1,6 +1,6 @@
 //! Compile-fail tests: each file under `tests/ui/<category>/` holds one
 //! mistake, and its `.stderr` the exact diagnostics. Regenerate with
-//! `TRYBUILD=overwrite cargo test -p codec-derive --test compiletest` after
+//! `TRYBUILD=overwrite cargo test -p codecbus-derive --test compiletest` after
 //! a toolchain update, then read the diff.
 
 #[test]
