@@ -12,8 +12,10 @@
 //! The encoded size of every implementation is printed once, as a table.
 //! `cargo bench --bench codec`; `cargo test --bench codec` runs each once.
 
+#[path = "support/documents.rs"]
+mod corpus;
+
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use codecbus::json::JsValue;
 use codecbus::{MessageCodec, Reader, Writer};
@@ -446,19 +448,6 @@ fn serde_json_impl<T: Serialize + for<'de> Deserialize<'de>>() -> Impl<'static, 
     }
 }
 
-fn json_docs() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json");
-    ["twitter", "citm_catalog", "canada"]
-        .into_iter()
-        .map(|name| {
-            let path = dir.join(format!("{name}.json"));
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-            (name.to_string(), text)
-        })
-        .collect()
-}
-
 fn benches(c: &mut Criterion) {
     let mut sizes = Vec::new();
 
@@ -538,7 +527,7 @@ fn benches(c: &mut Criterion) {
         ],
     );
 
-    for (name, text) in json_docs() {
+    for (name, text) in corpus::all() {
         let value: JsValue = serde_json::from_str(&text).unwrap();
         let sj: serde_json::Value = serde_json::from_str(&text).unwrap();
         workload(

@@ -21,8 +21,10 @@
 //! an error.
 //! `cargo bench --bench json`; `cargo test --bench json` runs each once.
 
+#[path = "support/documents.rs"]
+mod corpus;
+
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use codecbus::jsobj;
 use codecbus::json::{JsObj, JsPath, JsValue};
@@ -48,19 +50,6 @@ fn objects(n: usize) -> (JsObj, serde_json::Value) {
     let sj = serde_json::Value::from(&obj);
     assert_eq!(JsValue::from(&sj), obj);
     (obj, sj)
-}
-
-fn json_docs() -> Vec<(&'static str, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json");
-    ["twitter", "citm_catalog", "canada"]
-        .into_iter()
-        .map(|name| {
-            let path = dir.join(format!("{name}.json"));
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-            (name, text)
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------- clone and set
@@ -120,7 +109,7 @@ fn clone_and_set(c: &mut Criterion) {
 
 fn documents(c: &mut Criterion) {
     let mut sizes = Vec::new();
-    for (name, text) in json_docs() {
+    for (name, text) in corpus::all() {
         let value = JsValue::parse(&text).unwrap();
         let sj: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value, sj, "{name}: JsValue and serde_json::Value differ");
