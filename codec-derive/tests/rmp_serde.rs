@@ -14,13 +14,9 @@ use codecbus_core::{MessageCodec, from_slice, to_vec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+mod common;
+
+use common::hex;
 
 /// A map-mode type: same bytes as `to_vec_named`, decoded both ways, and
 /// `to_vec`'s positional bytes decoded too.
@@ -29,19 +25,7 @@ fn agree_named<T>(value: &T)
 where
     T: MessageCodec + Serialize + DeserializeOwned + PartialEq + Debug,
 {
-    let ours = to_vec(value).unwrap();
-    let theirs = rmp_serde::to_vec_named(value).unwrap();
-    assert_eq!(hex(&ours), hex(&theirs), "encoding of {value:?}");
-    assert_eq!(
-        &from_slice::<T>(&theirs).unwrap(),
-        value,
-        "we decode rmp-serde"
-    );
-    assert_eq!(
-        &rmp_serde::from_slice::<T>(&ours).unwrap(),
-        value,
-        "rmp-serde decodes us"
-    );
+    common::agree_named(value);
     let positional = rmp_serde::to_vec(value).unwrap();
     assert_eq!(
         &from_slice::<T>(&positional).unwrap(),

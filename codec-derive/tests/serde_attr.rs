@@ -6,6 +6,10 @@
 //! `MessageCodec`), then each side decodes the other's bytes. Hostile input
 //! gives errors with the field's path, never a panic.
 
+mod common;
+
+use common::{agree_named, hex};
+
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 
@@ -13,7 +17,6 @@ use codecbus_core::{
     DecodeErrorKind, DecodeLimits, MessageCodec, Writer, from_slice, from_slice_with_limits, to_vec,
 };
 use proptest::prelude::*;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 // ---- serde-only types ------------------------------------------------------
@@ -138,34 +141,6 @@ struct Tagged<T> {
 }
 
 // ---- helpers ---------------------------------------------------------------
-
-fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-#[track_caller]
-fn agree_named<T>(value: &T)
-where
-    T: MessageCodec + Serialize + DeserializeOwned + PartialEq + Debug,
-{
-    let ours = to_vec(value).unwrap();
-    let theirs = rmp_serde::to_vec_named(value).unwrap();
-    assert_eq!(hex(&ours), hex(&theirs), "encoding of {value:?}");
-    assert_eq!(
-        &from_slice::<T>(&theirs).unwrap(),
-        value,
-        "we decode rmp-serde"
-    );
-    assert_eq!(
-        &rmp_serde::from_slice::<T>(&ours).unwrap(),
-        value,
-        "rmp-serde decodes us"
-    );
-}
 
 fn line(sku: &str, quantity: u32) -> LegacyLine {
     LegacyLine {
