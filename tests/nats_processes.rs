@@ -35,11 +35,46 @@ fn example() -> PathBuf {
     path
 }
 
-struct Killed(Child);
+/// Runs `binary` under a small `sh` that kills it when this process's end
+/// of its standard input closes: when the [`Supervised`] is dropped, and
+/// also when the test process dies any other way (a panic that aborts, a
+/// SIGKILL), so no example process outlives the test. The `sh` exits with
+/// the example's status, and stops its watcher first (so the watcher never
+/// kills a process id the system has given to another process since).
+/// `sh` gives a background job `/dev/null` as its standard input, so the
+/// pipe is kept as descriptor 3 for the watcher; the watcher writes nowhere,
+/// so the example's output reaches end of file when the example exits.
+const SUPERVISOR: &str = r#"trap '' INT TERM HUP
+exec 3<&0
+"$0" "$@" </dev/null 3<&- &
+child=$!
+(cat <&3; kill -9 "$child") >/dev/null 2>&1 &
+watcher=$!
+exec 3<&-
+wait "$child"
+status=$?
+kill "$watcher" 2>/dev/null
+exit "$status"
+"#;
 
-impl Drop for Killed {
+fn supervised(binary: &std::path::Path, args: &[&str]) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(SUPERVISOR)
+        .arg(binary)
+        .args(args)
+        .stdin(Stdio::piped());
+    command
+}
+
+/// A supervised example process, stopped on drop.
+struct Supervised(Child);
+
+impl Drop for Supervised {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        // Closing its standard input makes the supervisor kill the example.
+        drop(self.0.stdin.take());
         let _ = self.0.wait();
     }
 }
@@ -53,9 +88,8 @@ fn serve_and_ask_in_two_processes() {
     let url = server.url();
     const COUNT: &str = "20";
 
-    let mut serve = Killed(
-        Command::new(&binary)
-            .args(["--serve", "--url", &url, "--count", COUNT])
+    let mut serve = Supervised(
+        supervised(&binary, &["--serve", "--url", &url, "--count", COUNT])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -82,10 +116,14 @@ fn serve_and_ask_in_two_processes() {
         }
     }
 
-    let ask = Command::new(&binary)
-        .args(["--ask", "--url", &url, "--count", COUNT])
-        .output()
+    let mut ask = supervised(&binary, &["--ask", "--url", &url, "--count", COUNT])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run the asking process");
+    // Held open while it runs: closing it stops the process.
+    let _ask_stdin = ask.stdin.take();
+    let ask = ask.wait_with_output().expect("wait for the asking process");
     let asked = String::from_utf8_lossy(&ask.stdout);
     assert!(
         ask.status.success(),
