@@ -232,7 +232,7 @@ impl EventBusBuilder {
         #[cfg(feature = "nats")]
         if self.nats.is_some() {
             return Err(BuildError::new(
-                crate::BuildErrorKind::Config,
+                crate::error::BuildErrorKind::Config,
                 "this builder has a NATS configuration: finish it with `connect().await`, which connects to the server"
                     .to_owned(),
                 None,
@@ -383,7 +383,7 @@ fn refusal_error<K: RefusalKind>(
     address: &str,
     actual: &'static str,
     body: AnyBody,
-) -> crate::Error<K> {
+) -> crate::error::Error<K> {
     let (kind, message) = match refusal {
         Refusal::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
         Refusal::TypeMismatch(expected) => {
@@ -404,14 +404,14 @@ fn refusal_error<K: RefusalKind>(
             format!("Queue full at address {address}: every consumer's queue is at capacity"),
         ),
     };
-    crate::Error::new(kind, message)
+    crate::error::Error::new(kind, message)
         .with_address(Arc::from(address))
         .with_body(body)
 }
 
 #[cold]
-fn dropped_error<K: RefusalKind>(address: &str, body: AnyBody) -> crate::Error<K> {
-    crate::Error::new(
+fn dropped_error<K: RefusalKind>(address: &str, body: AnyBody) -> crate::error::Error<K> {
+    crate::error::Error::new(
         K::DROPPED,
         format!("Message to address {address} dropped by an outbound interceptor"),
     )
@@ -527,7 +527,7 @@ impl Inner {
         headers: Headers,
         kind: DeliveryKind,
         reply: Option<reply::ReplyTx>,
-    ) -> Result<(), crate::Error<K>>
+    ) -> Result<(), crate::error::Error<K>>
     where
         T: MessageCodec + Send + Sync + 'static,
         K: RefusalKind,
@@ -1146,7 +1146,7 @@ impl EventBus {
     /// [`SendErrorKind`]: `NoHandlers` (no consumer at the address),
     /// `TypeMismatch` (the consumers there take another type), `QueueFull`,
     /// `Dropped` (by an outbound interceptor). The error hands the body back
-    /// ([`Error::into_body`](crate::Error::into_body)).
+    /// ([`Error::into_body`](crate::error::Error::into_body)).
     ///
     /// # Cancel safety
     ///
@@ -1248,7 +1248,7 @@ impl EventBus {
     /// consumer of the type had a full queue), `Dropped` (by an outbound
     /// interceptor); across NATS also `Codec`, `PayloadTooLarge`,
     /// `Transport`. The error hands the body back
-    /// ([`Error::into_body`](crate::Error::into_body)).
+    /// ([`Error::into_body`](crate::error::Error::into_body)).
     ///
     /// # Cancel safety
     ///
@@ -1385,8 +1385,8 @@ impl EventBus {
     /// (the consumer called `fail`, its handler returned `Err` or panicked,
     /// or it dropped the message unanswered), `TypeMismatch` (the consumer
     /// takes another type, or the reply is not an `R`), `QueueFull`,
-    /// `Dropped`. [`failure_type`](crate::Error::failure_type) gives the
-    /// Vert.x failure type, [`failure_code`](crate::Error::failure_code) the
+    /// `Dropped`. [`failure_type`](crate::error::Error::failure_type) gives the
+    /// Vert.x failure type, [`failure_code`](crate::error::Error::failure_code) the
     /// code passed to `fail`.
     ///
     /// # Cancel safety
