@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::bus::Inner;
+use crate::transport::Node;
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::readers::{ReaderHandle, Stop, subscribe};
 
@@ -21,7 +21,7 @@ pub(super) enum Control {
 
 pub(super) async fn control_loop(
     shared: Arc<Link>,
-    inner: Weak<Inner>,
+    inner: Weak<dyn Node>,
     mut rx: mpsc::UnboundedReceiver<Control>,
     mut closed: watch::Receiver<bool>,
 ) {
@@ -33,7 +33,7 @@ pub(super) async fn control_loop(
                     continue;
                 }
                 let Some(bus) = inner.upgrade() else { break };
-                let want = bus.local.has_exported(&address);
+                let want = bus.local().has_exported(&address);
                 drop(bus);
                 match (want, readers.contains_key(&address)) {
                     (true, false) => match subscribe(&shared, &inner, &address).await {
@@ -65,7 +65,7 @@ pub(super) async fn control_loop(
                 shared.closing.store(true, Ordering::Release);
                 let drain_timeout = inner
                     .upgrade()
-                    .map_or(crate::bus::DEFAULT_TIMEOUT, |bus| bus.default_timeout);
+                    .map_or(crate::options::DEFAULT_TIMEOUT, |bus| bus.default_timeout());
                 let mut tasks = Vec::with_capacity(readers.len());
                 for (_, reader) in readers.drain() {
                     let _ = reader.stop.send(Stop::Drain);

@@ -13,13 +13,13 @@ use futures_util::stream::FuturesUnordered;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::bus::Inner;
 use crate::error::{NO_FAILURE_CODE, RequestErrorKind};
 use crate::interceptor::DeliveryKind;
 use crate::metrics::bump;
 use crate::reply;
 use crate::transport::BoxFuture;
-use crate::transport::local::{Refusal, Scope};
+use crate::transport::Node;
+use crate::transport::local::Scope;
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::publish_failure;
 use crate::transport::nats::reply::{answer, decode};
@@ -41,7 +41,7 @@ pub(super) struct ReaderHandle {
 
 pub(super) async fn subscribe(
     shared: &Arc<Link>,
-    inner: &Weak<Inner>,
+    inner: &Weak<dyn Node>,
     address: &Arc<str>,
 ) -> Result<ReaderHandle, String> {
     let publish = wire::publish_subject(&shared.prefix, address)?;
@@ -67,7 +67,7 @@ type Pending = FuturesUnordered<BoxFuture<'static, ()>>;
 
 struct AddressReader {
     shared: Arc<Link>,
-    inner: Weak<Inner>,
+    inner: Weak<dyn Node>,
     address: Arc<str>,
 }
 
@@ -121,20 +121,20 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        bump(&inner.counters.remote_received, 1);
+        bump(&inner.counters().remote_received, 1);
         let head = wire::parse_headers(message.headers.as_ref());
         let (codec, body) = match decode(&inner, &head, &message.payload) {
             Ok(decoded) => decoded,
             Err(error) => return undecodable(&inner, &self.address, "publish", &error),
         };
-        let fan = inner.local.deliver_all(
+        let fan = inner.local().deliver_all(
             &self.address,
             Scope::Exported,
             codec.type_id(),
             first_then_transform(&codec, &body),
             &head.user,
         );
-        let counters = &inner.counters;
+        let counters = &inner.counters();
         bump(&counters.delivered, fan.delivered as u64);
         bump(&counters.refused, fan.refused as u64);
         bump(&counters.type_mismatches, fan.mismatched as u64);
@@ -158,7 +158,7 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        bump(&inner.counters.remote_received, 1);
+        bump(&inner.counters().remote_received, 1);
         let head = wire::parse_headers(message.headers.as_ref());
         let reply_to = message.reply.clone();
         let kind = if reply_to.is_some() {
@@ -169,7 +169,7 @@ impl AddressReader {
         let (codec, body) = match decode(&inner, &head, &message.payload) {
             Ok(decoded) => decoded,
             Err(error) => {
-                bump(&inner.counters.undecodable, 1);
+                bump(&inner.counters().undecodable, 1);
                 match reply_to {
                     Some(to) => {
                         tracing::debug!(address = &*self.address, %error, "request from NATS not decodable; answering with a codec error");
@@ -195,7 +195,7 @@ impl AddressReader {
             }
             None => (None, None),
         };
-        let result = inner.local.deliver_one(
+        let result = inner.local().deliver_one(
             &self.address,
             Scope::Exported,
             codec.type_id(),
@@ -207,7 +207,7 @@ impl AddressReader {
         drop(body);
         match result {
             Ok(()) => {
-                bump(&inner.counters.delivered, 1);
+                bump(&inner.counters().delivered, 1);
                 if let (Some(to), Some(rx)) = (reply_to, rx) {
                     pending.push(Box::pin(answer(
                         Arc::clone(&self.shared),
@@ -219,31 +219,9 @@ impl AddressReader {
                 }
             }
             Err(refusal) => {
-                let (counter, failure, text) = match refusal {
-                    Refusal::NoHandlers => (
-                        &inner.counters.no_handlers,
-                        RequestErrorKind::NoHandlers,
-                        format!("No handlers for address {}", self.address),
-                    ),
-                    Refusal::TypeMismatch(expected) => (
-                        &inner.counters.type_mismatches,
-                        RequestErrorKind::TypeMismatch,
-                        format!(
-                            "No consumer at address {} takes `{}`: it expects `{expected}`",
-                            self.address,
-                            codec.type_name()
-                        ),
-                    ),
-                    Refusal::QueueFull => (
-                        &inner.counters.refused,
-                        RequestErrorKind::QueueFull,
-                        format!(
-                            "Queue full at address {}: every consumer's queue is at capacity",
-                            self.address
-                        ),
-                    ),
-                };
-                bump(counter, 1);
+                bump(refusal.counter(inner.counters()), 1);
+                let err = refusal.into_error::<RequestErrorKind>(&self.address, codec.type_name());
+                let (failure, text) = (err.kind(), err.message().to_owned());
                 match reply_to {
                     Some(to) => pending.push(self.fail(to, failure, NO_FAILURE_CODE, text)),
                     None => {
@@ -291,7 +269,7 @@ fn first_then_transform<'a>(
 }
 
 #[cold]
-fn undecodable(inner: &Inner, address: &str, what: &str, error: &str) {
-    bump(&inner.counters.undecodable, 1);
+fn undecodable(inner: &Arc<dyn Node>, address: &str, what: &str, error: &str) {
+    bump(&inner.counters().undecodable, 1);
     tracing::warn!(address, %error, "{what} from NATS dropped: not decodable");
 }

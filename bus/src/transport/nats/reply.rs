@@ -11,10 +11,10 @@ use async_nats::HeaderMap;
 use bytes::Bytes;
 use codecbus_core::{AnyBody, CodecRegistration};
 
-use crate::bus::Inner;
 use crate::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
 use crate::metrics::bump;
 use crate::reply::{self, Failure, Outcome, ReplyEnvelope, Turn};
+use crate::transport::Node;
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::{encode, publish_failure, request_failed};
 use crate::transport::nats::wire::{self, Inbound};
@@ -25,7 +25,7 @@ use crate::transport::nats::wire::{self, Inbound};
 /// publishes once the requester gives it.
 pub(super) fn read_reply(
     shared: &Arc<Link>,
-    inner: &Arc<Inner>,
+    inner: &Arc<dyn Node>,
     address: &Arc<str>,
     reply: async_nats::Message,
 ) -> Result<ReplyEnvelope, RequestError> {
@@ -40,7 +40,7 @@ pub(super) fn read_reply(
     let (codec, body) = match decode(inner, &head, &reply.payload) {
         Ok(decoded) => decoded,
         Err(message) => {
-            bump(&inner.counters.undecodable, 1);
+            bump(&inner.counters().undecodable, 1);
             let message = format!("Reply from address {address}: {message}");
             if let Some(to) = reply.reply {
                 // The replier awaits an answer to this turn: tell it at once.
@@ -82,7 +82,7 @@ pub(super) fn read_reply(
 
 /// Decodes a body by the codec its headers name.
 pub(super) fn decode(
-    inner: &Inner,
+    inner: &Arc<dyn Node>,
     head: &Inbound,
     payload: &[u8],
 ) -> Result<(CodecRegistration, AnyBody), String> {
@@ -104,7 +104,7 @@ pub(super) fn decode(
     let Some(name) = head.codec.as_deref() else {
         return Err(format!("no codec name in the {} header", wire::H_CODEC));
     };
-    let Some(codec) = inner.registry().by_name(name) else {
+    let Some(codec) = inner.codec_by_name(name) else {
         return Err(format!(
             "Unknown codec {name:?}: no codec is registered under that name on this node"
         ));
@@ -132,7 +132,7 @@ pub(super) fn decode(
 /// out as a NATS request, whose answer is handed to the waiting replier.
 pub(super) async fn answer(
     shared: Arc<Link>,
-    inner: Weak<Inner>,
+    inner: Weak<dyn Node>,
     address: Arc<str>,
     to: async_nats::Subject,
     rx: reply::ReplyRx,
@@ -205,12 +205,12 @@ pub(super) async fn answer(
 
 pub(super) fn encode_reply(
     shared: &Link,
-    inner: &Inner,
+    inner: &Arc<dyn Node>,
     address: &str,
     env: &ReplyEnvelope,
 ) -> Result<(HeaderMap, Bytes), (RequestErrorKind, String)> {
     let type_id = Any::type_id(&*env.body);
-    let Some(codec) = inner.registry().by_type(type_id) else {
+    let Some(codec) = inner.codec_by_type(type_id) else {
         return Err((
             RequestErrorKind::Codec,
             format!(

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::bus::Inner;
 use crate::error::{
     PublishError, PublishErrorKind, RequestError, RequestErrorKind, SendError, SendErrorKind,
 };
@@ -18,7 +17,7 @@ use crate::transport::nats::connect::{Connected, Link};
 use crate::transport::nats::control::{Control, control_loop};
 use crate::transport::nats::outbound::request_failed;
 use crate::transport::nats::reply::read_reply;
-use crate::transport::{BoxFuture, Outbound, RemoteTransport};
+use crate::transport::{BoxFuture, Node, Outbound, RemoteTransport};
 
 pub(crate) struct NatsTransport {
     shared: Arc<Link>,
@@ -27,7 +26,7 @@ pub(crate) struct NatsTransport {
 
 impl NatsTransport {
     /// Starts the control task for the bus behind `inner`.
-    pub(crate) fn start(connected: Connected, inner: Weak<Inner>) -> Self {
+    pub(crate) fn start(connected: Connected, inner: Weak<dyn Node>) -> Self {
         let Connected {
             client,
             prefix,
@@ -50,8 +49,8 @@ impl NatsTransport {
 
 /// Counts a request that NATS left unanswered (no responders, timeout):
 /// only the requester sees those.
-fn count_failure(inner: &Inner, kind: RequestErrorKind) {
-    let counters = &inner.counters;
+fn count_failure(inner: &Arc<dyn Node>, kind: RequestErrorKind) {
+    let counters = &inner.counters();
     let counter = match kind {
         RequestErrorKind::NoHandlers => &counters.no_handlers,
         RequestErrorKind::Timeout => &counters.timeouts,
@@ -89,9 +88,8 @@ impl RemoteTransport for NatsTransport {
         &self,
         out: Outbound,
         timeout: Duration,
-        inner: &Arc<Inner>,
+        inner: Arc<dyn Node>,
     ) -> BoxFuture<'_, Result<ReplyEnvelope, RequestError>> {
-        let inner = Arc::clone(inner);
         Box::pin(async move {
             let s = &self.shared;
             let address = Arc::clone(&out.address);
@@ -132,7 +130,7 @@ impl RemoteTransport for NatsTransport {
             // process).
             read_reply(&self.shared, &inner, &address, reply).inspect_err(|err| {
                 if err.kind() == RequestErrorKind::RecipientFailure {
-                    bump(&inner.counters.recipient_failures, 1);
+                    bump(&inner.counters().recipient_failures, 1);
                 }
             })
         })
