@@ -376,7 +376,7 @@ impl EventBus {
     ///         std::process::exit(1);
     ///     }
     /// };
-    /// assert!(bus.codec("u64").is_some());
+    /// assert!(bus.codec_by_name("u64").is_some());
     /// ```
     pub fn try_new() -> Result<Self, BuildError> {
         Self::builder().build()
@@ -512,7 +512,7 @@ impl EventBus {
     /// ```
     /// let bus = codecbus_bus::EventBus::new();
     /// assert!(bus.unregister_codec("string").is_some());
-    /// assert!(bus.codec("string").is_none());
+    /// assert!(bus.codec_by_name("string").is_none());
     /// ```
     pub fn unregister_codec(&self, name: &str) -> Option<CodecRegistration> {
         self.state.registry_mut().unregister(name)
@@ -533,8 +533,16 @@ impl EventBus {
         self.state.registry().list()
     }
 
-    /// The codec registered as `name`.
-    pub fn codec(&self, name: &str) -> Option<CodecRegistration> {
+    /// The codec registered as `name` (a lookup: the builder's
+    /// [`codec`](EventBusBuilder::codec) adds one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let bus = codecbus_bus::EventBus::new();
+    /// assert_eq!(bus.codec_by_name("u64").map(|c| c.type_name()), Some("u64"));
+    /// ```
+    pub fn codec_by_name(&self, name: &str) -> Option<CodecRegistration> {
         self.state.registry().by_name(name)
     }
 

@@ -33,10 +33,10 @@ use codecbus_core::AnyBody;
 /// ```
 pub struct Error<K> {
     kind: K,
-    inner: Box<Inner>,
+    inner: Box<ErrorDetails>,
 }
 
-struct Inner {
+struct ErrorDetails {
     message: String,
     address: Option<Arc<str>>,
     failure_code: i32,
@@ -202,7 +202,7 @@ impl<K: Copy> Error<K> {
     pub(crate) fn new(kind: K, message: String) -> Self {
         Self {
             kind,
-            inner: Box::new(Inner {
+            inner: Box::new(ErrorDetails {
                 message,
                 address: None,
                 failure_code: NO_FAILURE_CODE,
