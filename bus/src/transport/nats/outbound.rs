@@ -161,6 +161,9 @@ impl Link {
     }
 }
 
+/// A failure of the NATS client: the message says which message and
+/// servers, `source()` gives the client's error (its text is not repeated,
+/// so a report that walks the chain shows it once).
 pub(super) fn transport_error<K: Copy>(
     kind: K,
     address: &str,
@@ -169,7 +172,7 @@ pub(super) fn transport_error<K: Copy>(
 ) -> crate::error::Error<K> {
     crate::error::Error::new(
         kind,
-        format!("NATS could not take the message to address {address} (servers {servers}): {err}"),
+        format!("NATS could not take the message to address {address} (servers {servers})"),
     )
     .with_source(err)
 }
