@@ -452,3 +452,34 @@ impl StdError for BuildError {
             .map(|e| e as &(dyn StdError + 'static))
     }
 }
+
+/// The kinds the three delivery operations share, so that a refusal or a
+/// transport failure is mapped to the operation's kind in one place.
+pub(crate) trait OperationKind: Copy {
+    const NO_HANDLERS: Self;
+    const TYPE_MISMATCH: Self;
+    const QUEUE_FULL: Self;
+    const DROPPED: Self;
+    // A cluster transport's failures (read with the `nats` feature).
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    const CODEC: Self;
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    const PAYLOAD_TOO_LARGE: Self;
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    const TRANSPORT: Self;
+}
+
+macro_rules! operation_kind {
+    ($($kind:ident),*) => {$(
+        impl OperationKind for $kind {
+            const NO_HANDLERS: Self = Self::NoHandlers;
+            const TYPE_MISMATCH: Self = Self::TypeMismatch;
+            const QUEUE_FULL: Self = Self::QueueFull;
+            const DROPPED: Self = Self::Dropped;
+            const CODEC: Self = Self::Codec;
+            const PAYLOAD_TOO_LARGE: Self = Self::PayloadTooLarge;
+            const TRANSPORT: Self = Self::Transport;
+        }
+    )*};
+}
+operation_kind!(SendErrorKind, PublishErrorKind, RequestErrorKind);

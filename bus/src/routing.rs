@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use codecbus_core::{AnyBody, MessageCodec};
 
+use crate::error::{OperationKind, PublishErrorKind, RequestErrorKind};
 use crate::error::{PublishError, RequestError, SendError, SendErrorKind};
-use crate::error::{PublishErrorKind, RequestErrorKind};
 use crate::headers::Headers;
 use crate::interceptor::{self, DeliveryContext, DeliveryKind, InterceptorFn};
 use crate::metrics::bump;
@@ -19,11 +19,11 @@ use crate::reply::{self, ReplyEnvelope};
 use crate::report::PublishReport;
 use crate::state::State;
 use crate::transport::Outbound;
-use crate::transport::local::{Refusal, RefusalKind, Scope};
+use crate::transport::local::{Refusal, Scope};
 use crate::waiting;
 
 #[cold]
-fn refusal_error<K: RefusalKind>(
+fn refusal_error<K: OperationKind>(
     refusal: Refusal,
     address: &str,
     actual: &'static str,
@@ -36,7 +36,7 @@ fn refusal_error<K: RefusalKind>(
 }
 
 #[cold]
-fn dropped_error<K: RefusalKind>(address: &str, body: AnyBody) -> crate::error::Error<K> {
+fn dropped_error<K: OperationKind>(address: &str, body: AnyBody) -> crate::error::Error<K> {
     crate::error::Error::new(
         K::DROPPED,
         format!("Message to address {address} dropped by an outbound interceptor"),
@@ -132,7 +132,7 @@ fn deliver_one<T, K>(
 ) -> Result<(), crate::error::Error<K>>
 where
     T: MessageCodec + Send + Sync + 'static,
-    K: RefusalKind,
+    K: OperationKind,
 {
     let result = state.local.deliver_one(
         address,

@@ -18,7 +18,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use codecbus_core::AnyBody;
 use tokio::sync::mpsc::{self, error::TrySendError};
 
-use crate::error::{Error, PublishErrorKind, RequestErrorKind, SendErrorKind};
+use crate::error::{Error, OperationKind};
 use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
 use crate::metrics::Counters;
@@ -120,27 +120,6 @@ pub(crate) enum Refusal {
     QueueFull,
 }
 
-/// An operation's error kinds for a local refusal (and for a message an
-/// outbound interceptor dropped).
-pub(crate) trait RefusalKind: Copy {
-    const NO_HANDLERS: Self;
-    const TYPE_MISMATCH: Self;
-    const QUEUE_FULL: Self;
-    const DROPPED: Self;
-}
-
-macro_rules! refusal_kind {
-    ($($kind:ident),*) => {$(
-        impl RefusalKind for $kind {
-            const NO_HANDLERS: Self = Self::NoHandlers;
-            const TYPE_MISMATCH: Self = Self::TypeMismatch;
-            const QUEUE_FULL: Self = Self::QueueFull;
-            const DROPPED: Self = Self::Dropped;
-        }
-    )*};
-}
-refusal_kind!(SendErrorKind, PublishErrorKind, RequestErrorKind);
-
 impl Refusal {
     /// The counter a refused point-to-point delivery bumps.
     pub(crate) fn counter(self, counters: &Counters) -> &AtomicU64 {
@@ -154,7 +133,7 @@ impl Refusal {
     /// The operation's error (kind and message, no address or body yet)
     /// for a body of type `actual` refused at `address`.
     #[cold]
-    pub(crate) fn into_error<K: RefusalKind>(self, address: &str, actual: &str) -> Error<K> {
+    pub(crate) fn into_error<K: OperationKind>(self, address: &str, actual: &str) -> Error<K> {
         let (kind, message) = match self {
             Self::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
             Self::TypeMismatch(expected) => {

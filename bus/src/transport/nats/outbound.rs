@@ -11,7 +11,7 @@ use async_nats::connection::State;
 use bytes::Bytes;
 use codecbus_core::{AnyBody, CodecRegistration, Writer};
 
-use crate::error::{RequestError, RequestErrorKind};
+use crate::error::{OperationKind, RequestError, RequestErrorKind};
 use crate::transport::Outbound;
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::wire;
@@ -24,16 +24,11 @@ pub(super) enum Refuse {
 }
 
 impl Refuse {
-    pub(super) fn into_error<K: Copy>(
-        self,
-        codec: K,
-        too_large: K,
-        transport: K,
-    ) -> crate::error::Error<K> {
+    pub(super) fn into_error<K: OperationKind>(self) -> crate::error::Error<K> {
         let (kind, message) = match self {
-            Self::Codec(m) => (codec, m),
-            Self::TooLarge(m) => (too_large, m),
-            Self::Transport(m) => (transport, m),
+            Self::Codec(m) => (K::CODEC, m),
+            Self::TooLarge(m) => (K::PAYLOAD_TOO_LARGE, m),
+            Self::Transport(m) => (K::TRANSPORT, m),
         };
         crate::error::Error::new(kind, message)
     }
@@ -132,20 +127,19 @@ pub(super) fn encode(
 }
 
 impl Link {
-    /// A send or publish: one NATS message without a reply. `kinds` are the
-    /// operation's error kinds for a codec refusal, an oversize message and a
-    /// transport failure.
-    pub(super) async fn fire<K: Copy>(
+    /// A send or publish: one NATS message without a reply, failing with
+    /// the operation's kinds (`K`) for a codec refusal, an oversize message
+    /// and a transport failure.
+    pub(super) async fn fire<K: OperationKind>(
         &self,
         out: Outbound,
         publish: bool,
-        [codec, too_large, transport]: [K; 3],
     ) -> Result<(), crate::error::Error<K>> {
         let (subject, headers, body) = match self.prepare(&out, publish) {
             Ok(parts) => parts,
             Err(refuse) => {
                 return Err(refuse
-                    .into_error(codec, too_large, transport)
+                    .into_error()
                     .with_address(out.address)
                     .with_body(out.body));
             }
@@ -154,7 +148,7 @@ impl Link {
             .publish_with_headers(subject, headers, body)
             .await
             .map_err(|e| {
-                transport_error(transport, &out.address, &self.servers, e)
+                transport_error(K::TRANSPORT, &out.address, &self.servers, e)
                     .with_address(Arc::clone(&out.address))
                     .with_body(out.body)
             })

@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::{
-    PublishError, PublishErrorKind, RequestError, RequestErrorKind, SendError, SendErrorKind,
-};
+use crate::error::{PublishError, RequestError, RequestErrorKind, SendError};
 use crate::metrics::bump;
 use crate::reply::ReplyEnvelope;
 use crate::transport::nats::connect::{Connected, Link};
@@ -61,27 +59,11 @@ fn count_failure(inner: &Arc<dyn Node>, kind: RequestErrorKind) {
 
 impl RemoteTransport for NatsTransport {
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<(), SendError>> {
-        Box::pin(self.shared.fire(
-            out,
-            false,
-            [
-                SendErrorKind::Codec,
-                SendErrorKind::PayloadTooLarge,
-                SendErrorKind::Transport,
-            ],
-        ))
+        Box::pin(self.shared.fire(out, false))
     }
 
     fn publish(&self, out: Outbound) -> BoxFuture<'_, Result<(), PublishError>> {
-        Box::pin(self.shared.fire(
-            out,
-            true,
-            [
-                PublishErrorKind::Codec,
-                PublishErrorKind::PayloadTooLarge,
-                PublishErrorKind::Transport,
-            ],
-        ))
+        Box::pin(self.shared.fire(out, true))
     }
 
     fn request(
@@ -97,11 +79,7 @@ impl RemoteTransport for NatsTransport {
                 Ok(parts) => parts,
                 Err(refuse) => {
                     return Err(refuse
-                        .into_error(
-                            RequestErrorKind::Codec,
-                            RequestErrorKind::PayloadTooLarge,
-                            RequestErrorKind::Transport,
-                        )
+                        .into_error::<RequestErrorKind>()
                         .with_address(address)
                         .with_body(out.body));
                 }
