@@ -1,43 +1,29 @@
-//! The `EventBus` handle and its builder.
+//! The `EventBus` handle and its builder: the top layer. A handle is one
+//! `Arc` of the shared state (`state.rs`); its operations are `routing.rs`
+//! and `waiting.rs`, consumers `consumer.rs`, producers `producer.rs`.
 
-use std::any::{TypeId, type_name};
+use std::any::TypeId;
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
-use std::task::Poll;
+use std::sync::Arc;
 use std::time::Duration;
 
-use codecbus_core::{AnyBody, CodecRegistration, MessageCodec};
+use codecbus_core::{CodecRegistration, MessageCodec};
 
 use crate::body::IntoBody;
 use crate::consumer::{HandlerResult, MessageConsumer, MessageStream};
 use crate::error::{
-    BuildError, PublishError, PublishErrorKind, RegistryError, RequestError, RequestErrorKind,
-    SendError, SendErrorKind,
+    BuildError, PublishError, RegistryError, RequestError, SendError, SendErrorKind,
 };
-use crate::headers::Headers;
-use crate::interceptor::{
-    self, DeliveryContext, DeliveryKind, InterceptorFn, Interceptors, Verdict,
-};
+use crate::interceptor::{DeliveryContext, Interceptors, Verdict};
 use crate::message::Message;
-use crate::metrics::{Counters, Metrics, bump};
-use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DeliveryOptions};
-use crate::producer::MessageProducer;
+use crate::metrics::Metrics;
+use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DEFAULT_TIMEOUT, DeliveryOptions};
 use crate::registry::Registry;
-use crate::reply::{self, Outcome, ReplyRx};
 use crate::report::PublishReport;
-use crate::transport::local::{LocalTable, Refusal, Scope, Slot};
-use crate::transport::{Outbound, RemoteTransport};
-
-/// The default time a request waits for its reply (30 s, as in Vert.x).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How a local request's reply address starts (Vert.x: `__vertx.reply.`);
-/// a number per request follows. It names the request in error messages,
-/// e.g. a timeout's "address: __codecbus.reply.7".
-pub const REPLY_ADDRESS_PREFIX: &str = "__codecbus.reply.";
+use crate::routing;
+use crate::state::State;
+use crate::transport::RemoteTransport;
 
 /// A handle to an event bus: cheap to clone (one `Arc`), `Send + Sync`,
 /// every clone the same bus.
@@ -61,18 +47,7 @@ pub const REPLY_ADDRESS_PREFIX: &str = "__codecbus.reply.";
 /// ```
 #[derive(Clone)]
 pub struct EventBus {
-    inner: Arc<Inner>,
-}
-
-pub(crate) struct Inner {
-    pub(crate) local: LocalTable,
-    registry: RwLock<Registry>,
-    pub(crate) counters: Counters,
-    pub(crate) conversation_ids: AtomicU64,
-    interceptors: Interceptors,
-    pub(crate) default_timeout: Duration,
-    default_capacity: usize,
-    remote: Option<Arc<dyn RemoteTransport>>,
+    state: Arc<State>,
 }
 
 /// Builds an [`EventBus`]: default timeout and queue capacity, extra codec
@@ -232,7 +207,7 @@ impl EventBusBuilder {
         #[cfg(feature = "nats")]
         if self.nats.is_some() {
             return Err(BuildError::new(
-                crate::BuildErrorKind::Config,
+                crate::error::BuildErrorKind::Config,
                 "this builder has a NATS configuration: finish it with `connect().await`, which connects to the server"
                     .to_owned(),
                 None,
@@ -240,21 +215,18 @@ impl EventBusBuilder {
         }
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
         Ok(EventBus {
-            inner: Arc::new(self.into_inner(registry, None)),
+            state: Arc::new(self.into_state(registry, None)),
         })
     }
 
-    fn into_inner(self, registry: Registry, remote: Option<Arc<dyn RemoteTransport>>) -> Inner {
-        Inner {
-            local: LocalTable::default(),
-            registry: RwLock::new(registry),
-            counters: Counters::default(),
-            conversation_ids: AtomicU64::new(0),
-            interceptors: self.interceptors,
-            default_timeout: self.default_timeout,
-            default_capacity: self.default_capacity,
+    fn into_state(self, registry: Registry, remote: Option<Arc<dyn RemoteTransport>>) -> State {
+        State::new(
+            registry,
+            self.interceptors,
+            self.default_timeout,
+            self.default_capacity,
             remote,
-        }
+        )
     }
 }
 
@@ -322,11 +294,12 @@ impl EventBusBuilder {
         };
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
         let connected = crate::transport::nats::connect(options).await?;
-        let inner = Arc::new_cyclic(|weak| {
-            let transport = crate::transport::nats::NatsTransport::start(connected, weak.clone());
-            self.into_inner(registry, Some(Arc::new(transport)))
+        let state = Arc::new_cyclic(|weak: &std::sync::Weak<State>| {
+            let node: std::sync::Weak<dyn crate::transport::Node> = weak.clone();
+            let transport = crate::transport::nats::NatsTransport::start(connected, node);
+            self.into_state(registry, Some(Arc::new(transport)))
         });
-        Ok(EventBus { inner })
+        Ok(EventBus { state })
     }
 }
 
@@ -351,341 +324,9 @@ impl Default for EventBus {
 impl fmt::Debug for EventBus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EventBus")
-            .field("default_timeout", &self.inner.default_timeout)
+            .field("default_timeout", &self.state.default_timeout)
             .field("metrics", &self.metrics())
             .finish_non_exhaustive()
-    }
-}
-
-/// Maps a local refusal to each operation's error kind.
-trait RefusalKind: Copy {
-    const NO_HANDLERS: Self;
-    const TYPE_MISMATCH: Self;
-    const QUEUE_FULL: Self;
-    const DROPPED: Self;
-}
-
-macro_rules! refusal_kind {
-    ($($kind:ident),*) => {$(
-        impl RefusalKind for $kind {
-            const NO_HANDLERS: Self = Self::NoHandlers;
-            const TYPE_MISMATCH: Self = Self::TypeMismatch;
-            const QUEUE_FULL: Self = Self::QueueFull;
-            const DROPPED: Self = Self::Dropped;
-        }
-    )*};
-}
-refusal_kind!(SendErrorKind, PublishErrorKind, RequestErrorKind);
-
-#[cold]
-fn refusal_error<K: RefusalKind>(
-    refusal: Refusal,
-    address: &str,
-    actual: &'static str,
-    body: AnyBody,
-) -> crate::Error<K> {
-    let (kind, message) = match refusal {
-        Refusal::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
-        Refusal::TypeMismatch(expected) => {
-            let hint = if actual.starts_with("alloc::sync::Arc<") {
-                " (to send the value behind an `Arc`, wrap it in `codecbus::bus::Shared`)"
-            } else {
-                ""
-            };
-            (
-                K::TYPE_MISMATCH,
-                format!(
-                    "No consumer at address {address} takes `{actual}`: it expects `{expected}`{hint}"
-                ),
-            )
-        }
-        Refusal::QueueFull => (
-            K::QUEUE_FULL,
-            format!("Queue full at address {address}: every consumer's queue is at capacity"),
-        ),
-    };
-    crate::Error::new(kind, message)
-        .with_address(Arc::from(address))
-        .with_body(body)
-}
-
-#[cold]
-fn dropped_error<K: RefusalKind>(address: &str, body: AnyBody) -> crate::Error<K> {
-    crate::Error::new(
-        K::DROPPED,
-        format!("Message to address {address} dropped by an outbound interceptor"),
-    )
-    .with_address(Arc::from(address))
-    .with_body(body)
-}
-
-impl Inner {
-    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
-        self.registry.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The remote transport, unless the delivery is local-only.
-    fn remote(&self, local_only: bool) -> Option<&Arc<dyn RemoteTransport>> {
-        if local_only {
-            None
-        } else {
-            self.remote.as_ref()
-        }
-    }
-
-    /// The remote transport for a point-to-point message: none when the
-    /// delivery is local-only, or when every consumer of the address here
-    /// is local-only (a local consumer is reached from its own node).
-    fn remote_for_one(&self, address: &str, local_only: bool) -> Option<&Arc<dyn RemoteTransport>> {
-        let remote = self.remote(local_only)?;
-        if self.local.only_local_only(address) {
-            None
-        } else {
-            Some(remote)
-        }
-    }
-
-    fn outbound<T: 'static>(&self, address: &str, headers: Headers, body: AnyBody) -> Outbound {
-        Outbound {
-            address: Arc::from(address),
-            type_name: type_name::<T>(),
-            headers,
-            body,
-            codec: self.registry().by_type(TypeId::of::<T>()),
-        }
-    }
-
-    /// Runs the outbound interceptors; `false` when the message was dropped
-    /// (counted).
-    pub(crate) fn intercept_out<T: 'static>(
-        &self,
-        address: &str,
-        headers: &mut Headers,
-        kind: DeliveryKind,
-    ) -> bool {
-        self.intercept(
-            &self.interceptors.outbound,
-            address,
-            headers,
-            TypeId::of::<T>(),
-            type_name::<T>(),
-            kind,
-        )
-    }
-
-    /// Runs the inbound interceptors for a consumer of `T`.
-    pub(crate) fn intercept_in<T: 'static>(
-        &self,
-        address: &str,
-        headers: &mut Headers,
-        kind: DeliveryKind,
-    ) -> bool {
-        self.intercept(
-            &self.interceptors.inbound,
-            address,
-            headers,
-            TypeId::of::<T>(),
-            type_name::<T>(),
-            kind,
-        )
-    }
-
-    #[inline]
-    fn intercept(
-        &self,
-        chain: &[InterceptorFn],
-        address: &str,
-        headers: &mut Headers,
-        type_id: TypeId,
-        type_name: &'static str,
-        kind: DeliveryKind,
-    ) -> bool {
-        if chain.is_empty() {
-            return true;
-        }
-        let codec_name = self.registry().name_of(type_id);
-        let mut ctx = DeliveryContext {
-            address,
-            headers,
-            codec_name,
-            type_name,
-            kind,
-        };
-        let pass = interceptor::run(chain, &mut ctx);
-        if !pass {
-            bump(&self.counters.dropped, 1);
-            tracing::debug!(address, ?kind, "message dropped by an interceptor");
-        }
-        pass
-    }
-
-    /// Point-to-point local delivery of a typed body.
-    fn deliver_one<T, K>(
-        &self,
-        address: &str,
-        body: Arc<T>,
-        headers: Headers,
-        kind: DeliveryKind,
-        reply: Option<reply::ReplyTx>,
-    ) -> Result<(), crate::Error<K>>
-    where
-        T: MessageCodec + Send + Sync + 'static,
-        K: RefusalKind,
-    {
-        let result = self.local.deliver_one(
-            address,
-            Scope::All,
-            TypeId::of::<T>(),
-            || T::transform(&body) as AnyBody,
-            headers,
-            kind,
-            reply,
-        );
-        match result {
-            Ok(()) => {
-                bump(&self.counters.delivered, 1);
-                tracing::debug!(address, ?kind, "delivered");
-                Ok(())
-            }
-            Err(refusal) => {
-                let counter = match refusal {
-                    Refusal::NoHandlers => &self.counters.no_handlers,
-                    Refusal::TypeMismatch(_) => &self.counters.type_mismatches,
-                    Refusal::QueueFull => &self.counters.refused,
-                };
-                bump(counter, 1);
-                tracing::debug!(address, ?kind, "not delivered");
-                Err(refusal_error(refusal, address, type_name::<T>(), body))
-            }
-        }
-    }
-
-    /// Awaits the reply to a request.
-    pub(crate) async fn await_reply<R>(
-        self: &Arc<Self>,
-        rx: ReplyRx,
-        address: &str,
-        timeout: Duration,
-        id: u64,
-    ) -> Result<Message<R>, RequestError>
-    where
-        R: MessageCodec + Send + Sync + 'static,
-    {
-        let mut rx = rx;
-        // Why: arming a tokio timer (and keeping it in the wheel while the
-        // runtime parks) costs about as much as a whole local round trip.
-        // Most local replies arrive within one scheduling round, so the
-        // first time there is no reply the requester only reschedules
-        // itself behind the consumer; the timer is armed when that was not
-        // enough. The timeout thus counts from then, a scheduling round
-        // (microseconds) after the send.
-        let mut yielded = false;
-        let early = std::future::poll_fn(|cx| {
-            if let Poll::Ready(outcome) = Pin::new(&mut rx).poll(cx) {
-                return Poll::Ready(Some(outcome));
-            }
-            if yielded {
-                return Poll::Ready(None);
-            }
-            yielded = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        })
-        .await;
-        let outcome = match early {
-            Some(outcome) => Ok(outcome),
-            None => tokio::time::timeout(timeout, &mut rx).await,
-        };
-        drop(rx);
-        match outcome {
-            Ok(Some(Outcome::Reply(env))) => Message::from_reply(env, self),
-            Ok(Some(Outcome::Failure(failure))) => {
-                // Local failures are recipient failures; a remote transport
-                // carrying a further turn of a conversation may also time
-                // out. Other kinds are counted where they happened (the
-                // answering node, or the requester's own refusal).
-                let counter = match failure.kind {
-                    RequestErrorKind::RecipientFailure => Some(&self.counters.recipient_failures),
-                    RequestErrorKind::Timeout => Some(&self.counters.timeouts),
-                    _ => None,
-                };
-                if let Some(counter) = counter {
-                    bump(counter, 1);
-                }
-                Err(RequestError::new(failure.kind, failure.message)
-                    .with_code(failure.code)
-                    .with_address(Arc::from(address)))
-            }
-            Ok(None) => {
-                bump(&self.counters.recipient_failures, 1);
-                Err(RequestError::new(
-                    RequestErrorKind::RecipientFailure,
-                    format!(
-                        "No reply: the consumer at address {address} dropped the message without replying"
-                    ),
-                )
-                .with_address(Arc::from(address)))
-            }
-            Err(_) => {
-                bump(&self.counters.timeouts, 1);
-                tracing::debug!(address, ?timeout, "request timed out");
-                Err(RequestError::new(
-                    RequestErrorKind::Timeout,
-                    format!(
-                        "Timed out after waiting {}(ms) for a reply. address: {REPLY_ADDRESS_PREFIX}{id}, repliedAddress: {address}",
-                        timeout.as_millis()
-                    ),
-                )
-                .with_address(Arc::from(address)))
-            }
-        }
-    }
-
-    fn register<T: 'static>(
-        &self,
-        address: &str,
-        options: &ConsumerOptions,
-    ) -> (Arc<str>, u64, crate::transport::local::QueueRx) {
-        let capacity = options.queue_capacity().unwrap_or(self.default_capacity);
-        assert!(
-            capacity > 0,
-            "a consumer queue needs a capacity of at least 1"
-        );
-        let (tx, rx) = crate::transport::local::queue(capacity);
-        let id = self.local.next_id();
-        let local_only = options.is_local_only();
-        let (address, first_exported) = self.local.add(
-            address,
-            Slot {
-                id,
-                type_id: TypeId::of::<T>(),
-                type_name: type_name::<T>(),
-                local_only,
-                tx,
-            },
-        );
-        if first_exported && let Some(remote) = &self.remote {
-            remote.consumer_added(&address);
-        }
-        tracing::debug!(
-            address = &*address,
-            id,
-            capacity,
-            local_only,
-            body = type_name::<T>(),
-            "consumer registered"
-        );
-        (address, id, rx)
-    }
-
-    pub(crate) fn unregister(&self, address: &Arc<str>, id: u64) {
-        let (removed, last_exported) = self.local.remove(address, id);
-        if last_exported && let Some(remote) = &self.remote {
-            remote.consumer_removed(address);
-        }
-        if removed {
-            tracing::debug!(address = &**address, id, "consumer unregistered");
-        }
     }
 }
 
@@ -735,7 +376,7 @@ impl EventBus {
     ///         std::process::exit(1);
     ///     }
     /// };
-    /// assert!(bus.codec("u64").is_some());
+    /// assert!(bus.codec_by_name("u64").is_some());
     /// ```
     pub fn try_new() -> Result<Self, BuildError> {
         Self::builder().build()
@@ -748,13 +389,13 @@ impl EventBus {
 
     /// The timeout requests use unless their options set one.
     pub fn default_timeout(&self) -> Duration {
-        self.inner.default_timeout
+        self.state.default_timeout
     }
 
     /// Whether the bus has a cluster transport (it was built with
     /// `connect` and a NATS configuration).
     pub fn is_clustered(&self) -> bool {
-        self.inner.remote.is_some()
+        self.state.remote.is_some()
     }
 
     /// Waits until every consumer registration and unregistration made so
@@ -784,7 +425,7 @@ impl EventBus {
     /// # }
     /// ```
     pub async fn flush(&self) -> Result<(), SendError> {
-        match &self.inner.remote {
+        match &self.state.remote {
             Some(remote) => remote
                 .flush()
                 .await
@@ -821,7 +462,7 @@ impl EventBus {
     /// # }
     /// ```
     pub async fn close(&self) {
-        if let Some(remote) = &self.inner.remote {
+        if let Some(remote) = &self.state.remote {
             remote.close().await;
         }
     }
@@ -832,8 +473,8 @@ impl EventBus {
     ///
     /// See [`Metrics`].
     pub fn metrics(&self) -> Metrics {
-        let mut metrics = self.inner.counters.snapshot();
-        if let Some(remote) = &self.inner.remote {
+        let mut metrics = self.state.counters.snapshot();
+        if let Some(remote) = &self.state.remote {
             metrics.remote_dropped = remote.dropped();
         }
         metrics
@@ -854,12 +495,7 @@ impl EventBus {
     ///
     /// See [`RegistryError`].
     pub fn register_codec(&self, registration: CodecRegistration) -> Result<(), RegistryError> {
-        let mut registry = self
-            .inner
-            .registry
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        registry.register(registration)?;
+        self.state.registry_mut().register(registration)?;
         tracing::debug!(
             name = registration.name(),
             type_name = registration.type_name(),
@@ -876,15 +512,10 @@ impl EventBus {
     /// ```
     /// let bus = codecbus_bus::EventBus::new();
     /// assert!(bus.unregister_codec("string").is_some());
-    /// assert!(bus.codec("string").is_none());
+    /// assert!(bus.codec_by_name("string").is_none());
     /// ```
     pub fn unregister_codec(&self, name: &str) -> Option<CodecRegistration> {
-        let mut registry = self
-            .inner
-            .registry
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        registry.unregister(name)
+        self.state.registry_mut().unregister(name)
     }
 
     /// Every registered codec, sorted by name: its name, Rust type name and
@@ -899,12 +530,20 @@ impl EventBus {
     /// assert!(string.is_immutable());
     /// ```
     pub fn codecs(&self) -> Vec<CodecRegistration> {
-        self.inner.registry().list()
+        self.state.registry().list()
     }
 
-    /// The codec registered as `name`.
-    pub fn codec(&self, name: &str) -> Option<CodecRegistration> {
-        self.inner.registry().by_name(name)
+    /// The codec registered as `name` (a lookup: the builder's
+    /// [`codec`](EventBusBuilder::codec) adds one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let bus = codecbus_bus::EventBus::new();
+    /// assert_eq!(bus.codec_by_name("u64").map(|c| c.type_name()), Some("u64"));
+    /// ```
+    pub fn codec_by_name(&self, name: &str) -> Option<CodecRegistration> {
+        self.state.registry().by_name(name)
     }
 
     /// The codec registered for the type `T`.
@@ -916,7 +555,7 @@ impl EventBus {
     /// assert_eq!(bus.codec_for::<u64>().map(|c| c.name()), Some("u64"));
     /// ```
     pub fn codec_for<T: 'static>(&self) -> Option<CodecRegistration> {
-        self.inner.registry().by_type(TypeId::of::<T>())
+        self.state.registry().by_type(TypeId::of::<T>())
     }
 
     // ----- consumers -----
@@ -928,7 +567,7 @@ impl EventBus {
     /// in arrival order. It may return `()` or `Result<(), E: Display>`; an
     /// `Err`, like a panic (which is caught: the consumer and the bus keep
     /// running), fails a pending request with
-    /// [`RecipientFailure`](RequestErrorKind::RecipientFailure).
+    /// [`RecipientFailure`](crate::RequestErrorKind::RecipientFailure).
     ///
     /// The consumer stays registered until
     /// [`unregister`](MessageConsumer::unregister)ed (dropping the handle
@@ -1034,8 +673,8 @@ impl EventBus {
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
-        let (address, id, rx) = self.inner.register::<T>(address, &options);
-        MessageConsumer::spawn(Arc::clone(&self.inner), address, id, rx, handler)
+        let (address, id, rx) = self.state.register::<T>(address, &options);
+        MessageConsumer::spawn(Arc::clone(&self.state), address, id, rx, handler)
     }
 
     /// Registers a consumer of `T` at `address` whose messages are pulled
@@ -1082,53 +721,8 @@ impl EventBus {
     where
         T: MessageCodec + Send + Sync + 'static,
     {
-        let (address, id, rx) = self.inner.register::<T>(address, &options);
-        MessageStream::new(Arc::clone(&self.inner), address, id, rx)
-    }
-
-    // ----- producers -----
-
-    /// A producer that `send`s every message to `address` (Vert.x `sender`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let bus = codecbus_bus::EventBus::new();
-    /// let mut stream = bus.consumer_stream::<u32>("jobs");
-    /// let producer = bus.sender::<u32>("jobs");
-    /// producer.write(7).await.unwrap();
-    /// assert_eq!(*stream.recv().await.unwrap().body(), 7);
-    /// # }
-    /// ```
-    pub fn sender<T: MessageCodec + Send + Sync + 'static>(
-        &self,
-        address: &str,
-    ) -> MessageProducer<T> {
-        MessageProducer::new(self.clone(), address, false)
-    }
-
-    /// A producer that `publish`es every message to `address` (Vert.x
-    /// `publisher`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let bus = codecbus_bus::EventBus::new();
-    /// let mut a = bus.consumer_stream::<u32>("news");
-    /// let mut b = bus.consumer_stream::<u32>("news");
-    /// bus.publisher::<u32>("news").write(1).await.unwrap();
-    /// assert_eq!((*a.recv().await.unwrap().body(), *b.recv().await.unwrap().body()), (1, 1));
-    /// # }
-    /// ```
-    pub fn publisher<T: MessageCodec + Send + Sync + 'static>(
-        &self,
-        address: &str,
-    ) -> MessageProducer<T> {
-        MessageProducer::new(self.clone(), address, true)
+        let (address, id, rx) = self.state.register::<T>(address, &options);
+        MessageStream::new(Arc::clone(&self.state), address, id, rx)
     }
 
     // ----- send -----
@@ -1146,7 +740,7 @@ impl EventBus {
     /// [`SendErrorKind`]: `NoHandlers` (no consumer at the address),
     /// `TypeMismatch` (the consumers there take another type), `QueueFull`,
     /// `Dropped` (by an outbound interceptor). The error hands the body back
-    /// ([`Error::into_body`](crate::Error::into_body)).
+    /// ([`Error::into_body`](crate::error::Error::into_body)).
     ///
     /// # Cancel safety
     ///
@@ -1203,24 +797,7 @@ impl EventBus {
         body: B,
         options: DeliveryOptions,
     ) -> Result<(), SendError> {
-        let inner = &self.inner;
-        let body = body.into_arc();
-        let (_, mut headers, local_only) = options.into_parts();
-        bump(&inner.counters.sent, 1);
-        if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Send) {
-            return Err(dropped_error(address, body));
-        }
-        if let Some(remote) = inner.remote_for_one(address, local_only) {
-            let out = inner.outbound::<B::Body>(address, headers, body);
-            return remote.send(out).await;
-        }
-        inner.deliver_one::<B::Body, SendErrorKind>(
-            address,
-            body,
-            headers,
-            DeliveryKind::Send,
-            None,
-        )
+        routing::send(&self.state, address, body.into_arc(), options).await
     }
 
     // ----- publish -----
@@ -1243,12 +820,12 @@ impl EventBus {
     ///
     /// # Errors
     ///
-    /// [`PublishErrorKind`], when no consumer got the message: `NoHandlers`,
+    /// [`PublishErrorKind`](crate::PublishErrorKind), when no consumer got the message: `NoHandlers`,
     /// `TypeMismatch` (no consumer takes the type), `QueueFull` (every
     /// consumer of the type had a full queue), `Dropped` (by an outbound
     /// interceptor); across NATS also `Codec`, `PayloadTooLarge`,
     /// `Transport`. The error hands the body back
-    /// ([`Error::into_body`](crate::Error::into_body)).
+    /// ([`Error::into_body`](crate::error::Error::into_body)).
     ///
     /// # Cancel safety
     ///
@@ -1306,65 +883,7 @@ impl EventBus {
         body: B,
         options: DeliveryOptions,
     ) -> Result<PublishReport, PublishError> {
-        let inner = &self.inner;
-        let body = body.into_arc();
-        let (_, mut headers, local_only) = options.into_parts();
-        bump(&inner.counters.published, 1);
-        if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Publish) {
-            return Err(dropped_error(address, body));
-        }
-        let scope = match inner.remote(local_only) {
-            Some(remote) => {
-                // Exported consumers (this node's included) are reached
-                // through the cluster, once each; local-only ones here.
-                let out = inner.outbound::<B::Body>(
-                    address,
-                    headers.clone(),
-                    Arc::clone(&body) as AnyBody,
-                );
-                remote.publish(out).await?;
-                Scope::LocalOnly
-            }
-            None => Scope::All,
-        };
-        let fan = inner.local.deliver_all(
-            address,
-            scope,
-            TypeId::of::<B::Body>(),
-            || B::Body::transform(&body) as AnyBody,
-            &headers,
-        );
-        let counters = &inner.counters;
-        bump(&counters.delivered, fan.delivered as u64);
-        bump(&counters.refused, fan.refused as u64);
-        bump(&counters.type_mismatches, fan.mismatched as u64);
-        tracing::debug!(
-            address,
-            delivered = fan.delivered,
-            refused = fan.refused,
-            "published"
-        );
-        let to_cluster = scope == Scope::LocalOnly;
-        if fan.delivered == 0 && !to_cluster {
-            let refusal = if fan.refused > 0 {
-                Refusal::QueueFull
-            } else {
-                match fan.mismatch_type {
-                    Some(expected) if fan.address.is_some() => Refusal::TypeMismatch(expected),
-                    _ => {
-                        bump(&counters.no_handlers, 1);
-                        Refusal::NoHandlers
-                    }
-                }
-            };
-            return Err(refusal_error(
-                refusal,
-                address,
-                type_name::<B::Body>(),
-                body,
-            ));
-        }
-        Ok(PublishReport::new(fan.delivered, fan.refused, to_cluster))
+        routing::publish(&self.state, address, body.into_arc(), options).await
     }
 
     // ----- request -----
@@ -1380,13 +899,13 @@ impl EventBus {
     ///
     /// # Errors
     ///
-    /// [`RequestErrorKind`]: `NoHandlers` at once when no consumer is
+    /// [`RequestErrorKind`](crate::RequestErrorKind): `NoHandlers` at once when no consumer is
     /// registered (not after the timeout), `Timeout`, `RecipientFailure`
     /// (the consumer called `fail`, its handler returned `Err` or panicked,
     /// or it dropped the message unanswered), `TypeMismatch` (the consumer
     /// takes another type, or the reply is not an `R`), `QueueFull`,
-    /// `Dropped`. [`failure_type`](crate::Error::failure_type) gives the
-    /// Vert.x failure type, [`failure_code`](crate::Error::failure_code) the
+    /// `Dropped`. [`failure_type`](crate::error::Error::failure_type) gives the
+    /// Vert.x failure type, [`failure_code`](crate::error::Error::failure_code) the
     /// code passed to `fail`.
     ///
     /// # Cancel safety
@@ -1481,27 +1000,7 @@ impl EventBus {
         B: IntoBody,
         R: MessageCodec + Send + Sync + 'static,
     {
-        let inner = &self.inner;
-        let body = body.into_arc();
-        let (timeout, mut headers, local_only) = options.into_parts();
-        let timeout = timeout.unwrap_or(inner.default_timeout);
-        let id = bump(&inner.counters.sent, 1);
-        if !inner.intercept_out::<B::Body>(address, &mut headers, DeliveryKind::Request) {
-            return Err(dropped_error(address, body));
-        }
-        if let Some(remote) = inner.remote_for_one(address, local_only) {
-            let out = inner.outbound::<B::Body>(address, headers, body);
-            let env = remote.request(out, timeout, inner).await?;
-            return Message::from_reply(env, inner);
-        }
-        let (tx, rx) = reply::channel();
-        inner.deliver_one::<B::Body, RequestErrorKind>(
-            address,
-            body,
-            headers,
-            DeliveryKind::Request,
-            Some(tx),
-        )?;
-        inner.await_reply(rx, address, timeout, id).await
+        let env = routing::request(&self.state, address, body.into_arc(), options).await?;
+        Message::from_reply(env, &self.state)
     }
 }

@@ -15,11 +15,12 @@ use futures_util::FutureExt;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::bus::Inner;
 use crate::error::RequestErrorKind;
 use crate::message::Message;
 use crate::metrics::bump;
 use crate::reply::{Failure, Outcome};
+use crate::routing;
+use crate::state::State;
 use crate::transport::local::{Envelope, QueueRx};
 
 /// What a handler may return: `()`, or `Result<(), E>` where an `Err` fails
@@ -127,7 +128,7 @@ impl Control {
 /// # }
 /// ```
 pub struct MessageConsumer {
-    inner: Arc<Inner>,
+    inner: Arc<State>,
     address: Arc<str>,
     id: u64,
     control: Arc<Control>,
@@ -136,7 +137,7 @@ pub struct MessageConsumer {
 
 impl MessageConsumer {
     pub(crate) fn spawn<T, F, Fut>(
-        inner: Arc<Inner>,
+        inner: Arc<State>,
         address: Arc<str>,
         id: u64,
         rx: QueueRx,
@@ -268,7 +269,7 @@ async fn dispatch<T, F, Fut>(
     mut rx: QueueRx,
     handler: F,
     control: Arc<Control>,
-    inner: Arc<Inner>,
+    inner: Arc<State>,
     address: Arc<str>,
 ) where
     T: MessageCodec + Send + Sync + 'static,
@@ -284,7 +285,7 @@ async fn dispatch<T, F, Fut>(
             bump(&inner.counters.discarded, 1);
             break;
         }
-        if !inner.intercept_in::<T>(&env.address, &mut env.headers, env.kind) {
+        if !routing::intercept_in::<T>(&inner, &env.address, &mut env.headers, env.kind) {
             continue;
         }
         // The dispatcher's own claim on the reply, to fail the request if
@@ -361,7 +362,7 @@ fn panic_text(panic: &(dyn Any + Send)) -> String {
 
 /// Closes the queue and drops what is left in it (pending requests then
 /// fail with "no reply").
-fn discard(rx: &mut QueueRx, inner: &Inner) {
+fn discard(rx: &mut QueueRx, inner: &State) {
     let n = rx.discard_all();
     if n > 0 {
         bump(&inner.counters.discarded, n);
@@ -412,7 +413,7 @@ fn discard(rx: &mut QueueRx, inner: &Inner) {
 /// ```
 #[must_use = "dropping a MessageStream unregisters its consumer at once; keep it in a named variable while the consumer should listen"]
 pub struct MessageStream<T> {
-    inner: Arc<Inner>,
+    inner: Arc<State>,
     address: Arc<str>,
     id: u64,
     rx: QueueRx,
@@ -421,7 +422,7 @@ pub struct MessageStream<T> {
 }
 
 impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
-    pub(crate) fn new(inner: Arc<Inner>, address: Arc<str>, id: u64, rx: QueueRx) -> Self {
+    pub(crate) fn new(inner: Arc<State>, address: Arc<str>, id: u64, rx: QueueRx) -> Self {
         Self {
             inner,
             address,
@@ -452,10 +453,7 @@ impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
                 return Poll::Ready(None);
             };
             self.rx.taken();
-            if !self
-                .inner
-                .intercept_in::<T>(&env.address, &mut env.headers, env.kind)
-            {
+            if !routing::intercept_in::<T>(&self.inner, &env.address, &mut env.headers, env.kind) {
                 continue;
             }
             match Message::<T>::from_envelope(env, &self.inner) {

@@ -33,10 +33,10 @@ use codecbus_core::AnyBody;
 /// ```
 pub struct Error<K> {
     kind: K,
-    inner: Box<Inner>,
+    inner: Box<ErrorDetails>,
 }
 
-struct Inner {
+struct ErrorDetails {
     message: String,
     address: Option<Arc<str>>,
     failure_code: i32,
@@ -202,7 +202,7 @@ impl<K: Copy> Error<K> {
     pub(crate) fn new(kind: K, message: String) -> Self {
         Self {
             kind,
-            inner: Box::new(Inner {
+            inner: Box::new(ErrorDetails {
                 message,
                 address: None,
                 failure_code: NO_FAILURE_CODE,
@@ -452,3 +452,34 @@ impl StdError for BuildError {
             .map(|e| e as &(dyn StdError + 'static))
     }
 }
+
+/// The kinds the three delivery operations share, so that a refusal or a
+/// transport failure is mapped to the operation's kind in one place.
+pub(crate) trait OperationKind: Copy {
+    const NO_HANDLERS: Self;
+    const TYPE_MISMATCH: Self;
+    const QUEUE_FULL: Self;
+    const DROPPED: Self;
+    // A cluster transport's failures (read with the `nats` feature).
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    const CODEC: Self;
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    const PAYLOAD_TOO_LARGE: Self;
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    const TRANSPORT: Self;
+}
+
+macro_rules! operation_kind {
+    ($($kind:ident),*) => {$(
+        impl OperationKind for $kind {
+            const NO_HANDLERS: Self = Self::NoHandlers;
+            const TYPE_MISMATCH: Self = Self::TypeMismatch;
+            const QUEUE_FULL: Self = Self::QueueFull;
+            const DROPPED: Self = Self::Dropped;
+            const CODEC: Self = Self::Codec;
+            const PAYLOAD_TOO_LARGE: Self = Self::PayloadTooLarge;
+            const TRANSPORT: Self = Self::Transport;
+        }
+    )*};
+}
+operation_kind!(SendErrorKind, PublishErrorKind, RequestErrorKind);

@@ -270,10 +270,13 @@ mod producer;
 mod registry;
 mod reply;
 mod report;
+mod routing;
+mod state;
 mod transport;
+mod waiting;
 
 pub use crate::body::{IntoBody, Shared};
-pub use crate::bus::{DEFAULT_TIMEOUT, EventBus, EventBusBuilder, REPLY_ADDRESS_PREFIX};
+pub use crate::bus::{EventBus, EventBusBuilder};
 pub use crate::consumer::{HandlerResult, MessageConsumer, MessageStream};
 pub use crate::error::{
     BuildError, BuildErrorKind, Error, NO_FAILURE_CODE, PublishError, PublishErrorKind,
@@ -284,9 +287,12 @@ pub use crate::headers::Headers;
 pub use crate::interceptor::{DeliveryContext, DeliveryKind, Verdict};
 pub use crate::message::Message;
 pub use crate::metrics::Metrics;
-pub use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DeliveryOptions};
+pub use crate::options::{
+    ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DEFAULT_TIMEOUT, DeliveryOptions,
+};
 pub use crate::producer::MessageProducer;
 pub use crate::report::PublishReport;
+pub use crate::waiting::REPLY_ADDRESS_PREFIX;
 /// The codec crate, `codecbus-core`, for users who depend on this crate
 /// alone (derived code reaches it as `codecbus_bus::codec`).
 pub use codecbus_core as codec;

@@ -8,13 +8,15 @@ use std::time::Duration;
 use codecbus_core::{AnyBody, MessageCodec};
 
 use crate::body::IntoBody;
-use crate::bus::Inner;
 use crate::error::{ReplyError, ReplyErrorKind, RequestError, RequestErrorKind};
 use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
 use crate::options::DeliveryOptions;
 use crate::reply::{self, Closed, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
+use crate::routing;
+use crate::state::State;
 use crate::transport::local::Envelope;
+use crate::waiting;
 
 /// A message delivered to a consumer, or the reply a requester received.
 ///
@@ -52,12 +54,12 @@ pub struct Message<T> {
     headers: Headers,
     address: Arc<str>,
     kind: DeliveryKind,
-    reply: Option<(ReplyTx, Arc<Inner>)>,
+    reply: Option<(ReplyTx, Arc<State>)>,
 }
 
 impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
     /// The message for one consumer, `Err` when the body is not a `T`.
-    pub(crate) fn from_envelope(env: Envelope, inner: &Arc<Inner>) -> Result<Self, Envelope> {
+    pub(crate) fn from_envelope(env: Envelope, inner: &Arc<State>) -> Result<Self, Envelope> {
         let Envelope {
             address,
             headers,
@@ -85,7 +87,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
 
     /// The reply message a requester receives: checks the type, then applies
     /// the local-delivery transform unless the body is already its own.
-    pub(crate) fn from_reply(env: ReplyEnvelope, inner: &Arc<Inner>) -> Result<Self, RequestError> {
+    pub(crate) fn from_reply(env: ReplyEnvelope, inner: &Arc<State>) -> Result<Self, RequestError> {
         let ReplyEnvelope {
             address,
             headers,
@@ -295,7 +297,7 @@ impl<T> Message<T> {
         let Some((tx, inner)) = &self.reply else {
             return Err(self.reply_error(ReplyErrorKind::NoReplyExpected, body));
         };
-        if !inner.intercept_out::<R>(&self.address, &mut headers, DeliveryKind::Reply) {
+        if !routing::intercept_out::<R>(inner, &self.address, &mut headers, DeliveryKind::Reply) {
             return Err(self.reply_error(ReplyErrorKind::Dropped, body));
         }
         let env = ReplyEnvelope {
@@ -448,7 +450,8 @@ impl<T> Message<T> {
             });
         }
         let id = crate::metrics::bump(&inner.conversation_ids, 1);
-        inner.await_reply::<R>(rx, &self.address, timeout, id).await
+        let env = waiting::await_reply(&inner, rx, &self.address, timeout, id).await?;
+        Message::from_reply(env, &inner)
     }
 
     /// Fails the request with `code` and `message`: the requester gets a

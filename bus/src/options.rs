@@ -94,6 +94,9 @@ impl DeliveryOptions {
     }
 }
 
+/// The default time a request waits for its reply (30 s, as in Vert.x).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The default capacity of a consumer's queue.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 1000;
 

@@ -1,4 +1,4 @@
-//! A sender bound to one address.
+//! A sender bound to one address, and the bus methods that make one.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -129,5 +129,50 @@ impl<T> fmt::Debug for MessageProducer<T> {
             .field("publish", &self.publish)
             .field("options", &self.options)
             .finish()
+    }
+}
+
+impl EventBus {
+    /// A producer that `send`s every message to `address` (Vert.x `sender`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = codecbus_bus::EventBus::new();
+    /// let mut stream = bus.consumer_stream::<u32>("jobs");
+    /// let producer = bus.sender::<u32>("jobs");
+    /// producer.write(7).await.unwrap();
+    /// assert_eq!(*stream.recv().await.unwrap().body(), 7);
+    /// # }
+    /// ```
+    pub fn sender<T: MessageCodec + Send + Sync + 'static>(
+        &self,
+        address: &str,
+    ) -> MessageProducer<T> {
+        MessageProducer::new(self.clone(), address, false)
+    }
+
+    /// A producer that `publish`es every message to `address` (Vert.x
+    /// `publisher`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = codecbus_bus::EventBus::new();
+    /// let mut a = bus.consumer_stream::<u32>("news");
+    /// let mut b = bus.consumer_stream::<u32>("news");
+    /// bus.publisher::<u32>("news").write(1).await.unwrap();
+    /// assert_eq!((*a.recv().await.unwrap().body(), *b.recv().await.unwrap().body()), (1, 1));
+    /// # }
+    /// ```
+    pub fn publisher<T: MessageCodec + Send + Sync + 'static>(
+        &self,
+        address: &str,
+    ) -> MessageProducer<T> {
+        MessageProducer::new(self.clone(), address, true)
     }
 }

@@ -27,7 +27,9 @@ struct Quote {
 #[test]
 fn derived_types_are_registered_at_build() {
     let bus = EventBus::new();
-    let order = bus.codec("test.Order").expect("collected from inventory");
+    let order = bus
+        .codec_by_name("test.Order")
+        .expect("collected from inventory");
     assert_eq!(order.type_id(), TypeId::of::<Order>());
     assert!(order.type_name().ends_with("Order"));
     assert!(!order.is_immutable());
@@ -95,7 +97,7 @@ fn the_same_registration_twice_at_build_is_harmless() {
         .build()
         .unwrap();
     assert_eq!(
-        bus.codec("frozen").unwrap().type_id(),
+        bus.codec_by_name("frozen").unwrap().type_id(),
         TypeId::of::<Frozen>()
     );
 }
@@ -149,7 +151,7 @@ fn registry_encode_and_decode_round_trip_by_name() {
     let mut w = codecbus_core::Writer::new();
     codec.encode(&order, &mut w).unwrap();
     let bytes = w.into_vec();
-    let by_name = bus.codec(codec.name()).unwrap();
+    let by_name = bus.codec_by_name(codec.name()).unwrap();
     let decoded = by_name
         .decode(&mut codecbus_core::Reader::new(&bytes))
         .unwrap();

@@ -132,10 +132,10 @@ pub enum PathSegment {
 /// assert_eq!(err.kind(), DecodeErrorKind::Truncated);
 /// ```
 pub struct DecodeError {
-    inner: Box<Inner>,
+    inner: Box<DecodeDetails>,
 }
 
-struct Inner {
+struct DecodeDetails {
     kind: DecodeErrorKind,
     offset: usize,
     // innermost first
@@ -149,7 +149,7 @@ impl DecodeError {
     #[cold]
     pub fn new(kind: DecodeErrorKind, offset: usize) -> Self {
         Self {
-            inner: Box::new(Inner {
+            inner: Box::new(DecodeDetails {
                 kind,
                 offset,
                 path: Vec::new(),

@@ -18,8 +18,10 @@ use std::sync::{Arc, PoisonError, RwLock};
 use codecbus_core::AnyBody;
 use tokio::sync::mpsc::{self, error::TrySendError};
 
+use crate::error::{Error, OperationKind};
 use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
+use crate::metrics::Counters;
 use crate::reply::ReplyTx;
 
 /// One message on its way to one consumer.
@@ -110,11 +112,50 @@ impl Scope {
 }
 
 /// Why a point-to-point delivery did not happen.
+#[derive(Clone, Copy)]
 pub(crate) enum Refusal {
     NoHandlers,
     /// No consumer takes the type; the name of one that was found.
     TypeMismatch(&'static str),
     QueueFull,
+}
+
+impl Refusal {
+    /// The counter a refused point-to-point delivery bumps.
+    pub(crate) fn counter(self, counters: &Counters) -> &AtomicU64 {
+        match self {
+            Self::NoHandlers => &counters.no_handlers,
+            Self::TypeMismatch(_) => &counters.type_mismatches,
+            Self::QueueFull => &counters.refused,
+        }
+    }
+
+    /// The operation's error (kind and message, no address or body yet)
+    /// for a body of type `actual` refused at `address`.
+    #[cold]
+    pub(crate) fn into_error<K: OperationKind>(self, address: &str, actual: &str) -> Error<K> {
+        let (kind, message) = match self {
+            Self::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
+            Self::TypeMismatch(expected) => {
+                let hint = if actual.starts_with("alloc::sync::Arc<") {
+                    " (to send the value behind an `Arc`, wrap it in `codecbus::bus::Shared`)"
+                } else {
+                    ""
+                };
+                (
+                    K::TYPE_MISMATCH,
+                    format!(
+                        "No consumer at address {address} takes `{actual}`: it expects `{expected}`{hint}"
+                    ),
+                )
+            }
+            Self::QueueFull => (
+                K::QUEUE_FULL,
+                format!("Queue full at address {address}: every consumer's queue is at capacity"),
+            ),
+        };
+        Error::new(kind, message)
+    }
 }
 
 /// The result of a fan-out.

@@ -1,7 +1,7 @@
 // Transports: `local` (tokio channels, always there) and, behind the `nats`
 // feature, a cluster transport.
 //
-// The seam: `Inner::remote` holds an optional `RemoteTransport`. Every
+// The seam: `State::remote` holds an optional `RemoteTransport`. Every
 // public operation asks it first unless the message or consumer is
 // local-only; without one (the embedded default) delivery is purely local.
 // A remote transport:
@@ -16,9 +16,11 @@
 //   codec), and delivers remote replies with `ReplyEnvelope::transformed`
 //   set (a decoded body is already the requester's own);
 // * learns which addresses to subscribe through `consumer_added` /
-//   `consumer_removed` (exported consumers only).
+//   `consumer_removed` (exported consumers only);
+// * sees the bus only through `Node` (the local table, the codecs, the
+//   counters): it holds it weakly, and a request lends it strongly.
 //
-// Routing (bus.rs): `send` / `request` go to the remote transport unless
+// Routing (routing.rs): `send` / `request` go to the remote transport unless
 // they are local-only or every consumer of the address on this node is
 // local-only (a local consumer is reached from its own node, as in
 // Vert.x); `publish` goes to the remote transport for every exported
@@ -29,6 +31,7 @@ pub(crate) mod local;
 #[cfg(feature = "nats")]
 pub(crate) mod nats;
 
+use std::any::TypeId;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -36,10 +39,11 @@ use std::time::Duration;
 
 use codecbus_core::{AnyBody, CodecRegistration};
 
-use crate::bus::Inner;
 use crate::error::{PublishError, RequestError, SendError};
 use crate::headers::Headers;
+use crate::metrics::Counters;
 use crate::reply::ReplyEnvelope;
+use crate::transport::local::LocalTable;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -56,6 +60,25 @@ pub(crate) struct Outbound {
     pub(crate) codec: Option<CodecRegistration>,
 }
 
+/// What a remote transport sees of the bus it serves.
+#[cfg_attr(not(feature = "nats"), allow(dead_code))]
+pub(crate) trait Node: Send + Sync + 'static {
+    /// This node's consumers.
+    fn local(&self) -> &LocalTable;
+
+    /// The bus counters.
+    fn counters(&self) -> &Counters;
+
+    /// The codec registered as `name`.
+    fn codec_by_name(&self, name: &str) -> Option<CodecRegistration>;
+
+    /// The codec registered for the type `type_id`.
+    fn codec_by_type(&self, type_id: TypeId) -> Option<CodecRegistration>;
+
+    /// How long a request waits for its reply by default.
+    fn default_timeout(&self) -> Duration;
+}
+
 /// A cluster transport (NATS). Not implemented in-process.
 #[cfg_attr(not(feature = "nats"), allow(dead_code))]
 pub(crate) trait RemoteTransport: Send + Sync + 'static {
@@ -67,13 +90,13 @@ pub(crate) trait RemoteTransport: Send + Sync + 'static {
     /// included; local-only consumers are served by the caller).
     fn publish(&self, message: Outbound) -> BoxFuture<'_, Result<(), PublishError>>;
 
-    /// A request to one consumer anywhere, awaiting its reply. `inner` is
-    /// the requesting bus (registry and counters).
+    /// A request to one consumer anywhere, awaiting its reply. `node` is
+    /// the requesting bus (codecs and counters).
     fn request(
         &self,
         message: Outbound,
         timeout: Duration,
-        inner: &Arc<Inner>,
+        node: Arc<dyn Node>,
     ) -> BoxFuture<'_, Result<ReplyEnvelope, RequestError>>;
 
     /// The first exported consumer of `address` on this node registered.

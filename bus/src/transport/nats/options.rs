@@ -269,8 +269,10 @@ impl NatsOptions {
         self
     }
 
-    /// The subject prefix (checked when connecting).
-    pub fn prefix(&self) -> &str {
+    /// The subject prefix set with
+    /// [`subject_prefix`](NatsOptions::subject_prefix) (checked when
+    /// connecting).
+    pub fn configured_subject_prefix(&self) -> &str {
         &self.subject_prefix
     }
 

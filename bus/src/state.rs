@@ -1,0 +1,155 @@
+// The shared state of one bus, below everything that acts on it: the local
+// consumer table, the codec registry, the counters, the interceptors, the
+// defaults and the optional remote transport. Consumer registration lives
+// here because it touches the table and the transport together. A remote
+// transport sees this state only through `transport::Node`.
+
+use std::any::{TypeId, type_name};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use codecbus_core::CodecRegistration;
+
+use crate::interceptor::Interceptors;
+use crate::metrics::Counters;
+use crate::options::ConsumerOptions;
+use crate::registry::Registry;
+use crate::transport::local::{self, LocalTable, QueueRx, Slot};
+use crate::transport::{Node, RemoteTransport};
+
+pub(crate) struct State {
+    pub(crate) local: LocalTable,
+    registry: RwLock<Registry>,
+    pub(crate) counters: Counters,
+    pub(crate) conversation_ids: AtomicU64,
+    pub(crate) interceptors: Interceptors,
+    pub(crate) default_timeout: Duration,
+    default_capacity: usize,
+    pub(crate) remote: Option<Arc<dyn RemoteTransport>>,
+}
+
+impl State {
+    pub(crate) fn new(
+        registry: Registry,
+        interceptors: Interceptors,
+        default_timeout: Duration,
+        default_capacity: usize,
+        remote: Option<Arc<dyn RemoteTransport>>,
+    ) -> Self {
+        Self {
+            local: LocalTable::default(),
+            registry: RwLock::new(registry),
+            counters: Counters::default(),
+            conversation_ids: AtomicU64::new(0),
+            interceptors,
+            default_timeout,
+            default_capacity,
+            remote,
+        }
+    }
+
+    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
+        self.registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The remote transport, unless the delivery is local-only.
+    pub(crate) fn remote(&self, local_only: bool) -> Option<&Arc<dyn RemoteTransport>> {
+        if local_only {
+            None
+        } else {
+            self.remote.as_ref()
+        }
+    }
+
+    /// The remote transport for a point-to-point message: none when the
+    /// delivery is local-only, or when every consumer of the address here
+    /// is local-only (a local consumer is reached from its own node).
+    pub(crate) fn remote_for_one(
+        &self,
+        address: &str,
+        local_only: bool,
+    ) -> Option<&Arc<dyn RemoteTransport>> {
+        let remote = self.remote(local_only)?;
+        if self.local.only_local_only(address) {
+            None
+        } else {
+            Some(remote)
+        }
+    }
+
+    pub(crate) fn register<T: 'static>(
+        &self,
+        address: &str,
+        options: &ConsumerOptions,
+    ) -> (Arc<str>, u64, QueueRx) {
+        let capacity = options.queue_capacity().unwrap_or(self.default_capacity);
+        assert!(
+            capacity > 0,
+            "a consumer queue needs a capacity of at least 1"
+        );
+        let (tx, rx) = local::queue(capacity);
+        let id = self.local.next_id();
+        let local_only = options.is_local_only();
+        let (address, first_exported) = self.local.add(
+            address,
+            Slot {
+                id,
+                type_id: TypeId::of::<T>(),
+                type_name: type_name::<T>(),
+                local_only,
+                tx,
+            },
+        );
+        if first_exported && let Some(remote) = &self.remote {
+            remote.consumer_added(&address);
+        }
+        tracing::debug!(
+            address = &*address,
+            id,
+            capacity,
+            local_only,
+            body = type_name::<T>(),
+            "consumer registered"
+        );
+        (address, id, rx)
+    }
+
+    pub(crate) fn unregister(&self, address: &Arc<str>, id: u64) {
+        let (removed, last_exported) = self.local.remove(address, id);
+        if last_exported && let Some(remote) = &self.remote {
+            remote.consumer_removed(address);
+        }
+        if removed {
+            tracing::debug!(address = &**address, id, "consumer unregistered");
+        }
+    }
+}
+
+impl Node for State {
+    fn local(&self) -> &LocalTable {
+        &self.local
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn codec_by_name(&self, name: &str) -> Option<CodecRegistration> {
+        self.registry().by_name(name)
+    }
+
+    fn codec_by_type(&self, type_id: TypeId) -> Option<CodecRegistration> {
+        self.registry().by_type(type_id)
+    }
+
+    fn default_timeout(&self) -> Duration {
+        self.default_timeout
+    }
+}

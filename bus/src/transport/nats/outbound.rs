@@ -1,0 +1,222 @@
+// Outbound: what leaves this node. Checks that the connection is open and
+// the message fits `max_payload`, encodes a body with its codec, publishes
+// sends and publishes, and turns NATS failures into the operation's error.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_nats::HeaderMap;
+use async_nats::connection::State;
+use bytes::Bytes;
+use codecbus_core::{AnyBody, CodecRegistration, Writer};
+
+use crate::error::{OperationKind, RequestError, RequestErrorKind};
+use crate::transport::Outbound;
+use crate::transport::nats::connect::Link;
+use crate::transport::nats::wire;
+
+/// Why an outbound message did not leave.
+pub(super) enum Refuse {
+    Codec(String),
+    TooLarge(String),
+    Transport(String),
+}
+
+impl Refuse {
+    pub(super) fn into_error<K: OperationKind>(self) -> crate::error::Error<K> {
+        let (kind, message) = match self {
+            Self::Codec(m) => (K::CODEC, m),
+            Self::TooLarge(m) => (K::PAYLOAD_TOO_LARGE, m),
+            Self::Transport(m) => (K::TRANSPORT, m),
+        };
+        crate::error::Error::new(kind, message)
+    }
+}
+
+/// The wire length of a header block, as the server counts it against
+/// `max_payload` ("NATS/1.0\r\n", "name: value\r\n" each, "\r\n").
+fn headers_len(headers: &HeaderMap) -> usize {
+    let mut len = 12;
+    for (name, values) in headers.iter() {
+        let name: &str = name.as_ref();
+        for v in values {
+            len += name.len() + 2 + v.as_str().len() + 2;
+        }
+    }
+    len
+}
+
+impl Link {
+    fn check_open(&self) -> Result<(), Refuse> {
+        if self.closing.load(Ordering::Acquire) {
+            return Err(Refuse::Transport(format!(
+                "the bus is closed: its NATS connection to {} was drained",
+                self.servers
+            )));
+        }
+        if self.client.connection_state() == State::Disconnected {
+            return Err(Refuse::Transport(format!(
+                "the NATS connection to {} is down (reconnecting)",
+                self.servers
+            )));
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_size(
+        &self,
+        what: &str,
+        address: &str,
+        headers: &HeaderMap,
+        body: usize,
+    ) -> Result<(), String> {
+        let max = self.client.max_payload();
+        let header_bytes = headers_len(headers);
+        let total = header_bytes + body;
+        if total > max {
+            return Err(format!(
+                "{what} to address {address} is {total} bytes ({body} of body, {header_bytes} of headers), over the NATS server's max_payload of {max} bytes"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Subject, headers and encoded body of an outbound message.
+    pub(super) fn prepare(
+        &self,
+        out: &Outbound,
+        publish: bool,
+    ) -> Result<(String, HeaderMap, Bytes), Refuse> {
+        self.check_open()?;
+        let Some(codec) = out.codec else {
+            return Err(Refuse::Codec(format!(
+                "`{}` has no codec registered, so it cannot leave the process (derive MessageCodec on a non-generic type, or register one with EventBus::register_codec); to address {}",
+                out.type_name, out.address
+            )));
+        };
+        let subject = if publish {
+            wire::publish_subject(&self.prefix, &out.address)
+        } else {
+            wire::send_subject(&self.prefix, &out.address)
+        }
+        .map_err(Refuse::Transport)?;
+        let headers = wire::outbound_headers(codec.name(), &out.headers)
+            .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
+        let body = encode(&codec, &out.body).map_err(|e| {
+            Refuse::Codec(format!(
+                "cannot encode a `{}` body (codec {:?}) for address {}: {e}",
+                codec.type_name(),
+                codec.name(),
+                out.address
+            ))
+        })?;
+        self.check_size("Message", &out.address, &headers, body.len())
+            .map_err(Refuse::TooLarge)?;
+        Ok((subject, headers, body))
+    }
+}
+
+pub(super) fn encode(
+    codec: &CodecRegistration,
+    body: &AnyBody,
+) -> Result<Bytes, codecbus_core::EncodeError> {
+    let mut w = Writer::new();
+    codec.encode(&**body, &mut w)?;
+    Ok(Bytes::from(w.into_vec()))
+}
+
+impl Link {
+    /// A send or publish: one NATS message without a reply, failing with
+    /// the operation's kinds (`K`) for a codec refusal, an oversize message
+    /// and a transport failure.
+    pub(super) async fn fire<K: OperationKind>(
+        &self,
+        out: Outbound,
+        publish: bool,
+    ) -> Result<(), crate::error::Error<K>> {
+        let (subject, headers, body) = match self.prepare(&out, publish) {
+            Ok(parts) => parts,
+            Err(refuse) => {
+                return Err(refuse
+                    .into_error()
+                    .with_address(out.address)
+                    .with_body(out.body));
+            }
+        };
+        self.client
+            .publish_with_headers(subject, headers, body)
+            .await
+            .map_err(|e| {
+                transport_error(K::TRANSPORT, &out.address, &self.servers, e)
+                    .with_address(Arc::clone(&out.address))
+                    .with_body(out.body)
+            })
+    }
+}
+
+/// A failure of the NATS client: the message says which message and
+/// servers, `source()` gives the client's error (its text is not repeated,
+/// so a report that walks the chain shows it once).
+pub(super) fn transport_error<K: Copy>(
+    kind: K,
+    address: &str,
+    servers: &str,
+    err: impl std::error::Error + Send + Sync + 'static,
+) -> crate::error::Error<K> {
+    crate::error::Error::new(
+        kind,
+        format!("NATS could not take the message to address {address} (servers {servers})"),
+    )
+    .with_source(err)
+}
+
+/// A NATS request that got no answer, as the requester's error (without
+/// its address).
+pub(super) fn request_failed(
+    e: async_nats::RequestError,
+    subject: &str,
+    address: &str,
+    timeout: Duration,
+    servers: &str,
+) -> RequestError {
+    use async_nats::client::RequestErrorKind as Nats;
+    match e.kind() {
+        Nats::NoResponders => RequestError::new(
+            RequestErrorKind::NoHandlers,
+            format!("No handlers for address {address}"),
+        ),
+        Nats::TimedOut => {
+            tracing::debug!(address, ?timeout, "request over NATS timed out");
+            RequestError::new(
+                RequestErrorKind::Timeout,
+                format!(
+                    "Timed out after waiting {}(ms) for a reply. address: {subject}, repliedAddress: {address}",
+                    timeout.as_millis()
+                ),
+            )
+        }
+        Nats::MaxPayloadExceeded => {
+            RequestError::new(RequestErrorKind::PayloadTooLarge, e.to_string())
+        }
+        _ => transport_error(RequestErrorKind::Transport, address, servers, e),
+    }
+}
+
+/// Answers the requester waiting on `to` with a failure.
+pub(super) async fn publish_failure(
+    shared: Arc<Link>,
+    to: async_nats::Subject,
+    kind: RequestErrorKind,
+    code: i32,
+    message: String,
+) {
+    let headers = wire::failure_headers(kind, code);
+    if let Err(e) = shared
+        .client
+        .publish_with_headers(to, headers, Bytes::from(message))
+        .await
+    {
+        tracing::debug!(error = %e, "cannot publish a failure reply");
+    }
+}

@@ -1,0 +1,275 @@
+// Readers: one task per address with an exported consumer on this node,
+// holding its two subscriptions (publish, and the queue group for sends
+// and requests). A reader decodes what arrives, delivers it to the local
+// consumers and awaits the replies to requests.
+
+use std::cell::Cell;
+use std::sync::{Arc, Weak};
+
+use async_nats::Subscriber;
+use codecbus_core::{AnyBody, CodecRegistration};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::error::{NO_FAILURE_CODE, RequestErrorKind};
+use crate::interceptor::DeliveryKind;
+use crate::metrics::bump;
+use crate::reply;
+use crate::transport::BoxFuture;
+use crate::transport::Node;
+use crate::transport::local::Scope;
+use crate::transport::nats::connect::Link;
+use crate::transport::nats::outbound::publish_failure;
+use crate::transport::nats::reply::{answer, decode};
+use crate::transport::nats::wire;
+
+pub(super) enum Stop {
+    /// The node's last exported consumer of the address went: unsubscribe
+    /// (acknowledged once the UNSUBs are queued), then answer what is
+    /// still buffered.
+    Unsubscribe(oneshot::Sender<()>),
+    /// The bus is closing: drain both subscriptions.
+    Drain,
+}
+
+pub(super) struct ReaderHandle {
+    pub(super) stop: oneshot::Sender<Stop>,
+    pub(super) task: JoinHandle<()>,
+}
+
+pub(super) async fn subscribe(
+    shared: &Arc<Link>,
+    inner: &Weak<dyn Node>,
+    address: &Arc<str>,
+) -> Result<ReaderHandle, String> {
+    let publish = wire::publish_subject(&shared.prefix, address)?;
+    let send = wire::send_subject(&shared.prefix, address)?;
+    let client = &shared.client;
+    let plain = client.subscribe(publish).await.map_err(|e| e.to_string())?;
+    let queue = client
+        .queue_subscribe(send, shared.prefix.to_string())
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::debug!(address = &**address, "subscribed on NATS");
+    let (stop, stopped) = oneshot::channel();
+    let reader = AddressReader {
+        shared: Arc::clone(shared),
+        inner: Weak::clone(inner),
+        address: Arc::clone(address),
+    };
+    let task = tokio::spawn(reader.run(plain, queue, stopped));
+    Ok(ReaderHandle { stop, task })
+}
+
+type Pending = FuturesUnordered<BoxFuture<'static, ()>>;
+
+struct AddressReader {
+    shared: Arc<Link>,
+    inner: Weak<dyn Node>,
+    address: Arc<str>,
+}
+
+impl AddressReader {
+    async fn run(
+        self,
+        mut plain: Subscriber,
+        mut queue: Subscriber,
+        mut stop: oneshot::Receiver<Stop>,
+    ) {
+        let mut pending: Pending = FuturesUnordered::new();
+        let (mut plain_open, mut queue_open, mut stop_open) = (true, true, true);
+        loop {
+            // Not `biased`: a steady stream of publishes must not starve
+            // the queue subscription (or the other way round).
+            tokio::select! {
+                command = &mut stop, if stop_open => {
+                    stop_open = false;
+                    match command {
+                        Ok(Stop::Drain) => {
+                            let _ = plain.drain().await;
+                            let _ = queue.drain().await;
+                        }
+                        Ok(Stop::Unsubscribe(ack)) => {
+                            let _ = plain.unsubscribe().await;
+                            let _ = queue.unsubscribe().await;
+                            let _ = ack.send(());
+                        }
+                        Err(_) => {
+                            let _ = plain.unsubscribe().await;
+                            let _ = queue.unsubscribe().await;
+                        }
+                    }
+                }
+                Some(()) = pending.next(), if !pending.is_empty() => {}
+                message = plain.next(), if plain_open => match message {
+                    Some(message) => self.on_publish(message),
+                    None => plain_open = false,
+                },
+                message = queue.next(), if queue_open => match message {
+                    Some(message) => self.on_send(message, &mut pending),
+                    None => queue_open = false,
+                },
+                else => break,
+            }
+        }
+        tracing::debug!(address = &*self.address, "NATS reader finished");
+    }
+
+    fn on_publish(&self, message: async_nats::Message) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        bump(&inner.counters().remote_received, 1);
+        let head = wire::parse_headers(message.headers.as_ref());
+        let (codec, body) = match decode(&inner, &head, &message.payload) {
+            Ok(decoded) => decoded,
+            Err(error) => return undecodable(&inner, &self.address, "publish", &error),
+        };
+        let fan = inner.local().deliver_all(
+            &self.address,
+            Scope::Exported,
+            codec.type_id(),
+            first_then_transform(&codec, &body),
+            &head.user,
+        );
+        let counters = &inner.counters();
+        bump(&counters.delivered, fan.delivered as u64);
+        bump(&counters.refused, fan.refused as u64);
+        bump(&counters.type_mismatches, fan.mismatched as u64);
+        if fan.refused > 0 {
+            tracing::warn!(
+                address = &*self.address,
+                refused = fan.refused,
+                delivered = fan.delivered,
+                "publish from NATS refused by full consumer queues"
+            );
+        } else {
+            tracing::debug!(
+                address = &*self.address,
+                delivered = fan.delivered,
+                "publish from NATS delivered"
+            );
+        }
+    }
+
+    fn on_send(&self, message: async_nats::Message, pending: &mut Pending) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        bump(&inner.counters().remote_received, 1);
+        let head = wire::parse_headers(message.headers.as_ref());
+        let reply_to = message.reply.clone();
+        let kind = if reply_to.is_some() {
+            DeliveryKind::Request
+        } else {
+            DeliveryKind::Send
+        };
+        let (codec, body) = match decode(&inner, &head, &message.payload) {
+            Ok(decoded) => decoded,
+            Err(error) => {
+                bump(&inner.counters().undecodable, 1);
+                match reply_to {
+                    Some(to) => {
+                        tracing::debug!(address = &*self.address, %error, "request from NATS not decodable; answering with a codec error");
+                        let message = format!("Request to address {}: {error}", self.address);
+                        pending.push(self.fail(
+                            to,
+                            RequestErrorKind::Codec,
+                            NO_FAILURE_CODE,
+                            message,
+                        ));
+                    }
+                    None => {
+                        tracing::warn!(address = &*self.address, %error, "send from NATS dropped: not decodable");
+                    }
+                }
+                return;
+            }
+        };
+        let (tx, rx) = match reply_to {
+            Some(_) => {
+                let (tx, rx) = reply::channel();
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
+        let result = inner.local().deliver_one(
+            &self.address,
+            Scope::Exported,
+            codec.type_id(),
+            first_then_transform(&codec, &body),
+            head.user,
+            kind,
+            tx,
+        );
+        drop(body);
+        match result {
+            Ok(()) => {
+                bump(&inner.counters().delivered, 1);
+                if let (Some(to), Some(rx)) = (reply_to, rx) {
+                    pending.push(Box::pin(answer(
+                        Arc::clone(&self.shared),
+                        Weak::clone(&self.inner),
+                        Arc::clone(&self.address),
+                        to,
+                        rx,
+                    )));
+                }
+            }
+            Err(refusal) => {
+                bump(refusal.counter(inner.counters()), 1);
+                let err = refusal.into_error::<RequestErrorKind>(&self.address, codec.type_name());
+                let (failure, text) = (err.kind(), err.message().to_owned());
+                match reply_to {
+                    Some(to) => pending.push(self.fail(to, failure, NO_FAILURE_CODE, text)),
+                    None => {
+                        tracing::warn!(address = &*self.address, reason = %text, "send from NATS not delivered")
+                    }
+                }
+            }
+        }
+    }
+
+    fn fail(
+        &self,
+        to: async_nats::Subject,
+        kind: RequestErrorKind,
+        code: i32,
+        message: String,
+    ) -> BoxFuture<'static, ()> {
+        Box::pin(publish_failure(
+            Arc::clone(&self.shared),
+            to,
+            kind,
+            code,
+            message,
+        ))
+    }
+}
+
+/// A `make` for local delivery of a freshly decoded body: the first
+/// recipient gets the decoded allocation itself (nobody else holds it),
+/// every further one the codec's transform of it (shared for an immutable
+/// type, a deep copy otherwise), exactly as local delivery hands out
+/// bodies.
+fn first_then_transform<'a>(
+    codec: &'a CodecRegistration,
+    body: &'a AnyBody,
+) -> impl Fn() -> AnyBody + 'a {
+    let first = Cell::new(true);
+    move || {
+        if first.replace(false) {
+            Arc::clone(body)
+        } else {
+            codec.transform(body)
+        }
+    }
+}
+
+#[cold]
+fn undecodable(inner: &Arc<dyn Node>, address: &str, what: &str, error: &str) {
+    bump(&inner.counters().undecodable, 1);
+    tracing::warn!(address, %error, "{what} from NATS dropped: not decodable");
+}

@@ -1,0 +1,147 @@
+// The transport: `NatsTransport`, the bus's `RemoteTransport`. Starts the
+// control task, and implements send, publish and request (awaiting the
+// NATS reply) over the connection.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{PublishError, RequestError, RequestErrorKind, SendError};
+use crate::metrics::bump;
+use crate::reply::ReplyEnvelope;
+use crate::transport::nats::connect::{Connected, Link};
+use crate::transport::nats::control::{Control, control_loop};
+use crate::transport::nats::outbound::request_failed;
+use crate::transport::nats::reply::read_reply;
+use crate::transport::{BoxFuture, Node, Outbound, RemoteTransport};
+
+pub(crate) struct NatsTransport {
+    shared: Arc<Link>,
+    control: mpsc::UnboundedSender<Control>,
+}
+
+impl NatsTransport {
+    /// Starts the control task for the bus behind `inner`.
+    pub(crate) fn start(connected: Connected, inner: Weak<dyn Node>) -> Self {
+        let Connected {
+            client,
+            prefix,
+            servers,
+            closed,
+            dropped,
+        } = connected;
+        let shared = Arc::new(Link {
+            client,
+            prefix,
+            servers,
+            closing: AtomicBool::new(false),
+            dropped,
+        });
+        let (control, rx) = mpsc::unbounded_channel();
+        tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));
+        Self { shared, control }
+    }
+}
+
+/// Counts a request that NATS left unanswered (no responders, timeout):
+/// only the requester sees those.
+fn count_failure(inner: &Arc<dyn Node>, kind: RequestErrorKind) {
+    let counters = &inner.counters();
+    let counter = match kind {
+        RequestErrorKind::NoHandlers => &counters.no_handlers,
+        RequestErrorKind::Timeout => &counters.timeouts,
+        _ => return,
+    };
+    bump(counter, 1);
+}
+
+impl RemoteTransport for NatsTransport {
+    fn send(&self, out: Outbound) -> BoxFuture<'_, Result<(), SendError>> {
+        Box::pin(self.shared.fire(out, false))
+    }
+
+    fn publish(&self, out: Outbound) -> BoxFuture<'_, Result<(), PublishError>> {
+        Box::pin(self.shared.fire(out, true))
+    }
+
+    fn request(
+        &self,
+        out: Outbound,
+        timeout: Duration,
+        inner: Arc<dyn Node>,
+    ) -> BoxFuture<'_, Result<ReplyEnvelope, RequestError>> {
+        Box::pin(async move {
+            let s = &self.shared;
+            let address = Arc::clone(&out.address);
+            let (subject, headers, body) = match s.prepare(&out, false) {
+                Ok(parts) => parts,
+                Err(refuse) => {
+                    return Err(refuse
+                        .into_error::<RequestErrorKind>()
+                        .with_address(address)
+                        .with_body(out.body));
+                }
+            };
+            let request = async_nats::Request::new()
+                .headers(headers)
+                .payload(body)
+                .timeout(Some(timeout));
+            let reply = match s.client.send_request(subject.clone(), request).await {
+                Ok(reply) => reply,
+                Err(e) => {
+                    let err = request_failed(e, &subject, &address, timeout, &s.servers);
+                    count_failure(&inner, err.kind());
+                    let err = err.with_address(address);
+                    // The body comes back when it surely reached nobody.
+                    return Err(match err.kind() {
+                        RequestErrorKind::NoHandlers | RequestErrorKind::PayloadTooLarge => {
+                            err.with_body(out.body)
+                        }
+                        _ => err,
+                    });
+                }
+            };
+            // A failure the answering node reported is counted there, but
+            // for a recipient failure, which the requester counts (as in
+            // process).
+            read_reply(&self.shared, &inner, &address, reply).inspect_err(|err| {
+                if err.kind() == RequestErrorKind::RecipientFailure {
+                    bump(&inner.counters().recipient_failures, 1);
+                }
+            })
+        })
+    }
+
+    fn consumer_added(&self, address: &Arc<str>) {
+        let _ = self.control.send(Control::Sync(Arc::clone(address)));
+    }
+
+    fn consumer_removed(&self, address: &Arc<str>) {
+        let _ = self.control.send(Control::Sync(Arc::clone(address)));
+    }
+
+    fn flush(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let (tx, rx) = oneshot::channel();
+            self.control
+                .send(Control::Flush(tx))
+                .map_err(|_| "the bus is closed".to_owned())?;
+            rx.await.map_err(|_| "the bus is closed".to_owned())?
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let (tx, rx) = oneshot::channel();
+            if self.control.send(Control::Close(tx)).is_ok() {
+                let _ = rx.await;
+            }
+        })
+    }
+
+    fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,98 @@
+// Reply waiting: awaits the reply to a request (local, or a further turn
+// of a conversation) with its timeout, and turns a failure, a dropped
+// message or the timeout into the requester's error (counted).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use crate::error::{RequestError, RequestErrorKind};
+use crate::metrics::bump;
+use crate::reply::{Outcome, ReplyEnvelope, ReplyRx};
+use crate::state::State;
+
+/// How a local request's reply address starts (Vert.x: `__vertx.reply.`);
+/// a number per request follows. It names the request in error messages,
+/// e.g. a timeout's "address: __codecbus.reply.7".
+pub const REPLY_ADDRESS_PREFIX: &str = "__codecbus.reply.";
+
+/// Awaits the reply to a request: the reply's envelope, which the caller
+/// turns into its `Message`.
+pub(crate) async fn await_reply(
+    state: &State,
+    rx: ReplyRx,
+    address: &str,
+    timeout: Duration,
+    id: u64,
+) -> Result<ReplyEnvelope, RequestError> {
+    let mut rx = rx;
+    // Why: arming a tokio timer (and keeping it in the wheel while the
+    // runtime parks) costs about as much as a whole local round trip.
+    // Most local replies arrive within one scheduling round, so the
+    // first time there is no reply the requester only reschedules
+    // itself behind the consumer; the timer is armed when that was not
+    // enough. The timeout thus counts from then, a scheduling round
+    // (microseconds) after the send.
+    let mut yielded = false;
+    let early = std::future::poll_fn(|cx| {
+        if let Poll::Ready(outcome) = Pin::new(&mut rx).poll(cx) {
+            return Poll::Ready(Some(outcome));
+        }
+        if yielded {
+            return Poll::Ready(None);
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await;
+    let outcome = match early {
+        Some(outcome) => Ok(outcome),
+        None => tokio::time::timeout(timeout, &mut rx).await,
+    };
+    drop(rx);
+    match outcome {
+        Ok(Some(Outcome::Reply(env))) => Ok(env),
+        Ok(Some(Outcome::Failure(failure))) => {
+            // Local failures are recipient failures; a remote transport
+            // carrying a further turn of a conversation may also time
+            // out. Other kinds are counted where they happened (the
+            // answering node, or the requester's own refusal).
+            let counter = match failure.kind {
+                RequestErrorKind::RecipientFailure => Some(&state.counters.recipient_failures),
+                RequestErrorKind::Timeout => Some(&state.counters.timeouts),
+                _ => None,
+            };
+            if let Some(counter) = counter {
+                bump(counter, 1);
+            }
+            Err(RequestError::new(failure.kind, failure.message)
+                .with_code(failure.code)
+                .with_address(Arc::from(address)))
+        }
+        Ok(None) => {
+            bump(&state.counters.recipient_failures, 1);
+            Err(RequestError::new(
+                RequestErrorKind::RecipientFailure,
+                format!(
+                    "No reply: the consumer at address {address} dropped the message without replying"
+                ),
+            )
+            .with_address(Arc::from(address)))
+        }
+        Err(_) => {
+            bump(&state.counters.timeouts, 1);
+            tracing::debug!(address, ?timeout, "request timed out");
+            Err(RequestError::new(
+                RequestErrorKind::Timeout,
+                format!(
+                    "Timed out after waiting {}(ms) for a reply. address: {REPLY_ADDRESS_PREFIX}{id}, repliedAddress: {address}",
+                    timeout.as_millis()
+                ),
+            )
+            .with_address(Arc::from(address)))
+        }
+    }
+}
