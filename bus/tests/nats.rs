@@ -16,8 +16,8 @@ use codecbus_bus::{
     PublishErrorKind, RequestErrorKind, SendErrorKind,
 };
 use codecbus_core::MessageCodec;
-use codecbus_core::jsobj;
-use codecbus_core::json::JsObj;
+use codecbus_json::JsObj;
+use codecbus_json::jsobj;
 use harness::{Config, NatsServer};
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]

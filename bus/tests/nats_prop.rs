@@ -11,8 +11,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use codecbus_bus::{ConsumerOptions, EventBus, NatsOptions};
-use codecbus_core::json::{JsObj, JsValue};
 use codecbus_core::{AnyBody, CodecRegistration, MessageCodec, Reader, Writer};
+use codecbus_json::{JsObj, JsValue};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
@@ -84,9 +84,8 @@ fn jsobj() -> impl Strategy<Value = JsObj> {
     ];
     let value = leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
-            vec(inner.clone(), 0..4).prop_map(|v| JsValue::from(
-                v.into_iter().collect::<codecbus_core::json::JsArray>()
-            )),
+            vec(inner.clone(), 0..4)
+                .prop_map(|v| JsValue::from(v.into_iter().collect::<codecbus_json::JsArray>())),
             vec(("[a-z]{1,6}", inner), 0..4)
                 .prop_map(|kv| JsValue::from(kv.into_iter().collect::<JsObj>())),
         ]

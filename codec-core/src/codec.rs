@@ -99,8 +99,8 @@ pub trait MessageCodec: Sized {
 /// be handed to many consumers at once.
 ///
 /// Implemented for primitives, strings, `Box`/`Arc`/`Vec`/`Option`/arrays/
-/// tuples of immutable types, `imbl` collections, the JSON value and the
-/// extension types; `#[derive(MessageCodec)]` implements it for types marked
+/// tuples of immutable types, `imbl` collections and the extension types
+/// (and, in codecbus-json, the JSON value); `#[derive(MessageCodec)]` implements it for types marked
 /// `#[codec(immutable)]` after checking every field. Types with interior
 /// mutability (`Cell`, `RefCell`, `Mutex`, atomics) must never implement it.
 ///

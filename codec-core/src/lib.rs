@@ -25,17 +25,23 @@
 //! by default): as a field with `#[codec(serde)]`, or as a whole message in
 //! [`Serde<T>`](Serde), named with [`serde_codec!`]. Both write what
 //! `rmp_serde::to_vec_named` writes.
+//!
+//! The immutable JSON value (`JsValue`, `JsObj`, `JsArray`) is the crate
+//! codecbus-json, built on this one. `serde_json::Value` travels as a
+//! message with this crate's feature `serde-json` (on by default): the same
+//! wire mapping as `JsValue`, deep-copied for every local consumer.
 #![deny(unreachable_pub)]
 
 mod codec;
 mod error;
 pub mod ext;
 mod impls;
-pub mod json;
 mod msgpack;
 mod registry;
 #[cfg(feature = "serde")]
 mod serde_body;
+#[cfg(feature = "serde-json")]
+mod serde_json_value;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -2,6 +2,7 @@
 //! public API: names here may change in any release.
 
 pub use inventory;
+#[cfg(feature = "serde")]
 pub use serde;
 
 pub use crate::msgpack::read::StructHeader;
@@ -141,6 +142,18 @@ pub fn decode_serde<T: serde::de::DeserializeOwned>(r: &mut Reader<'_>) -> Resul
     note = "enable the feature: codecbus-core = {{ version = \"...\", features = [\"serde\"] }}"
 )]
 pub trait SerdeFeatureEnabled {}
+
+/// Without the `serde` feature, the bounds the derive puts on type
+/// parameters of `#[codec(serde)]` fields name [`SerdeFeatureEnabled`].
+#[cfg(not(feature = "serde"))]
+pub mod serde {
+    pub use super::SerdeFeatureEnabled as Serialize;
+
+    /// See [`SerdeFeatureEnabled`](super::SerdeFeatureEnabled).
+    pub mod de {
+        pub use super::super::SerdeFeatureEnabled as DeserializeOwned;
+    }
+}
 
 /// See [`SerdeFeatureEnabled`].
 #[cfg(not(feature = "serde"))]

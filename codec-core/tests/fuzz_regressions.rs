@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
-use codecbus_core::json::JsValue;
 use codecbus_core::{DecodeErrorKind, MessageCodec, from_slice, to_vec};
+use codecbus_json::JsValue;
 
 /// The self-recursive newtype (the byte 0x01 crashes rmp-serde 1.3.1 on it).
 #[derive(MessageCodec, Clone, Debug, PartialEq)]

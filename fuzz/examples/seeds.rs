@@ -21,10 +21,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use codecbus_core::MessageCodec;
 use codecbus_core::ext::{self, Bytes, Ext, Timestamp};
-use codecbus_core::json::JsValue;
 use codecbus_fuzz::{
     AllExt, ExtA, F32, F64, Item, N, Order, OrderArr, Point, Status, StatusArr, Tree, TupleS,
 };
+use codecbus_json::JsValue;
 
 const TARGETS: [&str; 6] = [
     "decode_struct_map",

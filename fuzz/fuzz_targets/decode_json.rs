@@ -1,8 +1,8 @@
 //! Arbitrary bytes decoded as `JsValue` (and `JsObj` / `JsArray`).
 #![no_main]
 
-use codecbus_core::json::{JsArray, JsObj, JsValue};
 use codecbus_fuzz::check_decode;
+use codecbus_json::{JsArray, JsObj, JsValue};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

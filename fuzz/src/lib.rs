@@ -18,8 +18,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
 use codecbus_core::ext::{Bytes, Ext, Timestamp};
-use codecbus_core::json::JsValue;
-use codecbus_core::{DecodeErrorKind, DecodeLimits, MessageCodec, from_slice, from_slice_with_limits};
+use codecbus_core::{
+    DecodeErrorKind, DecodeLimits, MessageCodec, from_slice, from_slice_with_limits,
+};
+use codecbus_json::JsValue;
 
 // ---- floats with bitwise equality ------------------------------------------
 

@@ -133,6 +133,7 @@ pub enum ValueKind {
 
 impl ValueKind {
     /// The kind of the value that starts with `marker`.
+    #[inline]
     pub fn of(marker: u8) -> Self {
         match marker {
             0x00..=0x7f | 0xe0..=0xff | 0xcc..=0xd3 => Self::Int,

@@ -5,11 +5,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codecbus_core::json::{JsArray, JsObj, JsValue};
 use codecbus_core::{
     CodecRegistration, DecodeErrorKind, DecodeLimits, MessageCodec, from_slice,
-    from_slice_with_limits, jsarr, jsobj, to_vec,
+    from_slice_with_limits, to_vec,
 };
+use codecbus_json::{JsArray, JsObj, JsValue};
+use codecbus_json::{jsarr, jsobj};
 use proptest::prelude::*;
 
 // ---- strategies -------------------------------------------------------------

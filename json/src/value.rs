@@ -20,8 +20,8 @@ use super::{JsArray, JsObj};
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::json::JsValue;
-/// use codecbus_core::{jsarr, jsobj};
+/// use codecbus_json::JsValue;
+/// use codecbus_json::{jsarr, jsobj};
 ///
 /// let v = JsValue::from(jsobj! { "tags": ["a", "b"], "n": 1 });
 /// assert_eq!(v, JsValue::from(jsobj! { "n": 1.0, "tags": jsarr!["a", "b"] }));
@@ -74,7 +74,7 @@ impl JsValue {
     /// The integer, if this is an integer or a float holding one exactly.
     ///
     /// ```
-    /// use codecbus_core::json::{JsInt, JsValue};
+    /// use codecbus_json::{JsInt, JsValue};
     ///
     /// assert_eq!(JsValue::from(2.0).as_int(), Some(JsInt::from(2)));
     /// assert_eq!(JsValue::from(2.5).as_int(), None);

@@ -5,8 +5,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use codecbus_core::json::{JsArray, JsInt, JsObj, JsPath, JsPointerErrorKind, JsValue, Segment};
-use codecbus_core::{jsarr, jsobj};
+use codecbus_json::{JsArray, JsInt, JsObj, JsPath, JsPointerErrorKind, JsValue, Segment};
+use codecbus_json::{jsarr, jsobj};
 use proptest::prelude::*;
 
 fn hash_of<T: Hash>(v: &T) -> u64 {

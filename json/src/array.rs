@@ -29,7 +29,7 @@ pub(crate) const SMALL_MAX: usize = 32;
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::{jsarr, json::JsArray};
+/// use codecbus_json::{JsArray, jsarr};
 ///
 /// let a = jsarr![1, "two", null];
 /// let b = a.set(5, true); // pads with nulls
@@ -275,7 +275,7 @@ impl JsArray {
     /// `self` is unchanged.
     ///
     /// ```
-    /// use codecbus_core::jsarr;
+    /// use codecbus_json::jsarr;
     ///
     /// let a = jsarr![1, 2];
     /// assert_eq!(a.set(0, "x"), jsarr!["x", 2]);

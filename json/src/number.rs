@@ -16,7 +16,7 @@ use std::hash::{Hash, Hasher};
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::json::JsInt;
+/// use codecbus_json::JsInt;
 ///
 /// let big = JsInt::from(u64::MAX);
 /// assert_eq!(big.as_u64(), Some(u64::MAX));
@@ -81,7 +81,7 @@ impl JsInt {
     /// `i64::MIN ..= u64::MAX` (`-0.0` gives 0).
     ///
     /// ```
-    /// use codecbus_core::json::JsInt;
+    /// use codecbus_json::JsInt;
     ///
     /// assert_eq!(JsInt::from_f64_exact(3.0), Some(JsInt::from(3)));
     /// assert_eq!(JsInt::from_f64_exact(3.5), None);

@@ -1,6 +1,8 @@
 //! The MessagePack codec for `serde_json::Value`: the mutable counterpart
-//! of `JsValue` (Vert.x `JsonObject` semantics), deep-copied on every local
-//! delivery, with the same wire mapping.
+//! of codecbus-json's `JsValue` (Vert.x `JsonObject` semantics),
+//! deep-copied on every local delivery, with the same wire mapping. It lives
+//! here because both the trait and `serde_json::Value` are foreign to
+//! codecbus-json.
 //!
 //! Contract: bytes are those of `JsValue` for the same JSON (maps in the
 //! `serde_json::Map`'s order, which is sorted unless serde_json's
@@ -113,8 +115,7 @@ fn decode_key(r: &mut Reader<'_>) -> Result<String, DecodeError> {
     Ok(key)
 }
 
-/// The same MessagePack mapping as
-/// [`JsValue`'s codec](crate::json::JsValue#impl-MessageCodec-for-JsValue);
+/// The same MessagePack mapping as the codec of codecbus-json's `JsValue`;
 /// local delivery hands every consumer its own deep copy
 /// (`IMMUTABLE = false`). Non-finite floats decode as `null`.
 ///

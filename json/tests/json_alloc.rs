@@ -6,8 +6,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Arc;
 
-use codecbus_core::json::{JsArray, JsObj, JsPath, JsValue};
-use codecbus_core::{MessageCodec, jsobj};
+use codecbus_core::MessageCodec;
+use codecbus_json::jsobj;
+use codecbus_json::{JsArray, JsObj, JsPath, JsValue};
 
 struct Counting;
 

@@ -1,16 +1,22 @@
 //! The immutable JSON value: [`JsValue`], [`JsObj`] and [`JsArray`] on
-//! persistent collections.
+//! persistent collections, the Rust counterpart of the Java library
+//! json-values, with MessagePack codecs for codecbus.
+//!
+//! The facade crate `codecbus` re-exports this crate as `codecbus::json`,
+//! and its macros as `codecbus::jsobj!` and `codecbus::jsarr!`.
 //!
 //! Every value is immutable and cheap to share. Cloning any of them is O(1)
 //! whatever its size, and an update returns a new value that shares
 //! everything it did not change with the old one, which stays as it was.
 //! That is what lets the bus hand one message to many local consumers
-//! without copying it: the three types are [`Immutable`](crate::Immutable)
-//! and their codecs' `transform` returns the same allocation.
+//! without copying it: the three types are
+//! [`Immutable`](codecbus_core::Immutable) and their codecs' `transform`
+//! returns the same allocation.
 //!
 //! ```
-//! use codecbus_core::json::{JsObj, JsPath, JsValue};
-//! use codecbus_core::{from_slice, jsobj, to_vec, MessageCodec};
+//! use codecbus_json::{JsObj, JsPath, JsValue};
+//! use codecbus_core::{from_slice, to_vec, MessageCodec};
+//! use codecbus_json::jsobj;
 //! use std::sync::Arc;
 //!
 //! // Build
@@ -46,8 +52,8 @@
 //! JSON text.
 //!
 //! ```
-//! use codecbus_core::json::{JsArray, JsObj, JsValue};
-//! use codecbus_core::{jsarr, jsobj};
+//! use codecbus_json::{JsArray, JsObj, JsValue};
+//! use codecbus_json::{jsarr, jsobj};
 //!
 //! let a: JsArray = (1..=3).collect();
 //! let o: JsObj = [("x", 1), ("y", 2)].into_iter().collect();
@@ -68,8 +74,8 @@
 //! index or path, while a JSON `null` is `Some(&JsValue::Null)`.
 //!
 //! ```
-//! use codecbus_core::json::JsValue;
-//! use codecbus_core::jsobj;
+//! use codecbus_json::JsValue;
+//! use codecbus_json::jsobj;
 //!
 //! let v = JsValue::from(jsobj! { "a": null });
 //! assert_eq!(v.pointer("/a"), Some(&JsValue::Null));
@@ -86,7 +92,7 @@
 //! last element (so `set_in` with `/list/-` appends).
 //!
 //! ```
-//! use codecbus_core::json::{JsPath, JsValue};
+//! use codecbus_json::{JsPath, JsValue};
 //!
 //! // The examples of RFC 6901, section 5
 //! let doc = JsValue::parse(r#"{
@@ -120,8 +126,8 @@
 //! a value that was shared (cloned, sent) is never affected.
 //!
 //! ```
-//! use codecbus_core::json::{JsPath, JsValue};
-//! use codecbus_core::jsobj;
+//! use codecbus_json::{JsPath, JsValue};
+//! use codecbus_json::jsobj;
 //!
 //! let v = JsValue::from(jsobj! { "a": { "n": 1 } });
 //! let path: JsPath = "/a/list/1".parse().unwrap();
@@ -141,8 +147,8 @@
 //! [`JsObj::intersection_deep`] combine objects.
 //!
 //! ```
-//! use codecbus_core::json::JsValue;
-//! use codecbus_core::jsobj;
+//! use codecbus_json::JsValue;
+//! use codecbus_json::jsobj;
 //!
 //! let v = JsValue::from(jsobj! { "user": { "password": "x", "name": "ada" } });
 //! let redacted = v.map_values(|path, v| {
@@ -166,8 +172,9 @@
 //! float stay distinct on the wire, as in text: `1` and `1.0`.)
 //!
 //! ```
-//! use codecbus_core::json::JsValue;
-//! use codecbus_core::{jsobj, to_vec};
+//! use codecbus_json::JsValue;
+//! use codecbus_core::to_vec;
+//! use codecbus_json::jsobj;
 //! use std::collections::HashSet;
 //!
 //! let a = jsobj! { "x": 1, "y": [true] };
@@ -188,8 +195,8 @@
 //! and into `serde_json::Value`.
 //!
 //! ```
-//! use codecbus_core::json::JsValue;
-//! use codecbus_core::jsarr;
+//! use codecbus_json::JsValue;
+//! use codecbus_json::jsarr;
 //!
 //! let v = JsValue::from(jsarr![1, { "a": null }]);
 //! assert_eq!(format!("{v}"), r#"[1,{"a":null}]"#);
@@ -203,11 +210,11 @@
 //!
 //! `null` ↔ nil, booleans, integers in their smallest form, floats as
 //! `float 64`, strings, arrays and maps (keys in sorted order). Decoding
-//! honours every [`DecodeLimits`](crate::DecodeLimits) (depth, declared
-//! lengths, allocation budget), accepts any integer and float form, reads
-//! integer map keys as their decimal text, and rejects other key types,
-//! `bin` and extension values with a type error. Duplicate keys keep the
-//! last value, as when parsing text.
+//! honours every [`DecodeLimits`](codecbus_core::DecodeLimits) (depth,
+//! declared lengths, allocation budget), accepts any integer and float form,
+//! reads integer map keys as their decimal text, and rejects other key
+//! types, `bin` and extension values with a type error. Duplicate keys keep
+//! the last value, as when parsing text.
 //!
 //! | type | codec name | local delivery |
 //! |---|---|---|
@@ -215,6 +222,10 @@
 //! | [`JsArray`] | `json-array-value` | shared, zero copies |
 //! | [`JsValue`] | `json-value` | shared, zero copies |
 //! | `serde_json::Value` | `serde-json-value` | deep copy per consumer |
+//!
+//! The codecs of the first three are registered by this crate; the codec of
+//! `serde_json::Value` is codecbus-core's (feature `serde-json`, on by
+//! default), with the same mapping.
 //!
 //! # `JsObj` or `serde_json::Value`?
 //!
@@ -237,7 +248,6 @@ mod number;
 mod object;
 mod ops;
 mod path;
-mod serde_value;
 mod text;
 mod value;
 

@@ -271,7 +271,7 @@ impl<'de> Deserialize<'de> for JsArray {
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::json::JsValue;
+/// use codecbus_json::JsValue;
 ///
 /// let err = JsValue::parse("{\n  \"a\": [1, 2,]\n}").unwrap_err();
 /// assert_eq!((err.line(), err.column()), (2, 14));

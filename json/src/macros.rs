@@ -6,7 +6,7 @@
 //! is a single token tree take a fast rule, so that the recursion depth
 //! grows with the number of entries, not with their tokens.
 
-/// Builds a [`JsObj`](crate::json::JsObj) from `key: value` pairs.
+/// Builds a [`JsObj`](crate::JsObj) from `key: value` pairs.
 ///
 /// Keys are string literals or any expression convertible into
 /// `Arc<str>` (`&str`, `String`); wrap a non-literal key in parentheses
@@ -20,7 +20,7 @@
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::{jsarr, jsobj};
+/// use codecbus_json::{jsarr, jsobj};
 ///
 /// let name = "Ada";
 /// let key = String::from("born");
@@ -40,23 +40,23 @@
 #[macro_export]
 macro_rules! jsobj {
     () => {
-        $crate::json::JsObj::new()
+        $crate::JsObj::new()
     };
     ($($tt:tt)+) => {{
-        let mut members: ::std::vec::Vec<(::std::sync::Arc<str>, $crate::json::JsValue)> =
+        let mut members: ::std::vec::Vec<(::std::sync::Arc<str>, $crate::JsValue)> =
             ::std::vec::Vec::new();
         $crate::__jsobj_members!(members; $($tt)+);
-        <$crate::json::JsObj as ::core::iter::FromIterator<_>>::from_iter(members)
+        <$crate::JsObj as ::core::iter::FromIterator<_>>::from_iter(members)
     }};
 }
 
-/// Builds a [`JsArray`](crate::json::JsArray) from values, written as in
+/// Builds a [`JsArray`](crate::JsArray) from values, written as in
 /// [`jsobj!`].
 ///
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::jsarr;
+/// use codecbus_json::jsarr;
 ///
 /// let n = 3;
 /// let a = jsarr![1, -2, n + 1, "x", null, true, [1.5], { "k": "v" }];
@@ -65,12 +65,12 @@ macro_rules! jsobj {
 #[macro_export]
 macro_rules! jsarr {
     () => {
-        $crate::json::JsArray::new()
+        $crate::JsArray::new()
     };
     ($($tt:tt)+) => {{
-        let mut elems: ::std::vec::Vec<$crate::json::JsValue> = ::std::vec::Vec::new();
+        let mut elems: ::std::vec::Vec<$crate::JsValue> = ::std::vec::Vec::new();
         $crate::__jsarr_elems!(elems; $($tt)+);
-        $crate::json::JsArray::from(elems)
+        $crate::JsArray::from(elems)
     }};
 }
 
@@ -130,15 +130,15 @@ macro_rules! __jsarr_elems {
 #[macro_export]
 macro_rules! __jsvalue {
     (null) => {
-        $crate::json::JsValue::Null
+        $crate::JsValue::Null
     };
     ({ $($tt:tt)* }) => {
-        $crate::json::JsValue::Object($crate::jsobj! { $($tt)* })
+        $crate::JsValue::Object($crate::jsobj! { $($tt)* })
     };
     ([ $($tt:tt)* ]) => {
-        $crate::json::JsValue::Array($crate::jsarr![ $($tt)* ])
+        $crate::JsValue::Array($crate::jsarr![ $($tt)* ])
     };
     ($($e:tt)+) => {
-        $crate::json::JsValue::from($($e)+)
+        $crate::JsValue::from($($e)+)
     };
 }

@@ -155,7 +155,7 @@ fn parse_index(token: &str) -> Option<usize> {
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::json::JsPath;
+/// use codecbus_json::JsPath;
 ///
 /// let typed = JsPath::root().key("a/b").index(0).key("m~n");
 /// let parsed: JsPath = "/a~1b/0/m~0n".parse().unwrap();
@@ -341,7 +341,7 @@ pub enum JsPointerErrorKind {
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::json::{JsPath, JsPointerErrorKind};
+/// use codecbus_json::{JsPath, JsPointerErrorKind};
 ///
 /// let err = JsPath::parse("/a/~2").unwrap_err();
 /// assert_eq!(err.kind(), JsPointerErrorKind::InvalidEscape);
@@ -465,8 +465,8 @@ impl JsValue {
     /// nowhere. A JSON `null` at the path is `Some(&JsValue::Null)`.
     ///
     /// ```
-    /// use codecbus_core::json::{JsPath, JsValue};
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::{JsPath, JsValue};
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "a": [10, null] });
     /// assert_eq!(v.get_in(&JsPath::root().key("a").index(0)), Some(&JsValue::from(10)));
@@ -481,8 +481,8 @@ impl JsValue {
     /// leads nowhere (parse a [`JsPath`] to tell the two apart).
     ///
     /// ```
-    /// use codecbus_core::json::JsValue;
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::JsValue;
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "a/b": { "c": true } });
     /// assert_eq!(v.pointer("/a~1b/c"), Some(&JsValue::Bool(true)));
@@ -505,8 +505,8 @@ impl JsValue {
     /// so bound the indices of paths that come from untrusted input.
     ///
     /// ```
-    /// use codecbus_core::json::{JsPath, JsValue};
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::{JsPath, JsValue};
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "a": 1 });
     /// let w = v.set_in(&"/b/2/c".parse().unwrap(), "x");
@@ -525,8 +525,8 @@ impl JsValue {
     /// the root, an equal value sharing storage with `self`.
     ///
     /// ```
-    /// use codecbus_core::json::JsValue;
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::JsValue;
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "a": [1, 2, 3] });
     /// assert_eq!(v.remove_in(&"/a/0".parse().unwrap()).to_string(), r#"{"a":[2,3]}"#);
@@ -543,8 +543,8 @@ impl JsValue {
     /// and the result is an equal value sharing storage with `self`.
     ///
     /// ```
-    /// use codecbus_core::json::JsValue;
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::JsValue;
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "hits": 41 });
     /// let path = "/hits".parse().unwrap();

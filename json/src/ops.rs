@@ -174,8 +174,8 @@ impl JsValue {
     /// at any depth, is replaced by `f(path, value)`; the structure is kept.
     ///
     /// ```
-    /// use codecbus_core::json::JsValue;
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::JsValue;
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "a": 1, "b": { "c": [2, "x"] } });
     /// let doubled = v.map_values(|_path, v| match v.as_i64() {
@@ -198,8 +198,8 @@ impl JsValue {
     /// wins.
     ///
     /// ```
-    /// use codecbus_core::json::JsValue;
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::JsValue;
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "a": { "b": 1 } });
     /// let upper = v.map_keys(|_path, k| k.to_uppercase());
@@ -220,8 +220,8 @@ impl JsValue {
     /// (the paths `p` sees are those of the input).
     ///
     /// ```
-    /// use codecbus_core::json::JsValue;
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::JsValue;
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "a": null, "b": [1, null, 2] });
     /// let no_nulls = v.filter_values(|_path, v| !v.is_null());
@@ -239,8 +239,8 @@ impl JsValue {
     /// `p(path, key)` holds (a removed member takes its whole value along).
     ///
     /// ```
-    /// use codecbus_core::json::JsValue;
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::JsValue;
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "id": 1, "_rev": 2, "x": { "_tmp": 3, "y": 4 } });
     /// let public = v.filter_keys(|_path, k| !k.starts_with('_'));
@@ -259,8 +259,8 @@ impl JsValue {
     /// before its content; when it is removed its content is not visited.
     ///
     /// ```
-    /// use codecbus_core::json::JsValue;
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::JsValue;
+    /// use codecbus_json::jsobj;
     ///
     /// let v = JsValue::from(jsobj! { "keep": { "n": 1 }, "drop": { "n": 2 } });
     /// let small = v.filter(|path, _| path.len() != 1 || path.last().and_then(|s| s.as_key()) == Some("keep"));
@@ -347,7 +347,7 @@ impl JsObj {
     /// wins. Cost: O(m log n), m being the smaller object.
     ///
     /// ```
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::jsobj;
     ///
     /// let a = jsobj! { "x": 1, "y": 1 };
     /// let b = jsobj! { "y": 2, "z": 2 };
@@ -362,7 +362,7 @@ impl JsObj {
     /// under the same key, those are united recursively.
     ///
     /// ```
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::jsobj;
     ///
     /// let defaults = jsobj! { "db": { "host": "localhost", "port": 5432 } };
     /// let config = jsobj! { "db": { "host": "db1" } };
@@ -416,7 +416,7 @@ impl JsObj {
     /// The members present in both objects with equal values.
     ///
     /// ```
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::jsobj;
     ///
     /// let a = jsobj! { "x": 1, "y": 1, "z": { "p": 1 } };
     /// let b = jsobj! { "x": 1.0, "y": 2, "z": { "p": 1, "q": 2 } };
@@ -434,7 +434,7 @@ impl JsObj {
     /// (an empty result is kept as `{}`).
     ///
     /// ```
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::jsobj;
     ///
     /// let a = jsobj! { "x": 1, "z": { "p": 1, "r": 0 } };
     /// let b = jsobj! { "x": 2, "z": { "p": 1, "q": 2 } };

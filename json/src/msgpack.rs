@@ -13,13 +13,23 @@
 
 use std::sync::Arc;
 
-use crate::error::{DecodeError, EncodeError};
-use crate::msgpack::read::{Int, Reader, ValueKind};
-use crate::msgpack::write::Writer;
-use crate::registry::CodecRegistration;
-use crate::{Immutable, MessageCodec};
+use codecbus_core::__private::{enter, inventory, leave};
+use codecbus_core::{
+    CodecRegistration, DecodeError, EncodeError, Immutable, Int, MessageCodec, Reader, ValueKind,
+    Writer,
+};
 
 use super::{JsArray, JsInt, JsObj, JsValue};
+
+/// `deep_copy` as `Clone`: the values are immutable, a clone is a copy.
+macro_rules! copy_by_clone {
+    () => {
+        #[inline]
+        fn deep_copy(value: &Self) -> ::core::option::Option<Self> {
+            ::core::option::Option::Some(::core::clone::Clone::clone(value))
+        }
+    };
+}
 
 pub(crate) fn encode_value(v: &JsValue, w: &mut Writer) -> Result<(), EncodeError> {
     match v {
@@ -87,7 +97,7 @@ fn decode_value(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsValue, DecodeEr
 }
 
 fn decode_array(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsArray, DecodeError> {
-    r.enter()?;
+    enter(r)?;
     let len = r.read_array_len()?;
     r.charge_alloc(len.saturating_mul(size_of::<JsValue>()))?;
     // The length is known: build the storage straight from an exact-size
@@ -107,14 +117,14 @@ fn decode_array(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsArray, DecodeEr
     match failed {
         Some(e) => Err(e),
         None => {
-            r.leave();
+            leave(r);
             Ok(array)
         }
     }
 }
 
 fn decode_object(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsObj, DecodeError> {
-    r.enter()?;
+    enter(r)?;
     let len = r.read_map_len()?;
     r.charge_alloc(len.saturating_mul(size_of::<(Arc<str>, JsValue)>()))?;
     let start = st.members.len();
@@ -123,7 +133,7 @@ fn decode_object(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsObj, DecodeErr
         let v = decode_value(r, st).map_err(|e| e.in_key(&*key))?;
         st.members.push((key, v));
     }
-    r.leave();
+    leave(r);
     Ok(JsObj::from_members(&mut st.members, start))
 }
 
@@ -155,8 +165,9 @@ fn decode_key(r: &mut Reader<'_>) -> Result<Arc<str>, DecodeError> {
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::json::JsValue;
-/// use codecbus_core::{from_slice, jsobj, to_vec};
+/// use codecbus_json::JsValue;
+/// use codecbus_core::{from_slice, to_vec};
+/// use codecbus_json::jsobj;
 ///
 /// let v = JsValue::from(jsobj! { "b": [1, -1, 1.5], "a": null });
 /// let bytes = to_vec(&v).unwrap();
@@ -174,7 +185,7 @@ impl MessageCodec for JsValue {
         decode_value(r, &mut Stacks::default())
     }
 
-    crate::impls::copy_by_clone!();
+    copy_by_clone!();
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
@@ -197,7 +208,7 @@ impl MessageCodec for JsObj {
         }
     }
 
-    crate::impls::copy_by_clone!();
+    copy_by_clone!();
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
@@ -220,7 +231,7 @@ impl MessageCodec for JsArray {
         }
     }
 
-    crate::impls::copy_by_clone!();
+    copy_by_clone!();
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)

@@ -34,7 +34,7 @@ type Member = (Arc<str>, JsValue);
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::jsobj;
+/// use codecbus_json::jsobj;
 ///
 /// let a = jsobj! { "name": "Ada", "born": 1815 };
 /// let b = a.set("died", 1852).without("born");
@@ -250,7 +250,7 @@ impl JsObj {
     /// A new object with `key` set to `value`; `self` is unchanged.
     ///
     /// ```
-    /// use codecbus_core::jsobj;
+    /// use codecbus_json::jsobj;
     ///
     /// let a = jsobj! { "x": 1 };
     /// let b = a.set("x", 2).set("y", 3);
