@@ -42,19 +42,7 @@ fn agree_array<T>(value: &T)
 where
     T: MessageCodec + Serialize + DeserializeOwned + PartialEq + Debug,
 {
-    let ours = to_vec(value).unwrap();
-    let theirs = rmp_serde::to_vec(value).unwrap();
-    assert_eq!(hex(&ours), hex(&theirs), "encoding of {value:?}");
-    assert_eq!(
-        &from_slice::<T>(&theirs).unwrap(),
-        value,
-        "we decode rmp-serde"
-    );
-    assert_eq!(
-        &rmp_serde::from_slice::<T>(&ours).unwrap(),
-        value,
-        "rmp-serde decodes us"
-    );
+    common::agree_with(value, &rmp_serde::to_vec(value).unwrap());
     let named = rmp_serde::to_vec_named(value).unwrap();
     assert_eq!(
         &from_slice::<T>(&named).unwrap(),

@@ -22,11 +22,20 @@ pub(crate) fn agree_named<T>(value: &T)
 where
     T: MessageCodec + Serialize + DeserializeOwned + PartialEq + Debug,
 {
+    agree_with(value, &rmp_serde::to_vec_named(value).unwrap());
+}
+
+/// Our bytes for `value` are `theirs` (rmp-serde's, in the matching mode),
+/// and each side decodes the other's.
+#[track_caller]
+pub(crate) fn agree_with<T>(value: &T, theirs: &[u8])
+where
+    T: MessageCodec + Serialize + DeserializeOwned + PartialEq + Debug,
+{
     let ours = to_vec(value).unwrap();
-    let theirs = rmp_serde::to_vec_named(value).unwrap();
-    assert_eq!(hex(&ours), hex(&theirs), "encoding of {value:?}");
+    assert_eq!(hex(&ours), hex(theirs), "encoding of {value:?}");
     assert_eq!(
-        &from_slice::<T>(&theirs).unwrap(),
+        &from_slice::<T>(theirs).unwrap(),
         value,
         "we decode rmp-serde"
     );
