@@ -129,8 +129,9 @@ impl EventBusBuilder {
     ///     .build()
     ///     .unwrap_err();
     /// assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
-    /// let text = err.to_string();
-    /// assert!(text.contains("\"numbers\"") && text.contains("Vec<u32>") && text.contains("Vec<u64>"));
+    /// // The cause names the codec and both types.
+    /// let cause = std::error::Error::source(&err).unwrap().to_string();
+    /// assert!(cause.contains("\"numbers\"") && cause.contains("Vec<u32>") && cause.contains("Vec<u64>"));
     /// ```
     pub fn codec(mut self, registration: CodecRegistration) -> Self {
         self.codecs.push(registration);
@@ -199,8 +200,9 @@ impl EventBusBuilder {
     /// # Errors
     ///
     /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
-    /// when two different types use one codec name (the error names both
-    /// and the name), or one type is registered under two names;
+    /// when two different types use one codec name, or one type is
+    /// registered under two names (its [`source`](std::error::Error::source),
+    /// a [`RegistryError`], names the types and the names);
     /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) when the
     /// builder has a NATS configuration (which needs `connect().await`).
     pub fn build(self) -> Result<EventBus, BuildError> {
@@ -350,7 +352,8 @@ impl EventBus {
     pub fn new() -> Self {
         match Self::try_new() {
             Ok(bus) => bus,
-            Err(err) => panic!("{err}"),
+            // The whole chain: the message alone does not name the types.
+            Err(err) => panic!("{}", err.report()),
         }
     }
 
@@ -362,7 +365,8 @@ impl EventBus {
     ///
     /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
     /// when two types use one codec name or one type is registered under
-    /// two names; the message names the types and the names.
+    /// two names; its [`source`](std::error::Error::source) names the types
+    /// and the names.
     ///
     /// # Examples
     ///
@@ -372,7 +376,10 @@ impl EventBus {
     /// let bus = match EventBus::try_new() {
     ///     Ok(bus) => bus,
     ///     Err(err) => {
-    ///         eprintln!("{err}"); // cannot build the event bus: ...
+    ///         eprintln!("{err}"); // cannot build the event bus: the codec registrations conflict
+    ///         if let Some(cause) = std::error::Error::source(&err) {
+    ///             eprintln!("caused by: {cause}"); // which name, which types
+    ///         }
     ///         std::process::exit(1);
     ///     }
     /// };

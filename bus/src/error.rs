@@ -394,6 +394,30 @@ pub enum BuildErrorKind {
 
 /// A failed [`EventBusBuilder::build`](crate::EventBusBuilder::build) or
 /// `connect`.
+///
+/// `Display` says what failed in the bus's own words; the cause, where
+/// there is one (the [`RegistryError`] naming the conflicting types, the
+/// NATS client's error), is [`source`](StdError::source) and is not
+/// repeated in the message, so a report that walks the chain shows each
+/// text once.
+///
+/// # Examples
+///
+/// ```
+/// use std::error::Error as _;
+/// use codecbus_bus::{BuildErrorKind, EventBus};
+/// use codecbus_core::CodecRegistration;
+///
+/// let err = EventBus::builder()
+///     .codec(CodecRegistration::of::<Vec<u32>>("numbers"))
+///     .codec(CodecRegistration::of::<Vec<u64>>("numbers"))
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
+/// assert_eq!(err.to_string(), "cannot build the event bus: the codec registrations conflict");
+/// let cause = err.source().unwrap().to_string();
+/// assert!(cause.contains("\"numbers\"") && cause.contains("Vec<u32>") && cause.contains("Vec<u64>"));
+/// ```
 pub struct BuildError {
     kind: BuildErrorKind,
     message: String,
@@ -401,10 +425,13 @@ pub struct BuildError {
 }
 
 impl BuildError {
+    /// The registrations conflict: the message says so, the
+    /// [`RegistryError`] (which names the types and codec names) is the
+    /// source, and is not repeated in the message.
     pub(crate) fn codec(source: RegistryError) -> Self {
         Self {
             kind: BuildErrorKind::CodecConflict,
-            message: source.to_string(),
+            message: "the codec registrations conflict".to_owned(),
             source: Some(Box::new(source)),
         }
     }
@@ -426,6 +453,19 @@ impl BuildError {
     /// What went wrong.
     pub fn kind(&self) -> BuildErrorKind {
         self.kind
+    }
+
+    /// The message followed by every cause in the `source()` chain, each
+    /// once, separated by `": "` (what a panic on this error prints).
+    pub(crate) fn report(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = StdError::source(self);
+        while let Some(err) = cause {
+            text.push_str(": ");
+            text.push_str(&err.to_string());
+            cause = err.source();
+        }
+        text
     }
 }
 

@@ -1,6 +1,9 @@
 //! Two linked types under one codec name: `EventBus::try_new` reports the
-//! conflict, `EventBus::new` panics with the same text. A test binary of
+//! conflict (the cause, naming both types, as its `source()`),
+//! `EventBus::new` panics with the message and the cause. A test binary of
 //! its own, since every bus built in it meets the conflict.
+
+use std::error::Error as _;
 
 use codecbus_bus::{BuildErrorKind, EventBus};
 use codecbus_core::MessageCodec;
@@ -22,15 +25,24 @@ fn try_new_returns_the_conflict_naming_both_types() {
     let err = EventBus::try_new().unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
     let text = err.to_string();
-    assert!(text.contains("\"conflict.same\""), "{text}");
-    assert!(text.contains("conflict::First"), "{text}");
-    assert!(text.contains("conflict::Second"), "{text}");
+    assert_eq!(
+        text,
+        "cannot build the event bus: the codec registrations conflict"
+    );
+    let cause = err.source().expect("the registry error").to_string();
+    assert!(cause.contains("\"conflict.same\""), "{cause}");
+    assert!(cause.contains("conflict::First"), "{cause}");
+    assert!(cause.contains("conflict::Second"), "{cause}");
     // The builder gives the same answer.
-    assert_eq!(EventBus::builder().build().unwrap_err().to_string(), text);
+    let again = EventBus::builder().build().unwrap_err();
+    assert_eq!(again.to_string(), text);
+    assert_eq!(again.source().map(ToString::to_string), Some(cause));
 }
 
 #[test]
-#[should_panic(expected = "cannot build the event bus")]
+#[should_panic(
+    expected = "cannot build the event bus: the codec registrations conflict: codec name \"conflict.same\""
+)]
 fn new_panics_on_the_conflict() {
     let _bus = EventBus::new();
 }

@@ -106,6 +106,7 @@ async fn connect_errors_are_clear() {
         .unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::Connect);
     assert!(err.to_string().contains(&url), "{err}");
+    common::assert_causes_told_once(&err, 1);
 
     let err = EventBus::builder().nats(options(&url)).build().unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::Config);
@@ -913,9 +914,13 @@ async fn user_password_authentication() {
         }
         let err = EventBus::builder().nats(o).connect().await.unwrap_err();
         assert_eq!(err.kind(), BuildErrorKind::Connect);
+        // The bus's message names the server; the client's error, as the
+        // source, says why, and the message does not repeat it.
+        assert!(err.to_string().contains(&server.url()), "{err}");
+        let texts = common::assert_causes_told_once(&err, 1);
         assert!(
-            err.to_string().to_lowercase().contains("authorization"),
-            "{err}"
+            texts[1].to_lowercase().contains("authorization"),
+            "{texts:?}"
         );
     }
     let a = EventBus::builder()

@@ -68,12 +68,34 @@ fn two_types_under_one_name_fail_the_build_naming_both() {
         .build()
         .unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
-    let text = err.to_string();
-    assert!(text.contains("\"clash\""), "{text}");
-    assert!(text.contains("common::Frozen"), "{text}");
-    assert!(text.contains("common::Other"), "{text}");
-    let source = std::error::Error::source(&err).unwrap();
-    assert!(source.to_string().contains("common::Other"));
+    let source = std::error::Error::source(&err).unwrap().to_string();
+    assert!(source.contains("\"clash\""), "{source}");
+    assert!(source.contains("common::Frozen"), "{source}");
+    assert!(source.contains("common::Other"), "{source}");
+    assert!(!err.to_string().contains("common::"), "{err}");
+}
+
+#[test]
+fn a_build_error_tells_its_cause_once_down_the_source_chain() {
+    for err in [
+        EventBus::builder()
+            .codec(CodecRegistration::of::<Frozen>("clash"))
+            .codec(CodecRegistration::of::<Other>("clash"))
+            .build()
+            .unwrap_err(),
+        EventBus::builder()
+            .codec(CodecRegistration::of::<Frozen>("one"))
+            .codec(CodecRegistration::of::<Frozen>("two"))
+            .build()
+            .unwrap_err(),
+    ] {
+        let texts = common::assert_causes_told_once(&err, 1);
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert_eq!(
+            texts[0],
+            "cannot build the event bus: the codec registrations conflict"
+        );
+    }
 }
 
 #[test]
@@ -82,7 +104,7 @@ fn a_hand_registration_clashing_with_a_derived_one_fails_the_build() {
         .codec(CodecRegistration::of::<Frozen>("test.Order"))
         .build()
         .unwrap_err();
-    let text = err.to_string();
+    let text = std::error::Error::source(&err).unwrap().to_string();
     assert!(
         text.contains("test.Order") && text.contains("Order`") && text.contains("Frozen"),
         "{text}"
@@ -109,7 +131,8 @@ fn one_type_under_two_names_fails_the_build() {
         .codec(CodecRegistration::of::<Frozen>("b"))
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("two codec names"), "{err}");
+    let cause = std::error::Error::source(&err).unwrap().to_string();
+    assert!(cause.contains("two codec names"), "{cause}");
 }
 
 #[test]

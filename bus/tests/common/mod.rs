@@ -158,3 +158,35 @@ pub async fn count_with(requester: &codecbus_bus::EventBus, address: &str) -> Ve
     assert!(!turn.expects_reply());
     seen
 }
+
+/// The texts of `err` and of every error in its `source()` chain, outermost
+/// first.
+pub fn chain_texts(err: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut next = Some(err);
+    while let Some(e) = next {
+        texts.push(e.to_string());
+        next = e.source();
+    }
+    texts
+}
+
+/// Asserts that the first `own` errors of `err`'s chain (the bus's own)
+/// repeat no text of an error below them: a report printing the whole chain
+/// shows every cause once. Returns the chain's texts.
+pub fn assert_causes_told_once(err: &(dyn std::error::Error + 'static), own: usize) -> Vec<String> {
+    let texts = chain_texts(err);
+    assert!(
+        texts.len() > own,
+        "no cause below the bus's own errors: {texts:?}"
+    );
+    for (i, outer) in texts.iter().enumerate().take(own) {
+        for inner in &texts[i + 1..] {
+            assert!(
+                !inner.is_empty() && !outer.contains(inner.as_str()),
+                "{outer:?} repeats its cause {inner:?}"
+            );
+        }
+    }
+    texts
+}

@@ -84,7 +84,7 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
     let client = connect.connect(addrs).await.map_err(|e| {
         BuildError::new(
             BuildErrorKind::Connect,
-            format!("cannot connect to NATS at {servers}: {e}"),
+            format!("cannot connect to NATS at {servers}"),
             Some(Box::new(e)),
         )
     })?;
