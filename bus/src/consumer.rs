@@ -328,7 +328,10 @@ async fn dispatch<T, F, Fut>(
         }
         drop(guard);
     }
-    discard(&mut rx, &inner);
+    let n = rx.discard_all_in_flight().await;
+    if n > 0 {
+        bump(&inner.counters.discarded, n);
+    }
 }
 
 fn fail(reply: &Option<crate::reply::ReplyTx>, kind: RequestErrorKind, message: String) {

@@ -4,10 +4,13 @@
 // Contract: the table maps an address to an immutable `Entry` (its consumer
 // slots); registering or unregistering replaces the entry under the write
 // lock, carrying the round-robin counter over. Delivery holds the read lock
-// only for a lookup and non-blocking `try_send`s, never across an `.await`.
-// Bodies arrive type-erased together with a `make` closure that produces
-// this delivery's body (the codec's transform), so a remote transport can
-// deliver decoded bodies through the same functions.
+// only for the lookup (it clones the entry's `Arc`), never while a body is
+// made or a message enqueued, and never across an `.await`. Bodies arrive
+// type-erased together with a `make` closure that produces this delivery's
+// body (the codec's transform), so a remote transport can deliver decoded
+// bodies through the same functions. A delivery reserves room in the
+// consumer's queue first and calls `make` only once it has it: a full
+// queue costs no copy of the body.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -196,17 +199,64 @@ pub(crate) struct QueueTx {
 }
 
 impl QueueTx {
-    /// Enqueues without waiting; `Full` when `capacity` messages are
-    /// accepted and not yet handed over.
+    /// Reserves room for one message without waiting: `Full` when
+    /// `capacity` messages are accepted and not yet handed over, `Closed`
+    /// when the consumer is gone. The room is given back if the
+    /// reservation is dropped unused.
     #[inline]
-    pub(crate) fn try_send(&self, env: Envelope) -> Result<(), TrySendError<Envelope>> {
+    pub(crate) fn try_reserve(&self) -> Result<Room<'_>, NoRoom> {
         if self.pending.fetch_add(1, Ordering::AcqRel) >= self.capacity {
             self.pending.fetch_sub(1, Ordering::AcqRel);
-            return Err(TrySendError::Full(env));
+            return Err(NoRoom::Full);
         }
-        self.tx.try_send(env).inspect_err(|_| {
+        match self.tx.try_reserve() {
+            Ok(permit) => Ok(Room {
+                permit: Some(permit),
+                pending: &self.pending,
+            }),
+            Err(err) => {
+                self.pending.fetch_sub(1, Ordering::AcqRel);
+                Err(match err {
+                    TrySendError::Full(()) => NoRoom::Full,
+                    TrySendError::Closed(()) => NoRoom::Closed,
+                })
+            }
+        }
+    }
+}
+
+/// Why a consumer queue has no room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoRoom {
+    /// At capacity.
+    Full,
+    /// The consumer is gone.
+    Closed,
+}
+
+/// Room for one message in a consumer queue, reserved and not used yet.
+pub(crate) struct Room<'a> {
+    // `None` once sent.
+    permit: Option<mpsc::Permit<'a, Envelope>>,
+    pending: &'a AtomicUsize,
+}
+
+impl Room<'_> {
+    /// Enqueues `env` in the reserved room; cannot fail.
+    #[inline]
+    pub(crate) fn send(mut self, env: Envelope) {
+        if let Some(permit) = self.permit.take() {
+            permit.send(env);
+        }
+    }
+}
+
+impl Drop for Room<'_> {
+    fn drop(&mut self) {
+        if self.permit.is_some() {
+            // Reserved and never used: the room counts no more.
             self.pending.fetch_sub(1, Ordering::AcqRel);
-        })
+        }
     }
 }
 
@@ -240,7 +290,25 @@ impl QueueRx {
         self.pending.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// Closes the queue and drops what is left; returns how many.
+    /// Closes the queue and drops what is left, waiting for the messages
+    /// whose room was reserved before the close to arrive (a delivery
+    /// holds a reservation for a few instructions, never across an
+    /// `.await`); returns how many.
+    pub(crate) async fn discard_all_in_flight(&mut self) -> u64 {
+        self.rx.close();
+        let mut n = 0;
+        while self.rx.recv().await.is_some() {
+            self.taken();
+            n += 1;
+        }
+        n
+    }
+
+    /// Closes the queue and drops what is left now; returns how many. A
+    /// message whose room was reserved before the close and that arrives
+    /// after it is dropped with the queue uncounted (a request among them
+    /// fails at once): only a consumer that cannot wait (a stream dropped
+    /// while another thread delivers to it) uses this.
     pub(crate) fn discard_all(&mut self) -> u64 {
         self.rx.close();
         let mut n = 0;
@@ -333,22 +401,30 @@ impl LocalTable {
             .is_some_and(|entry| entry.slots.iter().any(|s| !s.local_only))
     }
 
+    /// The consumers at `address`: the table's read lock is held for the
+    /// lookup alone, never while a body is made or a message enqueued.
+    #[inline]
+    fn entry(&self, address: &str) -> Option<Arc<Entry>> {
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        map.get(address).map(Arc::clone)
+    }
+
     /// Delivers to one consumer of `type_id` at `address`, round-robin,
-    /// skipping consumers whose queue is full or closed. `make` produces
-    /// the body for the chosen consumer (called at most once per attempt).
+    /// skipping consumers whose queue is full or closed. Room is reserved
+    /// in the chosen queue first; only then does `make` produce that
+    /// consumer's body, so a refused delivery copies nothing.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver_one(
         &self,
         address: &str,
         scope: Scope,
         type_id: TypeId,
-        make: impl Fn() -> AnyBody,
+        make: impl FnOnce() -> AnyBody,
         headers: Headers,
         kind: DeliveryKind,
         reply: Option<ReplyTx>,
     ) -> Result<(), Refusal> {
-        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        let Some(entry) = map.get(address) else {
+        let Some(entry) = self.entry(address) else {
             return Err(Refusal::NoHandlers);
         };
         let slots = &entry.slots;
@@ -358,9 +434,6 @@ impl LocalTable {
         } else {
             entry.next.fetch_add(1, Ordering::Relaxed) % n
         };
-        let mut envelope: Option<Envelope> = None;
-        let mut headers = Some(headers);
-        let mut reply = reply;
         let mut full = false;
         let mut mismatch = None;
         for i in 0..n {
@@ -372,24 +445,21 @@ impl LocalTable {
                 mismatch = Some(slot.type_name);
                 continue;
             }
-            let env = envelope.take().unwrap_or_else(|| Envelope {
-                address: Arc::clone(&entry.address),
-                headers: headers.take().unwrap_or_default(),
-                body: make(),
-                kind,
-                reply: reply.take(),
-            });
-            match slot.tx.try_send(env) {
-                Ok(()) => return Ok(()),
-                Err(TrySendError::Full(env)) => {
-                    full = true;
-                    envelope = Some(env);
+            match slot.tx.try_reserve() {
+                Ok(room) => {
+                    room.send(Envelope {
+                        address: Arc::clone(&entry.address),
+                        headers,
+                        body: make(),
+                        kind,
+                        reply,
+                    });
+                    return Ok(());
                 }
-                Err(TrySendError::Closed(env)) => envelope = Some(env),
+                Err(NoRoom::Full) => full = true,
+                Err(NoRoom::Closed) => {}
             }
         }
-        drop(map);
-        drop(envelope);
         let refusal = if full {
             Refusal::QueueFull
         } else if let Some(expected) = mismatch {
@@ -401,7 +471,8 @@ impl LocalTable {
     }
 
     /// Delivers to every consumer of `type_id` at `address`, each with its
-    /// own `make()` body.
+    /// own `make()` body, made once room is reserved in that consumer's
+    /// queue (a consumer that refuses costs no copy).
     pub(crate) fn deliver_all(
         &self,
         address: &str,
@@ -411,8 +482,7 @@ impl LocalTable {
         headers: &Headers,
     ) -> FanOut {
         let mut out = FanOut::default();
-        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        let Some(entry) = map.get(address) else {
+        let Some(entry) = self.entry(address) else {
             return out;
         };
         for slot in &entry.slots {
@@ -427,19 +497,125 @@ impl LocalTable {
                 out.mismatch_type = Some(slot.type_name);
                 continue;
             }
-            let env = Envelope {
-                address: Arc::clone(&entry.address),
-                headers: headers.clone(),
-                body: make(),
-                kind: DeliveryKind::Publish,
-                reply: None,
-            };
-            match slot.tx.try_send(env) {
-                Ok(()) => out.delivered += 1,
-                Err(TrySendError::Full(_)) => out.refused += 1,
-                Err(TrySendError::Closed(_)) => {}
+            match slot.tx.try_reserve() {
+                Ok(room) => {
+                    room.send(Envelope {
+                        address: Arc::clone(&entry.address),
+                        headers: headers.clone(),
+                        body: make(),
+                        kind: DeliveryKind::Publish,
+                        reply: None,
+                    });
+                    out.delivered += 1;
+                }
+                Err(NoRoom::Full) => out.refused += 1,
+                Err(NoRoom::Closed) => {}
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    /// A table with `n` consumers of `u32` at `a`, each with room for one
+    /// message; their receivers, kept open.
+    fn table(n: usize) -> (LocalTable, Vec<QueueRx>) {
+        let table = LocalTable::default();
+        let rxs = (0..n)
+            .map(|_| {
+                let (tx, rx) = queue(1);
+                table.add(
+                    "a",
+                    Slot {
+                        id: table.next_id(),
+                        type_id: TypeId::of::<u32>(),
+                        type_name: "u32",
+                        local_only: false,
+                        tx,
+                    },
+                );
+                rx
+            })
+            .collect();
+        (table, rxs)
+    }
+
+    /// `make` for `table`: checks that nobody holds the table's lock while
+    /// the body is made (a write lock is free only then), counts calls.
+    fn make<'a>(table: &'a LocalTable, calls: &'a Cell<usize>) -> impl Fn() -> AnyBody + 'a {
+        move || {
+            assert!(
+                table.map.try_write().is_ok(),
+                "the body is made while the consumer table is locked"
+            );
+            calls.set(calls.get() + 1);
+            Arc::new(7u32) as AnyBody
+        }
+    }
+
+    #[test]
+    fn deliver_one_makes_the_body_outside_the_lock_and_only_with_room() {
+        let (table, _rxs) = table(2);
+        let calls = Cell::new(0);
+        let one = || {
+            table.deliver_one(
+                "a",
+                Scope::All,
+                TypeId::of::<u32>(),
+                make(&table, &calls),
+                Headers::new(),
+                DeliveryKind::Send,
+                None,
+            )
+        };
+        assert!(one().is_ok());
+        assert!(one().is_ok());
+        assert_eq!(calls.get(), 2);
+        // Both queues are full now: refused without a body made.
+        assert!(matches!(one(), Err(Refusal::QueueFull)));
+        assert_eq!(calls.get(), 2);
+    }
+
+    #[test]
+    fn deliver_all_makes_each_body_outside_the_lock_and_only_with_room() {
+        let (table, _rxs) = table(3);
+        let calls = Cell::new(0);
+        let all = || {
+            table.deliver_all(
+                "a",
+                Scope::All,
+                TypeId::of::<u32>(),
+                make(&table, &calls),
+                &Headers::new(),
+            )
+        };
+        let fan = all();
+        assert_eq!((fan.delivered, fan.refused, calls.get()), (3, 0, 3));
+        let fan = all();
+        assert_eq!((fan.delivered, fan.refused, calls.get()), (0, 3, 3));
+    }
+
+    #[test]
+    fn an_unused_reservation_gives_its_room_back() {
+        let (tx, mut rx) = queue(1);
+        let room = tx.try_reserve().unwrap();
+        assert!(matches!(tx.try_reserve(), Err(NoRoom::Full)));
+        drop(room);
+        let room = tx.try_reserve().unwrap();
+        room.send(Envelope {
+            address: Arc::from("a"),
+            headers: Headers::new(),
+            body: Arc::new(1u32),
+            kind: DeliveryKind::Send,
+            reply: None,
+        });
+        assert!(matches!(tx.try_reserve(), Err(NoRoom::Full)));
+        assert_eq!(rx.discard_all(), 1);
+        assert!(matches!(tx.try_reserve(), Err(NoRoom::Closed)));
     }
 }
