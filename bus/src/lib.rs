@@ -265,6 +265,7 @@ mod headers;
 mod interceptor;
 mod message;
 mod metrics;
+mod oneshot;
 mod options;
 mod producer;
 mod registry;
