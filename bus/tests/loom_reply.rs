@@ -15,9 +15,20 @@ use loom::future::block_on;
 use loom::thread;
 use oneshot::{Closed, channel};
 
+/// Every interleaving with at most two preemptions per thread (as tokio
+/// checks its own channels; `LOOM_MAX_PREEMPTIONS` overrides it): enough
+/// for every race between two parties, and it keeps each model to seconds.
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(f);
+}
+
 #[test]
 fn a_completion_from_another_thread_reaches_the_waiting_receiver() {
-    loom::model(|| {
+    model(|| {
         let (tx, rx) = channel::<u32>();
         let t = thread::spawn(move || {
             assert!(tx.complete(7).is_ok());
@@ -29,7 +40,7 @@ fn a_completion_from_another_thread_reaches_the_waiting_receiver() {
 
 #[test]
 fn the_last_sender_leaving_unanswered_wakes_the_receiver_with_none() {
-    loom::model(|| {
+    model(|| {
         let (tx, rx) = channel::<u32>();
         let other = tx.clone();
         let t1 = thread::spawn(move || drop(tx));
@@ -42,7 +53,7 @@ fn the_last_sender_leaving_unanswered_wakes_the_receiver_with_none() {
 
 #[test]
 fn of_two_racing_completions_exactly_one_wins_and_is_received() {
-    loom::model(|| {
+    model(|| {
         let (tx, rx) = channel::<u32>();
         let other = tx.clone();
         let t1 = thread::spawn(move || tx.complete(1).err());
@@ -63,7 +74,7 @@ fn a_completion_is_received_whichever_sender_leaves_first() {
     // The dispatcher's claim and the message's: one answers, the other is
     // dropped unanswered, in any order. The receiver must see the answer,
     // never "no reply".
-    loom::model(|| {
+    model(|| {
         let (tx, rx) = channel::<u32>();
         let guard = tx.clone();
         let t1 = thread::spawn(move || {
@@ -78,7 +89,7 @@ fn a_completion_is_received_whichever_sender_leaves_first() {
 
 #[test]
 fn a_completion_racing_the_receivers_drop_is_taken_or_handed_back() {
-    loom::model(|| {
+    model(|| {
         let (tx, rx) = channel::<String>();
         let t = thread::spawn(move || {
             let open_before = tx.is_open();
@@ -101,7 +112,7 @@ fn a_completion_racing_the_receivers_drop_is_taken_or_handed_back() {
 
 #[test]
 fn after_a_completion_the_cell_is_closed_for_every_sender() {
-    loom::model(|| {
+    model(|| {
         let (tx, rx) = channel::<u32>();
         let other = tx.clone();
         let t = thread::spawn(move || {
@@ -119,7 +130,7 @@ fn after_a_completion_the_cell_is_closed_for_every_sender() {
 fn a_receiver_polled_while_senders_come_and_go_resolves_once_answered() {
     // A sender is cloned and dropped on one thread while another answers;
     // the count of senders must never reach zero before the answer.
-    loom::model(|| {
+    model(|| {
         let (tx, rx) = channel::<u32>();
         let spare = tx.clone();
         let t1 = thread::spawn(move || {
