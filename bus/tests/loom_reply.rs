@@ -5,8 +5,9 @@
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p codecbus-bus --test loom_reply --release
 //! ```
+#![allow(unexpected_cfgs)]
 #![cfg(loom)]
-#![allow(unexpected_cfgs, unreachable_pub, dead_code)]
+#![allow(unreachable_pub, dead_code)]
 
 #[path = "../src/oneshot.rs"]
 mod oneshot;
