@@ -15,7 +15,7 @@
 // request, like a oneshot.
 //
 // This file depends on nothing else in the crate, so that its interleavings
-// can be checked exhaustively with `loom`: `bus/tests/loom_reply.rs`
+// can be checked with `loom`: `bus/tests/loom_reply.rs`
 // includes it, and built as that test with `--cfg loom` (`all(loom, test)`;
 // the library itself always uses `std`) its primitives come from `loom`.
 #![allow(unexpected_cfgs)]

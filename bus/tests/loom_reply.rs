@@ -1,6 +1,7 @@
 //! The reply cell (`bus/src/oneshot.rs`) under every interleaving `loom`
-//! can find: completions racing each other, the receiver, the last sender
-//! leaving, and the receiver going away. Built only with `--cfg loom`:
+//! explores with up to two preemptions per thread: completions racing each
+//! other, the receiver, the last sender leaving, and the receiver going
+//! away. Built only with `--cfg loom`:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p codecbus-bus --test loom_reply --release
