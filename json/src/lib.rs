@@ -248,6 +248,7 @@ mod number;
 mod object;
 mod ops;
 mod path;
+pub mod spec;
 mod text;
 mod value;
 

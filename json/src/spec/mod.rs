@@ -1,0 +1,176 @@
+//! Specs: descriptions of JSON values, checked against built values or
+//! while parsing and decoding.
+//!
+//! A [`Spec`] says what a value must be: its type, its constraints, and
+//! the specs of its members and elements, nested to any depth.
+//!
+//! | builder | accepts |
+//! |---|---|
+//! | [`any`], [`null`], [`boolean`] | any value; `null`; `true` or `false` |
+//! | [`string`] | a string; [length](StrSpec::length) in characters, [pattern](StrSpec::pattern) (`regex` crate) |
+//! | [`integer`] | an integer in the whole `i64` and `u64` range; [range](IntSpec::range) |
+//! | [`float`], [`number`] | a float; an integer or a float; [range](NumberSpec::range) |
+//! | [`one_of_values`] | one of a fixed set of values |
+//! | [`array`], [`array_of`] | an array; of elements following a spec; [length](ArraySpec::length), [unique](ArraySpec::unique) |
+//! | [`tuple`] | an array of fixed length, each position with its spec |
+//! | [`object`], [`jsobj_spec!`](crate::jsobj_spec) | an object with required and optional members, [strict](ObjSpec::strict) or [lenient](ObjSpec::lenient) |
+//! | [`map_of`] | an object whose keys follow one spec and values another |
+//! | [`one_of`] | a value following at least one of several specs |
+//! | [`Spec::recursive`] | a spec that contains itself (a tree whose children are trees) |
+//!
+//! Every spec can be made [`nullable`](Spec::nullable), given a user
+//! predicate with its own message ([`check`](Spec::check)) and a
+//! [name](Spec::named).
+//!
+//! # Writing a spec
+//!
+//! [`jsobj_spec!`](crate::jsobj_spec) reads like the object it describes
+//! (`"key"?:` marks an optional member, a final `..` allows other
+//! members); the builder functions compose the same specs in code.
+//!
+//! ```
+//! use codecbus_json::spec::{array_of, integer, object, string, Spec};
+//! use codecbus_json::{jsobj, jsobj_spec};
+//!
+//! let with_macro = jsobj_spec! {
+//!     "sku": string().length(1..=16),
+//!     "qty": integer().range(1..=100),
+//!     "tags"?: array_of(string()).unique(),
+//! };
+//! let with_builder: Spec = object()
+//!     .required("sku", string().length(1..=16))
+//!     .required("qty", integer().range(1..=100))
+//!     .optional("tags", array_of(string()).unique())
+//!     .into();
+//!
+//! let item = jsobj! { "sku": "tea", "qty": 2 }.into();
+//! assert!(with_macro.is_valid(&item));
+//! assert!(with_builder.is_valid(&item));
+//! ```
+//!
+//! # Validating a value
+//!
+//! [`Spec::validate`] returns every [`Violation`], each with the JSON
+//! Pointer (RFC 6901) of where it is, what was expected and what was
+//! found; [`Spec::is_valid`] stops at the first.
+//!
+//! ```
+//! use codecbus_json::spec::{integer, string};
+//! use codecbus_json::{jsobj, jsobj_spec};
+//!
+//! let spec = jsobj_spec! { "a/b": integer().max(9), "name": string() };
+//! let value = jsobj! { "a/b": 10, "extra": true }.into();
+//! let found: Vec<String> = spec.validate(&value).iter().map(|v| v.to_string()).collect();
+//! assert_eq!(found, [
+//!     "/a~1b: expected integer <= 9, found 10",
+//!     "/extra: expected no such member (the object is strict), found true",
+//!     "/name: expected string, found nothing",
+//! ]);
+//! assert!(!spec.is_valid(&value));
+//! ```
+
+mod check;
+pub(crate) mod describe;
+mod macros;
+mod model;
+mod validate;
+
+use std::fmt;
+
+pub use self::model::{
+    ArraySpec, FloatSpec, IntSpec, IntoSpecs, MapSpec, NumberSpec, ObjSpec, Spec, StrSpec,
+    TupleSpec, any, array, array_of, boolean, float, integer, map_of, null, number, object, one_of,
+    one_of_values, string, tuple,
+};
+#[allow(unused_imports)] // the model's internals, for sibling modules
+pub(crate) use self::model::{Check, Field, Node, SpecKind};
+
+use self::check::Miss;
+use crate::{JsPath, JsValue};
+
+/// A place where a value breaks its spec: the JSON Pointer of the place,
+/// what the spec expected there and what was found.
+///
+/// `Display` prints `pointer: expected ..., found ...`, with `(root)` for
+/// the whole value.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: expected {expected}, found {found}", Where(&self.path))]
+pub struct Violation {
+    path: JsPath,
+    expected: String,
+    found: String,
+}
+
+impl Violation {
+    pub(crate) fn new(path: JsPath, miss: Miss) -> Violation {
+        Violation {
+            path,
+            expected: miss.expected,
+            found: miss.found,
+        }
+    }
+
+    /// Where the violation is, as a path.
+    pub fn path(&self) -> &JsPath {
+        &self.path
+    }
+
+    /// Where the violation is, as JSON Pointer text (`/items/0/qty`, with
+    /// `~0` and `~1` escapes; `""` for the whole value).
+    pub fn pointer(&self) -> String {
+        self.path.to_string()
+    }
+
+    /// What the spec expected there (`integer in 1..=100`, or the message
+    /// of a user check).
+    pub fn expected(&self) -> &str {
+        &self.expected
+    }
+
+    /// What was found: a short rendering of the value (`0`, `"abc"`, `an
+    /// array of 3 items`), or `nothing` for a missing member.
+    pub fn found(&self) -> &str {
+        &self.found
+    }
+}
+
+/// A pointer for messages: the root's empty pointer would be invisible.
+struct Where<'a>(&'a JsPath);
+
+impl fmt::Display for Where<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_root() {
+            f.write_str("(root)")
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
+impl fmt::Debug for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Violation({self})")
+    }
+}
+
+impl Spec {
+    /// Every violation of this spec by `value`, in document order within
+    /// each container (object members in key order); empty when the value
+    /// conforms.
+    ///
+    /// Below a value of the wrong kind nothing more is reported; a
+    /// [`one_of`] that no alternative accepts is one violation at its own
+    /// place; user checks run only on values that passed the rest of the
+    /// spec.
+    pub fn validate(&self, value: &JsValue) -> Vec<Violation> {
+        let mut w = validate::Walker::new(true);
+        let _ = w.walk(self.node(), value, None);
+        w.out
+    }
+
+    /// Whether `value` conforms to this spec; stops at the first violation
+    /// and allocates nothing when the value conforms.
+    pub fn is_valid(&self, value: &JsValue) -> bool {
+        validate::conforms(self.node(), value, None)
+    }
+}
