@@ -50,7 +50,7 @@ pub(crate) enum Scalar<'a> {
 
 impl Scalar<'_> {
     #[cold]
-    fn show(self) -> String {
+    pub(crate) fn show(self) -> String {
         match self {
             Scalar::Null => "null".into(),
             Scalar::Bool(b) => b.to_string(),
@@ -60,7 +60,7 @@ impl Scalar<'_> {
         }
     }
 
-    fn to_value(self) -> JsValue {
+    pub(crate) fn to_value(self) -> JsValue {
         match self {
             Scalar::Null => JsValue::Null,
             Scalar::Bool(b) => JsValue::Bool(b),

@@ -130,6 +130,7 @@ fn plural(n: usize, what: &str) -> String {
 fn count_into(min: usize, max: Option<usize>, what: &str, out: &mut String) {
     let _ = match max {
         Some(max) if max == min => write!(out, "{}", plural(min, what)),
+        Some(max) if min == 0 => write!(out, "at most {}", plural(max, what)),
         Some(max) => write!(out, "{min}..={max} {what}s"),
         None => write!(out, "at least {}", plural(min, what)),
     };

@@ -70,9 +70,11 @@
 //! ```
 
 mod check;
+mod decode;
 pub(crate) mod describe;
 mod macros;
 mod model;
+mod parse;
 mod validate;
 
 use std::fmt;
@@ -86,7 +88,9 @@ pub use self::model::{
 pub(crate) use self::model::{Check, Field, Node, SpecKind};
 
 use self::check::Miss;
-use crate::{JsPath, JsValue};
+use codecbus_core::{DecodeError, DecodeErrorKind, DecodeLimits, Reader};
+
+use crate::{JsParseError, JsPath, JsValue};
 
 /// A place where a value breaks its spec: the JSON Pointer of the place,
 /// what the spec expected there and what was found.
@@ -153,7 +157,163 @@ impl fmt::Debug for Violation {
     }
 }
 
+/// Why [`Spec::parse`] failed: the text is not JSON, or its value does not
+/// conform to the spec.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecParseError {
+    /// The text is not JSON (or breaks a limit of the plain parser, such as
+    /// its nesting depth), with the line and column of the problem.
+    #[error(transparent)]
+    Json(#[from] JsParseError),
+    /// The first violation met; parsing stopped there.
+    #[error("the value does not conform to its spec at {0}")]
+    Invalid(Violation),
+}
+
+impl SpecParseError {
+    /// The violation, when the text was JSON that breaks the spec.
+    pub fn violation(&self) -> Option<&Violation> {
+        match self {
+            SpecParseError::Invalid(v) => Some(v),
+            SpecParseError::Json(_) => None,
+        }
+    }
+}
+
+/// Why [`Spec::decode`] failed: the bytes are not a JSON value in
+/// MessagePack, or the value does not conform to the spec.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecDecodeError {
+    /// The bytes are not MessagePack of a JSON value, or break a
+    /// [`DecodeLimits`] limit, exactly as the plain decoder reports it.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The first violation met; decoding stopped there.
+    #[error("the value does not conform to its spec at {0}")]
+    Invalid(Violation),
+}
+
+impl SpecDecodeError {
+    /// The violation, when the bytes held a value that breaks the spec.
+    pub fn violation(&self) -> Option<&Violation> {
+        match self {
+            SpecDecodeError::Invalid(v) => Some(v),
+            SpecDecodeError::Decode(_) => None,
+        }
+    }
+}
+
 impl Spec {
+    /// Parses JSON text and checks it against this spec in the same pass:
+    /// each value is checked as soon as it is read, and the first violation
+    /// stops the parse, so a value that does not conform is never built.
+    ///
+    /// The plain parser's rules and limits apply as in
+    /// [`JsValue::parse`]. A member that appears twice is checked each
+    /// time (and, as in `JsValue::parse`, the last value is kept).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecParseError::Json`] for text that is not JSON,
+    /// [`SpecParseError::Invalid`] with the first violation (the one
+    /// reached first in the text; [`validate`](Spec::validate) on the
+    /// parsed value would report it too).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_json::spec::{array_of, integer, SpecParseError};
+    /// use codecbus_json::{jsobj_spec, JsValue};
+    ///
+    /// let spec = jsobj_spec! { "items": array_of(jsobj_spec! { "qty": integer().range(1..=100) }) };
+    /// let v = spec.parse(r#"{"items": [{"qty": 5}]}"#).unwrap();
+    /// assert_eq!(v.pointer("/items/0/qty").unwrap(), &JsValue::from(5));
+    ///
+    /// let err = spec.parse(r#"{"items": [{"qty": 5}, {"qty": 500}, {"qty": "x"}]}"#).unwrap_err();
+    /// let violation = err.violation().unwrap();
+    /// assert_eq!(violation.pointer(), "/items/1/qty");
+    /// assert_eq!(violation.found(), "500");
+    /// assert!(matches!(spec.parse("{"), Err(SpecParseError::Json(_))));
+    /// ```
+    pub fn parse(&self, text: &str) -> Result<JsValue, SpecParseError> {
+        parse::parse_with(self.node(), serde_json::de::StrRead::new(text))
+    }
+
+    /// [`parse`](Spec::parse) for UTF-8 bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse`](Spec::parse); bytes that are not UTF-8 are a
+    /// [`SpecParseError::Json`].
+    pub fn parse_slice(&self, bytes: &[u8]) -> Result<JsValue, SpecParseError> {
+        parse::parse_with(self.node(), serde_json::de::SliceRead::new(bytes))
+    }
+
+    /// Decodes MessagePack (as the [`JsValue`] codec writes it) and checks
+    /// it against this spec in the same pass: the first violation stops the
+    /// decode, so a value that does not conform is never built. The default
+    /// [`DecodeLimits`] apply, as in `codecbus_core::from_slice`.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecDecodeError::Decode`] as the plain decoder reports it
+    /// (truncation, limits, types outside JSON, trailing bytes);
+    /// [`SpecDecodeError::Invalid`] with the first violation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_json::spec::{integer, string};
+    /// use codecbus_json::{jsobj, jsobj_spec, JsValue};
+    /// use codecbus_core::to_vec;
+    ///
+    /// let spec = jsobj_spec! { "name": string(), "age": integer().min(0) };
+    /// let ok = to_vec(&jsobj! { "name": "Ada", "age": 36 }).unwrap();
+    /// assert_eq!(spec.decode(&ok).unwrap().pointer("/age").unwrap(), &JsValue::from(36));
+    ///
+    /// let bad = to_vec(&jsobj! { "name": "Ada", "age": -1 }).unwrap();
+    /// let err = spec.decode(&bad).unwrap_err();
+    /// assert_eq!(err.violation().unwrap().to_string(), "/age: expected integer >= 0, found -1");
+    /// ```
+    pub fn decode(&self, bytes: &[u8]) -> Result<JsValue, SpecDecodeError> {
+        self.decode_with_limits(bytes, DecodeLimits::default())
+    }
+
+    /// [`decode`](Spec::decode) with explicit limits.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`](Spec::decode).
+    pub fn decode_with_limits(
+        &self,
+        bytes: &[u8],
+        limits: DecodeLimits,
+    ) -> Result<JsValue, SpecDecodeError> {
+        let mut r = Reader::with_limits(bytes, limits);
+        let v = self.decode_from(&mut r)?;
+        if !r.is_empty() {
+            return Err(r
+                .error(DecodeErrorKind::TrailingBytes(r.remaining()))
+                .into());
+        }
+        Ok(v)
+    }
+
+    /// Decodes one value from `r` against this spec, leaving the reader
+    /// after it: for hand-written codecs that hold a JSON value checked
+    /// against a spec.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`](Spec::decode), without the trailing-bytes check.
+    pub fn decode_from(&self, r: &mut Reader<'_>) -> Result<JsValue, SpecDecodeError> {
+        let mut c = decode::DecodeCtx::new();
+        decode::value(r, self.node(), &mut c, None).map_err(|e| match c.ctx.take() {
+            Some(v) => SpecDecodeError::Invalid(v),
+            None => SpecDecodeError::Decode(e),
+        })
+    }
+
     /// Every violation of this spec by `value`, in document order within
     /// each container (object members in key order); empty when the value
     /// conforms.
