@@ -116,6 +116,7 @@ pub(crate) fn scalar(node: &Node, v: Scalar<'_>) -> Result<(), Miss> {
     }
 }
 
+#[inline(always)]
 fn number_miss(
     min: Bound<f64>,
     max: Bound<f64>,
@@ -185,7 +186,7 @@ fn int(spec: &IntSpec, n: JsInt) -> Result<(), Miss> {
 
 /// Whether the value lies within the bounds; `cmp(b)` compares the value
 /// with bound `b` (`None` when either is NaN, which fails the bound).
-#[inline]
+#[inline(always)]
 fn in_bounds(
     min: Bound<f64>,
     max: Bound<f64>,

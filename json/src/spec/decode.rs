@@ -208,8 +208,8 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
     let mut required = 0;
     for _ in 0..len {
         let key = decode_key(r)?;
-        let v = match spec.fields.binary_search_by(|f| (*f.key).cmp(&*key)) {
-            Ok(i) => {
+        let v = match spec.index.get(&key) {
+            Some(i) => {
                 let f = &spec.fields[i];
                 let v = value(r, f.spec.node(), c, None);
                 if v.is_ok() && !std::mem::replace(&mut seen[i], true) && f.required {
@@ -217,7 +217,7 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
                 }
                 v
             }
-            Err(_) => match decode_value(r, &mut c.st) {
+            None => match decode_value(r, &mut c.st) {
                 Ok(v) if spec.strict => {
                     c.ctx.park(check::unexpected(&v));
                     Err(DecodeError::custom(MARK, r.position()))

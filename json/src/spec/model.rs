@@ -18,7 +18,9 @@
 //! `Into<Spec>` wraps them. Sibling modules match on `SpecKind` and read the
 //! `pub(crate)` fields; every field's meaning is documented on it.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Bound, RangeBounds};
 use std::sync::{Arc, Weak};
 
@@ -277,6 +279,55 @@ pub struct ObjSpec {
     pub(crate) strict: bool,
     /// How many of `fields` are required.
     pub(crate) required: usize,
+    /// The position in `fields` of each key, for the parsers' lookups.
+    pub(crate) index: FieldIndex,
+}
+
+/// Key to position in [`ObjSpec::fields`], hashed with FNV-1a: keys are
+/// short and come from the spec's author, so a simple fast hash beats
+/// both a binary search (one string comparison per step) and SipHash.
+#[derive(Clone, Default)]
+pub(crate) struct FieldIndex(HashMap<Arc<str>, usize, BuildHasherDefault<Fnv>>);
+
+impl FieldIndex {
+    /// The position of `key` among the fields.
+    #[inline]
+    pub(crate) fn get(&self, key: &str) -> Option<usize> {
+        self.0.get(key).copied()
+    }
+
+    fn rebuild(fields: &[Field]) -> FieldIndex {
+        FieldIndex(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (Arc::clone(&f.key), i))
+                .collect(),
+        )
+    }
+}
+
+/// The FNV-1a hash (64 bits).
+pub(crate) struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// A named member of an [`ObjSpec`].
@@ -501,6 +552,7 @@ pub fn object() -> ObjSpec {
         fields: Vec::new(),
         strict: true,
         required: 0,
+        index: FieldIndex::default(),
     }
 }
 
@@ -783,6 +835,7 @@ impl ObjSpec {
         if required {
             self.required += 1;
         }
+        self.index = FieldIndex::rebuild(&self.fields);
         self
     }
 

@@ -21,7 +21,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use super::Violation;
 use super::check::{self, Miss, Scalar};
 use super::describe::{show, show_array_len, show_obj_len};
-use super::model::{MapSpec, Node, SpecKind};
+use super::model::{MapSpec, Node, Spec, SpecKind};
 use super::validate::{self, Hops};
 use crate::path::Segment;
 use crate::text::{KeySeed, Stacks, ValueSeed, ValueVisitor};
@@ -158,9 +158,17 @@ impl<'de> DeserializeSeed<'de> for SpecSeed<'_, '_> {
 }
 
 /// Runs the node's user checks on a value that passed the rest.
-#[inline]
+#[inline(always)]
 fn finish<E: de::Error>(node: &Node, ctx: &mut Ctx, v: JsValue) -> Result<JsValue, E> {
-    if node.checks.is_empty() || (node.nullable && v.is_null()) {
+    if node.checks.is_empty() {
+        return Ok(v);
+    }
+    run_checks(node, ctx, v)
+}
+
+#[inline(never)]
+fn run_checks<E: de::Error>(node: &Node, ctx: &mut Ctx, v: JsValue) -> Result<JsValue, E> {
+    if node.nullable && v.is_null() {
         return Ok(v);
     }
     match check::user_checks(&node.checks, &v) {
@@ -183,6 +191,7 @@ fn whole<E: de::Error>(
 }
 
 impl SpecSeed<'_, '_> {
+    #[inline]
     fn scalar<E: de::Error>(self, x: Scalar<'_>) -> Result<JsValue, E> {
         let SpecSeed { node, ctx, hops } = self;
         match &node.kind {
@@ -259,54 +268,128 @@ impl SpecSeed<'_, '_> {
                 return SpecSeed { node, ctx, hops }.plain(v);
             }
         };
+        let shape = Items { items, tuple, max };
+        // As in the plain parser: up to four elements go from locals
+        // straight into their allocation; longer arrays use the shared stack.
+        let Some(a) = shape.next(&mut seq, node, ctx, 0)? else {
+            return done(node, ctx, JsArray::new(), 0, min, unique);
+        };
+        let Some(b) = shape.next(&mut seq, node, ctx, 1)? else {
+            return done(node, ctx, JsArray::from_array([a]), 1, min, unique);
+        };
+        let Some(c) = shape.next(&mut seq, node, ctx, 2)? else {
+            return done(node, ctx, JsArray::from_array([a, b]), 2, min, unique);
+        };
+        let Some(d) = shape.next(&mut seq, node, ctx, 3)? else {
+            return done(node, ctx, JsArray::from_array([a, b, c]), 3, min, unique);
+        };
+        let Some(e) = shape.next(&mut seq, node, ctx, 4)? else {
+            return done(node, ctx, JsArray::from_array([a, b, c, d]), 4, min, unique);
+        };
         let start = ctx.stacks.values.len();
-        let mut i = 0;
+        ctx.stacks.values.extend([a, b, c, d, e]);
+        let mut i = 5;
         loop {
-            if max == Some(i) {
-                if seq.next_element::<IgnoredAny>()?.is_some() {
-                    // Too long: count the rest, unbuilt, for the message.
-                    ctx.stacks.values.truncate(start);
-                    let mut n = i + 1;
-                    while seq.next_element::<IgnoredAny>()?.is_some() {
-                        n += 1;
-                    }
-                    return Err(ctx.fail(Miss::kind(node, show_array_len(n))));
-                }
-                break;
-            }
-            let item = match items {
-                Some(n) => n,
-                None => tuple[i].node(),
-            };
-            let next = seq.next_element_seed(SpecSeed {
-                node: item,
-                ctx: &mut *ctx,
-                hops: None,
-            });
-            match next {
+            match shape.next(&mut seq, node, ctx, i) {
                 Ok(Some(v)) => ctx.stacks.values.push(v),
                 Ok(None) => break,
                 Err(e) => {
                     ctx.stacks.values.truncate(start);
-                    ctx.in_index(i);
                     return Err(e);
                 }
             }
             i += 1;
         }
-        if i < min {
-            ctx.stacks.values.truncate(start);
-            return Err(ctx.fail(Miss::kind(node, show_array_len(i))));
-        }
         let array = JsArray::from_exact(ctx.stacks.values.drain(start..));
-        if unique && let Some((at, first)) = first_duplicate(&array) {
-            ctx.park(check::duplicate(first));
-            ctx.in_index(at);
-            return Err(de::Error::custom(MARK));
-        }
-        finish(node, ctx, JsValue::Array(array))
+        done(node, ctx, array, i, min, unique)
     }
+}
 
+/// What the elements of an array spec are.
+#[derive(Clone, Copy)]
+struct Items<'a> {
+    /// The spec of every element, for arrays.
+    items: Option<&'a Node>,
+    /// The spec of each position, for tuples.
+    tuple: &'a [Spec],
+    /// The most elements.
+    max: Option<usize>,
+}
+
+impl Items<'_> {
+    /// Element `i`, or `None` at the end of the array.
+    #[inline(always)]
+    fn next<'de, A: SeqAccess<'de>>(
+        self,
+        seq: &mut A,
+        node: &Node,
+        ctx: &mut Ctx,
+        i: usize,
+    ) -> Result<Option<JsValue>, A::Error> {
+        if self.max == Some(i) {
+            return too_long(seq, node, ctx, i);
+        }
+        let item = match self.items {
+            Some(n) => n,
+            None => match self.tuple.get(i) {
+                Some(s) => s.node(),
+                None => return too_long(seq, node, ctx, i),
+            },
+        };
+        let next = seq.next_element_seed(SpecSeed {
+            node: item,
+            ctx: &mut *ctx,
+            hops: None,
+        });
+        if next.is_err() {
+            ctx.in_index(i);
+        }
+        next
+    }
+}
+
+/// At the most elements an array may have: `None` if it ends here, else
+/// the violation (after counting the rest, unbuilt, for the message).
+#[inline(never)]
+fn too_long<'de, A: SeqAccess<'de>>(
+    seq: &mut A,
+    node: &Node,
+    ctx: &mut Ctx,
+    i: usize,
+) -> Result<Option<JsValue>, A::Error> {
+    if seq.next_element::<IgnoredAny>()?.is_none() {
+        return Ok(None);
+    }
+    let mut n = i + 1;
+    while seq.next_element::<IgnoredAny>()?.is_some() {
+        n += 1;
+    }
+    Err(ctx.fail(Miss::kind(node, show_array_len(n))))
+}
+
+/// The checks of a complete array: its least length, uniqueness, user
+/// checks.
+#[inline]
+fn done<E: de::Error>(
+    node: &Node,
+    ctx: &mut Ctx,
+    array: JsArray,
+    n: usize,
+    min: usize,
+    unique: bool,
+) -> Result<JsValue, E> {
+    if n < min {
+        return Err(ctx.fail(Miss::kind(node, show_array_len(n))));
+    }
+    if unique && let Some((at, first)) = first_duplicate(&array) {
+        ctx.park(check::duplicate(first));
+        ctx.in_index(at);
+        return Err(de::Error::custom(MARK));
+    }
+    finish(node, ctx, JsValue::Array(array))
+}
+
+impl SpecSeed<'_, '_> {
     fn object<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
         let SpecSeed { node, ctx, hops } = self;
         let spec = match &node.kind {
@@ -343,8 +426,8 @@ impl SpecSeed<'_, '_> {
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            let value = match spec.fields.binary_search_by(|f| (*f.key).cmp(&*key)) {
-                Ok(i) => {
+            let value = match spec.index.get(&key) {
+                Some(i) => {
                     let f = &spec.fields[i];
                     let v = map.next_value_seed(SpecSeed {
                         node: f.spec.node(),
@@ -356,7 +439,7 @@ impl SpecSeed<'_, '_> {
                     }
                     v
                 }
-                Err(_) => {
+                None => {
                     let v = map.next_value_seed(ValueSeed(&mut ctx.stacks));
                     match v {
                         Ok(v) if spec.strict => {
