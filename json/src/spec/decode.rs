@@ -18,7 +18,7 @@ use codecbus_core::{DecodeError, Int, Reader, ValueKind};
 use super::check::{self, Miss, Scalar};
 use super::describe::{show, show_array_len, show_obj_len};
 use super::model::{MapSpec, Node, ObjSpec, SpecKind};
-use super::parse::{Ctx, first_duplicate};
+use super::parse::{Ctx, Seen, first_duplicate};
 use super::validate::{self, Hops};
 use crate::msgpack::{EXPECTED_VALUE, Stacks, decode_key, decode_value};
 use crate::{JsArray, JsInt, JsObj, JsValue};
@@ -204,7 +204,7 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
     let len = r.read_map_len()?;
     r.charge_alloc(len.saturating_mul(size_of::<(Arc<str>, JsValue)>()))?;
     let start = c.st.members.len();
-    let mut seen = vec![false; spec.fields.len()];
+    let mut seen = Seen::new(spec.fields.len());
     let mut required = 0;
     for _ in 0..len {
         let key = decode_key(r)?;
@@ -212,7 +212,7 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
             Some(i) => {
                 let f = &spec.fields[i];
                 let v = value(r, f.spec.node(), c, None);
-                if v.is_ok() && !std::mem::replace(&mut seen[i], true) && f.required {
+                if v.is_ok() && seen.mark(i) && f.required {
                     required += 1;
                 }
                 v
@@ -235,13 +235,12 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
     }
     leave(r);
     if required < spec.required
-        && let Some(f) = spec
+        && let Some((_, f)) = spec
             .fields
             .iter()
-            .zip(&seen)
-            .find(|(f, s)| f.required && !**s)
+            .enumerate()
+            .find(|(i, f)| f.required && !seen.has(*i))
     {
-        let f = f.0;
         c.ctx.park(check::missing(f.spec.node()));
         c.ctx.in_key(&f.key);
         return Err(DecodeError::custom(MARK, r.position()));

@@ -107,13 +107,13 @@ impl Ctx {
 }
 
 /// Which named fields of an object have been seen.
-enum Seen {
+pub(crate) enum Seen {
     Small(u64),
     Large(Vec<bool>),
 }
 
 impl Seen {
-    fn new(n: usize) -> Seen {
+    pub(crate) fn new(n: usize) -> Seen {
         if n <= 64 {
             Seen::Small(0)
         } else {
@@ -123,7 +123,7 @@ impl Seen {
 
     /// Marks field `i`; returns whether it is new.
     #[inline]
-    fn mark(&mut self, i: usize) -> bool {
+    pub(crate) fn mark(&mut self, i: usize) -> bool {
         match self {
             Seen::Small(bits) => {
                 let new = *bits & (1 << i) == 0;
@@ -134,7 +134,7 @@ impl Seen {
         }
     }
 
-    fn has(&self, i: usize) -> bool {
+    pub(crate) fn has(&self, i: usize) -> bool {
         match self {
             Seen::Small(bits) => bits & (1 << i) != 0,
             Seen::Large(v) => v[i],
