@@ -206,10 +206,12 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
     let start = c.st.members.len();
     let mut seen = Seen::new(spec.fields.len());
     let mut required = 0;
+    let mut prev = spec.fields.len();
     for _ in 0..len {
         let key = decode_key(r)?;
-        let v = match spec.index.get(&key) {
+        let v = match spec.index.find(&spec.fields, prev, &key) {
             Some(i) => {
+                prev = i;
                 let f = &spec.fields[i];
                 let v = value(r, f.spec.node(), c, None);
                 if v.is_ok() && seen.mark(i) && f.required {

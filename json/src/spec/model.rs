@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 use std::sync::{Arc, Weak};
 
 use regex::Regex;
@@ -283,27 +284,56 @@ pub struct ObjSpec {
     pub(crate) index: FieldIndex,
 }
 
-/// Key to position in [`ObjSpec::fields`], hashed with FNV-1a: keys are
-/// short and come from the spec's author, so a simple fast hash beats
-/// both a binary search (one string comparison per step) and SipHash.
+/// Key to position in [`ObjSpec::fields`], for the parsers' lookups.
+///
+/// Documents tend to repeat one order of members in every object of a
+/// kind, so each field remembers which field followed it the last time (a
+/// hint, shared by every parse of the spec; relaxed atomics, written only
+/// when wrong): a lookup is usually one comparison with the predicted key.
+/// Otherwise the key is hashed with FNV-1a, which beats SipHash and a
+/// binary search on short keys.
 #[derive(Clone, Default)]
-pub(crate) struct FieldIndex(HashMap<Arc<str>, usize, BuildHasherDefault<Fnv>>);
+pub(crate) struct FieldIndex {
+    map: HashMap<Arc<str>, usize, BuildHasherDefault<Fnv>>,
+    /// For each field, and last for the start of an object: the position
+    /// of the field that came next last time.
+    next: Arc<[AtomicU32]>,
+}
 
 impl FieldIndex {
-    /// The position of `key` among the fields.
+    /// The position of `key` among `fields`, the field before it being at
+    /// `prev` (`fields.len()` at the start of an object).
     #[inline]
-    pub(crate) fn get(&self, key: &str) -> Option<usize> {
-        self.0.get(key).copied()
+    pub(crate) fn find(&self, fields: &[Field], prev: usize, key: &str) -> Option<usize> {
+        let Some(hint) = self.next.get(prev) else {
+            return self.map.get(key).copied();
+        };
+        let guess = hint.load(AtomicOrdering::Relaxed) as usize;
+        if let Some(f) = fields.get(guess)
+            && *f.key == *key
+        {
+            return Some(guess);
+        }
+        let found = self.map.get(key).copied();
+        if let Some(i) = found {
+            // Fields are far fewer than `u32::MAX`.
+            hint.store(
+                u32::try_from(i).unwrap_or(u32::MAX),
+                AtomicOrdering::Relaxed,
+            );
+        }
+        found
     }
 
     fn rebuild(fields: &[Field]) -> FieldIndex {
-        FieldIndex(
-            fields
+        FieldIndex {
+            map: fields
                 .iter()
                 .enumerate()
                 .map(|(i, f)| (Arc::clone(&f.key), i))
                 .collect(),
-        )
+            next: (0..=fields.len()).map(|_| AtomicU32::new(0)).collect(),
+        }
     }
 }
 

@@ -25,7 +25,7 @@ use super::model::{MapSpec, Node, Spec, SpecKind};
 use super::validate::{self, Hops};
 use crate::path::Segment;
 use crate::text::{KeySeed, Stacks, ValueSeed, ValueVisitor};
-use crate::{JsArray, JsObj, JsPath, JsValue};
+use crate::{JsArray, JsInt, JsObj, JsPath, JsValue};
 
 /// The text of the marker error that stops serde at a violation; never
 /// shown, as the parked violation replaces it.
@@ -191,6 +191,17 @@ fn whole<E: de::Error>(
 }
 
 impl SpecSeed<'_, '_> {
+    /// An integer: the common case first, without the general dispatch.
+    #[inline(always)]
+    fn int<E: de::Error>(self, n: JsInt) -> Result<JsValue, E> {
+        if let SpecKind::Int(spec) = &self.node.kind
+            && check::int_in(spec, n)
+        {
+            return finish(self.node, self.ctx, JsValue::Int(n));
+        }
+        self.scalar(Scalar::Int(n))
+    }
+
     #[inline]
     fn scalar<E: de::Error>(self, x: Scalar<'_>) -> Result<JsValue, E> {
         let SpecSeed { node, ctx, hops } = self;
@@ -369,7 +380,7 @@ fn too_long<'de, A: SeqAccess<'de>>(
 
 /// The checks of a complete array: its least length, uniqueness, user
 /// checks.
-#[inline]
+#[inline(always)]
 fn done<E: de::Error>(
     node: &Node,
     ctx: &mut Ctx,
@@ -420,14 +431,16 @@ impl SpecSeed<'_, '_> {
         let start = ctx.stacks.members.len();
         let mut seen = Seen::new(spec.fields.len());
         let mut required = 0;
+        let mut prev = spec.fields.len();
         let result = loop {
             let key = match map.next_key_seed(KeySeed) {
                 Ok(Some(k)) => k,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            let value = match spec.index.get(&key) {
+            let value = match spec.index.find(&spec.fields, prev, &key) {
                 Some(i) => {
+                    prev = i;
                     let f = &spec.fields[i];
                     let v = map.next_value_seed(SpecSeed {
                         node: f.spec.node(),
@@ -583,12 +596,12 @@ impl<'de> Visitor<'de> for SpecSeed<'_, '_> {
 
     #[inline]
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<JsValue, E> {
-        self.scalar(Scalar::Int(v.into()))
+        self.int(v.into())
     }
 
     #[inline]
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<JsValue, E> {
-        self.scalar(Scalar::Int(v.into()))
+        self.int(v.into())
     }
 
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<JsValue, E> {
@@ -607,6 +620,15 @@ impl<'de> Visitor<'de> for SpecSeed<'_, '_> {
 
     #[inline]
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<JsValue, E> {
+        // The common cases first, without the general dispatch.
+        let fits = match &self.node.kind {
+            SpecKind::Float(f) => check::float_in(f.min, f.max, v),
+            SpecKind::Number(n) => check::float_in(n.min, n.max, v),
+            _ => false,
+        };
+        if fits {
+            return finish(self.node, self.ctx, JsValue::Float(v));
+        }
         self.scalar(Scalar::Float(v))
     }
 
