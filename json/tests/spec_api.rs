@@ -512,6 +512,15 @@ fn hostile_input_is_an_error_not_a_panic() {
         assert!(spec.decode(&[0xdf, 0xff, 0xff, 0xff, 0xff]).is_err());
         assert!(spec.decode(&[0xdb, 0xff, 0xff, 0xff, 0xff]).is_err());
     }
+    // Just within the limits: as deep as the plain parser and decoder go.
+    let ok_text = "[".repeat(127) + &"]".repeat(127);
+    let value = nested.parse(&ok_text).unwrap();
+    assert_eq!(value, JsValue::parse(&ok_text).unwrap());
+    assert_eq!(nested.decode(&to_vec(&value).unwrap()).unwrap(), value);
+    let mut bytes = vec![0x91; 127];
+    bytes.push(0x90);
+    assert!(nested.decode(&bytes).is_ok());
+
     let obj = jsobj_spec! { "a": string() };
     assert!(
         obj.decode(&[0x81, 0xa1, b'a', 0xdb, 0xff, 0xff, 0xff, 0xff])

@@ -102,6 +102,17 @@ pub(crate) fn value(
         }
         _ => {}
     }
+    match r.peek_kind()? {
+        ValueKind::Array => array(r, node, c),
+        ValueKind::Map => object(r, node, c),
+        _ => scalar(r, node, c),
+    }
+}
+
+/// A scalar against `node`, out of line so that the recursion through
+/// containers keeps small frames (the depth limit allows 128 levels).
+#[inline(never)]
+fn scalar(r: &mut Reader<'_>, node: &Node, c: &mut DecodeCtx) -> Res<JsValue> {
     let at = r.position();
     let marker = r.peek()?;
     let x = match ValueKind::of(marker) {
@@ -110,11 +121,31 @@ pub(crate) fn value(
             Scalar::Null
         }
         ValueKind::Bool => Scalar::Bool(r.read_bool()?),
-        ValueKind::Int => Scalar::Int(match r.read_int()? {
-            Int::Unsigned(u) => JsInt::from(u),
-            Int::Negative(n) => JsInt::from(n),
-        }),
-        ValueKind::Float => Scalar::Float(r.read_f64()?),
+        ValueKind::Int => {
+            let n = match r.read_int()? {
+                Int::Unsigned(u) => JsInt::from(u),
+                Int::Negative(n) => JsInt::from(n),
+            };
+            // The common case first, without the general dispatch.
+            if let SpecKind::Int(spec) = &node.kind
+                && check::int_in(spec, n)
+            {
+                return finish(node, c, r, JsValue::Int(n));
+            }
+            Scalar::Int(n)
+        }
+        ValueKind::Float => {
+            let x = r.read_f64()?;
+            let fits = match &node.kind {
+                SpecKind::Float(f) => check::float_in(f.min, f.max, x),
+                SpecKind::Number(n) => check::float_in(n.min, n.max, x),
+                _ => false,
+            };
+            if fits {
+                return finish(node, c, r, JsValue::Float(x));
+            }
+            Scalar::Float(x)
+        }
         ValueKind::Str => {
             let s = r.read_str()?;
             r.charge_alloc(s.len())?;
@@ -124,8 +155,6 @@ pub(crate) fn value(
             let v = JsValue::Str(Arc::from(s));
             return finish(node, c, r, v);
         }
-        ValueKind::Array => return array(r, node, c),
-        ValueKind::Map => return object(r, node, c),
         _ => return Err(r.mismatch(EXPECTED_VALUE, marker, at)),
     };
     if let Err(miss) = check::scalar(node, x) {
