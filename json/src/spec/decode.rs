@@ -50,9 +50,17 @@ impl DecodeCtx {
 type Res<T> = Result<T, DecodeError>;
 
 /// Runs the node's user checks on a value that passed the rest.
-#[inline]
+#[inline(always)]
 fn finish(node: &Node, c: &mut DecodeCtx, r: &Reader<'_>, v: JsValue) -> Res<JsValue> {
-    if node.checks.is_empty() || (node.nullable && v.is_null()) {
+    if node.checks.is_empty() {
+        return Ok(v);
+    }
+    run_checks(node, c, r, v)
+}
+
+#[inline(never)]
+fn run_checks(node: &Node, c: &mut DecodeCtx, r: &Reader<'_>, v: JsValue) -> Res<JsValue> {
+    if node.nullable && v.is_null() {
         return Ok(v);
     }
     match check::user_checks(&node.checks, &v) {
@@ -102,37 +110,23 @@ pub(crate) fn value(
         }
         _ => {}
     }
+    // Containers recurse; integers and floats take a short path; other
+    // scalars are decoded out of line, so that the frames of the recursion
+    // through containers stay small (the depth limit allows 128 levels).
     match r.peek_kind()? {
         ValueKind::Array => array(r, node, c),
         ValueKind::Map => object(r, node, c),
-        _ => scalar(r, node, c),
-    }
-}
-
-/// A scalar against `node`, out of line so that the recursion through
-/// containers keeps small frames (the depth limit allows 128 levels).
-#[inline(never)]
-fn scalar(r: &mut Reader<'_>, node: &Node, c: &mut DecodeCtx) -> Res<JsValue> {
-    let at = r.position();
-    let marker = r.peek()?;
-    let x = match ValueKind::of(marker) {
-        ValueKind::Nil => {
-            r.read_nil()?;
-            Scalar::Null
-        }
-        ValueKind::Bool => Scalar::Bool(r.read_bool()?),
         ValueKind::Int => {
             let n = match r.read_int()? {
                 Int::Unsigned(u) => JsInt::from(u),
                 Int::Negative(n) => JsInt::from(n),
             };
-            // The common case first, without the general dispatch.
             if let SpecKind::Int(spec) = &node.kind
                 && check::int_in(spec, n)
             {
                 return finish(node, c, r, JsValue::Int(n));
             }
-            Scalar::Int(n)
+            checked(r, node, c, Scalar::Int(n))
         }
         ValueKind::Float => {
             let x = r.read_f64()?;
@@ -144,8 +138,32 @@ fn scalar(r: &mut Reader<'_>, node: &Node, c: &mut DecodeCtx) -> Res<JsValue> {
             if fits {
                 return finish(node, c, r, JsValue::Float(x));
             }
-            Scalar::Float(x)
+            checked(r, node, c, Scalar::Float(x))
         }
+        _ => scalar(r, node, c),
+    }
+}
+
+/// A scalar after the short paths: all of its checks.
+#[inline(never)]
+fn checked(r: &mut Reader<'_>, node: &Node, c: &mut DecodeCtx, x: Scalar<'_>) -> Res<JsValue> {
+    if let Err(miss) = check::scalar(node, x) {
+        return Err(c.fail(r, miss));
+    }
+    finish(node, c, r, x.to_value())
+}
+
+/// Null, a boolean or a string against `node` (or a type outside JSON).
+#[inline(never)]
+fn scalar(r: &mut Reader<'_>, node: &Node, c: &mut DecodeCtx) -> Res<JsValue> {
+    let at = r.position();
+    let marker = r.peek()?;
+    let x = match ValueKind::of(marker) {
+        ValueKind::Nil => {
+            r.read_nil()?;
+            Scalar::Null
+        }
+        ValueKind::Bool => Scalar::Bool(r.read_bool()?),
         ValueKind::Str => {
             let s = r.read_str()?;
             r.charge_alloc(s.len())?;
@@ -157,10 +175,7 @@ fn scalar(r: &mut Reader<'_>, node: &Node, c: &mut DecodeCtx) -> Res<JsValue> {
         }
         _ => return Err(r.mismatch(EXPECTED_VALUE, marker, at)),
     };
-    if let Err(miss) = check::scalar(node, x) {
-        return Err(c.fail(r, miss));
-    }
-    finish(node, c, r, x.to_value())
+    checked(r, node, c, x)
 }
 
 fn array(r: &mut Reader<'_>, node: &Node, c: &mut DecodeCtx) -> Res<JsValue> {
