@@ -64,14 +64,14 @@ fn encode_object(o: &JsObj, w: &mut Writer) -> Result<(), EncodeError> {
 /// Scratch stack shared by all objects of one decode (see `text.rs` for
 /// why); arrays know their length and need none.
 #[derive(Default)]
-struct Stacks {
-    members: Vec<(Arc<str>, JsValue)>,
+pub(crate) struct Stacks {
+    pub(crate) members: Vec<(Arc<str>, JsValue)>,
 }
 
 /// What a value of the wire type `kind` is called in our errors.
-const EXPECTED_VALUE: &str = "a JSON value (nil, boolean, number, string, array or map)";
+pub(crate) const EXPECTED_VALUE: &str = "a JSON value (nil, boolean, number, string, array or map)";
 
-fn decode_value(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsValue, DecodeError> {
+pub(crate) fn decode_value(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsValue, DecodeError> {
     let at = r.position();
     let marker = r.peek()?;
     Ok(match ValueKind::of(marker) {
@@ -137,7 +137,7 @@ fn decode_object(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsObj, DecodeErr
     Ok(JsObj::from_members(&mut st.members, start))
 }
 
-fn decode_key(r: &mut Reader<'_>) -> Result<Arc<str>, DecodeError> {
+pub(crate) fn decode_key(r: &mut Reader<'_>) -> Result<Arc<str>, DecodeError> {
     let at = r.position();
     let marker = r.peek()?;
     match ValueKind::of(marker) {

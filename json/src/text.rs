@@ -59,12 +59,12 @@ impl Serialize for JsObj {
 // ---- Deserialize ------------------------------------------------------------
 
 #[derive(Default)]
-struct Stacks {
-    values: Vec<JsValue>,
-    members: Vec<(Arc<str>, JsValue)>,
+pub(crate) struct Stacks {
+    pub(crate) values: Vec<JsValue>,
+    pub(crate) members: Vec<(Arc<str>, JsValue)>,
 }
 
-struct ValueSeed<'a>(&'a mut Stacks);
+pub(crate) struct ValueSeed<'a>(pub(crate) &'a mut Stacks);
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     type Value = JsValue;
@@ -75,7 +75,7 @@ impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     }
 }
 
-struct ValueVisitor<'a>(&'a mut Stacks);
+pub(crate) struct ValueVisitor<'a>(pub(crate) &'a mut Stacks);
 
 impl<'de> Visitor<'de> for ValueVisitor<'_> {
     type Value = JsValue;
@@ -178,7 +178,7 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
     }
 }
 
-struct KeySeed;
+pub(crate) struct KeySeed;
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Arc<str>;
