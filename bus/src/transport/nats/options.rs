@@ -506,6 +506,18 @@ mod tests {
         assert!(o.take_connect_options().await.is_ok());
     }
 
+    #[cfg(feature = "unstable-async-nats")]
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_escape_hatch_applies_last() {
+        let mut o = NatsOptions::new("nats://x:1")
+            .connection_name("stable")
+            .configure_async_nats(|o| o.name("raw").max_reconnects(3));
+        let connect = o.take_connect_options().await.expect("valid options");
+        let text = format!("{connect:?}");
+        assert!(text.contains(r#""name": Some("raw")"#), "{text}");
+        assert!(text.contains(r#""max_reconnects": Some(3)"#), "{text}");
+    }
+
     #[test]
     fn events_have_their_own_type() {
         let client = async_nats::Event::SlowConsumer(7);
