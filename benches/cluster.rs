@@ -9,6 +9,13 @@
 //! reports messages/s). `cargo bench --bench cluster`; `cargo test --bench
 //! cluster` runs each once. Without `nats-server` on `PATH` it prints a
 //! message and measures nothing.
+//!
+//! After the criterion groups, under `cargo bench` only, two paired runs
+//! print ratios that hold on a loaded machine: `bus::cluster/paired-publish`
+//! (blocks of codecbus and raw + codec publishes alternating, throughput
+//! and CPU per message) and `bus::cluster/paired-rtt` (the same for round
+//! trips). A filter selects them by those names, e.g.
+//! `cargo bench --bench cluster -- paired-publish`.
 
 #[path = "../bus/tests/common/nats.rs"]
 mod harness;
@@ -394,7 +401,7 @@ where
     let n = f64::from(PER_BLOCK) * BLOCKS as f64;
     for (i, variant) in VARIANTS.iter().enumerate() {
         eprintln!(
-            "bus::cluster/paired/{name}: {variant:<24} {:>6.1} µs per round trip, {:>5.1} µs of it on this process's CPU (both nodes)",
+            "bus::cluster/paired-rtt/{name}: {variant:<24} {:>6.1} µs per round trip, {:>5.1} µs of it on this process's CPU (both nodes)",
             elapsed[i].as_secs_f64() * 1e6 / n,
             cpu[i] as f64 / 1e3 / n
         );
@@ -403,12 +410,155 @@ where
         let mut sorted = ratios;
         sorted.sort_by(f64::total_cmp);
         eprintln!(
-            "bus::cluster/paired/{name}: codecbus / {against} = {:.3} (median of {BLOCKS} alternating blocks of {PER_BLOCK}; quartiles {:.3}..{:.3})",
+            "bus::cluster/paired-rtt/{name}: codecbus / {against} = {:.3} (median of {BLOCKS} alternating blocks of {PER_BLOCK}; quartiles {:.3}..{:.3})",
             sorted[BLOCKS / 2],
             sorted[BLOCKS / 4],
             sorted[BLOCKS * 3 / 4]
         );
     }
+}
+
+/// Messages that arrived, and a wake-up when a target count is reached
+/// (the paired publish run awaits it instead of polling).
+#[derive(Default)]
+struct Arrivals {
+    count: AtomicU64,
+    target: AtomicU64,
+    reached: tokio::sync::Notify,
+}
+
+impl Arrivals {
+    fn arrived(&self) {
+        let n = self.count.fetch_add(1, Ordering::AcqRel) + 1;
+        if n == self.target.load(Ordering::Acquire) {
+            self.reached.notify_one();
+        }
+    }
+
+    /// Expects `more` further messages: returns the count to wait for.
+    /// Call before sending them.
+    fn expect(&self, more: u64) -> u64 {
+        let target = self.count.load(Ordering::Acquire) + more;
+        self.target.store(target, Ordering::Release);
+        target
+    }
+
+    /// Waits until `target` messages arrived in all.
+    async fn wait_for(&self, target: u64) {
+        let wait = async {
+            while self.count.load(Ordering::Acquire) < target {
+                self.reached.notified().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), wait)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "only {} of {target} messages arrived",
+                    self.count.load(Ordering::Acquire)
+                )
+            });
+    }
+}
+
+/// Publish throughput measured the way a noisy machine allows: blocks of
+/// codecbus and of raw async-nats doing the same codec work (encode on the
+/// publisher, decode on the subscriber) alternate, so load changes hit
+/// both alike. Each block publishes `PER_BLOCK` messages from `a` and
+/// awaits their arrival on `b`. Prints messages/s, this process's CPU
+/// time per message (both nodes, from `schedstat`) and the median of the
+/// per-block throughput ratios. Only under `cargo bench`.
+fn paired_publish<T>(cl: &Cluster, name: &str, body: T)
+where
+    T: MessageCodec + Clone + Send + Sync + 'static,
+{
+    const BLOCKS: usize = 30;
+    const PER_BLOCK: u64 = 4000;
+    const VARIANTS: [&str; 2] = ["codecbus", "raw async-nats + codec"];
+    let address = format!("bench.paired.publish.{name}");
+    let subject = format!("raw.paired.publish.{name}");
+    let body = Arc::new(body);
+    let bus_arrivals = Arc::new(Arrivals::default());
+    let raw_arrivals = Arc::new(Arrivals::default());
+    let (elapsed, cpu, ratios) = cl.rt.block_on(async {
+        let arrivals = Arc::clone(&bus_arrivals);
+        let options = ConsumerOptions::new().with_queue_capacity(1 << 20);
+        let consumer =
+            cl.b.consumer_with(&address, options, move |_m: Message<T>| {
+                arrivals.arrived();
+                async {}
+            });
+        cl.b.flush().await.expect("flush");
+        let mut sub = cl
+            .raw_b
+            .subscribe(subject.clone())
+            .await
+            .expect("subscribe");
+        let arrivals = Arc::clone(&raw_arrivals);
+        let reader = tokio::spawn(async move {
+            while let Some(m) = sub.next().await {
+                let value: T = codecbus::from_slice(&m.payload).expect("decode");
+                std::hint::black_box(value);
+                arrivals.arrived();
+            }
+        });
+        settle(&cl.raw_b).await;
+        let mut elapsed = [Duration::ZERO; 2];
+        let mut cpu = [0u64; 2];
+        let mut ratios = Vec::with_capacity(BLOCKS);
+        for _ in 0..BLOCKS {
+            let mut block = [Duration::ZERO; 2];
+            for (variant, time) in block.iter_mut().enumerate() {
+                let cpu0 = schedstat()[0];
+                let start = Instant::now();
+                if variant == 0 {
+                    let target = bus_arrivals.expect(PER_BLOCK);
+                    for _ in 0..PER_BLOCK {
+                        cl.a.publish(&address, Shared(Arc::clone(&body)))
+                            .await
+                            .expect("publish");
+                    }
+                    bus_arrivals.wait_for(target).await;
+                } else {
+                    let target = raw_arrivals.expect(PER_BLOCK);
+                    for _ in 0..PER_BLOCK {
+                        let bytes = Bytes::from(to_vec(&*body).expect("encode"));
+                        cl.raw_a
+                            .publish(subject.clone(), bytes)
+                            .await
+                            .expect("raw publish");
+                    }
+                    raw_arrivals.wait_for(target).await;
+                }
+                *time = start.elapsed();
+                cpu[variant] += schedstat()[0] - cpu0;
+                elapsed[variant] += *time;
+            }
+            // Throughput ratio: the inverse of the time ratio.
+            ratios.push(block[1].as_secs_f64() / block[0].as_secs_f64());
+        }
+        reader.abort();
+        consumer.unregister().await;
+        (elapsed, cpu, ratios)
+    });
+    let n = PER_BLOCK as f64 * BLOCKS as f64;
+    for (i, variant) in VARIANTS.iter().enumerate() {
+        eprintln!(
+            "bus::cluster/paired-publish/{name}: {variant:<24} {:>8.0} msg/s, {:>5.2} µs of this process's CPU per message (both nodes)",
+            n / elapsed[i].as_secs_f64(),
+            cpu[i] as f64 / 1e3 / n
+        );
+    }
+    let mut sorted = ratios;
+    sorted.sort_by(f64::total_cmp);
+    eprintln!(
+        "bus::cluster/paired-publish/{name}: codecbus / {} throughput = {:.3} (median of {BLOCKS} alternating blocks of {PER_BLOCK}; quartiles {:.3}..{:.3}); CPU per message {:.3}",
+        VARIANTS[1],
+        sorted[BLOCKS / 2],
+        sorted[BLOCKS / 4],
+        sorted[BLOCKS * 3 / 4],
+        cpu[0] as f64 / cpu[1] as f64
+    );
 }
 
 /// This thread's time on a CPU and time runnable but waiting for one, in
@@ -455,7 +605,12 @@ fn cluster_benches(c: &mut Criterion) {
     // Under `cargo bench`, unless a filter excludes it.
     let bench = std::env::args().any(|a| a == "--bench");
     let filter = std::env::args().skip(1).find(|a| !a.starts_with("--"));
-    if bench && filter.is_none_or(|f| "bus::cluster/paired".contains(f.as_str())) {
+    let paired = |what: &str| bench && filter.as_ref().is_none_or(|f| what.contains(f.as_str()));
+    if paired("bus::cluster/paired-publish") {
+        paired_publish(&cl, "derived_obj", derived.clone());
+        paired_publish::<JsObj>(&cl, "jsobj_obj", jsobj.clone());
+    }
+    if paired("bus::cluster/paired-rtt") {
         paired_ratio(&cl, "derived_obj", derived, derived_bytes);
         paired_ratio::<JsObj>(&cl, "jsobj_obj", jsobj, jsobj_bytes);
     }

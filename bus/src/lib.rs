@@ -305,8 +305,4 @@ pub use codecbus_core::{CodecRegistration, MessageCodec};
 extern crate self as codecbus_bus;
 
 #[cfg(feature = "nats")]
-pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsOptions};
-/// The `async-nats` crate the NATS transport is built on, for
-/// [`NatsOptions::configure`].
-#[cfg(feature = "nats")]
-pub use async_nats;
+pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};

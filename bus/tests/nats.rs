@@ -486,7 +486,7 @@ async fn conversation_turns_to_a_node_that_cannot_answer() {
 /// in `remote_dropped` and reported to `on_event`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_slow_consumer_is_counted() {
-    use codecbus_bus::async_nats::Event;
+    use codecbus_bus::NatsEvent;
 
     let Some(server) = NatsServer::start("client_side_slow_consumer_is_counted") else {
         return;
@@ -497,9 +497,9 @@ async fn client_side_slow_consumer_is_counted() {
     let b = EventBus::builder()
         .nats(
             options(&server.url())
-                .configure(|o| o.subscription_capacity(1))
+                .subscription_capacity(1)
                 .on_event(move |event| {
-                    if matches!(event, Event::SlowConsumer(_)) {
+                    if matches!(event, NatsEvent::SlowConsumer(_)) {
                         seen.fetch_add(1, Ordering::SeqCst);
                     }
                 }),
@@ -978,7 +978,7 @@ async fn subject_prefixes_keep_applications_apart() {
 /// language would send and receive.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wire_contract_from_a_plain_nats_client() {
-    use codecbus_bus::async_nats::{self, HeaderMap};
+    use async_nats::HeaderMap;
 
     let Some(server) = NatsServer::start("wire_contract_from_a_plain_nats_client") else {
         return;

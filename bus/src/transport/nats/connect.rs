@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use crate::error::{BuildError, BuildErrorKind};
 use crate::metrics::bump;
-use crate::transport::nats::options::NatsOptions;
+use crate::transport::nats::options::{NatsEvent, NatsOptions};
 
 /// A connected client, before the bus around it exists.
 pub(crate) struct Connected {
@@ -42,7 +42,8 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
     let who = servers.clone();
     let dropped = Arc::new(AtomicU64::new(0));
     let dropped_by_client = Arc::clone(&dropped);
-    let on_event: Option<Arc<dyn Fn(Event) + Send + Sync>> = options.on_event.take().map(Arc::from);
+    let on_event: Option<Arc<dyn Fn(NatsEvent) + Send + Sync>> =
+        options.on_event.take().map(Arc::from);
     connect = connect.event_callback(move |event| {
         let closed_tx = closed_tx.clone();
         let who = who.clone();
@@ -74,6 +75,7 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
             if let Some(on_event) = on_event {
                 // A panic here would end the client's event task, and with
                 // it every later event (the bus waits for `Closed`).
+                let event = NatsEvent::of_client(&event);
                 let call = std::panic::AssertUnwindSafe(|| on_event(event));
                 if std::panic::catch_unwind(call).is_err() {
                     tracing::error!(servers = %who, "the NatsOptions::on_event callback panicked");

@@ -46,5 +46,5 @@ mod transport;
 mod wire;
 
 pub(crate) use self::connect::connect;
-pub use self::options::{DEFAULT_SUBJECT_PREFIX, NatsOptions};
+pub use self::options::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};
 pub(crate) use self::transport::NatsTransport;

@@ -9,15 +9,89 @@ use crate::transport::nats::wire;
 /// The default subject prefix: every subject the bus uses starts with it.
 pub const DEFAULT_SUBJECT_PREFIX: &str = "codecbus";
 
+#[cfg(feature = "unstable-async-nats")]
 type Configure =
     Box<dyn FnOnce(async_nats::ConnectOptions) -> async_nats::ConnectOptions + Send + Sync>;
 
 /// A user's callback for connection events.
-pub(crate) type OnEvent = Box<dyn Fn(async_nats::Event) + Send + Sync>;
+pub(crate) type OnEvent = Box<dyn Fn(NatsEvent) + Send + Sync>;
+
+/// An event of a bus's NATS connection, as
+/// [`NatsOptions::on_event`] sees it.
+///
+/// New kinds of events may be added in a minor release: match with a
+/// wildcard arm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NatsEvent {
+    /// The connection was established, at first or again after a loss.
+    Connected,
+    /// The connection was lost; the client is reconnecting.
+    Disconnected,
+    /// The server announced that it is shutting down (lame duck mode):
+    /// the client will move to another server of the cluster.
+    LameDuckMode,
+    /// The connection is draining (the bus is closing).
+    Draining,
+    /// The connection is closed for good.
+    Closed,
+    /// The client dropped a message for a subscription whose reader fell
+    /// behind (counted in [`Metrics::remote_dropped`](crate::Metrics::remote_dropped));
+    /// the value is the subscription's id on the connection. One event per
+    /// dropped message.
+    SlowConsumer(u64),
+    /// The server reported an error (authorization, a protocol violation,
+    /// ...); the text is the server's.
+    ServerError(String),
+    /// The client failed (TLS, a refused reconnection, ...); the text is
+    /// the client's.
+    ClientError(String),
+}
+
+impl NatsEvent {
+    /// The event for the NATS client's own.
+    pub(crate) fn of_client(event: &async_nats::Event) -> Self {
+        use async_nats::Event;
+        match event {
+            Event::Connected => Self::Connected,
+            Event::Disconnected => Self::Disconnected,
+            Event::LameDuckMode => Self::LameDuckMode,
+            Event::Draining => Self::Draining,
+            Event::Closed => Self::Closed,
+            Event::SlowConsumer(sid) => Self::SlowConsumer(*sid),
+            Event::ServerError(e) => Self::ServerError(e.to_string()),
+            Event::ClientError(e) => Self::ClientError(e.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for NatsEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Connected => f.write_str("connected"),
+            Self::Disconnected => f.write_str("disconnected"),
+            Self::LameDuckMode => f.write_str("the server entered lame duck mode"),
+            Self::Draining => f.write_str("draining"),
+            Self::Closed => f.write_str("closed"),
+            Self::SlowConsumer(sid) => {
+                write!(f, "slow consumer: a message for subscription {sid} dropped")
+            }
+            Self::ServerError(e) => write!(f, "server error: {e}"),
+            Self::ClientError(e) => write!(f, "client error: {e}"),
+        }
+    }
+}
 
 /// How a bus joins a cluster through NATS: server URLs, the subject
-/// prefix, the connection name, authentication and TLS, all passed through
-/// to [`async_nats::ConnectOptions`].
+/// prefix, the connection name, authentication and TLS.
+///
+/// Every setting here is this crate's own: none of its types comes from
+/// the NATS client library (`async-nats`, a 0.x crate), so a new release
+/// of that library does not change this API. The one exception is
+/// explicitly named: [`configure_async_nats`](NatsOptions::configure_async_nats),
+/// behind the `unstable-async-nats` feature, which hands over the client's
+/// own options and follows that library's versioning (see its
+/// documentation).
 ///
 /// Give it to [`EventBusBuilder::nats`](crate::EventBusBuilder::nats) and
 /// finish with [`connect`](crate::EventBusBuilder::connect), which connects
@@ -62,6 +136,8 @@ pub struct NatsOptions {
     max_reconnect_delay: Option<Duration>,
     max_reconnects: Option<usize>,
     ping_interval: Option<Duration>,
+    subscription_capacity: Option<usize>,
+    #[cfg(feature = "unstable-async-nats")]
     configure: Option<Configure>,
     pub(crate) on_event: Option<OnEvent>,
 }
@@ -87,6 +163,8 @@ impl NatsOptions {
             max_reconnect_delay: None,
             max_reconnects: None,
             ping_interval: None,
+            subscription_capacity: None,
+            #[cfg(feature = "unstable-async-nats")]
             configure: None,
             on_event: None,
         }
@@ -213,6 +291,17 @@ impl NatsOptions {
         self
     }
 
+    /// How many messages the client buffers for each subscription while
+    /// the node's reader is behind (`async-nats` default: 65 536). Past it
+    /// the client drops messages, counted in
+    /// [`Metrics::remote_dropped`](crate::Metrics::remote_dropped) and
+    /// reported as [`NatsEvent::SlowConsumer`]. `connect` refuses 0
+    /// (`BuildErrorKind::Config`).
+    pub fn subscription_capacity(mut self, messages: usize) -> Self {
+        self.subscription_capacity = Some(messages);
+        self
+    }
+
     /// How often the client pings the server to notice a dead connection
     /// (`async-nats` default: 60 s).
     pub fn ping_interval(mut self, interval: Duration) -> Self {
@@ -229,11 +318,10 @@ impl NatsOptions {
     /// # Examples
     ///
     /// ```
-    /// use codecbus_bus::NatsOptions;
-    /// use codecbus_bus::async_nats::Event;
+    /// use codecbus_bus::{NatsEvent, NatsOptions};
     ///
     /// let options = NatsOptions::new("nats://127.0.0.1:4222").on_event(|event| {
-    ///     if event == Event::Disconnected {
+    ///     if event == NatsEvent::Disconnected {
     ///         eprintln!("lost the NATS server; reconnecting");
     ///     }
     /// });
@@ -241,16 +329,26 @@ impl NatsOptions {
     /// ```
     pub fn on_event<F>(mut self, f: F) -> Self
     where
-        F: Fn(async_nats::Event) + Send + Sync + 'static,
+        F: Fn(NatsEvent) + Send + Sync + 'static,
     {
         self.on_event = Some(Box::new(f));
         self
     }
 
-    /// Applies any other `async-nats` option, after those above (for
-    /// example `tls_client_config` with a custom `rustls` configuration).
-    /// The bus installs its own event callback, replacing one set here:
-    /// use [`on_event`](NatsOptions::on_event) to see the events.
+    /// **Unstable escape hatch:** applies any other setting of the NATS
+    /// client library, `async-nats`, to its `ConnectOptions`, after those
+    /// above (for example `client_capacity`, or `tls_client_config` with a
+    /// custom `rustls` configuration). The bus installs its own event
+    /// callback, replacing one set here: use
+    /// [`on_event`](NatsOptions::on_event) to see the events.
+    ///
+    /// Only with the `unstable-async-nats` feature. This method is the one
+    /// place where this crate's API exposes `async-nats`, a 0.x crate whose
+    /// every minor release may break its API: the signature follows the
+    /// `async-nats` version this crate depends on (0.51 today), and a
+    /// release of this crate that moves to a newer `async-nats` changes it
+    /// without a major version bump. Code that uses it may need changes
+    /// then; code that does not is unaffected.
     ///
     /// # Examples
     ///
@@ -258,10 +356,11 @@ impl NatsOptions {
     /// use codecbus_bus::NatsOptions;
     ///
     /// let options = NatsOptions::new("nats://127.0.0.1:4222")
-    ///     .configure(|o| o.client_capacity(4096).read_buffer_capacity(65535));
+    ///     .configure_async_nats(|o| o.client_capacity(4096).read_buffer_capacity(65535));
     /// # drop(options);
     /// ```
-    pub fn configure<F>(mut self, f: F) -> Self
+    #[cfg(feature = "unstable-async-nats")]
+    pub fn configure_async_nats<F>(mut self, f: F) -> Self
     where
         F: FnOnce(async_nats::ConnectOptions) -> async_nats::ConnectOptions + Send + Sync + 'static,
     {
@@ -332,6 +431,16 @@ impl NatsOptions {
         if let Some(interval) = self.ping_interval {
             o = o.ping_interval(interval);
         }
+        match self.subscription_capacity {
+            Some(0) => {
+                return Err(
+                    "a NATS subscription capacity of 0 messages: it must be at least 1".to_owned(),
+                );
+            }
+            Some(capacity) => o = o.subscription_capacity(capacity),
+            None => {}
+        }
+        #[cfg(feature = "unstable-async-nats")]
         if let Some(configure) = self.configure.take() {
             o = configure(o);
         }
@@ -363,6 +472,7 @@ impl fmt::Debug for NatsOptions {
             .field("require_tls", &self.require_tls)
             .field("tls_first", &self.tls_first)
             .field("root_certificates", &self.root_certificates)
+            .field("subscription_capacity", &self.subscription_capacity)
             .field(
                 "client_certificate",
                 &self.client_certificate.as_ref().map(|(c, _)| c),
@@ -383,6 +493,39 @@ mod tests {
         assert_eq!(reconnect_delay(5, cap), Duration::from_millis(8));
         assert_eq!(reconnect_delay(50, cap), cap);
         assert_eq!(reconnect_delay(usize::MAX, cap), cap);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_zero_subscription_capacity_is_refused() {
+        let mut o = NatsOptions::new("nats://x:1").subscription_capacity(0);
+        let Err(err) = o.take_connect_options().await else {
+            panic!("a zero capacity was accepted")
+        };
+        assert!(err.contains("capacity of 0"), "{err}");
+        let mut o = NatsOptions::new("nats://x:1").subscription_capacity(1);
+        assert!(o.take_connect_options().await.is_ok());
+    }
+
+    #[cfg(feature = "unstable-async-nats")]
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_escape_hatch_applies_last() {
+        let mut o = NatsOptions::new("nats://x:1")
+            .connection_name("stable")
+            .configure_async_nats(|o| o.name("raw").max_reconnects(3));
+        let connect = o.take_connect_options().await.expect("valid options");
+        let text = format!("{connect:?}");
+        assert!(text.contains(r#""name": Some("raw")"#), "{text}");
+        assert!(text.contains(r#""max_reconnects": Some(3)"#), "{text}");
+    }
+
+    #[test]
+    fn events_have_their_own_type() {
+        let client = async_nats::Event::SlowConsumer(7);
+        assert_eq!(NatsEvent::of_client(&client), NatsEvent::SlowConsumer(7));
+        assert_eq!(
+            NatsEvent::of_client(&async_nats::Event::Disconnected).to_string(),
+            "disconnected"
+        );
     }
 
     #[test]

@@ -110,10 +110,18 @@ pub(crate) fn send_subject(prefix: &str, address: &str) -> Result<String, String
 /// both sides, and a header costs about as much as a codec call; the
 /// version rides in front of the codec name.
 pub(crate) fn outbound_headers(codec: &str, user: &Headers) -> Result<HeaderMap, String> {
+    if codec.bytes().any(|b| b == b'\r' || b == b'\n') {
+        return Err(format!(
+            "codec name {codec:?} cannot travel in a NATS header"
+        ));
+    }
+    let mut value = String::with_capacity(WIRE_VERSION.len() + 1 + codec.len());
+    value.push_str(WIRE_VERSION);
+    value.push(' ');
+    value.push_str(codec);
     let mut map = HeaderMap::new();
-    let value = HeaderValue::from_str(&format!("{WIRE_VERSION} {codec}"))
-        .map_err(|_| format!("codec name {codec:?} cannot travel in a NATS header"))?;
-    map.insert(HeaderName::from_static(H_CODEC), value);
+    // Checked above: no CR or LF, so the conversion cannot panic.
+    map.insert(HeaderName::from_static(H_CODEC), HeaderValue::from(value));
     append_user(&mut map, user)?;
     Ok(map)
 }
