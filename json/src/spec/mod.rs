@@ -11,8 +11,8 @@
 //! | [`integer`] | an integer in the whole `i64` and `u64` range; [range](IntSpec::range) |
 //! | [`float`], [`number`] | a float; an integer or a float; [range](NumberSpec::range) |
 //! | [`one_of_values`] | one of a fixed set of values |
-//! | [`array`], [`array_of`] | an array; of elements following a spec; [length](ArraySpec::length), [unique](ArraySpec::unique) |
-//! | [`tuple`] | an array of fixed length, each position with its spec |
+//! | [`array()`], [`array_of`] | an array; of elements following a spec; [length](ArraySpec::length), [unique](ArraySpec::unique) |
+//! | [`tuple()`] | an array of fixed length, each position with its spec |
 //! | [`object`], [`jsobj_spec!`](crate::jsobj_spec) | an object with required and optional members, [strict](ObjSpec::strict) or [lenient](ObjSpec::lenient) |
 //! | [`map_of`] | an object whose keys follow one spec and values another |
 //! | [`one_of`] | a value following at least one of several specs |
@@ -72,6 +72,9 @@
 mod check;
 mod decode;
 pub(crate) mod describe;
+#[cfg(feature = "proptest")]
+#[path = "gen.rs"]
+pub mod generators;
 mod macros;
 mod model;
 mod parse;

@@ -184,7 +184,7 @@ pub struct NumberSpec {
 }
 
 /// Constraints of an array whose elements all follow one spec, built by
-/// [`array_of`] or [`array`].
+/// [`array_of`] or [`array()`].
 ///
 /// # Examples
 ///
@@ -210,7 +210,7 @@ pub struct ArraySpec {
 }
 
 /// An array of fixed length whose positions follow their own specs, built
-/// by [`tuple`].
+/// by [`tuple()`].
 ///
 /// # Examples
 ///
@@ -550,7 +550,7 @@ pub fn one_of(alternatives: impl IntoSpecs) -> Spec {
     Spec::from_kind(SpecKind::OneOf(alternatives.into_specs().into()))
 }
 
-/// A list of specs, for [`tuple`] and [`one_of`]: an array or `Vec` of one
+/// A list of specs, for [`tuple()`] and [`one_of`]: an array or `Vec` of one
 /// builder type, or a tuple (up to 12) of any builder types.
 ///
 /// # Examples
