@@ -569,10 +569,10 @@ const PROBE: usize = 64;
 /// fewer do, `None` when none does.
 fn filtered<T, F>(s: BoxedStrategy<T>, why: &str, keep: F) -> Option<BoxedStrategy<T>>
 where
-    T: Clone + fmt::Debug + 'static,
+    T: Clone + fmt::Debug + PartialEq + 'static,
     F: Fn(&T) -> bool + 'static,
 {
-    let (passed, kept) = sample(&s, PROBE, &keep);
+    let (passed, kept) = sample(&s, PROBE, PROBE, &keep);
     if passed * 4 >= PROBE {
         Some(s.prop_filter(why.to_owned(), keep).boxed())
     } else if kept.is_empty() {
@@ -584,9 +584,10 @@ where
 
 /// Draws `n` samples of `s` with a deterministic runner; returns how many
 /// passed `keep` and the distinct ones that did.
-fn sample<T: Clone + fmt::Debug>(
+fn sample<T: Clone + fmt::Debug + PartialEq>(
     s: &BoxedStrategy<T>,
     n: usize,
+    cap: usize,
     keep: impl Fn(&T) -> bool,
 ) -> (usize, Vec<T>) {
     let mut runner = TestRunner::deterministic();
@@ -599,7 +600,7 @@ fn sample<T: Clone + fmt::Debug>(
         let v = tree.current();
         if keep(&v) {
             passed += 1;
-            if kept.len() < PROBE && !kept.iter().any(|k| format!("{k:?}") == format!("{v:?}")) {
+            if kept.len() < cap && !kept.contains(&v) {
                 kept.push(v);
             }
         }
@@ -824,7 +825,18 @@ impl Strings {
         let mut reason = String::from("none of the sampled strings matched with a valid length");
         match from_pattern(pattern) {
             Ok(s) => {
-                let (_, m) = sample(&s, PROBE * 4, |t: &String| re.is_match(t));
+                // An unanchored pattern matches inside longer strings too:
+                // padding the samples reaches lengths the pattern alone
+                // does not (every candidate is checked below).
+                let pad = text(0, min.clamp(4, 64));
+                let padded = prop_oneof![
+                    s.clone(),
+                    (pad.clone(), s.clone()).prop_map(|(a, b)| a + &b),
+                    (s.clone(), pad.clone()).prop_map(|(a, b)| a + &b),
+                    (pad.clone(), s, pad).prop_map(|(a, b, c)| a + &b + &c),
+                ]
+                .boxed();
+                let (_, m) = sample(&padded, PROBE * 4, PROBE * 4, |t: &String| re.is_match(t));
                 matched = m;
             }
             Err(e) => reason = e,
