@@ -78,6 +78,8 @@ pub mod generators;
 mod macros;
 mod model;
 mod parse;
+#[cfg(feature = "schema")]
+pub mod schema;
 mod validate;
 
 use std::fmt;
