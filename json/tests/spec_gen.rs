@@ -271,3 +271,32 @@ fn a_generator_is_deterministic_for_a_runner() {
         );
     }
 }
+
+use codecbus_json as json;
+
+#[path = "../../data/json/specs.rs"]
+mod corpus;
+
+/// The specs of the corpus documents, large and full of patterns, generate
+/// conforming values and exact violations too.
+#[test]
+fn corpus_specs_generate() {
+    for name in ["twitter", "citm_catalog", "canada"] {
+        let spec = corpus::by_name(name).unwrap();
+        let sizes = Sizes::new().max_len(2).max_depth(2);
+        let valid = spec
+            .generator_with(sizes)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for v in draw(&valid, 5, 2) {
+            assert_eq!(spec.validate(&v), [], "{name}");
+        }
+        let invalid = spec.invalid_generator_with(sizes).unwrap();
+        for bad in draw(&invalid, 5, 8) {
+            assert_eq!(
+                spec.validate(bad.value()),
+                [bad.violation().clone()],
+                "{name}: {bad}"
+            );
+        }
+    }
+}

@@ -63,9 +63,10 @@
 //!
 //! * **Patterns.** Strings for a pattern are generated from the pattern
 //!   itself (with `regex-syntax`; anchors and word boundaries are dropped
-//!   for generation, and every string is checked against the real
-//!   expression). The generator samples a pool of candidates when it is
-//!   built: a pattern for which no sample of the required length matches is
+//!   for generation, samples are also padded before and after, since an
+//!   unanchored pattern matches inside longer strings, and every string is
+//!   checked against the real expression). The generator samples a pool of
+//!   candidates when it is built: a pattern for which no sample of the required length matches is
 //!   a [`GenError::Pattern`]. Non-matching strings are derived from the
 //!   matching ones and from a fixed set of strings; a pattern that matches
 //!   all of them (`.*`, or a pattern almost everything contains) has no
