@@ -15,7 +15,11 @@
 //!   and into `serde_json::Value` (MB/s of text);
 //! * `json::msgpack_encode/...`, `json::msgpack_decode/...`: MessagePack
 //!   through the codecbus codecs of `JsValue` and `serde_json::Value`, and
-//!   `serde_json::Value` through `rmp-serde` (MB/s of MessagePack).
+//!   `serde_json::Value` through `rmp-serde` (MB/s of MessagePack);
+//! * `json::spec_parse/...`, `json::spec_decode/...`: the plain parse
+//!   (decode) into `JsValue` next to the validating one against the
+//!   document's spec (`data/json/specs.rs`), and `json::spec_check/...`:
+//!   `is_valid` and `validate` on the parsed value.
 //!
 //! The documents come from `data/json/` in the repository; a missing one is
 //! an error.
@@ -23,10 +27,13 @@
 
 #[path = "support/documents.rs"]
 mod corpus;
+#[path = "../data/json/specs.rs"]
+mod specs;
 
 use std::hint::black_box;
 
 use codecbus::jsobj;
+use codecbus::json;
 use codecbus::json::{JsObj, JsPath, JsValue};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -197,5 +204,48 @@ fn documents(c: &mut Criterion) {
     }
 }
 
-criterion_group!(json, clone_and_set, documents);
+// ------------------------------------------------------------------ specs
+
+fn spec_checks(c: &mut Criterion) {
+    for (name, text) in corpus::all() {
+        let spec = specs::by_name(name).unwrap();
+        let value = JsValue::parse(&text).unwrap();
+        let bytes = codecbus::to_vec(&value).unwrap();
+        assert_eq!(spec.parse(&text).unwrap(), value, "{name}");
+        assert_eq!(spec.decode(&bytes).unwrap(), value, "{name}");
+        assert!(spec.validate(&value).is_empty(), "{name}");
+
+        let mut g = c.benchmark_group(format!("json::spec_parse/{name}"));
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter("plain"), |b| {
+            b.iter(|| black_box(JsValue::parse(black_box(&text)).unwrap()))
+        });
+        g.bench_function(BenchmarkId::from_parameter("spec"), |b| {
+            b.iter(|| black_box(spec.parse(black_box(&text)).unwrap()))
+        });
+        g.finish();
+
+        let mut g = c.benchmark_group(format!("json::spec_decode/{name}"));
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter("plain"), |b| {
+            b.iter(|| black_box(codecbus::from_slice::<JsValue>(black_box(&bytes)).unwrap()))
+        });
+        g.bench_function(BenchmarkId::from_parameter("spec"), |b| {
+            b.iter(|| black_box(spec.decode(black_box(&bytes)).unwrap()))
+        });
+        g.finish();
+
+        let mut g = c.benchmark_group(format!("json::spec_check/{name}"));
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter("is_valid"), |b| {
+            b.iter(|| black_box(spec.is_valid(black_box(&value))))
+        });
+        g.bench_function(BenchmarkId::from_parameter("validate"), |b| {
+            b.iter(|| black_box(spec.validate(black_box(&value))))
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(json, clone_and_set, documents, spec_checks);
 criterion_main!(json);

@@ -43,7 +43,7 @@ fn colour() -> Spec {
 
 /// `Sun Aug 31 00:28:59 +0000 2014`.
 fn timestamp() -> Spec {
-    matching(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} \+0000 \d{4}$")
+    matching(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} \+0000 [0-9]{4}$")
         .into()
 }
 

@@ -227,6 +227,23 @@
 //! `serde_json::Value` is codecbus-core's (feature `serde-json`, on by
 //! default), with the same mapping.
 //!
+//! # Specs
+//!
+//! [`spec`] describes JSON values (types, ranges, lengths, patterns,
+//! required and optional members, recursion) and checks them: on a built
+//! value, reporting every violation with its JSON Pointer, or while parsing
+//! and decoding, stopping at the first.
+//!
+//! ```
+//! use codecbus_json::spec::{integer, string};
+//! use codecbus_json::jsobj_spec;
+//!
+//! let spec = jsobj_spec! { "name": string(), "age"?: integer().min(0) };
+//! assert!(spec.parse(r#"{"name": "Ada", "age": 36}"#).is_ok());
+//! let err = spec.parse(r#"{"name": "Ada", "age": -1}"#).unwrap_err();
+//! assert_eq!(err.violation().unwrap().pointer(), "/age");
+//! ```
+//!
 //! # `JsObj` or `serde_json::Value`?
 //!
 //! Choose `JsObj` (or `JsValue`) for messages that are delivered to several

@@ -116,6 +116,30 @@ pub(crate) fn scalar(node: &Node, v: Scalar<'_>) -> Result<(), Miss> {
     }
 }
 
+/// Whether `x` lies within the bounds (NaN never does).
+#[inline(always)]
+pub(crate) fn float_in(min: Bound<f64>, max: Bound<f64>, x: f64) -> bool {
+    let lo = match min {
+        Bound::Unbounded => true,
+        Bound::Included(b) => x >= b,
+        Bound::Excluded(b) => x > b,
+    };
+    let hi = match max {
+        Bound::Unbounded => true,
+        Bound::Included(b) => x <= b,
+        Bound::Excluded(b) => x < b,
+    };
+    lo && hi && !x.is_nan()
+}
+
+/// Whether `n` lies within the inclusive bounds.
+#[inline(always)]
+pub(crate) fn int_in(spec: &IntSpec, n: JsInt) -> bool {
+    let v = n.as_i128();
+    !(spec.min.is_some_and(|m| v < m) || spec.max.is_some_and(|m| v > m))
+}
+
+#[inline(always)]
 fn number_miss(
     min: Bound<f64>,
     max: Bound<f64>,
@@ -185,7 +209,7 @@ fn int(spec: &IntSpec, n: JsInt) -> Result<(), Miss> {
 
 /// Whether the value lies within the bounds; `cmp(b)` compares the value
 /// with bound `b` (`None` when either is NaN, which fails the bound).
-#[inline]
+#[inline(always)]
 fn in_bounds(
     min: Bound<f64>,
     max: Bound<f64>,

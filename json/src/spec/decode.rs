@@ -18,7 +18,7 @@ use codecbus_core::{DecodeError, Int, Reader, ValueKind};
 use super::check::{self, Miss, Scalar};
 use super::describe::{show, show_array_len, show_obj_len};
 use super::model::{MapSpec, Node, ObjSpec, SpecKind};
-use super::parse::{Ctx, first_duplicate};
+use super::parse::{Ctx, Seen, first_duplicate};
 use super::validate::{self, Hops};
 use crate::msgpack::{EXPECTED_VALUE, Stacks, decode_key, decode_value};
 use crate::{JsArray, JsInt, JsObj, JsValue};
@@ -102,6 +102,17 @@ pub(crate) fn value(
         }
         _ => {}
     }
+    match r.peek_kind()? {
+        ValueKind::Array => array(r, node, c),
+        ValueKind::Map => object(r, node, c),
+        _ => scalar(r, node, c),
+    }
+}
+
+/// A scalar against `node`, out of line so that the recursion through
+/// containers keeps small frames (the depth limit allows 128 levels).
+#[inline(never)]
+fn scalar(r: &mut Reader<'_>, node: &Node, c: &mut DecodeCtx) -> Res<JsValue> {
     let at = r.position();
     let marker = r.peek()?;
     let x = match ValueKind::of(marker) {
@@ -110,11 +121,31 @@ pub(crate) fn value(
             Scalar::Null
         }
         ValueKind::Bool => Scalar::Bool(r.read_bool()?),
-        ValueKind::Int => Scalar::Int(match r.read_int()? {
-            Int::Unsigned(u) => JsInt::from(u),
-            Int::Negative(n) => JsInt::from(n),
-        }),
-        ValueKind::Float => Scalar::Float(r.read_f64()?),
+        ValueKind::Int => {
+            let n = match r.read_int()? {
+                Int::Unsigned(u) => JsInt::from(u),
+                Int::Negative(n) => JsInt::from(n),
+            };
+            // The common case first, without the general dispatch.
+            if let SpecKind::Int(spec) = &node.kind
+                && check::int_in(spec, n)
+            {
+                return finish(node, c, r, JsValue::Int(n));
+            }
+            Scalar::Int(n)
+        }
+        ValueKind::Float => {
+            let x = r.read_f64()?;
+            let fits = match &node.kind {
+                SpecKind::Float(f) => check::float_in(f.min, f.max, x),
+                SpecKind::Number(n) => check::float_in(n.min, n.max, x),
+                _ => false,
+            };
+            if fits {
+                return finish(node, c, r, JsValue::Float(x));
+            }
+            Scalar::Float(x)
+        }
         ValueKind::Str => {
             let s = r.read_str()?;
             r.charge_alloc(s.len())?;
@@ -124,8 +155,6 @@ pub(crate) fn value(
             let v = JsValue::Str(Arc::from(s));
             return finish(node, c, r, v);
         }
-        ValueKind::Array => return array(r, node, c),
-        ValueKind::Map => return object(r, node, c),
         _ => return Err(r.mismatch(EXPECTED_VALUE, marker, at)),
     };
     if let Err(miss) = check::scalar(node, x) {
@@ -204,20 +233,22 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
     let len = r.read_map_len()?;
     r.charge_alloc(len.saturating_mul(size_of::<(Arc<str>, JsValue)>()))?;
     let start = c.st.members.len();
-    let mut seen = vec![false; spec.fields.len()];
+    let mut seen = Seen::new(spec.fields.len());
     let mut required = 0;
+    let mut prev = spec.fields.len();
     for _ in 0..len {
         let key = decode_key(r)?;
-        let v = match spec.fields.binary_search_by(|f| (*f.key).cmp(&*key)) {
-            Ok(i) => {
+        let v = match spec.index.find(&spec.fields, prev, &key) {
+            Some(i) => {
+                prev = i;
                 let f = &spec.fields[i];
                 let v = value(r, f.spec.node(), c, None);
-                if v.is_ok() && !std::mem::replace(&mut seen[i], true) && f.required {
+                if v.is_ok() && seen.mark(i) && f.required {
                     required += 1;
                 }
                 v
             }
-            Err(_) => match decode_value(r, &mut c.st) {
+            None => match decode_value(r, &mut c.st) {
                 Ok(v) if spec.strict => {
                     c.ctx.park(check::unexpected(&v));
                     Err(DecodeError::custom(MARK, r.position()))
@@ -235,13 +266,12 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
     }
     leave(r);
     if required < spec.required
-        && let Some(f) = spec
+        && let Some((_, f)) = spec
             .fields
             .iter()
-            .zip(&seen)
-            .find(|(f, s)| f.required && !**s)
+            .enumerate()
+            .find(|(i, f)| f.required && !seen.has(*i))
     {
-        let f = f.0;
         c.ctx.park(check::missing(f.spec.node()));
         c.ctx.in_key(&f.key);
         return Err(DecodeError::custom(MARK, r.position()));

@@ -68,6 +68,59 @@
 //! ]);
 //! assert!(!spec.is_valid(&value));
 //! ```
+//!
+//! Where violations are reported: a missing member at the member's
+//! pointer (found: `nothing`), a member a strict object does not name at
+//! that member, a length at the container, a duplicate at the later
+//! element. Nothing below a value of the wrong type is examined; a
+//! [`one_of`] that no alternative accepts is one violation at its own
+//! place; user checks run only on values that passed the rest of their
+//! spec, and a `null` accepted by [`nullable`](Spec::nullable) is not
+//! checked further.
+//!
+//! # Checking while parsing and decoding
+//!
+//! [`Spec::parse`] (JSON text) and [`Spec::decode`] (MessagePack) check the
+//! spec in the same pass that builds the value, each value as soon as it is
+//! complete: the first violation stops the work and is returned with its
+//! pointer, and a value that does not conform is never built. It is one of
+//! the violations `validate` would report on the same value. The plain
+//! parser's and decoder's rules and limits (nesting depth, declared
+//! lengths, allocation budget) apply unchanged, and their errors are
+//! reported as they are by [`JsValue::parse`] and the [`JsValue`] codec.
+//!
+//! ```
+//! use codecbus_json::spec::{float, tuple, SpecParseError};
+//! use codecbus_json::jsobj_spec;
+//!
+//! let spec = jsobj_spec! { "name": codecbus_json::spec::string(), "at": tuple((float(), float())) };
+//! assert!(spec.parse(r#"{"name": "x", "at": [1.5, 2.5]}"#).is_ok());
+//! match spec.parse(r#"{"name": "x", "at": [1.5, 2.5, 3.5]}"#) {
+//!     Err(SpecParseError::Invalid(v)) => {
+//!         assert_eq!(v.to_string(), "/at: expected array of exactly 2 items, found an array of 3 items");
+//!     }
+//!     other => panic!("{other:?}"),
+//! }
+//! ```
+//!
+//! A value a `one_of` must see whole is built plainly and then checked as
+//! `validate` checks it; so are values a spec does not describe (under
+//! [`any`], the other members of a lenient object).
+//!
+//! # Recursive specs
+//!
+//! [`Spec::recursive`] hands its closure a handle standing for the spec
+//! being defined; the handle is followed lazily when a value nests.
+//!
+//! ```
+//! use codecbus_json::spec::{array_of, integer, Spec};
+//! use codecbus_json::jsobj_spec;
+//!
+//! let tree = Spec::recursive(|tree| jsobj_spec! { "value": integer(), "children": array_of(tree) });
+//! let text = r#"{"value": 1, "children": [{"value": 2, "children": []}, {"value": "3", "children": []}]}"#;
+//! let err = tree.parse(text).unwrap_err();
+//! assert_eq!(err.violation().unwrap().pointer(), "/children/1/value");
+//! ```
 
 mod check;
 mod decode;

@@ -18,8 +18,11 @@
 //! `Into<Spec>` wraps them. Sibling modules match on `SpecKind` and read the
 //! `pub(crate)` fields; every field's meaning is documented on it.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 use std::sync::{Arc, Weak};
 
 use regex::Regex;
@@ -277,6 +280,84 @@ pub struct ObjSpec {
     pub(crate) strict: bool,
     /// How many of `fields` are required.
     pub(crate) required: usize,
+    /// The position in `fields` of each key, for the parsers' lookups.
+    pub(crate) index: FieldIndex,
+}
+
+/// Key to position in [`ObjSpec::fields`], for the parsers' lookups.
+///
+/// Documents tend to repeat one order of members in every object of a
+/// kind, so each field remembers which field followed it the last time (a
+/// hint, shared by every parse of the spec; relaxed atomics, written only
+/// when wrong): a lookup is usually one comparison with the predicted key.
+/// Otherwise the key is hashed with FNV-1a, which beats SipHash and a
+/// binary search on short keys.
+#[derive(Clone, Default)]
+pub(crate) struct FieldIndex {
+    map: HashMap<Arc<str>, usize, BuildHasherDefault<Fnv>>,
+    /// For each field, and last for the start of an object: the position
+    /// of the field that came next last time.
+    next: Arc<[AtomicU32]>,
+}
+
+impl FieldIndex {
+    /// The position of `key` among `fields`, the field before it being at
+    /// `prev` (`fields.len()` at the start of an object).
+    #[inline]
+    pub(crate) fn find(&self, fields: &[Field], prev: usize, key: &str) -> Option<usize> {
+        let Some(hint) = self.next.get(prev) else {
+            return self.map.get(key).copied();
+        };
+        let guess = hint.load(AtomicOrdering::Relaxed) as usize;
+        if let Some(f) = fields.get(guess)
+            && *f.key == *key
+        {
+            return Some(guess);
+        }
+        let found = self.map.get(key).copied();
+        if let Some(i) = found {
+            // Fields are far fewer than `u32::MAX`.
+            hint.store(
+                u32::try_from(i).unwrap_or(u32::MAX),
+                AtomicOrdering::Relaxed,
+            );
+        }
+        found
+    }
+
+    fn rebuild(fields: &[Field]) -> FieldIndex {
+        FieldIndex {
+            map: fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (Arc::clone(&f.key), i))
+                .collect(),
+            next: (0..=fields.len()).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
+}
+
+/// The FNV-1a hash (64 bits).
+pub(crate) struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// A named member of an [`ObjSpec`].
@@ -501,6 +582,7 @@ pub fn object() -> ObjSpec {
         fields: Vec::new(),
         strict: true,
         required: 0,
+        index: FieldIndex::default(),
     }
 }
 
@@ -783,6 +865,7 @@ impl ObjSpec {
         if required {
             self.required += 1;
         }
+        self.index = FieldIndex::rebuild(&self.fields);
         self
     }
 

@@ -21,11 +21,11 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use super::Violation;
 use super::check::{self, Miss, Scalar};
 use super::describe::{show, show_array_len, show_obj_len};
-use super::model::{MapSpec, Node, SpecKind};
+use super::model::{MapSpec, Node, Spec, SpecKind};
 use super::validate::{self, Hops};
 use crate::path::Segment;
 use crate::text::{KeySeed, Stacks, ValueSeed, ValueVisitor};
-use crate::{JsArray, JsObj, JsPath, JsValue};
+use crate::{JsArray, JsInt, JsObj, JsPath, JsValue};
 
 /// The text of the marker error that stops serde at a violation; never
 /// shown, as the parked violation replaces it.
@@ -107,13 +107,13 @@ impl Ctx {
 }
 
 /// Which named fields of an object have been seen.
-enum Seen {
+pub(crate) enum Seen {
     Small(u64),
     Large(Vec<bool>),
 }
 
 impl Seen {
-    fn new(n: usize) -> Seen {
+    pub(crate) fn new(n: usize) -> Seen {
         if n <= 64 {
             Seen::Small(0)
         } else {
@@ -123,7 +123,7 @@ impl Seen {
 
     /// Marks field `i`; returns whether it is new.
     #[inline]
-    fn mark(&mut self, i: usize) -> bool {
+    pub(crate) fn mark(&mut self, i: usize) -> bool {
         match self {
             Seen::Small(bits) => {
                 let new = *bits & (1 << i) == 0;
@@ -134,7 +134,7 @@ impl Seen {
         }
     }
 
-    fn has(&self, i: usize) -> bool {
+    pub(crate) fn has(&self, i: usize) -> bool {
         match self {
             Seen::Small(bits) => bits & (1 << i) != 0,
             Seen::Large(v) => v[i],
@@ -158,9 +158,17 @@ impl<'de> DeserializeSeed<'de> for SpecSeed<'_, '_> {
 }
 
 /// Runs the node's user checks on a value that passed the rest.
-#[inline]
+#[inline(always)]
 fn finish<E: de::Error>(node: &Node, ctx: &mut Ctx, v: JsValue) -> Result<JsValue, E> {
-    if node.checks.is_empty() || (node.nullable && v.is_null()) {
+    if node.checks.is_empty() {
+        return Ok(v);
+    }
+    run_checks(node, ctx, v)
+}
+
+#[inline(never)]
+fn run_checks<E: de::Error>(node: &Node, ctx: &mut Ctx, v: JsValue) -> Result<JsValue, E> {
+    if node.nullable && v.is_null() {
         return Ok(v);
     }
     match check::user_checks(&node.checks, &v) {
@@ -183,6 +191,18 @@ fn whole<E: de::Error>(
 }
 
 impl SpecSeed<'_, '_> {
+    /// An integer: the common case first, without the general dispatch.
+    #[inline(always)]
+    fn int<E: de::Error>(self, n: JsInt) -> Result<JsValue, E> {
+        if let SpecKind::Int(spec) = &self.node.kind
+            && check::int_in(spec, n)
+        {
+            return finish(self.node, self.ctx, JsValue::Int(n));
+        }
+        self.scalar(Scalar::Int(n))
+    }
+
+    #[inline]
     fn scalar<E: de::Error>(self, x: Scalar<'_>) -> Result<JsValue, E> {
         let SpecSeed { node, ctx, hops } = self;
         match &node.kind {
@@ -259,54 +279,128 @@ impl SpecSeed<'_, '_> {
                 return SpecSeed { node, ctx, hops }.plain(v);
             }
         };
+        let shape = Items { items, tuple, max };
+        // As in the plain parser: up to four elements go from locals
+        // straight into their allocation; longer arrays use the shared stack.
+        let Some(a) = shape.next(&mut seq, node, ctx, 0)? else {
+            return done(node, ctx, JsArray::new(), 0, min, unique);
+        };
+        let Some(b) = shape.next(&mut seq, node, ctx, 1)? else {
+            return done(node, ctx, JsArray::from_array([a]), 1, min, unique);
+        };
+        let Some(c) = shape.next(&mut seq, node, ctx, 2)? else {
+            return done(node, ctx, JsArray::from_array([a, b]), 2, min, unique);
+        };
+        let Some(d) = shape.next(&mut seq, node, ctx, 3)? else {
+            return done(node, ctx, JsArray::from_array([a, b, c]), 3, min, unique);
+        };
+        let Some(e) = shape.next(&mut seq, node, ctx, 4)? else {
+            return done(node, ctx, JsArray::from_array([a, b, c, d]), 4, min, unique);
+        };
         let start = ctx.stacks.values.len();
-        let mut i = 0;
+        ctx.stacks.values.extend([a, b, c, d, e]);
+        let mut i = 5;
         loop {
-            if max == Some(i) {
-                if seq.next_element::<IgnoredAny>()?.is_some() {
-                    // Too long: count the rest, unbuilt, for the message.
-                    ctx.stacks.values.truncate(start);
-                    let mut n = i + 1;
-                    while seq.next_element::<IgnoredAny>()?.is_some() {
-                        n += 1;
-                    }
-                    return Err(ctx.fail(Miss::kind(node, show_array_len(n))));
-                }
-                break;
-            }
-            let item = match items {
-                Some(n) => n,
-                None => tuple[i].node(),
-            };
-            let next = seq.next_element_seed(SpecSeed {
-                node: item,
-                ctx: &mut *ctx,
-                hops: None,
-            });
-            match next {
+            match shape.next(&mut seq, node, ctx, i) {
                 Ok(Some(v)) => ctx.stacks.values.push(v),
                 Ok(None) => break,
                 Err(e) => {
                     ctx.stacks.values.truncate(start);
-                    ctx.in_index(i);
                     return Err(e);
                 }
             }
             i += 1;
         }
-        if i < min {
-            ctx.stacks.values.truncate(start);
-            return Err(ctx.fail(Miss::kind(node, show_array_len(i))));
-        }
         let array = JsArray::from_exact(ctx.stacks.values.drain(start..));
-        if unique && let Some((at, first)) = first_duplicate(&array) {
-            ctx.park(check::duplicate(first));
-            ctx.in_index(at);
-            return Err(de::Error::custom(MARK));
-        }
-        finish(node, ctx, JsValue::Array(array))
+        done(node, ctx, array, i, min, unique)
     }
+}
 
+/// What the elements of an array spec are.
+#[derive(Clone, Copy)]
+struct Items<'a> {
+    /// The spec of every element, for arrays.
+    items: Option<&'a Node>,
+    /// The spec of each position, for tuples.
+    tuple: &'a [Spec],
+    /// The most elements.
+    max: Option<usize>,
+}
+
+impl Items<'_> {
+    /// Element `i`, or `None` at the end of the array.
+    #[inline(always)]
+    fn next<'de, A: SeqAccess<'de>>(
+        self,
+        seq: &mut A,
+        node: &Node,
+        ctx: &mut Ctx,
+        i: usize,
+    ) -> Result<Option<JsValue>, A::Error> {
+        if self.max == Some(i) {
+            return too_long(seq, node, ctx, i);
+        }
+        let item = match self.items {
+            Some(n) => n,
+            None => match self.tuple.get(i) {
+                Some(s) => s.node(),
+                None => return too_long(seq, node, ctx, i),
+            },
+        };
+        let next = seq.next_element_seed(SpecSeed {
+            node: item,
+            ctx: &mut *ctx,
+            hops: None,
+        });
+        if next.is_err() {
+            ctx.in_index(i);
+        }
+        next
+    }
+}
+
+/// At the most elements an array may have: `None` if it ends here, else
+/// the violation (after counting the rest, unbuilt, for the message).
+#[inline(never)]
+fn too_long<'de, A: SeqAccess<'de>>(
+    seq: &mut A,
+    node: &Node,
+    ctx: &mut Ctx,
+    i: usize,
+) -> Result<Option<JsValue>, A::Error> {
+    if seq.next_element::<IgnoredAny>()?.is_none() {
+        return Ok(None);
+    }
+    let mut n = i + 1;
+    while seq.next_element::<IgnoredAny>()?.is_some() {
+        n += 1;
+    }
+    Err(ctx.fail(Miss::kind(node, show_array_len(n))))
+}
+
+/// The checks of a complete array: its least length, uniqueness, user
+/// checks.
+#[inline(always)]
+fn done<E: de::Error>(
+    node: &Node,
+    ctx: &mut Ctx,
+    array: JsArray,
+    n: usize,
+    min: usize,
+    unique: bool,
+) -> Result<JsValue, E> {
+    if n < min {
+        return Err(ctx.fail(Miss::kind(node, show_array_len(n))));
+    }
+    if unique && let Some((at, first)) = first_duplicate(&array) {
+        ctx.park(check::duplicate(first));
+        ctx.in_index(at);
+        return Err(de::Error::custom(MARK));
+    }
+    finish(node, ctx, JsValue::Array(array))
+}
+
+impl SpecSeed<'_, '_> {
     fn object<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
         let SpecSeed { node, ctx, hops } = self;
         let spec = match &node.kind {
@@ -337,14 +431,16 @@ impl SpecSeed<'_, '_> {
         let start = ctx.stacks.members.len();
         let mut seen = Seen::new(spec.fields.len());
         let mut required = 0;
+        let mut prev = spec.fields.len();
         let result = loop {
             let key = match map.next_key_seed(KeySeed) {
                 Ok(Some(k)) => k,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            let value = match spec.fields.binary_search_by(|f| (*f.key).cmp(&*key)) {
-                Ok(i) => {
+            let value = match spec.index.find(&spec.fields, prev, &key) {
+                Some(i) => {
+                    prev = i;
                     let f = &spec.fields[i];
                     let v = map.next_value_seed(SpecSeed {
                         node: f.spec.node(),
@@ -356,7 +452,7 @@ impl SpecSeed<'_, '_> {
                     }
                     v
                 }
-                Err(_) => {
+                None => {
                     let v = map.next_value_seed(ValueSeed(&mut ctx.stacks));
                     match v {
                         Ok(v) if spec.strict => {
@@ -500,12 +596,12 @@ impl<'de> Visitor<'de> for SpecSeed<'_, '_> {
 
     #[inline]
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<JsValue, E> {
-        self.scalar(Scalar::Int(v.into()))
+        self.int(v.into())
     }
 
     #[inline]
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<JsValue, E> {
-        self.scalar(Scalar::Int(v.into()))
+        self.int(v.into())
     }
 
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<JsValue, E> {
@@ -524,6 +620,15 @@ impl<'de> Visitor<'de> for SpecSeed<'_, '_> {
 
     #[inline]
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<JsValue, E> {
+        // The common cases first, without the general dispatch.
+        let fits = match &self.node.kind {
+            SpecKind::Float(f) => check::float_in(f.min, f.max, v),
+            SpecKind::Number(n) => check::float_in(n.min, n.max, v),
+            _ => false,
+        };
+        if fits {
+            return finish(self.node, self.ctx, JsValue::Float(v));
+        }
         self.scalar(Scalar::Float(v))
     }
 
