@@ -125,9 +125,14 @@
 mod check;
 mod decode;
 pub(crate) mod describe;
+#[cfg(feature = "proptest")]
+#[path = "gen.rs"]
+pub mod generators;
 mod macros;
 mod model;
 mod parse;
+#[cfg(feature = "schema")]
+pub mod schema;
 mod validate;
 
 use std::fmt;
