@@ -184,6 +184,25 @@ fn fixed_values() {
 }
 
 #[test]
+fn fixed_values_may_be_arrays_and_objects() {
+    let v = one_of_values([
+        JsValue::from(jsarr![1, 2]),
+        jsobj! { "a": [true] }.into(),
+        JsValue::from(3),
+    ]);
+    ok(&v, jsarr![1, 2]);
+    ok(&v, jsobj! { "a": [true] });
+    ok(&v, 3);
+    assert_eq!(one(&v, jsarr![2, 1]).0, "");
+    assert_eq!(one(&v, jsobj! { "a": [false] }).2, "an object of 1 member");
+    assert_eq!(one(&v, 4).1, "one of [1,2], {\"a\":[true]}, 3");
+    // In a container: the pointer is the member's
+    let o = jsobj_spec! { "pair": v };
+    assert_eq!(one(&o, jsobj! { "pair": [1] }).0, "/pair");
+    ok(&o, jsobj! { "pair": [1, 2] });
+}
+
+#[test]
 fn arrays() {
     let a: Spec = array_of(integer().min(0)).length(1..=3).unique().into();
     ok(&a, jsarr![0, 1, 2]);

@@ -176,7 +176,21 @@ fn values_into(values: &[JsValue], out: &mut String) {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&show(v));
+        match v {
+            // An expected container is spelled out (cut like a long
+            // string): its size alone would not say which one.
+            JsValue::Array(_) | JsValue::Object(_) => {
+                let text = v.to_string();
+                match text.char_indices().nth(SHOWN) {
+                    None => out.push_str(&text),
+                    Some((cut, _)) => {
+                        out.push_str(&text[..cut]);
+                        out.push('…');
+                    }
+                }
+            }
+            _ => out.push_str(&show(v)),
+        }
     }
     if values.len() > MAX_LISTED {
         let _ = write!(out, ", ... ({} values)", values.len());

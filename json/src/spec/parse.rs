@@ -238,7 +238,8 @@ impl SpecSeed<'_, '_> {
         let SpecSeed { node, ctx, hops } = self;
         match &node.kind {
             SpecKind::Any => finish(node, ctx, v),
-            SpecKind::OneOf(_) => whole(node, ctx, hops, v),
+            // A fixed set may hold arrays and objects: compared whole.
+            SpecKind::OneOf(_) | SpecKind::Values(_) => whole(node, ctx, hops, v),
             _ => Err(ctx.fail(Miss::kind(node, show(&v)))),
         }
     }

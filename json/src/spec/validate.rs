@@ -135,6 +135,11 @@ impl<'v> Walker<'v> {
                 }
             }
             (SpecKind::Any, _) => {}
+            (SpecKind::Values(values), JsValue::Array(_) | JsValue::Object(_)) => {
+                if !values.contains(v) {
+                    self.report(Miss::kind(node, show(v)))?;
+                }
+            }
             (SpecKind::Array(spec), JsValue::Array(a)) => {
                 if a.len() < spec.min_len || spec.max_len.is_some_and(|m| a.len() > m) {
                     self.report(Miss::kind(node, show_array_len(a.len())))?;
