@@ -558,6 +558,19 @@ impl<'de> Reader<'de> {
     /// A type mismatch for anything but a number.
     #[inline(always)]
     pub fn read_f64(&mut self) -> Result<f64, DecodeError> {
+        // `float 64`, what every encoder here writes for an `f64`: one
+        // length check and no other branch, the rest out of line.
+        if let Some((&0xcb, tail)) = self.rest.split_first()
+            && let Some((bits, tail)) = tail.split_first_chunk::<8>()
+        {
+            self.rest = tail;
+            return Ok(f64::from_bits(u64::from_be_bytes(*bits)));
+        }
+        self.read_f64_other()
+    }
+
+    #[inline(never)]
+    fn read_f64_other(&mut self) -> Result<f64, DecodeError> {
         match self.peek()? {
             0xcb => Ok(f64::from_bits(u64::from_be_bytes(self.marked()?))),
             0xca => Ok(f32::from_bits(u32::from_be_bytes(self.marked()?)) as f64),
