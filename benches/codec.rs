@@ -9,17 +9,22 @@
 //! * `msgpacker`: where it can express the layout (no maps);
 //! * `serde_json`: text, for scale.
 //!
-//! The encoded size of every implementation is printed once, as a table.
+//! Times are the benchmark thread's CPU time (`support/cpu_time.rs`), so
+//! other work on the machine does not count. The encoded size of every
+//! implementation is printed once, as a table.
 //! `cargo bench --bench codec`; `cargo test --bench codec` runs each once.
 
 #[path = "support/documents.rs"]
 mod corpus;
+#[path = "support/cpu_time.rs"]
+mod cpu_time;
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use codecbus::json::JsValue;
 use codecbus::{MessageCodec, Reader, Writer};
+use cpu_time::CpuTime;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use msgpacker::{MsgPacker, Packable, Unpackable};
 use serde::{Deserialize, Serialize};
@@ -807,7 +812,7 @@ type ReadFn<'a, T> = Box<dyn Fn(&[u8]) -> T + 'a>;
 /// back the value its writer wrote, and those named in `same_bytes` write
 /// exactly the bytes of the first implementation.
 fn workload<T: PartialEq + std::fmt::Debug>(
-    c: &mut Criterion,
+    c: &mut Criterion<CpuTime>,
     sizes: &mut Vec<(String, &'static str, usize)>,
     group: &str,
     value: &T,
@@ -910,7 +915,8 @@ fn serde_json_impl<T: Serialize + for<'de> Deserialize<'de>>() -> Impl<'static, 
     }
 }
 
-fn benches(c: &mut Criterion) {
+fn benches(c: &mut Criterion<CpuTime>) {
+    cpu_time::check();
     let mut sizes = Vec::new();
 
     workload(
@@ -1119,5 +1125,9 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(codec, benches);
+criterion_group! {
+    name = codec;
+    config = Criterion::default().with_measurement(CpuTime);
+    targets = benches
+}
 criterion_main!(codec);
