@@ -209,7 +209,7 @@ fn lines() -> impl Iterator<Item = (String, u32, f64, Option<String>)> {
             (*sku).to_string(),
             1 + i * 70,
             9.5 + f64::from(i) * 12.25,
-            (i % 2 == 0).then(|| format!("gift {i}")),
+            i.is_multiple_of(2).then(|| format!("gift {i}")),
         )
     })
 }
