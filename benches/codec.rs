@@ -9,16 +9,22 @@
 //! * `msgpacker`: where it can express the layout (no maps);
 //! * `serde_json`: text, for scale.
 //!
-//! The encoded size of every implementation is printed once, as a table.
+//! Times are the benchmark thread's CPU time (`support/cpu_time.rs`), so
+//! other work on the machine does not count. The encoded size of every
+//! implementation is printed once, as a table.
 //! `cargo bench --bench codec`; `cargo test --bench codec` runs each once.
 
 #[path = "support/documents.rs"]
 mod corpus;
+#[path = "support/cpu_time.rs"]
+mod cpu_time;
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use codecbus::json::JsValue;
 use codecbus::{MessageCodec, Reader, Writer};
+use cpu_time::CpuTime;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use msgpacker::{MsgPacker, Packable, Unpackable};
 use serde::{Deserialize, Serialize};
@@ -126,6 +132,169 @@ fn prims() -> Prims {
     }
 }
 
+// ------------------------------------------------------- nested workloads
+
+/// One line of an order: a string, two numbers and an optional string.
+#[derive(MessageCodec, Serialize, Deserialize, Clone, Debug, PartialEq)]
+struct Line {
+    sku: String,
+    qty: u32,
+    price: f64,
+    note: Option<String>,
+}
+
+/// An order: a vector of small structs, a map and an option, by name.
+#[derive(MessageCodec, Serialize, Deserialize, Clone, Debug, PartialEq)]
+struct Order {
+    id: u64,
+    customer: String,
+    lines: Vec<Line>,
+    totals: BTreeMap<String, i64>,
+    shipped: Option<u64>,
+}
+
+/// [`Line`], positionally.
+#[derive(MessageCodec, Serialize, Deserialize, MsgPacker, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct LineArray {
+    sku: String,
+    qty: u32,
+    price: f64,
+    note: Option<String>,
+}
+
+/// [`Order`], positionally.
+#[derive(MessageCodec, Serialize, Deserialize, MsgPacker, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct OrderArray {
+    id: u64,
+    customer: String,
+    lines: Vec<LineArray>,
+    totals: BTreeMap<String, i64>,
+    shipped: Option<u64>,
+}
+
+/// What happened in a session: every variant kind once.
+#[derive(MessageCodec, Serialize, Deserialize, Clone, Debug, PartialEq)]
+enum Event {
+    Ping,
+    Joined(u64),
+    Moved(i32, i32),
+    Said { user: u64, text: String },
+}
+
+/// One reading of a large batch.
+#[derive(MessageCodec, Serialize, Deserialize, MsgPacker, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct Sample {
+    ts: u64,
+    value: f64,
+    quality: u8,
+}
+
+/// A large message: thousands of small positional structs.
+#[derive(MessageCodec, Serialize, Deserialize, MsgPacker, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct Batch {
+    source: String,
+    samples: Vec<Sample>,
+}
+
+const SKUS: [&str; 5] = ["A-100", "B-2040", "C-7", "D-31337", "E-55"];
+
+fn lines() -> impl Iterator<Item = (String, u32, f64, Option<String>)> {
+    SKUS.iter().enumerate().map(|(i, sku)| {
+        let i = i as u32;
+        (
+            (*sku).to_string(),
+            1 + i * 70,
+            9.5 + f64::from(i) * 12.25,
+            i.is_multiple_of(2).then(|| format!("gift {i}")),
+        )
+    })
+}
+
+fn totals() -> BTreeMap<String, i64> {
+    [("net", 12_990), ("tax", 2_468), ("shipping", 500)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+fn order() -> Order {
+    Order {
+        id: 7_000_000_001,
+        customer: "Ada Lovelace".to_string(),
+        lines: lines()
+            .map(|(sku, qty, price, note)| Line {
+                sku,
+                qty,
+                price,
+                note,
+            })
+            .collect(),
+        totals: totals(),
+        shipped: Some(1_700_000_000),
+    }
+}
+
+fn order_array() -> OrderArray {
+    let o = order();
+    OrderArray {
+        id: o.id,
+        customer: o.customer,
+        lines: o
+            .lines
+            .into_iter()
+            .map(|l| LineArray {
+                sku: l.sku,
+                qty: l.qty,
+                price: l.price,
+                note: l.note,
+            })
+            .collect(),
+        totals: o.totals,
+        shipped: o.shipped,
+    }
+}
+
+fn events() -> Vec<Event> {
+    (0..64u64)
+        .map(|i| match i % 4 {
+            0 => Event::Ping,
+            1 => Event::Joined(i * 1_000),
+            2 => Event::Moved(i as i32 - 40, -(i as i32) * 300),
+            _ => Event::Said {
+                user: i,
+                text: format!("message {i}"),
+            },
+        })
+        .collect()
+}
+
+fn batch() -> Batch {
+    Batch {
+        source: "sensor-17".to_string(),
+        samples: (0..4_096u64)
+            .map(|i| Sample {
+                ts: 1_700_000_000_000 + i * 250,
+                value: (i as f64) * 0.125 - 100.0,
+                quality: (i % 200) as u8,
+            })
+            .collect(),
+    }
+}
+
+/// A thousand short strings, 2 to 11 bytes.
+fn words() -> Vec<String> {
+    (0..1_000u32)
+        .map(|i| {
+            let w = ["id", "name", "city", "country", "postcode"][i as usize % 5];
+            format!("{w}{}", i % 997)
+        })
+        .collect()
+}
+
 // ------------------------------------------------- codecbus, value by value
 
 fn prims_write_codecbus(p: &Prims, w: &mut Writer) {
@@ -158,13 +327,19 @@ fn prims_read_codecbus(bytes: &[u8]) -> Prims {
 // ------------------------------------------------ hand-written rmp (floor)
 
 mod hand {
-    use rmp::decode::{read_bool, read_f32, read_f64, read_int, read_map_len, read_str_from_slice};
+    use std::collections::BTreeMap;
+
+    use rmp::decode::{
+        read_array_len, read_bool, read_f32, read_f64, read_int, read_map_len, read_str_from_slice,
+    };
     use rmp::encode::{
         write_array_len, write_bool, write_f32, write_f64, write_map_len, write_nil, write_sint,
-        write_str,
+        write_str, write_uint,
     };
 
-    use super::{Pojo, PojoArray, Prims, Sql};
+    use super::{
+        Batch, Event, Line, LineArray, Order, OrderArray, Pojo, PojoArray, Prims, Sample, Sql,
+    };
 
     pub(crate) fn prims_write(p: &Prims, buf: &mut Vec<u8>) {
         write_bool(buf, p.b).unwrap();
@@ -337,6 +512,283 @@ mod hand {
         let args = (0..n).map(|_| read_int(&mut cur).unwrap()).collect();
         Sql { query, args }
     }
+    // ---------------------------------------------------- nested shapes
+
+    fn opt_str_write(buf: &mut Vec<u8>, v: &Option<String>) {
+        match v {
+            Some(s) => write_str(buf, s).unwrap(),
+            None => write_nil(buf).unwrap(),
+        }
+    }
+
+    fn opt_uint_write(buf: &mut Vec<u8>, v: Option<u64>) {
+        match v {
+            Some(v) => {
+                write_uint(buf, v).unwrap();
+            }
+            None => write_nil(buf).unwrap(),
+        }
+    }
+
+    fn totals_write(buf: &mut Vec<u8>, totals: &BTreeMap<String, i64>) {
+        write_map_len(buf, totals.len() as u32).unwrap();
+        for (k, v) in totals {
+            write_str(buf, k).unwrap();
+            write_sint(buf, *v).unwrap();
+        }
+    }
+
+    fn nil(cur: &mut &[u8]) -> bool {
+        if cur.first() == Some(&0xc0) {
+            *cur = &cur[1..];
+            true
+        } else {
+            false
+        }
+    }
+
+    fn opt_string(cur: &mut &[u8]) -> Option<String> {
+        (!nil(cur)).then(|| str(cur).to_string())
+    }
+
+    fn opt_uint(cur: &mut &[u8]) -> Option<u64> {
+        (!nil(cur)).then(|| read_int(cur).unwrap())
+    }
+
+    fn totals_read(cur: &mut &[u8]) -> BTreeMap<String, i64> {
+        let n = read_map_len(cur).unwrap();
+        (0..n)
+            .map(|_| (str(cur).to_string(), read_int(cur).unwrap()))
+            .collect()
+    }
+
+    fn line_write(buf: &mut Vec<u8>, l: &Line) {
+        write_map_len(buf, 4).unwrap();
+        write_str(buf, "sku").unwrap();
+        write_str(buf, &l.sku).unwrap();
+        write_str(buf, "qty").unwrap();
+        write_uint(buf, l.qty.into()).unwrap();
+        write_str(buf, "price").unwrap();
+        write_f64(buf, l.price).unwrap();
+        write_str(buf, "note").unwrap();
+        opt_str_write(buf, &l.note);
+    }
+
+    pub(crate) fn order_write(o: &Order, buf: &mut Vec<u8>) {
+        write_map_len(buf, 5).unwrap();
+        write_str(buf, "id").unwrap();
+        write_uint(buf, o.id).unwrap();
+        write_str(buf, "customer").unwrap();
+        write_str(buf, &o.customer).unwrap();
+        write_str(buf, "lines").unwrap();
+        write_array_len(buf, o.lines.len() as u32).unwrap();
+        for l in &o.lines {
+            line_write(buf, l);
+        }
+        write_str(buf, "totals").unwrap();
+        totals_write(buf, &o.totals);
+        write_str(buf, "shipped").unwrap();
+        opt_uint_write(buf, o.shipped);
+    }
+
+    fn line_read(cur: &mut &[u8]) -> Line {
+        let n = read_map_len(cur).unwrap();
+        let mut l = Line {
+            sku: String::new(),
+            qty: 0,
+            price: 0.0,
+            note: None,
+        };
+        for _ in 0..n {
+            match str(cur) {
+                "sku" => l.sku = str(cur).to_string(),
+                "qty" => l.qty = read_int(cur).unwrap(),
+                "price" => l.price = read_f64(cur).unwrap(),
+                "note" => l.note = opt_string(cur),
+                other => panic!("unexpected key {other}"),
+            }
+        }
+        l
+    }
+
+    pub(crate) fn order_read(mut cur: &[u8]) -> Order {
+        let cur = &mut cur;
+        let n = read_map_len(cur).unwrap();
+        let mut o = Order {
+            id: 0,
+            customer: String::new(),
+            lines: Vec::new(),
+            totals: BTreeMap::new(),
+            shipped: None,
+        };
+        for _ in 0..n {
+            match str(cur) {
+                "id" => o.id = read_int(cur).unwrap(),
+                "customer" => o.customer = str(cur).to_string(),
+                "lines" => {
+                    let n = read_array_len(cur).unwrap();
+                    o.lines = (0..n).map(|_| line_read(cur)).collect();
+                }
+                "totals" => o.totals = totals_read(cur),
+                "shipped" => o.shipped = opt_uint(cur),
+                other => panic!("unexpected key {other}"),
+            }
+        }
+        o
+    }
+
+    pub(crate) fn order_array_write(o: &OrderArray, buf: &mut Vec<u8>) {
+        write_array_len(buf, 5).unwrap();
+        write_uint(buf, o.id).unwrap();
+        write_str(buf, &o.customer).unwrap();
+        write_array_len(buf, o.lines.len() as u32).unwrap();
+        for l in &o.lines {
+            write_array_len(buf, 4).unwrap();
+            write_str(buf, &l.sku).unwrap();
+            write_uint(buf, l.qty.into()).unwrap();
+            write_f64(buf, l.price).unwrap();
+            opt_str_write(buf, &l.note);
+        }
+        totals_write(buf, &o.totals);
+        opt_uint_write(buf, o.shipped);
+    }
+
+    pub(crate) fn order_array_read(mut cur: &[u8]) -> OrderArray {
+        let cur = &mut cur;
+        assert_eq!(read_array_len(cur).unwrap(), 5);
+        let id = read_int(cur).unwrap();
+        let customer = str(cur).to_string();
+        let n = read_array_len(cur).unwrap();
+        let lines = (0..n)
+            .map(|_| {
+                assert_eq!(read_array_len(cur).unwrap(), 4);
+                LineArray {
+                    sku: str(cur).to_string(),
+                    qty: read_int(cur).unwrap(),
+                    price: read_f64(cur).unwrap(),
+                    note: opt_string(cur),
+                }
+            })
+            .collect();
+        OrderArray {
+            id,
+            customer,
+            lines,
+            totals: totals_read(cur),
+            shipped: opt_uint(cur),
+        }
+    }
+
+    /// Externally tagged, as serde names it: a unit variant is its name,
+    /// any other a one-entry map from the name to the payload.
+    pub(crate) fn events_write(events: &Vec<Event>, buf: &mut Vec<u8>) {
+        write_array_len(buf, events.len() as u32).unwrap();
+        for e in events {
+            match e {
+                Event::Ping => write_str(buf, "Ping").unwrap(),
+                Event::Joined(id) => {
+                    write_map_len(buf, 1).unwrap();
+                    write_str(buf, "Joined").unwrap();
+                    write_uint(buf, *id).unwrap();
+                }
+                Event::Moved(x, y) => {
+                    write_map_len(buf, 1).unwrap();
+                    write_str(buf, "Moved").unwrap();
+                    write_array_len(buf, 2).unwrap();
+                    write_sint(buf, (*x).into()).unwrap();
+                    write_sint(buf, (*y).into()).unwrap();
+                }
+                Event::Said { user, text } => {
+                    write_map_len(buf, 1).unwrap();
+                    write_str(buf, "Said").unwrap();
+                    write_map_len(buf, 2).unwrap();
+                    write_str(buf, "user").unwrap();
+                    write_uint(buf, *user).unwrap();
+                    write_str(buf, "text").unwrap();
+                    write_str(buf, text).unwrap();
+                }
+            }
+        }
+    }
+
+    fn event_read(cur: &mut &[u8]) -> Event {
+        if cur.first().is_some_and(|m| (0xa0..=0xbf).contains(m)) {
+            return match str(cur) {
+                "Ping" => Event::Ping,
+                other => panic!("unexpected variant {other}"),
+            };
+        }
+        assert_eq!(read_map_len(cur).unwrap(), 1);
+        match str(cur) {
+            "Joined" => Event::Joined(read_int(cur).unwrap()),
+            "Moved" => {
+                assert_eq!(read_array_len(cur).unwrap(), 2);
+                Event::Moved(read_int(cur).unwrap(), read_int(cur).unwrap())
+            }
+            "Said" => {
+                let n = read_map_len(cur).unwrap();
+                let (mut user, mut text) = (0, String::new());
+                for _ in 0..n {
+                    match str(cur) {
+                        "user" => user = read_int(cur).unwrap(),
+                        "text" => text = str(cur).to_string(),
+                        other => panic!("unexpected key {other}"),
+                    }
+                }
+                Event::Said { user, text }
+            }
+            other => panic!("unexpected variant {other}"),
+        }
+    }
+
+    pub(crate) fn events_read(mut cur: &[u8]) -> Vec<Event> {
+        let cur = &mut cur;
+        let n = read_array_len(cur).unwrap();
+        (0..n).map(|_| event_read(cur)).collect()
+    }
+
+    pub(crate) fn batch_write(b: &Batch, buf: &mut Vec<u8>) {
+        write_array_len(buf, 2).unwrap();
+        write_str(buf, &b.source).unwrap();
+        write_array_len(buf, b.samples.len() as u32).unwrap();
+        for s in &b.samples {
+            write_array_len(buf, 3).unwrap();
+            write_uint(buf, s.ts).unwrap();
+            write_f64(buf, s.value).unwrap();
+            write_uint(buf, s.quality.into()).unwrap();
+        }
+    }
+
+    pub(crate) fn batch_read(mut cur: &[u8]) -> Batch {
+        let cur = &mut cur;
+        assert_eq!(read_array_len(cur).unwrap(), 2);
+        let source = str(cur).to_string();
+        let n = read_array_len(cur).unwrap();
+        let samples = (0..n)
+            .map(|_| {
+                assert_eq!(read_array_len(cur).unwrap(), 3);
+                Sample {
+                    ts: read_int(cur).unwrap(),
+                    value: read_f64(cur).unwrap(),
+                    quality: read_int(cur).unwrap(),
+                }
+            })
+            .collect();
+        Batch { source, samples }
+    }
+
+    pub(crate) fn words_write(words: &Vec<String>, buf: &mut Vec<u8>) {
+        write_array_len(buf, words.len() as u32).unwrap();
+        for w in words {
+            write_str(buf, w).unwrap();
+        }
+    }
+
+    pub(crate) fn words_read(mut cur: &[u8]) -> Vec<String> {
+        let cur = &mut cur;
+        let n = read_array_len(cur).unwrap();
+        (0..n).map(|_| str(cur).to_string()).collect()
+    }
 }
 
 // ------------------------------------------------------------------ harness
@@ -356,11 +808,15 @@ type WriteFn<'a, T> = Box<dyn Fn(&T, &mut Vec<u8>) + 'a>;
 /// Reads a value back.
 type ReadFn<'a, T> = Box<dyn Fn(&[u8]) -> T + 'a>;
 
+/// Runs a workload's groups after checking every implementation: each reads
+/// back the value its writer wrote, and those named in `same_bytes` write
+/// exactly the bytes of the first implementation.
 fn workload<T: PartialEq + std::fmt::Debug>(
-    c: &mut Criterion,
+    c: &mut Criterion<CpuTime>,
     sizes: &mut Vec<(String, &'static str, usize)>,
     group: &str,
     value: &T,
+    same_bytes: &[&str],
     impls: Vec<Impl<'_, T>>,
 ) {
     let encoded: Vec<Vec<u8>> = impls
@@ -378,6 +834,17 @@ fn workload<T: PartialEq + std::fmt::Debug>(
             buf
         })
         .collect();
+    for name in same_bytes {
+        let i = impls
+            .iter()
+            .position(|i| i.name == *name)
+            .unwrap_or_else(|| panic!("{group}: no implementation {name}"));
+        assert_eq!(
+            encoded[i], encoded[0],
+            "{group}/{name} writes other bytes than {}",
+            impls[0].name
+        );
+    }
 
     let mut g = c.benchmark_group(format!("{group}/write"));
     for (i, bytes) in impls.iter().zip(&encoded) {
@@ -448,7 +915,8 @@ fn serde_json_impl<T: Serialize + for<'de> Deserialize<'de>>() -> Impl<'static, 
     }
 }
 
-fn benches(c: &mut Criterion) {
+fn benches(c: &mut Criterion<CpuTime>) {
+    cpu_time::check();
     let mut sizes = Vec::new();
 
     workload(
@@ -456,6 +924,7 @@ fn benches(c: &mut Criterion) {
         &mut sizes,
         "primitives",
         &prims(),
+        &["rmp_handwritten"],
         vec![
             Impl {
                 name: "codecbus",
@@ -480,6 +949,7 @@ fn benches(c: &mut Criterion) {
         &mut sizes,
         "pojo_named",
         &pojo(),
+        &["rmp_handwritten", "rmp_serde"],
         vec![
             codecbus_impl(),
             Impl {
@@ -497,6 +967,7 @@ fn benches(c: &mut Criterion) {
         &mut sizes,
         "pojo_array",
         &pojo_array(),
+        &["rmp_handwritten", "rmp_serde"],
         vec![
             codecbus_impl(),
             Impl {
@@ -515,12 +986,102 @@ fn benches(c: &mut Criterion) {
         &mut sizes,
         "sql",
         &sql(),
+        &["rmp_serde"],
         vec![
             codecbus_impl(),
             Impl {
                 name: "rmp_handwritten",
                 write: Box::new(hand::sql_write),
                 read: Box::new(hand::sql_read),
+            },
+            rmp_serde_array(),
+            msgpacker_impl(),
+        ],
+    );
+
+    workload(
+        c,
+        &mut sizes,
+        "nested_named",
+        &order(),
+        &["rmp_handwritten", "rmp_serde"],
+        vec![
+            codecbus_impl(),
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::order_write),
+                read: Box::new(hand::order_read),
+            },
+            rmp_serde_named(),
+        ],
+    );
+
+    workload(
+        c,
+        &mut sizes,
+        "nested_array",
+        &order_array(),
+        &["rmp_handwritten", "rmp_serde"],
+        vec![
+            codecbus_impl(),
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::order_array_write),
+                read: Box::new(hand::order_array_read),
+            },
+            rmp_serde_array(),
+            // no header for a struct, so one array header less per line
+            msgpacker_impl(),
+        ],
+    );
+
+    workload(
+        c,
+        &mut sizes,
+        "enums",
+        &events(),
+        &["rmp_handwritten", "rmp_serde"],
+        vec![
+            codecbus_impl(),
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::events_write),
+                read: Box::new(hand::events_read),
+            },
+            rmp_serde_named(),
+        ],
+    );
+
+    workload(
+        c,
+        &mut sizes,
+        "large",
+        &batch(),
+        &["rmp_handwritten", "rmp_serde"],
+        vec![
+            codecbus_impl(),
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::batch_write),
+                read: Box::new(hand::batch_read),
+            },
+            rmp_serde_array(),
+            msgpacker_impl(),
+        ],
+    );
+
+    workload(
+        c,
+        &mut sizes,
+        "short_strings",
+        &words(),
+        &["rmp_handwritten", "rmp_serde", "msgpacker"],
+        vec![
+            codecbus_impl(),
+            Impl {
+                name: "rmp_handwritten",
+                write: Box::new(hand::words_write),
+                read: Box::new(hand::words_read),
             },
             rmp_serde_array(),
             msgpacker_impl(),
@@ -535,6 +1096,7 @@ fn benches(c: &mut Criterion) {
             &mut sizes,
             &format!("json_{name}"),
             &value,
+            &[],
             vec![codecbus_impl()],
         );
         workload(
@@ -542,6 +1104,7 @@ fn benches(c: &mut Criterion) {
             &mut sizes,
             &format!("json_{name}"),
             &sj,
+            &[],
             vec![
                 Impl {
                     name: "serde_json_value_rmp_serde",
@@ -562,5 +1125,9 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(codec, benches);
+criterion_group! {
+    name = codec;
+    config = Criterion::default().with_measurement(CpuTime);
+    targets = benches
+}
 criterion_main!(codec);

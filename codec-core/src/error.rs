@@ -331,6 +331,13 @@ impl fmt::Display for EncodeErrorKind {
 /// ```
 #[derive(Debug)]
 pub struct EncodeError {
+    // Boxed, so `Result<(), EncodeError>` is one pointer, returned in a
+    // register from every encode call that is not inlined.
+    inner: Box<EncodeDetails>,
+}
+
+#[derive(Debug)]
+struct EncodeDetails {
     kind: EncodeErrorKind,
     detail: Option<String>,
 }
@@ -339,7 +346,9 @@ impl EncodeError {
     /// Creates an error of `kind`.
     #[cold]
     pub fn new(kind: EncodeErrorKind) -> Self {
-        Self { kind, detail: None }
+        Self {
+            inner: Box::new(EncodeDetails { kind, detail: None }),
+        }
     }
 
     /// Creates a [`EncodeErrorKind::Custom`] error with a message.
@@ -351,25 +360,25 @@ impl EncodeError {
     /// Attaches a human-readable detail.
     #[must_use]
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = Some(detail.into());
+        self.inner.detail = Some(detail.into());
         self
     }
 
     /// What went wrong.
     pub fn kind(&self) -> EncodeErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// The detail text, if any.
     pub fn detail(&self) -> Option<&str> {
-        self.detail.as_deref()
+        self.inner.detail.as_deref()
     }
 }
 
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind)?;
-        if let Some(detail) = &self.detail {
+        write!(f, "{}", self.inner.kind)?;
+        if let Some(detail) = &self.inner.detail {
             write!(f, " ({detail})")?;
         }
         Ok(())
@@ -377,3 +386,22 @@ impl fmt::Display for EncodeError {
 }
 
 impl StdError for EncodeError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_one_pointer() {
+        // Both errors are boxed, so a `Result<(), _>` needs no stack slot on
+        // return and a `Result<T, _>` only T's niche or one more word.
+        assert_eq!(
+            std::mem::size_of::<Result<(), EncodeError>>(),
+            std::mem::size_of::<usize>()
+        );
+        assert_eq!(
+            std::mem::size_of::<Result<(), DecodeError>>(),
+            std::mem::size_of::<usize>()
+        );
+    }
+}

@@ -42,7 +42,13 @@ fn decode_entry<K: MessageCodec, V: MessageCodec>(
 }
 
 macro_rules! seq {
+    // The ordered collections collect their elements into a `Vec` first
+    // and are built from it (`sorted`): one sort and a bulk build of the
+    // tree instead of a search from the root per element.
     (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $elem:ident, $new:expr, $push:ident) => {
+        seq!(@impl { $($copy)* } $(#[$meta])* [$($gen)*] $ty, $elem, $new, $push; sorted ::core::convert::identity);
+    };
+    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $elem:ident, $new:expr, $push:ident; sorted $build:expr) => {
         $(#[$meta])*
         impl<$($gen)*> MessageCodec for $ty {
             container_transform!($elem::IMMUTABLE);
@@ -57,12 +63,12 @@ macro_rules! seq {
             fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
                 let len = seq_header::<$elem>(r)?;
                 #[allow(clippy::redundant_closure_call)]
-                let mut out: Self = ($new)(len);
+                let mut out = ($new)(len);
                 for i in 0..len {
                     out.$push($elem::decode(r).map_err(|e| e.in_index(i))?);
                 }
                 r.leave();
-                Ok(out)
+                Ok(($build)(out))
             }
         }
     };
@@ -82,6 +88,17 @@ macro_rules! seq {
 
 macro_rules! map {
     (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr) => {
+        map!(@impl { $($copy)* } $(#[$meta])* [$($gen)*] $ty, $new; insert);
+    };
+    // `sorted`: the pairs are collected into a `Vec` and the map built from
+    // it, which keeps the last of equal keys, as inserting one by one does.
+    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr; sorted $build:expr) => {
+        map!(@impl { $($copy)* } $(#[$meta])* [$($gen)*] $ty, $new; push; $build);
+    };
+    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr; insert) => {
+        map!(@impl { $($copy)* } $(#[$meta])* [$($gen)*] $ty, $new; insert; ::core::convert::identity);
+    };
+    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr; $add:ident; $build:expr) => {
         $(#[$meta])*
         impl<$($gen)*> MessageCodec for $ty {
             container_transform!(K::IMMUTABLE && V::IMMUTABLE);
@@ -97,15 +114,21 @@ macro_rules! map {
             fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
                 let len = map_header::<K, V>(r)?;
                 #[allow(clippy::redundant_closure_call)]
-                let mut out: Self = ($new)(len);
+                let mut out = ($new)(len);
                 for i in 0..len {
-                    let (k, v) = decode_entry::<K, V>(r, i)?;
-                    out.insert(k, v);
+                    let entry = decode_entry::<K, V>(r, i)?;
+                    map!(@add out, $add, entry);
                 }
                 r.leave();
-                Ok(out)
+                Ok(($build)(out))
             }
         }
+    };
+    (@add $out:ident, insert, $entry:ident) => {
+        $out.insert($entry.0, $entry.1)
+    };
+    (@add $out:ident, push, $entry:ident) => {
+        $out.push($entry)
     };
     (clone $($rest:tt)*) => {
         map!(@impl { crate::impls::copy_by_clone!(); } $($rest)*);
@@ -135,10 +158,21 @@ seq!([T: MessageCodec] Vec<T>, T, Vec::with_capacity, push);
 seq!([T: MessageCodec] VecDeque<T>, T, VecDeque::with_capacity, push_back);
 seq!([T: MessageCodec + Eq + Hash, S: BuildHasher + Default] HashSet<T, S>, T,
     |n| HashSet::with_capacity_and_hasher(n, S::default()), insert);
-seq!([T: MessageCodec + Ord] BTreeSet<T>, T, |_| BTreeSet::new(), insert);
+seq!(@impl {
+    fn deep_copy(value: &Self) -> Option<Self> {
+        value.iter().map(<_ as MessageCodec>::deep_copy).collect()
+    }
+} [T: MessageCodec + Ord] BTreeSet<T>, T, Vec::with_capacity, push; sorted BTreeSet::from_iter);
 map!([K: MessageCodec + Eq + Hash, V: MessageCodec, S: BuildHasher + Default]
     HashMap<K, V, S>, |n| HashMap::with_capacity_and_hasher(n, S::default()));
-map!([K: MessageCodec + Ord, V: MessageCodec] BTreeMap<K, V>, |_| BTreeMap::new());
+map!(@impl {
+    fn deep_copy(value: &Self) -> Option<Self> {
+        value
+            .iter()
+            .map(|(k, v)| Some((K::deep_copy(k)?, V::deep_copy(v)?)))
+            .collect()
+    }
+} [K: MessageCodec + Ord, V: MessageCodec] BTreeMap<K, V>, Vec::with_capacity; sorted BTreeMap::from_iter);
 
 // imbl: the persistent collections the project's own types use. Their
 // clones are O(1), but they are only `Immutable` when their contents are.
@@ -175,4 +209,29 @@ mod im_support {
     map!(clone [K: MessageCodec + Clone + Eq + Hash, V: MessageCodec + Clone, S: BuildHasher + Default + Clone]
         im::HashMap<K, V, S>, |_| im::HashMap::with_hasher(S::default()));
     map!(clone [K: MessageCodec + Clone + Ord, V: MessageCodec + Clone] im::OrdMap<K, V>, |_| im::OrdMap::new());
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use crate::{from_slice, to_vec};
+
+    #[test]
+    fn ordered_collections_sort_and_keep_the_last_of_equal_keys() {
+        // {"b": 1, "a": 2, "b": 3}
+        let bytes = b"\x83\xa1b\x01\xa1a\x02\xa1b\x03";
+        let map: BTreeMap<String, u8> = from_slice(bytes).unwrap();
+        assert_eq!(
+            map.into_iter().collect::<Vec<_>>(),
+            [("a".to_string(), 2), ("b".to_string(), 3)]
+        );
+        let set: BTreeSet<u8> = from_slice(b"\x94\x03\x01\x03\x02").unwrap();
+        assert_eq!(set.into_iter().collect::<Vec<_>>(), [1, 2, 3]);
+        let map: BTreeMap<u16, Vec<u8>> = (0..100).map(|i| (99 - i, vec![i as u8])).collect();
+        assert_eq!(
+            from_slice::<BTreeMap<u16, Vec<u8>>>(&to_vec(&map).unwrap()).unwrap(),
+            map
+        );
+    }
 }
