@@ -9,6 +9,7 @@
 //! decode use the same checks, so the first violation they stop at is one
 //! of those reported here.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Weak};
@@ -199,12 +200,25 @@ impl<'v> Walker<'v> {
     fn object(&mut self, spec: &super::model::ObjSpec, o: &'v JsObj) -> Flow {
         let mut fields = spec.fields.iter().peekable();
         for (k, x) in o.iter() {
-            while let Some(f) = fields.next_if(|f| *f.key < *k) {
-                if f.required {
-                    self.report_missing(&f.key, f.spec.node())?;
+            // One comparison per step of the merge.
+            let mut matched = None;
+            while let Some(&f) = fields.peek() {
+                match (*f.key).cmp(k) {
+                    Ordering::Less => {
+                        if f.required {
+                            self.report_missing(&f.key, f.spec.node())?;
+                        }
+                        fields.next();
+                    }
+                    Ordering::Equal => {
+                        fields.next();
+                        matched = Some(f);
+                        break;
+                    }
+                    Ordering::Greater => break,
                 }
             }
-            match fields.next_if(|f| *f.key == *k) {
+            match matched {
                 Some(f) => self.child(Step::Key(k), f.spec.node(), x)?,
                 None if spec.strict => self.report_at(Step::Key(k), check::unexpected(x))?,
                 None => {}
