@@ -109,7 +109,18 @@ impl<'v> Walker<'v> {
         flow
     }
 
+    #[inline]
     fn child(&mut self, step: Step<'v>, node: &Node, v: &'v JsValue) -> Flow {
+        // A scalar that conforms to a plain leaf (no reference, no
+        // alternatives, no user checks) needs no place on the path: most
+        // members and elements of a document end here.
+        if node.checks.is_empty()
+            && !matches!(node.kind, SpecKind::Ref(_) | SpecKind::OneOf(_))
+            && let Some(x) = scalar_of(v)
+            && check::scalar(node, x).is_ok()
+        {
+            return ControlFlow::Continue(());
+        }
         self.path.push(step);
         let flow = self.walk(node, v, None);
         self.path.pop();
