@@ -26,13 +26,14 @@ use codecbus_fuzz::{
 };
 use codecbus_json::JsValue;
 
-const TARGETS: [&str; 6] = [
+const TARGETS: [&str; 7] = [
     "decode_struct_map",
     "decode_struct_array",
     "decode_enum",
     "decode_json",
     "decode_ext",
     "roundtrip",
+    "spec_check",
 ];
 
 /// Largest seed taken from the JSON documents.
@@ -362,7 +363,25 @@ fn main() -> std::io::Result<()> {
         round.extend(set.iter().cloned());
     }
 
-    let sets = [map, array, enums, json, exts, round];
+    // The spec target reads the same bytes as MessagePack and as JSON text:
+    // the JSON seeds in both forms, and values near its spec.
+    let mut spec = json.clone();
+    spec.extend(json.iter().filter_map(|bytes| {
+        codecbus_core::from_slice::<JsValue>(bytes)
+            .ok()
+            .map(|v| v.to_string().into_bytes())
+    }));
+    for text in [
+        r#"{"id":3,"name":"ab","kids":[{"tags":["x","y"]}],"mixed":[true,null,{}],"at":[1.5,-2],"by":{"k":{}},"kind":[1,2],"even":4,"strict":{"x":1}}"#,
+        r#"{"mixed":[true,{"id":-7}],"strict":{"x":1,"z":0}}"#,
+        r#"{"id":-10,"id":1}"#,
+    ] {
+        let v = JsValue::parse(text).expect("json");
+        spec.push(text.as_bytes().to_vec());
+        spec.push(enc(&v));
+    }
+
+    let sets = [map, array, enums, json, exts, round, spec];
     for (target, seeds) in TARGETS.iter().zip(sets.iter()) {
         let n = write_all(&root.join(target), seeds)?;
         println!("{target}: {n} seeds");

@@ -275,7 +275,8 @@ impl Spec {
     /// [`SpecParseError::Json`] for text that is not JSON,
     /// [`SpecParseError::Invalid`] with the first violation (the one
     /// reached first in the text; [`validate`](Spec::validate) on the
-    /// parsed value would report it too).
+    /// parsed value would report it too, unless it is in an earlier copy
+    /// of a repeated member, which the value does not keep).
     ///
     /// # Examples
     ///
@@ -316,7 +317,9 @@ impl Spec {
     ///
     /// [`SpecDecodeError::Decode`] as the plain decoder reports it
     /// (truncation, limits, types outside JSON, trailing bytes);
-    /// [`SpecDecodeError::Invalid`] with the first violation.
+    /// [`SpecDecodeError::Invalid`] with the first violation. As in
+    /// [`parse`](Spec::parse), every copy of a repeated key is checked,
+    /// while the decoded value keeps the last.
     ///
     /// # Examples
     ///
