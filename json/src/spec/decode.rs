@@ -94,19 +94,12 @@ pub(crate) fn value(
                 }
             };
         }
-        // A fixed set may hold arrays and objects: a container is decoded
-        // plainly and compared whole.
-        SpecKind::Values(_) if matches!(r.peek_kind()?, ValueKind::Array | ValueKind::Map) => {
-            let v = decode_value(r, &mut c.st)?;
-            return match validate::first(node, &v, hops) {
-                None => Ok(v),
-                Some(violation) => {
-                    c.ctx.park_violation(violation);
-                    Err(DecodeError::custom(MARK, r.position()))
-                }
-            };
-        }
-        SpecKind::OneOf(_) => {
+        // Alternatives, and a container met by a fixed set of values (which
+        // may hold arrays and objects), are decoded plainly and checked whole.
+        SpecKind::OneOf(_) | SpecKind::Values(_)
+            if matches!(node.kind, SpecKind::OneOf(_))
+                || matches!(r.peek_kind()?, ValueKind::Array | ValueKind::Map) =>
+        {
             let v = decode_value(r, &mut c.st)?;
             return match validate::first(node, &v, hops) {
                 None => Ok(v),

@@ -83,16 +83,20 @@ impl<'v> Walker<'v> {
         }
     }
 
-    #[cold]
-    fn report(&mut self, miss: Miss) -> Flow {
-        let path: JsPath = self
-            .path
+    /// Where the walk is, as a path.
+    fn here(&self) -> JsPath {
+        self.path
             .iter()
             .map(|s| match *s {
                 Step::Key(k) => crate::Segment::Key(Arc::from(k)),
                 Step::Index(i) => crate::Segment::Index(i),
             })
-            .collect();
+            .collect()
+    }
+
+    #[cold]
+    fn report(&mut self, miss: Miss) -> Flow {
+        let path = self.here();
         self.out.push(Violation::new(path, miss));
         if self.all {
             ControlFlow::Continue(())
@@ -245,14 +249,7 @@ impl<'v> Walker<'v> {
 
     #[cold]
     fn report_missing(&mut self, key: &str, spec: &Node) -> Flow {
-        let mut path: JsPath = self
-            .path
-            .iter()
-            .map(|s| match *s {
-                Step::Key(k) => crate::Segment::Key(Arc::from(k)),
-                Step::Index(i) => crate::Segment::Index(i),
-            })
-            .collect();
+        let mut path = self.here();
         path.push(key);
         self.out.push(Violation::new(path, check::missing(spec)));
         if self.all {
