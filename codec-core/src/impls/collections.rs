@@ -158,21 +158,10 @@ seq!([T: MessageCodec] Vec<T>, T, Vec::with_capacity, push);
 seq!([T: MessageCodec] VecDeque<T>, T, VecDeque::with_capacity, push_back);
 seq!([T: MessageCodec + Eq + Hash, S: BuildHasher + Default] HashSet<T, S>, T,
     |n| HashSet::with_capacity_and_hasher(n, S::default()), insert);
-seq!(@impl {
-    fn deep_copy(value: &Self) -> Option<Self> {
-        value.iter().map(<_ as MessageCodec>::deep_copy).collect()
-    }
-} [T: MessageCodec + Ord] BTreeSet<T>, T, Vec::with_capacity, push; sorted BTreeSet::from_iter);
+seq!([T: MessageCodec + Ord] BTreeSet<T>, T, Vec::with_capacity, push; sorted BTreeSet::from_iter);
 map!([K: MessageCodec + Eq + Hash, V: MessageCodec, S: BuildHasher + Default]
     HashMap<K, V, S>, |n| HashMap::with_capacity_and_hasher(n, S::default()));
-map!(@impl {
-    fn deep_copy(value: &Self) -> Option<Self> {
-        value
-            .iter()
-            .map(|(k, v)| Some((K::deep_copy(k)?, V::deep_copy(v)?)))
-            .collect()
-    }
-} [K: MessageCodec + Ord, V: MessageCodec] BTreeMap<K, V>, Vec::with_capacity; sorted BTreeMap::from_iter);
+map!([K: MessageCodec + Ord, V: MessageCodec] BTreeMap<K, V>, Vec::with_capacity; sorted BTreeMap::from_iter);
 
 // imbl: the persistent collections the project's own types use. Their
 // clones are O(1), but they are only `Immutable` when their contents are.
