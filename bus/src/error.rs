@@ -66,6 +66,11 @@ pub enum SendErrorKind {
     TypeMismatch,
     /// Every consumer's queue that could take the message is full.
     QueueFull,
+    /// Every consumer that takes the body type refused the body: it does
+    /// not conform to the consumer's spec
+    /// ([`ConsumerOptions::with_spec`](crate::ConsumerOptions::with_spec));
+    /// the message lists the violations.
+    Invalid,
     /// An outbound interceptor dropped the message.
     Dropped,
     /// The body could not be encoded for a remote transport (never for
@@ -95,6 +100,10 @@ pub enum PublishErrorKind {
     /// Every consumer that takes this body type had a full queue: none
     /// got the message (counted in [`Metrics::refused`](crate::Metrics::refused)).
     QueueFull,
+    /// Every consumer that takes this body type refused the body: it does
+    /// not conform to their spec (see [`SendErrorKind::Invalid`]). Counted
+    /// in [`Metrics::invalid`](crate::Metrics::invalid), once per consumer.
+    Invalid,
     /// An outbound interceptor dropped the message.
     Dropped,
     /// The body could not be encoded for a remote transport.
@@ -118,7 +127,10 @@ pub enum RequestErrorKind {
     Timeout,
     /// The recipient failed: it called [`Message::fail`](crate::Message::fail),
     /// its handler returned an error or panicked, or the message was dropped
-    /// without a reply. Vert.x `RECIPIENT_FAILURE`;
+    /// without a reply; or every consumer refused the body, which does not
+    /// conform to its spec (the message lists the violations, see
+    /// [`ConsumerOptions::with_spec`](crate::ConsumerOptions::with_spec)).
+    /// Vert.x `RECIPIENT_FAILURE`;
     /// [`Error::failure_code`] holds the code given to `fail`.
     RecipientFailure,
     /// The consumer expects another body type, or the reply is not of the
@@ -317,6 +329,7 @@ impl From<PublishErrorKind> for SendErrorKind {
             PublishErrorKind::NoHandlers => Self::NoHandlers,
             PublishErrorKind::TypeMismatch => Self::TypeMismatch,
             PublishErrorKind::QueueFull => Self::QueueFull,
+            PublishErrorKind::Invalid => Self::Invalid,
             PublishErrorKind::Dropped => Self::Dropped,
             PublishErrorKind::Codec => Self::Codec,
             PublishErrorKind::PayloadTooLarge => Self::PayloadTooLarge,
@@ -499,6 +512,9 @@ pub(crate) trait OperationKind: Copy {
     const NO_HANDLERS: Self;
     const TYPE_MISMATCH: Self;
     const QUEUE_FULL: Self;
+    /// A guard refused the body: a kind of its own, or for a request a
+    /// recipient failure (Vert.x has no other failure type for it).
+    const INVALID: Self;
     const DROPPED: Self;
     // A cluster transport's failures (read with the `nats` feature).
     #[cfg_attr(not(feature = "nats"), allow(dead_code))]
@@ -510,11 +526,12 @@ pub(crate) trait OperationKind: Copy {
 }
 
 macro_rules! operation_kind {
-    ($($kind:ident),*) => {$(
+    ($($kind:ident => $invalid:ident),*) => {$(
         impl OperationKind for $kind {
             const NO_HANDLERS: Self = Self::NoHandlers;
             const TYPE_MISMATCH: Self = Self::TypeMismatch;
             const QUEUE_FULL: Self = Self::QueueFull;
+            const INVALID: Self = Self::$invalid;
             const DROPPED: Self = Self::Dropped;
             const CODEC: Self = Self::Codec;
             const PAYLOAD_TOO_LARGE: Self = Self::PayloadTooLarge;
@@ -522,4 +539,4 @@ macro_rules! operation_kind {
         }
     )*};
 }
-operation_kind!(SendErrorKind, PublishErrorKind, RequestErrorKind);
+operation_kind!(SendErrorKind => Invalid, PublishErrorKind => Invalid, RequestErrorKind => RecipientFailure);

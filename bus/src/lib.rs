@@ -261,6 +261,7 @@ mod body;
 mod bus;
 mod consumer;
 mod error;
+mod guard;
 mod headers;
 mod interceptor;
 mod message;

@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Accounting: every `send` and `request` counts once in `sent`, every
 /// `publish` once in `published`. Each point-to-point message then ends in
 /// exactly one of `delivered` (enqueued for one consumer), `refused` (every
-/// candidate queue was full), `no_handlers`, `type_mismatches` or
-/// `dropped`; a publish adds one to `delivered` or `refused` *per consumer*.
-/// So with sends only, `sent == delivered + refused + no_handlers +
-/// type_mismatches + dropped` holds at any quiet moment. With a cluster
+/// candidate queue was full), `invalid` (refused by the consumers' spec),
+/// `no_handlers`, `type_mismatches` or `dropped`; a publish adds one to
+/// `delivered`, `refused` or `invalid` *per consumer*. So with sends only,
+/// `sent == delivered + refused + invalid + no_handlers + type_mismatches +
+/// dropped` holds at any quiet moment. With a cluster
 /// transport a message is counted as sent where it was sent and as
 /// delivered (or refused) on the node whose consumer got it, so the sum
 /// holds over the cluster rather than per node.
@@ -40,6 +41,10 @@ pub struct Metrics {
     pub delivered: u64,
     /// Deliveries refused because a queue was full.
     pub refused: u64,
+    /// Deliveries refused because the body does not conform to the
+    /// consumer's spec ([`ConsumerOptions::with_spec`](crate::ConsumerOptions::with_spec)),
+    /// here or, for a message from the cluster, on this node.
+    pub invalid: u64,
     /// Messages for an address without consumers.
     pub no_handlers: u64,
     /// Messages no consumer at the address could take (wrong body type);
@@ -86,6 +91,7 @@ pub(crate) struct Counters {
     pub(crate) published: AtomicU64,
     pub(crate) delivered: AtomicU64,
     pub(crate) refused: AtomicU64,
+    pub(crate) invalid: AtomicU64,
     pub(crate) no_handlers: AtomicU64,
     pub(crate) type_mismatches: AtomicU64,
     pub(crate) dropped: AtomicU64,
@@ -113,6 +119,7 @@ impl Counters {
             published: get(&self.published),
             delivered: get(&self.delivered),
             refused: get(&self.refused),
+            invalid: get(&self.invalid),
             no_handlers: get(&self.no_handlers),
             type_mismatches: get(&self.type_mismatches),
             dropped: get(&self.dropped),

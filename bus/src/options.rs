@@ -100,8 +100,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default capacity of a consumer's queue.
 pub const DEFAULT_QUEUE_CAPACITY: usize = 1000;
 
-/// Options for one consumer: its queue capacity and whether a cluster
-/// transport may export it.
+/// Options for one consumer: its queue capacity, whether a cluster
+/// transport may export it, and (feature `json`) a spec its bodies must
+/// conform to.
 ///
 /// # Examples
 ///
@@ -116,14 +117,18 @@ pub const DEFAULT_QUEUE_CAPACITY: usize = 1000;
 pub struct ConsumerOptions {
     capacity: Option<usize>,
     local_only: bool,
+    #[cfg(feature = "json")]
+    spec: Option<codecbus_json::spec::Spec>,
 }
 
 impl ConsumerOptions {
-    /// The bus default capacity, exported.
+    /// The bus default capacity, exported, no spec.
     pub const fn new() -> Self {
         Self {
             capacity: None,
             local_only: false,
+            #[cfg(feature = "json")]
+            spec: None,
         }
     }
 
@@ -146,6 +151,81 @@ impl ConsumerOptions {
     pub fn with_local_only(mut self, local_only: bool) -> Self {
         self.local_only = local_only;
         self
+    }
+
+    /// Guard the consumer with a JSON spec: a body that does not conform
+    /// never reaches it. The consumer must take [`JsValue`], [`JsObj`] or
+    /// [`JsArray`] bodies.
+    ///
+    /// The check runs where the message is delivered, before any room is
+    /// taken in the consumer's queue. A refused `send` or `publish` fails
+    /// with the kind `Invalid` (a publish only when no consumer took the
+    /// message; [`PublishReport::invalid`](crate::PublishReport::invalid)
+    /// counts the others); a refused `request` with `RecipientFailure`.
+    /// The error's message lists every violation with its JSON Pointer
+    /// (the first 16, then how many more). Each refusal is counted in
+    /// [`Metrics::invalid`](crate::Metrics::invalid).
+    ///
+    /// Across NATS the receiving node checks while it decodes
+    /// ([`Spec::decode`](codecbus_json::spec::Spec::decode)) when every
+    /// consumer there is guarded by this one registration's spec, so an
+    /// invalid message is never built; a remote requester gets the same
+    /// `RecipientFailure`, a remote `send` or `publish` is counted and
+    /// logged at `warn` (it has no one to answer).
+    ///
+    /// [`JsValue`]: codecbus_json::JsValue
+    /// [`JsObj`]: codecbus_json::JsObj
+    /// [`JsArray`]: codecbus_json::JsArray
+    ///
+    /// # Panics
+    ///
+    /// Registering the consumer panics when its body type is not one of
+    /// the three JSON types.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::{ConsumerOptions, EventBus, Message, RequestErrorKind};
+    /// use codecbus_json::spec::{integer, string};
+    /// use codecbus_json::{JsObj, jsobj, jsobj_spec};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let spec = jsobj_spec! { "sku": string().length(1..=12), "qty": integer().range(1..=100) };
+    /// let options = ConsumerOptions::new().with_spec(spec);
+    /// let _orders = bus.consumer_with("orders", options, |m: Message<JsObj>| async move {
+    ///     m.reply(m.body().clone()) // only conforming orders get here
+    /// });
+    ///
+    /// let ok: Message<JsObj> = bus.request("orders", jsobj! { "sku": "tea", "qty": 2 }).await.unwrap();
+    /// assert_eq!(ok.body(), &jsobj! { "sku": "tea", "qty": 2 });
+    ///
+    /// let err = bus
+    ///     .request::<JsObj>("orders", jsobj! { "sku": "", "qty": 0 })
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    /// assert_eq!(
+    ///     err.message(),
+    ///     "Body refused at address orders: it does not conform to the consumer's spec: \
+    ///      /qty: expected integer in 1..=100, found 0; \
+    ///      /sku: expected string of 1..=12 characters, found a string of 0 characters"
+    /// );
+    /// assert_eq!(bus.metrics().invalid, 1);
+    /// # }
+    /// ```
+    #[cfg(feature = "json")]
+    #[must_use]
+    pub fn with_spec(mut self, spec: impl Into<codecbus_json::spec::Spec>) -> Self {
+        self.spec = Some(spec.into());
+        self
+    }
+
+    /// The spec guarding the consumer, if any.
+    #[cfg(feature = "json")]
+    pub fn spec(&self) -> Option<&codecbus_json::spec::Spec> {
+        self.spec.as_ref()
     }
 
     /// The capacity override, if any.

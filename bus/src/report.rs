@@ -2,7 +2,8 @@
 
 /// The outcome of a [`publish`](crate::EventBus::publish) that reached at
 /// least one consumer (or the cluster): how many consumers of this node got
-/// the message and how many refused it because their queue was full.
+/// the message, how many refused it because their queue was full, and how
+/// many because it does not conform to their spec.
 ///
 /// A publish that some consumers refused is not an error (as in Vert.x,
 /// one full consumer never fails a publish), but it is never silent
@@ -40,14 +41,16 @@
 pub struct PublishReport {
     delivered: usize,
     refused: usize,
+    invalid: usize,
     to_cluster: bool,
 }
 
 impl PublishReport {
-    pub(crate) fn new(delivered: usize, refused: usize, to_cluster: bool) -> Self {
+    pub(crate) fn new(delivered: usize, refused: usize, invalid: usize, to_cluster: bool) -> Self {
         Self {
             delivered,
             refused,
+            invalid,
             to_cluster,
         }
     }
@@ -64,9 +67,16 @@ impl PublishReport {
         self.refused
     }
 
+    /// How many consumers of this node refused it because it does not
+    /// conform to their spec ([`ConsumerOptions::with_spec`](crate::ConsumerOptions::with_spec);
+    /// in a cluster: of its local-only consumers).
+    pub fn invalid(&self) -> usize {
+        self.invalid
+    }
+
     /// Whether no consumer counted here refused the message.
     pub fn all_delivered(&self) -> bool {
-        self.refused == 0
+        self.refused == 0 && self.invalid == 0
     }
 
     /// Whether the message went to the cluster's server, which hands it to

@@ -19,7 +19,7 @@ use crate::reply::{self, ReplyEnvelope};
 use crate::report::PublishReport;
 use crate::state::State;
 use crate::transport::Outbound;
-use crate::transport::local::{Refusal, Scope};
+use crate::transport::local::{Refusal, Scope, Verdicts};
 use crate::waiting;
 
 #[cold]
@@ -138,6 +138,7 @@ where
         address,
         Scope::All,
         TypeId::of::<T>(),
+        Verdicts::new(&*body),
         || T::transform(&body) as AnyBody,
         headers,
         kind,
@@ -213,23 +214,28 @@ where
         address,
         scope,
         TypeId::of::<T>(),
+        Verdicts::new(&*body),
         || T::transform(&body) as AnyBody,
         &headers,
     );
     let counters = &state.counters;
     bump(&counters.delivered, fan.delivered as u64);
     bump(&counters.refused, fan.refused as u64);
+    bump(&counters.invalid, fan.invalid as u64);
     bump(&counters.type_mismatches, fan.mismatched as u64);
     tracing::debug!(
         address,
         delivered = fan.delivered,
         refused = fan.refused,
+        invalid = fan.invalid,
         "published"
     );
     let to_cluster = scope == Scope::LocalOnly;
     if fan.delivered == 0 && !to_cluster {
         let refusal = if fan.refused > 0 {
             Refusal::QueueFull
+        } else if let Some(reasons) = fan.invalid_reasons {
+            Refusal::Invalid(reasons)
         } else {
             match fan.mismatch_type {
                 Some(expected) if fan.address.is_some() => Refusal::TypeMismatch(expected),
@@ -246,7 +252,12 @@ where
             body,
         ));
     }
-    Ok(PublishReport::new(fan.delivered, fan.refused, to_cluster))
+    Ok(PublishReport::new(
+        fan.delivered,
+        fan.refused,
+        fan.invalid,
+        to_cluster,
+    ))
 }
 
 /// `EventBus::request_with`, up to the reply's envelope.

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use codecbus_core::CodecRegistration;
 
+use crate::guard::GuardRef;
 use crate::interceptor::Interceptors;
 use crate::metrics::Counters;
 use crate::options::ConsumerOptions;
@@ -94,6 +95,7 @@ impl State {
             capacity > 0,
             "a consumer queue needs a capacity of at least 1"
         );
+        let guard = guard_for::<T>(address, options);
         let (tx, rx) = local::queue(capacity);
         let id = self.local.next_id();
         let local_only = options.is_local_only();
@@ -104,6 +106,7 @@ impl State {
                 type_id: TypeId::of::<T>(),
                 type_name: type_name::<T>(),
                 local_only,
+                guard,
                 tx,
             },
         );
@@ -152,4 +155,25 @@ impl Node for State {
     fn default_timeout(&self) -> Duration {
         self.default_timeout
     }
+}
+
+/// The guard a consumer of `T` registered with `options` gets.
+///
+/// # Panics
+///
+/// When the options hold a spec and `T` is not a JSON body type.
+#[cfg(feature = "json")]
+fn guard_for<T: 'static>(address: &str, options: &ConsumerOptions) -> Option<GuardRef> {
+    let spec = options.spec()?;
+    match crate::guard::spec_guard::<T>(spec) {
+        Ok(guard) => Some(guard),
+        Err(body) => panic!(
+            "the consumer at address {address} takes `{body}`: a spec guards JsValue, JsObj or JsArray bodies only"
+        ),
+    }
+}
+
+#[cfg(not(feature = "json"))]
+fn guard_for<T: 'static>(_address: &str, _options: &ConsumerOptions) -> Option<GuardRef> {
+    None
 }

@@ -8,20 +8,22 @@
 // made or a message enqueued, and never across an `.await`. Bodies arrive
 // type-erased together with a `make` closure that produces this delivery's
 // body (the codec's transform), so a remote transport can deliver decoded
-// bodies through the same functions. A delivery reserves room in the
-// consumer's queue first and calls `make` only once it has it: a full
-// queue costs no copy of the body.
+// bodies through the same functions. A delivery asks the consumer's guard
+// (if it has one) about the original body, then reserves room in the
+// consumer's queue, and calls `make` only once it has it: a refused body or
+// a full queue costs no copy of the body.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use codecbus_core::AnyBody;
 use tokio::sync::mpsc::{self, error::TrySendError};
 
 use crate::error::{Error, OperationKind};
+use crate::guard::{self, GuardRef};
 use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
 use crate::metrics::Counters;
@@ -43,6 +45,8 @@ pub(crate) struct Slot {
     pub(crate) type_id: TypeId,
     pub(crate) type_name: &'static str,
     pub(crate) local_only: bool,
+    /// Asked before anything is queued for this consumer.
+    pub(crate) guard: Option<GuardRef>,
     pub(crate) tx: QueueTx,
 }
 
@@ -56,6 +60,79 @@ struct Entry {
 pub(crate) struct LocalTable {
     map: RwLock<HashMap<Arc<str>, Arc<Entry>, BuildHasherDefault<AddressHasher>>>,
     next_id: AtomicU64,
+    /// Whether a guarded consumer was ever registered: until then a
+    /// transport does not look for guards.
+    guarded: AtomicBool,
+}
+
+/// What the guards of an address's consumers say about one body: each
+/// guard is asked once per delivery, however many of its consumers there
+/// are, and a guard a transport already checked (while decoding) is not
+/// asked again.
+pub(crate) struct Verdicts<'a> {
+    body: &'a (dyn Any + Send + Sync),
+    passed: Option<GuardRef>,
+    refused: Option<(GuardRef, String)>,
+}
+
+impl<'a> Verdicts<'a> {
+    /// For `body`, not checked yet.
+    #[inline]
+    pub(crate) fn new(body: &'a (dyn Any + Send + Sync)) -> Self {
+        Self {
+            body,
+            passed: None,
+            refused: None,
+        }
+    }
+
+    /// For `body`, which `guard` accepted already.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub(crate) fn passed(body: &'a (dyn Any + Send + Sync), guard: GuardRef) -> Self {
+        Self {
+            body,
+            passed: Some(guard),
+            refused: None,
+        }
+    }
+
+    /// Whether `slot`'s guard (if any) admits the body.
+    #[inline]
+    fn admit(&mut self, slot: &Slot) -> bool {
+        match &slot.guard {
+            None => true,
+            Some(guard) => self.ask(guard),
+        }
+    }
+
+    fn ask(&mut self, guard: &GuardRef) -> bool {
+        if self.passed.as_ref().is_some_and(|p| guard::same(p, guard)) {
+            return true;
+        }
+        if let Some((refused, _)) = &self.refused
+            && guard::same(refused, guard)
+        {
+            return false;
+        }
+        match guard.check(self.body) {
+            Ok(()) => {
+                self.passed = Some(Arc::clone(guard));
+                true
+            }
+            Err(text) => {
+                tracing::debug!(reason = %text, "body refused by a consumer's guard");
+                if self.refused.is_none() {
+                    self.refused = Some((Arc::clone(guard), text));
+                }
+                false
+            }
+        }
+    }
+
+    /// The first refusal's reasons.
+    fn into_refusal(self) -> Option<String> {
+        self.refused.map(|(_, text)| text)
+    }
 }
 
 /// FxHash (rustc's hasher) for address lookups on the hot path: a few
@@ -115,21 +192,25 @@ impl Scope {
 }
 
 /// Why a point-to-point delivery did not happen.
-#[derive(Clone, Copy)]
+#[derive(Clone, Debug)]
 pub(crate) enum Refusal {
     NoHandlers,
     /// No consumer takes the type; the name of one that was found.
     TypeMismatch(&'static str),
     QueueFull,
+    /// Every consumer that takes the type refused the body in its guard;
+    /// the first refusal's reasons.
+    Invalid(String),
 }
 
 impl Refusal {
     /// The counter a refused point-to-point delivery bumps.
-    pub(crate) fn counter(self, counters: &Counters) -> &AtomicU64 {
+    pub(crate) fn counter<'c>(&self, counters: &'c Counters) -> &'c AtomicU64 {
         match self {
             Self::NoHandlers => &counters.no_handlers,
             Self::TypeMismatch(_) => &counters.type_mismatches,
             Self::QueueFull => &counters.refused,
+            Self::Invalid(_) => &counters.invalid,
         }
     }
 
@@ -156,6 +237,10 @@ impl Refusal {
                 K::QUEUE_FULL,
                 format!("Queue full at address {address}: every consumer's queue is at capacity"),
             ),
+            Self::Invalid(reasons) => (
+                K::INVALID,
+                format!("Body refused at address {address}: {reasons}"),
+            ),
         };
         Error::new(kind, message)
     }
@@ -169,6 +254,10 @@ pub(crate) struct FanOut {
     pub(crate) refused: usize,
     pub(crate) mismatched: usize,
     pub(crate) mismatch_type: Option<&'static str>,
+    /// Consumers whose guard refused the body.
+    pub(crate) invalid: usize,
+    /// The first guard refusal's reasons.
+    pub(crate) invalid_reasons: Option<String>,
 }
 
 /// A new consumer queue of `capacity`.
@@ -338,6 +427,9 @@ impl LocalTable {
             None => (Arc::<str>::from(address), Vec::new(), 0),
         };
         let first_exported = !slot.local_only && slots.iter().all(|s| s.local_only);
+        if slot.guard.is_some() {
+            self.guarded.store(true, Ordering::Release);
+        }
         slots.push(slot);
         map.insert(
             Arc::clone(&key),
@@ -401,6 +493,28 @@ impl LocalTable {
             .is_some_and(|entry| entry.slots.iter().any(|s| !s.local_only))
     }
 
+    /// The guard every consumer in `scope` at `address` shares (one
+    /// registration's), if they all have the same one, and how many they
+    /// are: a transport then checks while it decodes, and the delivery
+    /// does not ask again.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub(crate) fn shared_guard(&self, address: &str, scope: Scope) -> Option<(GuardRef, usize)> {
+        if !self.guarded.load(Ordering::Acquire) {
+            return None;
+        }
+        let entry = self.entry(address)?;
+        let mut slots = entry.slots.iter().filter(|s| scope.admits(s));
+        let first = slots.next()?.guard.as_ref()?;
+        let mut n = 1;
+        for slot in slots {
+            if !slot.guard.as_ref().is_some_and(|g| guard::same(g, first)) {
+                return None;
+            }
+            n += 1;
+        }
+        Some((Arc::clone(first), n))
+    }
+
     /// The consumers at `address`: the table's read lock is held for the
     /// lookup alone, never while a body is made or a message enqueued.
     #[inline]
@@ -410,15 +524,17 @@ impl LocalTable {
     }
 
     /// Delivers to one consumer of `type_id` at `address`, round-robin,
-    /// skipping consumers whose queue is full or closed. Room is reserved
-    /// in the chosen queue first; only then does `make` produce that
-    /// consumer's body, so a refused delivery copies nothing.
+    /// skipping consumers whose guard refuses the body (`verdicts`) or
+    /// whose queue is full or closed. Room is reserved in the chosen queue
+    /// first; only then does `make` produce that consumer's body, so a
+    /// refused delivery copies nothing.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver_one(
         &self,
         address: &str,
         scope: Scope,
         type_id: TypeId,
+        mut verdicts: Verdicts<'_>,
         make: impl FnOnce() -> AnyBody,
         headers: Headers,
         kind: DeliveryKind,
@@ -445,6 +561,9 @@ impl LocalTable {
                 mismatch = Some(slot.type_name);
                 continue;
             }
+            if !verdicts.admit(slot) {
+                continue;
+            }
             match slot.tx.try_reserve() {
                 Ok(room) => {
                     room.send(Envelope {
@@ -462,6 +581,8 @@ impl LocalTable {
         }
         let refusal = if full {
             Refusal::QueueFull
+        } else if let Some(reasons) = verdicts.into_refusal() {
+            Refusal::Invalid(reasons)
         } else if let Some(expected) = mismatch {
             Refusal::TypeMismatch(expected)
         } else {
@@ -470,14 +591,16 @@ impl LocalTable {
         Err(refusal)
     }
 
-    /// Delivers to every consumer of `type_id` at `address`, each with its
-    /// own `make()` body, made once room is reserved in that consumer's
-    /// queue (a consumer that refuses costs no copy).
+    /// Delivers to every consumer of `type_id` at `address` whose guard
+    /// admits the body (`verdicts`), each with its own `make()` body, made
+    /// once room is reserved in that consumer's queue (a consumer that
+    /// refuses costs no copy).
     pub(crate) fn deliver_all(
         &self,
         address: &str,
         scope: Scope,
         type_id: TypeId,
+        mut verdicts: Verdicts<'_>,
         make: impl Fn() -> AnyBody,
         headers: &Headers,
     ) -> FanOut {
@@ -497,6 +620,10 @@ impl LocalTable {
                 out.mismatch_type = Some(slot.type_name);
                 continue;
             }
+            if !verdicts.admit(slot) {
+                out.invalid += 1;
+                continue;
+            }
             match slot.tx.try_reserve() {
                 Ok(room) => {
                     room.send(Envelope {
@@ -512,6 +639,7 @@ impl LocalTable {
                 Err(NoRoom::Closed) => {}
             }
         }
+        out.invalid_reasons = verdicts.into_refusal();
         out
     }
 }
@@ -536,6 +664,7 @@ mod tests {
                         type_id: TypeId::of::<u32>(),
                         type_name: "u32",
                         local_only: false,
+                        guard: None,
                         tx,
                     },
                 );
@@ -567,6 +696,7 @@ mod tests {
                 "a",
                 Scope::All,
                 TypeId::of::<u32>(),
+                Verdicts::new(&7u32),
                 make(&table, &calls),
                 Headers::new(),
                 DeliveryKind::Send,
@@ -590,6 +720,7 @@ mod tests {
                 "a",
                 Scope::All,
                 TypeId::of::<u32>(),
+                Verdicts::new(&7u32),
                 make(&table, &calls),
                 &Headers::new(),
             )
@@ -598,6 +729,137 @@ mod tests {
         assert_eq!((fan.delivered, fan.refused, calls.get()), (3, 0, 3));
         let fan = all();
         assert_eq!((fan.delivered, fan.refused, calls.get()), (0, 3, 3));
+    }
+
+    /// Refuses odd numbers; counts how often it is asked.
+    struct Even(std::sync::atomic::AtomicUsize);
+
+    impl guard::Guard for Even {
+        fn check(&self, body: &(dyn Any + Send + Sync)) -> Result<(), String> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            match body.downcast_ref::<u32>() {
+                Some(n) if n % 2 == 0 => Ok(()),
+                _ => Err("odd".to_owned()),
+            }
+        }
+
+        fn decode(
+            &self,
+            _codec: &str,
+            _payload: &[u8],
+        ) -> Option<Result<AnyBody, guard::GuardedDecode>> {
+            None
+        }
+    }
+
+    /// `n` consumers of `u32` at `a` sharing one `Even` guard, and one
+    /// without a guard when `open`.
+    fn guarded(n: usize, open: bool) -> (LocalTable, Arc<Even>, Vec<QueueRx>) {
+        let table = LocalTable::default();
+        let even = Arc::new(Even(AtomicUsize::new(0)));
+        let rxs = (0..n + usize::from(open))
+            .map(|i| {
+                let (tx, rx) = queue(4);
+                let guard = (i < n).then(|| Arc::clone(&even) as GuardRef);
+                table.add(
+                    "a",
+                    Slot {
+                        id: table.next_id(),
+                        type_id: TypeId::of::<u32>(),
+                        type_name: "u32",
+                        local_only: false,
+                        guard,
+                        tx,
+                    },
+                );
+                rx
+            })
+            .collect();
+        (table, even, rxs)
+    }
+
+    #[test]
+    fn a_guard_is_asked_once_per_delivery_and_a_refusal_makes_no_body() {
+        let (table, even, _rxs) = guarded(3, false);
+        let calls = Cell::new(0);
+        let all = |n: u32| {
+            table.deliver_all(
+                "a",
+                Scope::All,
+                TypeId::of::<u32>(),
+                Verdicts::new(&n),
+                make(&table, &calls),
+                &Headers::new(),
+            )
+        };
+        let fan = all(2);
+        assert_eq!((fan.delivered, fan.invalid, calls.get()), (3, 0, 3));
+        assert_eq!(even.0.load(Ordering::Relaxed), 1);
+        let fan = all(3);
+        assert_eq!((fan.delivered, fan.invalid, calls.get()), (0, 3, 3));
+        assert_eq!(fan.invalid_reasons.as_deref(), Some("odd"));
+        assert_eq!(even.0.load(Ordering::Relaxed), 2);
+
+        let one = |n: u32| {
+            table.deliver_one(
+                "a",
+                Scope::All,
+                TypeId::of::<u32>(),
+                Verdicts::new(&n),
+                make(&table, &calls),
+                Headers::new(),
+                DeliveryKind::Send,
+                None,
+            )
+        };
+        assert!(matches!(one(5), Err(Refusal::Invalid(reasons)) if reasons == "odd"));
+        assert_eq!((calls.get(), even.0.load(Ordering::Relaxed)), (3, 3));
+        assert!(one(4).is_ok());
+        assert_eq!(calls.get(), 4);
+    }
+
+    #[test]
+    fn a_body_a_guard_refuses_goes_to_a_consumer_without_one() {
+        let (table, _even, mut rxs) = guarded(2, true);
+        let calls = Cell::new(0);
+        for _ in 0..3 {
+            table
+                .deliver_one(
+                    "a",
+                    Scope::All,
+                    TypeId::of::<u32>(),
+                    Verdicts::new(&1u32),
+                    make(&table, &calls),
+                    Headers::new(),
+                    DeliveryKind::Send,
+                    None,
+                )
+                .unwrap();
+        }
+        let open = rxs.pop().unwrap();
+        assert_eq!(open.pending.load(Ordering::Relaxed), 3);
+        assert!(rxs.iter().all(|rx| rx.pending.load(Ordering::Relaxed) == 0));
+    }
+
+    #[test]
+    fn a_guard_that_already_passed_the_body_is_not_asked_again() {
+        let (table, even, _rxs) = guarded(2, false);
+        assert!(table.shared_guard("a", Scope::Exported).is_some());
+        let (shared, n) = table.shared_guard("a", Scope::All).unwrap();
+        assert_eq!(n, 2);
+        let calls = Cell::new(0);
+        let fan = table.deliver_all(
+            "a",
+            Scope::All,
+            TypeId::of::<u32>(),
+            Verdicts::passed(&2u32, shared),
+            make(&table, &calls),
+            &Headers::new(),
+        );
+        assert_eq!((fan.delivered, even.0.load(Ordering::Relaxed)), (2, 0));
+        // With a consumer without the guard, none is shared.
+        let (mixed, _, _rxs) = guarded(1, true);
+        assert!(mixed.shared_guard("a", Scope::All).is_none());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 // Readers: one task per address with an exported consumer on this node,
 // holding its two subscriptions (publish, and the queue group for sends
-// and requests). A reader decodes what arrives, delivers it to the local
-// consumers and awaits the replies to requests.
+// and requests). A reader decodes what arrives (checking the consumers'
+// shared guard in the same pass), delivers it to the local consumers and
+// awaits the replies to requests.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -17,15 +18,16 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::error::{NO_FAILURE_CODE, RequestErrorKind};
+use crate::guard::{GuardRef, GuardedDecode};
 use crate::interceptor::DeliveryKind;
 use crate::metrics::bump;
 use crate::reply;
 use crate::transport::BoxFuture;
 use crate::transport::Node;
-use crate::transport::local::Scope;
+use crate::transport::local::{Refusal, Scope, Verdicts};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::publish_failure;
-use crate::transport::nats::reply::{answer, decode};
+use crate::transport::nats::reply::{answer, codec_of, decode, decode_with};
 use crate::transport::nats::wire;
 
 pub(super) enum Stop {
@@ -132,21 +134,42 @@ impl AddressReader {
         };
         bump(&inner.counters().remote_received, 1);
         let head = wire::parse_headers(message.headers.as_ref());
-        let (codec, body) = match decode(&inner, &head, &message.payload) {
-            Ok(decoded) => decoded,
-            Err(error) => return undecodable(&inner, &self.address, "publish", &error),
+        let (codec, body, checked) = match decode_checked(&inner, &self.address, &head, &message.payload) {
+            Decoded::Body(codec, body, checked) => (codec, body, checked),
+            Decoded::Undecodable(error) => {
+                return undecodable(&inner, &self.address, "publish", &error);
+            }
+            Decoded::Refused(_, reasons, consumers) => {
+                bump(&inner.counters().invalid, consumers as u64);
+                tracing::warn!(address = &*self.address, %reasons, "publish from NATS refused by the consumers' spec");
+                return;
+            }
+        };
+        let verdicts = match checked {
+            Some(guard) => Verdicts::passed(&*body, guard),
+            None => Verdicts::new(&*body),
         };
         let fan = inner.local().deliver_all(
             &self.address,
             Scope::Exported,
             codec.type_id(),
+            verdicts,
             first_then_transform(&codec, &body),
             &head.user,
         );
         let counters = &inner.counters();
         bump(&counters.delivered, fan.delivered as u64);
         bump(&counters.refused, fan.refused as u64);
+        bump(&counters.invalid, fan.invalid as u64);
         bump(&counters.type_mismatches, fan.mismatched as u64);
+        if let Some(reasons) = &fan.invalid_reasons {
+            tracing::warn!(
+                address = &*self.address,
+                invalid = fan.invalid,
+                %reasons,
+                "publish from NATS refused by a consumer's spec"
+            );
+        }
         if fan.refused > 0 {
             tracing::warn!(
                 address = &*self.address,
@@ -175,9 +198,26 @@ impl AddressReader {
         } else {
             DeliveryKind::Send
         };
-        let (codec, body) = match decode(&inner, &head, &message.payload) {
-            Ok(decoded) => decoded,
-            Err(error) => {
+        let (codec, body, checked) = match decode_checked(&inner, &self.address, &head, &message.payload) {
+            Decoded::Body(codec, body, checked) => (codec, body, checked),
+            Decoded::Refused(codec, reasons, _) => {
+                let refusal = Refusal::Invalid(reasons);
+                bump(refusal.counter(inner.counters()), 1);
+                let err = refusal.into_error::<RequestErrorKind>(&self.address, codec.type_name());
+                match reply_to {
+                    Some(to) => pending.push(self.fail(
+                        to,
+                        err.kind(),
+                        NO_FAILURE_CODE,
+                        err.message().to_owned(),
+                    )),
+                    None => {
+                        tracing::warn!(address = &*self.address, reason = %err, "send from NATS refused by the consumers' spec");
+                    }
+                }
+                return;
+            }
+            Decoded::Undecodable(error) => {
                 bump(&inner.counters().undecodable, 1);
                 match reply_to {
                     Some(to) => {
@@ -204,10 +244,15 @@ impl AddressReader {
             }
             None => (None, None),
         };
+        let verdicts = match checked {
+            Some(guard) => Verdicts::passed(&*body, guard),
+            None => Verdicts::new(&*body),
+        };
         let result = inner.local().deliver_one(
             &self.address,
             Scope::Exported,
             codec.type_id(),
+            verdicts,
             first_then_transform(&codec, &body),
             head.user,
             kind,
@@ -255,6 +300,52 @@ impl AddressReader {
             code,
             message,
         ))
+    }
+}
+
+/// What became of an incoming payload.
+enum Decoded {
+    /// A body, and the guard that checked it while it was decoded.
+    Body(CodecRegistration, AnyBody, Option<GuardRef>),
+    /// Not a message of a codec this node knows, or not a value of it.
+    Undecodable(String),
+    /// The guard all of the address's exported consumers share refused
+    /// the value of this codec (its reasons), for that many consumers.
+    Refused(CodecRegistration, String, usize),
+}
+
+/// Decodes a message for `address`. When every exported consumer there
+/// has the same guard and that guard reads the message's codec, the guard
+/// checks while it decodes: a value it refuses is never delivered (nor, for
+/// a spec, even built).
+fn decode_checked(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    head: &wire::Inbound,
+    payload: &[u8],
+) -> Decoded {
+    let Some((guard, consumers)) = inner.local().shared_guard(address, Scope::Exported) else {
+        return match decode(inner, head, payload) {
+            Ok((codec, body)) => Decoded::Body(codec, body, None),
+            Err(error) => Decoded::Undecodable(error),
+        };
+    };
+    let codec = match codec_of(inner, head) {
+        Ok(codec) => codec,
+        Err(error) => return Decoded::Undecodable(error),
+    };
+    match guard.decode(codec.name(), payload) {
+        Some(Ok(body)) => Decoded::Body(codec, body, Some(guard)),
+        Some(Err(GuardedDecode::Refused(reasons))) => Decoded::Refused(codec, reasons, consumers),
+        Some(Err(GuardedDecode::Undecodable(error))) => Decoded::Undecodable(format!(
+            "cannot decode {} bytes with codec {:?}: {error}",
+            payload.len(),
+            codec.name()
+        )),
+        None => match decode_with(&codec, payload) {
+            Ok(body) => Decoded::Body(codec, body, None),
+            Err(error) => Decoded::Undecodable(error),
+        },
     }
 }
 

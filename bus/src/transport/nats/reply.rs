@@ -86,6 +86,13 @@ pub(super) fn decode(
     head: &Inbound,
     payload: &[u8],
 ) -> Result<(CodecRegistration, AnyBody), String> {
+    let codec = codec_of(inner, head)?;
+    let body = decode_with(&codec, payload)?;
+    Ok((codec, body))
+}
+
+/// The codec a message's headers name, known on this node.
+pub(super) fn codec_of(inner: &Arc<dyn Node>, head: &Inbound) -> Result<CodecRegistration, String> {
     match head.version.as_deref() {
         Some(wire::WIRE_VERSION) => {}
         Some(v) => {
@@ -104,11 +111,14 @@ pub(super) fn decode(
     let Some(name) = head.codec.as_deref() else {
         return Err(format!("no codec name in the {} header", wire::H_CODEC));
     };
-    let Some(codec) = inner.codec_by_name(name) else {
-        return Err(format!(
-            "Unknown codec {name:?}: no codec is registered under that name on this node"
-        ));
-    };
+    inner.codec_by_name(name).ok_or_else(|| {
+        format!("Unknown codec {name:?}: no codec is registered under that name on this node")
+    })
+}
+
+/// Decodes `payload`, the whole of it, with `codec`.
+pub(super) fn decode_with(codec: &CodecRegistration, payload: &[u8]) -> Result<AnyBody, String> {
+    let name = codec.name();
     let mut r = codecbus_core::Reader::new(payload);
     let body = codec.decode(&mut r).map_err(|e| {
         format!(
@@ -123,7 +133,7 @@ pub(super) fn decode(
             r.remaining()
         ));
     }
-    Ok((codec, body))
+    Ok(body)
 }
 
 /// Awaits the local answer to a remote request (a consumer's reply to a
