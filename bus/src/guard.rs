@@ -196,3 +196,72 @@ mod spec {
         }
     }
 }
+
+#[cfg(all(test, feature = "json"))]
+mod tests {
+    use codecbus_core::to_vec;
+    use codecbus_json::spec::{Spec, integer, string};
+    use codecbus_json::{JsObj, JsValue, jsobj, jsobj_spec};
+
+    use super::*;
+
+    fn guard() -> GuardRef {
+        let spec: Spec = jsobj_spec! { "sku": string().length(1..), "qty": integer().min(1) };
+        spec_guard::<JsObj>(&spec).unwrap()
+    }
+
+    #[test]
+    fn a_spec_guard_decodes_its_own_codec_and_checks_in_the_same_pass() {
+        let guard = guard();
+        let good = jsobj! { "sku": "tea", "qty": 2 };
+        let body = guard
+            .decode("json-obj-value", &to_vec(&good).unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(body.downcast_ref::<JsObj>(), Some(&good));
+        assert_eq!(guard.check(&good), Ok(()));
+
+        let bad = to_vec(&jsobj! { "sku": "", "qty": 0 }).unwrap();
+        match guard.decode("json-obj-value", &bad) {
+            Some(Err(GuardedDecode::Refused(reasons))) => assert_eq!(
+                reasons,
+                "it does not conform to the consumer's spec: /qty: expected integer >= 1, found 0; \
+                 /sku: expected string of at least 1 character, found a string of 0 characters"
+            ),
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_spec_guard_reports_bad_bytes_and_leaves_other_codecs_alone() {
+        let guard = guard();
+        let good = to_vec(&jsobj! { "sku": "tea", "qty": 2 }).unwrap();
+        for bytes in [
+            &good[..good.len() - 1],
+            &[0xc1][..],
+            &[good.as_slice(), &[0]].concat(),
+        ] {
+            assert!(
+                matches!(
+                    guard.decode("json-obj-value", bytes),
+                    Some(Err(GuardedDecode::Undecodable(_)))
+                ),
+                "{bytes:?}"
+            );
+        }
+        assert!(guard.decode("json-value", &good).is_none());
+        // A value the spec could take but the codec does not write.
+        let number = to_vec(&JsValue::from(1)).unwrap();
+        assert!(matches!(
+            guard.decode("json-obj-value", &number),
+            Some(Err(GuardedDecode::Undecodable(_)))
+        ));
+    }
+
+    #[test]
+    fn only_json_bodies_take_a_spec() {
+        let spec: Spec = integer().into();
+        assert!(spec_guard::<JsValue>(&spec).is_ok());
+        assert_eq!(spec_guard::<u32>(&spec).err(), Some("u32"));
+    }
+}

@@ -174,6 +174,7 @@ fn guard_for<T: 'static>(address: &str, options: &ConsumerOptions) -> Option<Gua
 }
 
 #[cfg(not(feature = "json"))]
+#[allow(clippy::extra_unused_type_parameters)] // the same signature as with `json`
 fn guard_for<T: 'static>(_address: &str, _options: &ConsumerOptions) -> Option<GuardRef> {
     None
 }

@@ -10,9 +10,9 @@ use codecbus_bus::{
     ConsumerOptions, EventBus, Message, MessageStream, PublishErrorKind, RequestErrorKind,
     SendErrorKind, Shared,
 };
-use futures_util::FutureExt;
 use codecbus_json::spec::{array_of, integer, string};
 use codecbus_json::{JsArray, JsObj, JsValue, jsarr, jsobj, jsobj_spec};
+use futures_util::FutureExt;
 
 fn order_spec() -> codecbus_json::spec::Spec {
     jsobj_spec! {
@@ -20,7 +20,6 @@ fn order_spec() -> codecbus_json::spec::Spec {
         "qty": integer().range(1..=100),
         "tags"?: array_of(string()),
     }
-    .into()
 }
 
 /// The next message the stream holds already, if any.
@@ -98,7 +97,10 @@ async fn send_and_publish_refused_by_every_consumer_fail_with_invalid() {
 
     let err = bus.publish("orders", bad.clone()).await.unwrap_err();
     assert_eq!(err.kind(), PublishErrorKind::Invalid);
-    assert!(err.to_string().contains("/tags/1: expected string"), "{err}");
+    assert!(
+        err.to_string().contains("/tags/1: expected string"),
+        "{err}"
+    );
 
     bus.send("orders", jsobj! { "sku": "tea", "qty": 1 })
         .await
@@ -162,7 +164,11 @@ async fn a_send_a_spec_refuses_goes_to_a_consumer_that_takes_it() {
     assert_eq!(qty(now(&mut open)), Some(JsValue::from(500)));
     assert!(now(&mut open).is_none());
     assert_eq!(qty(now(&mut strict)), Some(JsValue::from(7)));
-    assert_eq!(bus.metrics().invalid, 0, "a send another consumer took is not refused");
+    assert_eq!(
+        bus.metrics().invalid,
+        0,
+        "a send another consumer took is not refused"
+    );
 }
 
 #[tokio::test]
@@ -201,12 +207,13 @@ async fn value_and_array_consumers_are_guarded_too() {
     bus.send("numbers", jsarr![1, 2]).await.unwrap();
     assert_eq!(arrays.recv().await.unwrap().body(), &jsarr![1, 2]);
 
-    let err = bus
-        .send("values", JsValue::from("text"))
-        .await
-        .unwrap_err();
+    let err = bus.send("values", JsValue::from("text")).await.unwrap_err();
     assert_eq!(err.kind(), SendErrorKind::Invalid);
-    assert!(err.to_string().ends_with("(root): expected array of 1..=3 items, found \"text\""), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("(root): expected array of 1..=3 items, found \"text\""),
+        "{err}"
+    );
     bus.send("values", JsValue::from(jsarr![0])).await.unwrap();
     assert_eq!(
         values.recv().await.unwrap().body(),
@@ -236,8 +243,6 @@ async fn a_long_list_of_violations_is_cut_and_counted() {
 )]
 async fn a_spec_on_a_consumer_of_another_type_is_refused_at_registration() {
     let bus = EventBus::new();
-    let _c = bus.consumer_stream_with::<u32>(
-        "numbers",
-        ConsumerOptions::new().with_spec(integer()),
-    );
+    let _c =
+        bus.consumer_stream_with::<u32>("numbers", ConsumerOptions::new().with_spec(integer()));
 }

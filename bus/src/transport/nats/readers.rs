@@ -134,7 +134,12 @@ impl AddressReader {
         };
         bump(&inner.counters().remote_received, 1);
         let head = wire::parse_headers(message.headers.as_ref());
-        let (codec, body, checked) = match decode_checked(&inner, &self.address, &head, &message.payload) {
+        let (codec, body, checked) = match decode_checked(
+            &inner,
+            &self.address,
+            &head,
+            &message.payload,
+        ) {
             Decoded::Body(codec, body, checked) => (codec, body, checked),
             Decoded::Undecodable(error) => {
                 return undecodable(&inner, &self.address, "publish", &error);
@@ -198,7 +203,12 @@ impl AddressReader {
         } else {
             DeliveryKind::Send
         };
-        let (codec, body, checked) = match decode_checked(&inner, &self.address, &head, &message.payload) {
+        let (codec, body, checked) = match decode_checked(
+            &inner,
+            &self.address,
+            &head,
+            &message.payload,
+        ) {
             Decoded::Body(codec, body, checked) => (codec, body, checked),
             Decoded::Refused(codec, reasons, _) => {
                 let refusal = Refusal::Invalid(reasons);
