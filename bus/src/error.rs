@@ -68,7 +68,7 @@ pub enum SendErrorKind {
     QueueFull,
     /// Every consumer that takes the body type refused the body: it does
     /// not conform to the consumer's spec
-    /// ([`ConsumerOptions::with_spec`](crate::ConsumerOptions::with_spec));
+    /// (`ConsumerOptions::with_spec` (feature `json`));
     /// the message lists the violations.
     Invalid,
     /// An outbound interceptor dropped the message.
@@ -129,7 +129,7 @@ pub enum RequestErrorKind {
     /// its handler returned an error or panicked, or the message was dropped
     /// without a reply; or every consumer refused the body, which does not
     /// conform to its spec (the message lists the violations, see
-    /// [`ConsumerOptions::with_spec`](crate::ConsumerOptions::with_spec)).
+    /// `ConsumerOptions::with_spec` (feature `json`)).
     /// Vert.x `RECIPIENT_FAILURE`;
     /// [`Error::failure_code`] holds the code given to `fail`.
     RecipientFailure,

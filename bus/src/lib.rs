@@ -170,6 +170,11 @@
 //!   `let _ = bus.consumer_stream(..)` unregisters it at once. The type is
 //!   `#[must_use]`.
 //!
+//! With the `json` feature a consumer of JSON values can be guarded by a
+//! spec (`ConsumerOptions::with_spec`): a body that does not conform is
+//! refused before it is queued, with every violation in the caller's error,
+//! and counted in [`Metrics::invalid`].
+//!
 //! When the runtime
 //! shuts down, consumer tasks are dropped with their queues: a request still
 //! waiting in one fails with `RecipientFailure` (no reply) if its requester
@@ -241,7 +246,8 @@
 //!   [`Metrics::undecodable`].
 //! * Failures cross the wire with their kind, code and text:
 //!   [`Message::fail`]'s code and message, a handler's error or panic, a
-//!   type mismatch or full queue on the receiving node, timeouts.
+//!   type mismatch, full queue or spec refusal on the receiving node,
+//!   timeouts.
 //! * A body larger than the server's `max_payload` fails before it is sent
 //!   with `PayloadTooLarge`, naming both sizes.
 //! * The connection reconnects on its own and resubscribes every consumer;

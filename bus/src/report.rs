@@ -68,7 +68,7 @@ impl PublishReport {
     }
 
     /// How many consumers of this node refused it because it does not
-    /// conform to their spec ([`ConsumerOptions::with_spec`](crate::ConsumerOptions::with_spec);
+    /// conform to their spec (`ConsumerOptions::with_spec` (feature `json`);
     /// in a cluster: of its local-only consumers).
     pub fn invalid(&self) -> usize {
         self.invalid
