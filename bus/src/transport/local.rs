@@ -393,19 +393,29 @@ impl QueueRx {
         n
     }
 
-    /// Closes the queue and drops what is left now; returns how many. A
-    /// message whose room was reserved before the close and that arrives
-    /// after it is dropped with the queue uncounted (a request among them
-    /// fails at once): only a consumer that cannot wait (a stream dropped
-    /// while another thread delivers to it) uses this.
+    /// Closes the queue and drops what is left, without an `.await`;
+    /// returns how many. For a consumer that cannot wait (a stream dropped
+    /// while another thread delivers to it).
+    ///
+    /// A delivery that reserved room before the close still enqueues its
+    /// message after it, so the queue is drained until no room is reserved
+    /// any more (`pending` is 0): a reservation is held for the few
+    /// instructions that make the body and enqueue it, never across an
+    /// `.await`, so this waits at most that long, yielding the thread. Any
+    /// later delivery finds the queue closed.
     pub(crate) fn discard_all(&mut self) -> u64 {
         self.rx.close();
         let mut n = 0;
-        while self.rx.try_recv().is_ok() {
-            self.taken();
-            n += 1;
+        loop {
+            while self.rx.try_recv().is_ok() {
+                self.taken();
+                n += 1;
+            }
+            if self.pending.load(Ordering::Acquire) == 0 {
+                return n;
+            }
+            std::thread::yield_now();
         }
-        n
     }
 }
 
