@@ -12,7 +12,9 @@
 // handler may still hold (or have dropped) the `Message` that can reply.
 // Both need a sender, and the requester must learn "nobody can reply any
 // more" only when *both* are gone. The cell costs one allocation per
-// request, like a oneshot.
+// request, like a oneshot, and no lock: a sender claims the value slot
+// with one compare-and-swap (`WRITING`), fills it, and publishes it with
+// `COMPLETED`; the receiver reads the slot only after it saw `COMPLETED`.
 //
 // This file depends on nothing else in the crate, so that its interleavings
 // can be checked with `loom`: `bus/tests/loom_reply.rs`
@@ -26,16 +28,33 @@ use std::task::{Context, Poll};
 
 #[cfg(all(loom, test))]
 use loom::{
+    cell::UnsafeCell,
     future::AtomicWaker,
+    sync::Arc,
     sync::atomic::{AtomicUsize, Ordering},
-    sync::{Arc, Mutex, MutexGuard},
 };
 #[cfg(not(all(loom, test)))]
 use {
     futures_util::task::AtomicWaker,
+    std::sync::Arc,
     std::sync::atomic::{AtomicUsize, Ordering},
-    std::sync::{Arc, Mutex, MutexGuard},
 };
+
+/// `std`'s `UnsafeCell` with the access method of loom's, which checks
+/// every access against the model's happens-before.
+#[cfg(not(all(loom, test)))]
+struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(all(loom, test)))]
+impl<T> UnsafeCell<T> {
+    fn new(value: T) -> Self {
+        Self(std::cell::UnsafeCell::new(value))
+    }
+
+    fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
 
 /// Why a cell takes no (further) value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,31 +65,29 @@ pub(crate) enum Closed {
     RequesterGone,
 }
 
-// `state` packs the sender count (in units of `SENDER`) with two flags.
+// `state` packs the sender count (in units of `SENDER`) with three flags.
+/// The value is in the slot, for the receiver.
 const COMPLETED: usize = 1;
 const RECEIVER_GONE: usize = 2;
-const SENDER: usize = 4;
+/// A sender claimed the slot and is filling it; `COMPLETED` follows.
+const WRITING: usize = 4;
+const SENDER: usize = 8;
 
 struct Cell<T> {
     state: AtomicUsize,
-    // Written once by the completing sender, taken once by the receiver;
-    // the lock is only ever taken on those two paths.
-    value: Mutex<Option<T>>,
+    // Written once, by the sender that set `WRITING`, before it sets
+    // `COMPLETED`; taken once, by the receiver, after it saw `COMPLETED`.
+    value: UnsafeCell<Option<T>>,
     waker: AtomicWaker,
 }
 
-impl<T> Cell<T> {
-    fn lock(&self) -> MutexGuard<'_, Option<T>> {
-        #[cfg(not(all(loom, test)))]
-        return self
-            .value
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // loom has no poisoning to recover from.
-        #[cfg(all(loom, test))]
-        return self.value.lock().unwrap_or_else(|_| unreachable!());
-    }
+// SAFETY: the cell hands a `T` from one thread to another (so `T: Send`)
+// and never gives out a shared reference to it; the slot is accessed by
+// one party at a time, as `state` orders (see `complete` and `take`).
+unsafe impl<T: Send> Send for Cell<T> {}
+unsafe impl<T: Send> Sync for Cell<T> {}
 
+impl<T> Cell<T> {
     fn wake(&self) {
         self.waker.wake();
     }
@@ -98,7 +115,7 @@ pub(crate) struct Receiver<T> {
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let cell = Arc::new(Cell {
         state: AtomicUsize::new(SENDER),
-        value: Mutex::new(None),
+        value: UnsafeCell::new(None),
         waker: AtomicWaker::new(),
     });
     (
@@ -113,27 +130,42 @@ impl<T> Sender<T> {
     /// Hands `value` to the receiver. Gives it back, with the reason, when
     /// the cell was completed already or the receiver is gone.
     pub(crate) fn complete(&self, value: T) -> Result<(), (Closed, T)> {
-        {
-            // The lock makes concurrent completions take turns; the first
-            // one sets COMPLETED, the others see it.
-            let mut slot = self.cell.lock();
-            let state = self.cell.state.load(Ordering::Acquire);
-            if state & COMPLETED != 0 {
+        // Claim the slot: of concurrent completions exactly one sets
+        // WRITING; the others see it (or COMPLETED) and are refused.
+        let mut state = self.cell.state.load(Ordering::Acquire);
+        loop {
+            if state & (COMPLETED | WRITING) != 0 {
                 return Err((Closed::Answered, value));
             }
             if state & RECEIVER_GONE != 0 {
                 return Err((Closed::RequesterGone, value));
             }
-            *slot = Some(value);
-            self.cell.state.fetch_or(COMPLETED, Ordering::AcqRel);
+            match self.cell.state.compare_exchange_weak(
+                state,
+                state | WRITING,
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => state = now,
+            }
         }
+        // SAFETY: this sender alone set WRITING, and the receiver reads the
+        // slot only after COMPLETED, which is set below: nobody else
+        // touches the slot until then.
+        self.cell
+            .value
+            .with_mut(|slot| unsafe { *slot = Some(value) });
+        // Release: the value is visible to whoever sees COMPLETED. A
+        // receiver dropped meanwhile leaves it to be dropped with the cell.
+        self.cell.state.fetch_or(COMPLETED, Ordering::AcqRel);
         self.cell.wake();
         Ok(())
     }
 
     /// Whether a `complete` could still be accepted.
     pub(crate) fn is_open(&self) -> bool {
-        self.cell.state.load(Ordering::Acquire) & (COMPLETED | RECEIVER_GONE) == 0
+        self.cell.state.load(Ordering::Acquire) & (COMPLETED | WRITING | RECEIVER_GONE) == 0
     }
 }
 
@@ -160,7 +192,12 @@ impl<T> Receiver<T> {
     fn check(&self) -> Option<Option<T>> {
         let state = self.cell.state.load(Ordering::Acquire);
         if state & COMPLETED != 0 {
-            Some(self.cell.lock().take())
+            // SAFETY: COMPLETED was seen with Acquire, so the completing
+            // sender's write happened before, and no sender touches the slot
+            // after it; only this receiver reads it (`Receiver` is not
+            // `Clone`, and `check` takes `&self` of a pinned future that is
+            // polled by one thread at a time).
+            Some(self.cell.value.with_mut(|slot| unsafe { (*slot).take() }))
         } else if state < SENDER {
             Some(None)
         } else {
