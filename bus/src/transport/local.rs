@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use codecbus_core::AnyBody;
-use tokio::sync::mpsc::{self, error::TrySendError};
+use tokio::sync::mpsc;
 
 use crate::error::{Error, OperationKind};
 use crate::guard::{self, GuardRef};
@@ -266,8 +266,13 @@ pub(crate) struct FanOut {
 /// handler, including one the consumer task has taken out of the channel
 /// but holds while the consumer is paused. So a paused consumer accepts
 /// exactly `capacity` messages, never `capacity + 1`.
+///
+/// That count (`pending`) is the only bound: the channel below is tokio's
+/// unbounded one, whose send and receive are one atomic operation each,
+/// where a bounded channel's semaphore would count the same messages again
+/// and take a lock on every receive.
 pub(crate) fn queue(capacity: usize) -> (QueueTx, QueueRx) {
-    let (tx, rx) = mpsc::channel(capacity);
+    let (tx, rx) = mpsc::unbounded_channel();
     let pending = Arc::new(AtomicUsize::new(0));
     (
         QueueTx {
@@ -282,7 +287,7 @@ pub(crate) fn queue(capacity: usize) -> (QueueTx, QueueRx) {
 /// The sending side of a consumer queue.
 #[derive(Clone)]
 pub(crate) struct QueueTx {
-    tx: mpsc::Sender<Envelope>,
+    tx: mpsc::UnboundedSender<Envelope>,
     pending: Arc<AtomicUsize>,
     capacity: usize,
 }
@@ -298,19 +303,14 @@ impl QueueTx {
             self.pending.fetch_sub(1, Ordering::AcqRel);
             return Err(NoRoom::Full);
         }
-        match self.tx.try_reserve() {
-            Ok(permit) => Ok(Room {
-                permit: Some(permit),
-                pending: &self.pending,
-            }),
-            Err(err) => {
-                self.pending.fetch_sub(1, Ordering::AcqRel);
-                Err(match err {
-                    TrySendError::Full(()) => NoRoom::Full,
-                    TrySendError::Closed(()) => NoRoom::Closed,
-                })
-            }
+        if self.tx.is_closed() {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
+            return Err(NoRoom::Closed);
         }
+        Ok(Room {
+            tx: Some(&self.tx),
+            pending: &self.pending,
+        })
     }
 }
 
@@ -326,23 +326,29 @@ pub(crate) enum NoRoom {
 /// Room for one message in a consumer queue, reserved and not used yet.
 pub(crate) struct Room<'a> {
     // `None` once sent.
-    permit: Option<mpsc::Permit<'a, Envelope>>,
+    tx: Option<&'a mpsc::UnboundedSender<Envelope>>,
     pending: &'a AtomicUsize,
 }
 
 impl Room<'_> {
-    /// Enqueues `env` in the reserved room; cannot fail.
+    /// Enqueues `env` in the reserved room. Hands it back when the
+    /// consumer closed its queue since the room was reserved (its room is
+    /// given back then).
     #[inline]
-    pub(crate) fn send(mut self, env: Envelope) {
-        if let Some(permit) = self.permit.take() {
-            permit.send(env);
+    pub(crate) fn send(mut self, env: Envelope) -> Result<(), Envelope> {
+        match self.tx.take() {
+            Some(tx) => tx.send(env).map_err(|mpsc::error::SendError(env)| {
+                self.pending.fetch_sub(1, Ordering::AcqRel);
+                env
+            }),
+            None => Err(env),
         }
     }
 }
 
 impl Drop for Room<'_> {
     fn drop(&mut self) {
-        if self.permit.is_some() {
+        if self.tx.is_some() {
             // Reserved and never used: the room counts no more.
             self.pending.fetch_sub(1, Ordering::AcqRel);
         }
@@ -351,7 +357,7 @@ impl Drop for Room<'_> {
 
 /// The receiving side of a consumer queue.
 pub(crate) struct QueueRx {
-    rx: mpsc::Receiver<Envelope>,
+    rx: mpsc::UnboundedReceiver<Envelope>,
     pending: Arc<AtomicUsize>,
 }
 
@@ -379,10 +385,10 @@ impl QueueRx {
         self.pending.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// Closes the queue and drops what is left, waiting for the messages
-    /// whose room was reserved before the close to arrive (a delivery
-    /// holds a reservation for a few instructions, never across an
-    /// `.await`); returns how many.
+    /// Closes the queue and drops what is left, including a message being
+    /// enqueued as it closes; returns how many. A delivery that reserved
+    /// room before the close and enqueues after it gets its message back
+    /// (refused), so nothing arrives later.
     pub(crate) async fn discard_all_in_flight(&mut self) -> u64 {
         self.rx.close();
         let mut n = 0;
@@ -397,12 +403,12 @@ impl QueueRx {
     /// returns how many. For a consumer that cannot wait (a stream dropped
     /// while another thread delivers to it).
     ///
-    /// A delivery that reserved room before the close still enqueues its
-    /// message after it, so the queue is drained until no room is reserved
-    /// any more (`pending` is 0): a reservation is held for the few
-    /// instructions that make the body and enqueue it, never across an
-    /// `.await`, so this waits at most that long, yielding the thread. Any
-    /// later delivery finds the queue closed.
+    /// A message enqueued just before the close may not be visible to the
+    /// receiver yet, so the queue is drained until no room is reserved any
+    /// more (`pending` is 0): a reservation is held for the few
+    /// instructions that make the body and enqueue it (or get it back,
+    /// refused, once the queue is closed), never across an `.await`, so
+    /// this waits at most that long, yielding the thread.
     pub(crate) fn discard_all(&mut self) -> u64 {
         self.rx.close();
         let mut n = 0;
@@ -562,6 +568,8 @@ impl LocalTable {
         };
         let mut full = false;
         let mut mismatch = None;
+        let mut parts = Some((headers, reply, make));
+        let mut made: Option<Envelope> = None;
         for i in 0..n {
             let slot = &slots[(start + i) % n];
             if !scope.admits(slot) {
@@ -576,14 +584,24 @@ impl LocalTable {
             }
             match slot.tx.try_reserve() {
                 Ok(room) => {
-                    room.send(Envelope {
-                        address: Arc::clone(&entry.address),
-                        headers,
-                        body: make(),
-                        kind,
-                        reply,
-                    });
-                    return Ok(());
+                    let env = match (made.take(), parts.take()) {
+                        (Some(env), _) => env,
+                        (None, Some((headers, reply, make))) => Envelope {
+                            address: Arc::clone(&entry.address),
+                            headers,
+                            body: make(),
+                            kind,
+                            reply,
+                        },
+                        // The parts make one envelope, kept until it is sent.
+                        (None, None) => continue,
+                    };
+                    match room.send(env) {
+                        Ok(()) => return Ok(()),
+                        // The consumer closed its queue after the room was
+                        // reserved: the next one gets the same body.
+                        Err(env) => made = Some(env),
+                    }
                 }
                 Err(NoRoom::Full) => full = true,
                 Err(NoRoom::Closed) => {}
@@ -636,14 +654,18 @@ impl LocalTable {
             }
             match slot.tx.try_reserve() {
                 Ok(room) => {
-                    room.send(Envelope {
+                    let sent = room.send(Envelope {
                         address: Arc::clone(&entry.address),
                         headers: headers.clone(),
                         body: make(),
                         kind: DeliveryKind::Publish,
                         reply: None,
                     });
-                    out.delivered += 1;
+                    // Err: the consumer closed its queue since the room was
+                    // reserved; it is gone, as if it had never been there.
+                    if sent.is_ok() {
+                        out.delivered += 1;
+                    }
                 }
                 Err(NoRoom::Full) => out.refused += 1,
                 Err(NoRoom::Closed) => {}
@@ -879,13 +901,14 @@ mod tests {
         assert!(matches!(tx.try_reserve(), Err(NoRoom::Full)));
         drop(room);
         let room = tx.try_reserve().unwrap();
-        room.send(Envelope {
+        let env = |n: u32| Envelope {
             address: Arc::from("a"),
             headers: Headers::new(),
-            body: Arc::new(1u32),
+            body: Arc::new(n),
             kind: DeliveryKind::Send,
             reply: None,
-        });
+        };
+        assert!(room.send(env(1)).is_ok());
         assert!(matches!(tx.try_reserve(), Err(NoRoom::Full)));
         assert_eq!(rx.discard_all(), 1);
         assert!(matches!(tx.try_reserve(), Err(NoRoom::Closed)));
