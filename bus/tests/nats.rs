@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use codecbus_bus::{
-    BuildErrorKind, ConsumerOptions, DeliveryOptions, EventBus, Message, NatsOptions,
-    PublishErrorKind, RequestErrorKind, SendErrorKind,
+    BuildErrorKind, ConsumerOptions, DeliveryOptions, EventBus, Message, PublishErrorKind,
+    RequestErrorKind, SendErrorKind,
 };
 use codecbus_core::MessageCodec;
 use codecbus_json::JsObj;
@@ -43,28 +43,10 @@ fn order(id: u64) -> Order {
     }
 }
 
-fn options(url: &str) -> NatsOptions {
-    NatsOptions::new(url)
-        .connection_timeout(Duration::from_secs(2))
-        .max_reconnect_delay(Duration::from_millis(50))
-}
+use common::{eventually, nats_options as options};
 
 async fn node(server: &NatsServer) -> EventBus {
-    EventBus::builder()
-        .default_timeout(Duration::from_secs(2))
-        .nats(options(&server.url()))
-        .connect()
-        .await
-        .expect("connect to the test server")
-}
-
-/// Polls `check` until it holds or 5 s pass.
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::nats_node(&server.url()).await
 }
 
 /// Counts messages per consumer name.

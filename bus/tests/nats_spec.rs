@@ -3,38 +3,21 @@
 //! refusals are counted on the node that refused.
 #![cfg(all(feature = "nats", feature = "json"))]
 
+mod common;
 #[path = "common/nats.rs"]
 mod harness;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
-use codecbus_bus::{ConsumerOptions, EventBus, Message, NatsOptions, RequestErrorKind};
+use codecbus_bus::{ConsumerOptions, EventBus, Message, RequestErrorKind};
 use codecbus_json::spec::{Spec, integer, string};
 use codecbus_json::{JsObj, JsValue, jsobj, jsobj_spec};
+use common::eventually;
 use harness::NatsServer;
 
 async fn node(server: &NatsServer) -> EventBus {
-    EventBus::builder()
-        .default_timeout(Duration::from_secs(2))
-        .nats(
-            NatsOptions::new(server.url())
-                .connection_timeout(Duration::from_secs(2))
-                .max_reconnect_delay(Duration::from_millis(50)),
-        )
-        .connect()
-        .await
-        .expect("connect to the test server")
-}
-
-/// Polls `check` until it holds or 5 s pass.
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    common::nats_node(&server.url()).await
 }
 
 fn order_spec() -> Spec {

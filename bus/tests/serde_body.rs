@@ -2,6 +2,7 @@
 //! each consumer gets its own deep copy; across NATS the body is encoded
 //! with rmp-serde and decoded on the other node by its codec name.
 
+mod common;
 #[cfg(feature = "nats")]
 #[path = "common/nats.rs"]
 mod harness;
@@ -137,20 +138,10 @@ async fn local_request_and_reply_with_serde_bodies() {
 #[cfg(feature = "nats")]
 mod nats {
     use super::*;
-    use codecbus_bus::NatsOptions;
     use harness::NatsServer;
 
     async fn node(server: &NatsServer) -> EventBus {
-        EventBus::builder()
-            .default_timeout(Duration::from_secs(2))
-            .nats(
-                NatsOptions::new(server.url())
-                    .connection_timeout(Duration::from_secs(2))
-                    .max_reconnect_delay(Duration::from_millis(50)),
-            )
-            .connect()
-            .await
-            .expect("connect to the test server")
+        common::nats_node(&server.url()).await
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -86,12 +86,12 @@ impl<'a> Verdicts<'a> {
         }
     }
 
-    /// For `body`, which `guard` accepted already.
+    /// For `body`, which `checked_by` (if any) accepted already.
     #[cfg_attr(not(feature = "nats"), allow(dead_code))]
-    pub(crate) fn passed(body: &'a (dyn Any + Send + Sync), guard: GuardRef) -> Self {
+    pub(crate) fn checked(body: &'a (dyn Any + Send + Sync), checked_by: Option<GuardRef>) -> Self {
         Self {
             body,
-            passed: Some(guard),
+            passed: checked_by,
             refused: None,
         }
     }
@@ -884,7 +884,7 @@ mod tests {
             "a",
             Scope::All,
             TypeId::of::<u32>(),
-            Verdicts::passed(&2u32, shared),
+            Verdicts::checked(&2u32, Some(shared)),
             make(&table, &calls),
             &Headers::new(),
         );

@@ -190,3 +190,36 @@ pub fn assert_causes_told_once(err: &(dyn std::error::Error + 'static), own: usi
     }
     texts
 }
+
+/// The options of a test node on the NATS server at `url`: 2 s to connect,
+/// reconnecting within 50 ms.
+#[cfg(feature = "nats")]
+pub fn nats_options(url: &str) -> codecbus_bus::NatsOptions {
+    codecbus_bus::NatsOptions::new(url)
+        .connection_timeout(std::time::Duration::from_secs(2))
+        .max_reconnect_delay(std::time::Duration::from_millis(50))
+}
+
+/// A bus node on the NATS server at `url` ([`nats_options`]), with a 2 s
+/// request timeout.
+#[cfg(feature = "nats")]
+pub async fn nats_node(url: &str) -> codecbus_bus::EventBus {
+    codecbus_bus::EventBus::builder()
+        .default_timeout(std::time::Duration::from_secs(2))
+        .nats(nats_options(url))
+        .connect()
+        .await
+        .expect("connect to the test server")
+}
+
+/// Polls `check` every 5 ms until it holds; panics naming `what` after 5 s.
+pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !check() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}

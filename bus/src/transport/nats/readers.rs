@@ -150,15 +150,11 @@ impl AddressReader {
                 return;
             }
         };
-        let verdicts = match checked {
-            Some(guard) => Verdicts::passed(&*body, guard),
-            None => Verdicts::new(&*body),
-        };
         let fan = inner.local().deliver_all(
             &self.address,
             Scope::Exported,
             codec.type_id(),
-            verdicts,
+            Verdicts::checked(&*body, checked),
             first_then_transform(&codec, &body),
             &head.user,
         );
@@ -254,15 +250,11 @@ impl AddressReader {
             }
             None => (None, None),
         };
-        let verdicts = match checked {
-            Some(guard) => Verdicts::passed(&*body, guard),
-            None => Verdicts::new(&*body),
-        };
         let result = inner.local().deliver_one(
             &self.address,
             Scope::Exported,
             codec.type_id(),
-            verdicts,
+            Verdicts::checked(&*body, checked),
             first_then_transform(&codec, &body),
             head.user,
             kind,
