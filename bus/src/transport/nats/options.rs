@@ -414,9 +414,12 @@ impl NatsOptions {
             o = o.tls_first();
         }
         if let Some(path) = &self.root_certificates {
+            check_pem(path, "root certificates", "CERTIFICATE-----")?;
             o = o.add_root_certificates(path.clone());
         }
         if let Some((cert, key)) = &self.client_certificate {
+            check_pem(cert, "client certificate", "CERTIFICATE-----")?;
+            check_pem(key, "client key", "PRIVATE KEY-----")?;
             o = o.add_client_certificate(cert.clone(), key.clone());
         }
         if let Some(timeout) = self.connection_timeout {
@@ -445,6 +448,26 @@ impl NatsOptions {
             o = configure(o);
         }
         Ok(o)
+    }
+}
+
+/// Checks that the PEM file at `path` can be read and holds a `-----BEGIN
+/// …{label}` block: the NATS client would report a missing file without
+/// its name, and skip a file without certificates in silence (the server's
+/// certificate then fails as signed by an unknown issuer).
+fn check_pem(path: &std::path::Path, what: &str, label: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the NATS {what} file {}: {e}", path.display()))?;
+    let found = text
+        .lines()
+        .any(|line| line.starts_with("-----BEGIN ") && line.ends_with(label));
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "the NATS {what} file {} holds no PEM block ending in `{label}`",
+            path.display()
+        ))
     }
 }
 
