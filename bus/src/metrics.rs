@@ -78,6 +78,19 @@ pub struct Metrics {
     /// at most 128 events, so a burst of drops faster than the events are
     /// read is under-counted. Always 0 without a cluster transport.
     pub remote_dropped: u64,
+    /// Times this node's NATS connection was lost (each followed by
+    /// reconnection attempts): a server restart, a network failure, or the
+    /// client giving up on bytes from the server it could not parse (a
+    /// malformed header block another client published, see
+    /// RELIABILITY.md). Always 0 without a cluster transport.
+    pub remote_disconnects: u64,
+    /// Publishes and subscriptions of this node that the NATS server
+    /// refused for lack of permission (its `-ERR 'Permissions Violation
+    /// …'`), each logged at warn level with its subject. A `send` or
+    /// `publish` returns before the server answers, so a refused one
+    /// returned `Ok` and is counted only here; a request fails at once.
+    /// Always 0 without a cluster transport.
+    pub remote_denied: u64,
 }
 
 #[derive(Default)]
@@ -126,6 +139,8 @@ impl Counters {
             undecodable: get(&self.undecodable),
             // Read from the cluster transport by `EventBus::metrics`.
             remote_dropped: 0,
+            remote_disconnects: 0,
+            remote_denied: 0,
         }
     }
 }
