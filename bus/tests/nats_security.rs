@@ -734,10 +734,13 @@ async fn malformed_header_blocks_from_a_raw_peer() {
                     assert_eq!(*r.body(), 2);
                     break;
                 }
-                Err(e) => assert!(
-                    Instant::now() < deadline,
-                    "{kind}: the node does not serve again: {e}"
-                ),
+                Err(e) => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "{kind}: the node does not serve again: {e}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
             }
         }
         let back = started.elapsed();
@@ -766,6 +769,43 @@ async fn malformed_header_blocks_from_a_raw_peer() {
     // The raw peer itself is still connected: the server passed every
     // block on unchecked.
     raw.ping().await;
+
+    // A peer that keeps at it: one malformed block every 100 ms for 2 s,
+    // while requests go through the node one after the other.
+    let before = events.count(|e| *e == NatsEvent::Disconnected);
+    let attack = tokio::spawn(async move {
+        for _ in 0..20 {
+            raw.hpub(
+                "codecbus.s.target",
+                b"NATS/1.0\r\nno colon here\r\n\r\n",
+                b"",
+            )
+            .await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let (mut answered, mut failed) = (0usize, 0usize);
+    while !attack.is_finished() {
+        match prober.request::<u64>("target", 1u64).await {
+            Ok(_) => answered += 1,
+            Err(_) => failed += 1,
+        }
+    }
+    attack.await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while let Err(e) = prober.request::<u64>("target", 1u64).await {
+        assert!(
+            Instant::now() < deadline,
+            "no service after the attack: {e}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let disconnects = events.count(|e| *e == NatsEvent::Disconnected) - before;
+    assert!(disconnects <= 20, "{disconnects} disconnects for 20 blocks");
+    eprintln!(
+        "20 malformed blocks in 2 s: {disconnects} node disconnects; requests meanwhile (300 ms timeout): {answered} answered, {failed} failed"
+    );
 }
 
 // ------------------------------------------------------ hostile requests
