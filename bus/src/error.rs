@@ -136,7 +136,9 @@ pub enum RequestErrorKind {
     PayloadTooLarge,
     /// The cluster transport could not carry the request or its reply (see
     /// [`SendErrorKind::Transport`]); a request made while the NATS
-    /// connection is down fails with this kind at once.
+    /// connection is down fails with this kind at once, as does one the
+    /// NATS server refuses because this connection may not publish to the
+    /// address's subject.
     Transport,
 }
 
