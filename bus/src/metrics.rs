@@ -87,9 +87,12 @@ pub struct Metrics {
     /// Publishes and subscriptions of this node that the NATS server
     /// refused for lack of permission (its `-ERR 'Permissions Violation
     /// …'`), each logged at warn level with its subject. A `send` or
-    /// `publish` returns before the server answers, so a refused one
-    /// returned `Ok` and is counted only here; a request fails at once.
-    /// Always 0 without a cluster transport.
+    /// `publish` returns before the server answers, so the first one
+    /// refused returned `Ok` and is counted only here; a request fails at
+    /// once. For 10 s after a refusal (or until the connection is
+    /// re-established) further messages to its subject fail at once with
+    /// `Transport`, without leaving: those are not counted here. Always 0
+    /// without a cluster transport.
     pub remote_denied: u64,
 }
 

@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use codecbus_bus::{
-    BuildError, BuildErrorKind, EventBus, Message, NatsEvent, NatsOptions, RequestErrorKind,
+    BuildError, BuildErrorKind, EventBus, Message, NatsEvent, NatsOptions, PublishErrorKind,
+    RequestErrorKind, SendErrorKind,
 };
 use harness::{Config, NatsServer, Tls};
 use rcgen::{
@@ -504,7 +505,7 @@ async fn a_user_without_publish_permission_gets_an_error_not_a_hang() {
         extra: Some(PERMISSIONS.to_owned()),
         ..Config::default()
     };
-    let Some(server) = NatsServer::start_with("permissions", &config) else {
+    let Some(mut server) = NatsServer::start_with("permissions", &config) else {
         return;
     };
     let url = server.url();
@@ -526,7 +527,7 @@ async fn a_user_without_publish_permission_gets_an_error_not_a_hang() {
     let r: Message<u64> = checkout.request("payments", 4u64).await.unwrap();
     assert_eq!(*r.body(), 40);
 
-    // A user not allowed to: the request fails at once (its timeout is
+    // A user not allowed to. Its request fails at once (its timeout is
     // 30 s), naming the subject, and hands the body back.
     let billing_events = Events::default();
     let billing = EventBus::builder()
@@ -547,22 +548,39 @@ async fn a_user_without_publish_permission_gets_an_error_not_a_hang() {
     assert_eq!(err.into_body::<u64>().as_deref(), Some(&7));
     assert!(took < Duration::from_secs(10), "the refusal took {took:?}");
     eprintln!("refused request answered in {took:?} (timeout 30 s)");
+    assert_eq!(billing.metrics().remote_denied, 1);
 
-    // A send returns before the server answers: Ok, then the refusal is
-    // counted and reported as an event.
-    billing.send("payments", 8u64).await.unwrap();
-    eventually("both refusals counted", || {
+    // The subject was refused moments ago: a send to it fails at once,
+    // without leaving, and hands the body back.
+    let err = billing.send("payments", 8u64).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::Transport);
+    let text = err.to_string();
+    assert!(
+        text.contains("refused a message to subject codecbus.s.payments")
+            && text.contains("no permission to publish"),
+        "{text}"
+    );
+    assert_eq!(err.into_body::<u64>().as_deref(), Some(&8));
+
+    // A publish to a subject not refused yet returns before the server
+    // answers: Ok, then the refusal is counted and reported as an event.
+    billing.publish("payments", 9u64).await.unwrap();
+    eventually("the publish's refusal counted", || {
         billing.metrics().remote_denied == 2
     })
     .await;
     let errors = billing_events.server_errors();
-    assert_eq!(errors.len(), 2, "{errors:?}");
-    for e in &errors {
-        assert!(
-            e.contains(r#"Permissions Violation for Publish to "codecbus.s.payments""#),
-            "{e}"
-        );
-    }
+    assert_eq!(
+        errors,
+        [
+            r#"nats: Permissions Violation for Publish to "codecbus.s.payments""#,
+            r#"nats: Permissions Violation for Publish to "codecbus.p.payments""#
+        ],
+    );
+    // Now publishes fail at once too.
+    let err = billing.publish("payments", 10u64).await.unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::Transport);
+    assert!(err.to_string().contains("codecbus.p.payments"), "{err}");
     // What it may do still works, on the same connection.
     let err = billing.request::<u64>("ledger", 1u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
@@ -588,6 +606,22 @@ async fn a_user_without_publish_permission_gets_an_error_not_a_hang() {
             format!(r#"Permissions Violation for Subscription to "codecbus.{kind}.refunds""#);
         assert!(errors.iter().any(|e| e.contains(&needle)), "{errors:?}");
     }
+
+    // A new connection may have new permissions: what was refused on the
+    // old one is forgotten, and the next send leaves (to be refused again).
+    // (Within 5 s: a refusal is remembered for 10 s.)
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Err(e) = billing.send("payments", 11u64).await {
+        assert!(Instant::now() < deadline, "still refused at once: {e}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    eventually(
+        "the send after the reconnection refused by the server",
+        || billing.metrics().remote_denied == 3,
+    )
+    .await;
+    assert_eq!(billing.metrics().remote_disconnects, 1);
 }
 
 // ------------------------------------------------ malformed header blocks

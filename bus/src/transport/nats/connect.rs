@@ -5,17 +5,19 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::time::Instant;
 
 use async_nats::{Client, Event, ServerAddr};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 use crate::error::{BuildError, BuildErrorKind};
 use crate::metrics::bump;
 use crate::transport::nats::options::{NatsEvent, NatsOptions};
+use crate::transport::nats::refusals::Refusals;
 use crate::transport::nats::wire::{self, Violation};
 
 /// What the client's events tell about the connection, counted for
-/// `Metrics` and handed to the requests that wait.
+/// `Metrics`.
 #[derive(Default)]
 pub(crate) struct ClientCounts {
     /// Messages the client dropped for a reader that fell behind.
@@ -26,11 +28,6 @@ pub(crate) struct ClientCounts {
     pub(super) denied: AtomicU64,
 }
 
-/// Subjects the server refused this connection to publish to, as the
-/// refusals arrive: a request to one of them ends with its refusal instead
-/// of its timeout.
-pub(super) type Denials = broadcast::Sender<Arc<str>>;
-
 /// A connected client, before the bus around it exists.
 pub(crate) struct Connected {
     pub(super) client: Client,
@@ -38,7 +35,7 @@ pub(crate) struct Connected {
     pub(super) servers: String,
     pub(super) closed: watch::Receiver<bool>,
     pub(super) counts: Arc<ClientCounts>,
-    pub(super) denials: Denials,
+    pub(super) refusals: Arc<Refusals>,
 }
 
 /// Connects to the servers in `options`.
@@ -61,22 +58,22 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
     let who = servers.clone();
     let counts = Arc::new(ClientCounts::default());
     let counted_by_client = Arc::clone(&counts);
-    // Only requests in flight listen; a request that lags behind a burst
-    // of refusals waits for its timeout instead.
-    let (denials, _) = broadcast::channel(64);
-    let denied_by_client = denials.clone();
+    let refusals = Arc::new(Refusals::default());
+    let refused_by_client = Arc::clone(&refusals);
     let on_event: Option<Arc<dyn Fn(NatsEvent) + Send + Sync>> =
         options.on_event.take().map(Arc::from);
     connect = connect.event_callback(move |event| {
         let closed_tx = closed_tx.clone();
         let who = who.clone();
         let counts = Arc::clone(&counted_by_client);
-        let denials = denied_by_client.clone();
+        let refusals = Arc::clone(&refused_by_client);
         let on_event = on_event.clone();
         async move {
             match &event {
                 Event::Connected => {
-                    tracing::info!(servers = %who, "NATS connection (re)established")
+                    // Permissions are the new connection's.
+                    refusals.forget();
+                    tracing::info!(servers = %who, "NATS connection (re)established");
                 }
                 Event::Disconnected => {
                     bump(&counts.disconnects, 1);
@@ -104,7 +101,7 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
                                 subject,
                                 "the NATS server refused a publish: this connection has no permission to publish to the subject"
                             );
-                            let _ = denials.send(Arc::from(subject));
+                            refusals.record(subject, Instant::now());
                         }
                         Some(Violation::Subscribe(subject)) => {
                             bump(&counts.denied, 1);
@@ -144,7 +141,7 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
         servers,
         closed,
         counts,
-        denials,
+        refusals,
     })
 }
 
@@ -156,6 +153,6 @@ pub(super) struct Link {
     pub(super) closing: AtomicBool,
     /// What the client's events counted.
     pub(super) counts: Arc<ClientCounts>,
-    /// The subjects the server refused to take from this connection.
-    pub(super) denials: Denials,
+    /// The publishes the server refused this connection.
+    pub(super) refusals: Arc<Refusals>,
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{PublishError, RequestError, RequestErrorKind, SendError};
 use crate::metrics::bump;
@@ -31,7 +31,7 @@ impl NatsTransport {
             servers,
             closed,
             counts,
-            denials,
+            refusals,
         } = connected;
         let shared = Arc::new(Link {
             client,
@@ -39,7 +39,7 @@ impl NatsTransport {
             servers,
             closing: AtomicBool::new(false),
             counts,
-            denials,
+            refusals,
         });
         let (control, rx) = mpsc::unbounded_channel();
         tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));
@@ -57,18 +57,6 @@ fn count_failure(inner: &Arc<dyn Node>, kind: RequestErrorKind) {
         _ => return,
     };
     bump(counter, 1);
-}
-
-/// Resolves when the server refuses a publish to `subject` (never, should
-/// the refusals stop coming).
-async fn refused(refusals: &mut broadcast::Receiver<Arc<str>>, subject: &str) {
-    loop {
-        match refusals.recv().await {
-            Ok(denied) if &*denied == subject => return,
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-            Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
-        }
-    }
 }
 
 impl RemoteTransport for NatsTransport {
@@ -105,10 +93,10 @@ impl RemoteTransport for NatsTransport {
             // The server drops a publish it refuses and tells only with an
             // asynchronous error: without this, the request would wait for
             // its timeout.
-            let mut refusals = s.denials.subscribe();
+            let refused = s.refusals.refused(&subject);
             let answered = tokio::select! {
                 answered = s.client.send_request(subject.clone(), request) => answered,
-                () = refused(&mut refusals, &subject) => {
+                () = refused => {
                     return Err(RequestError::new(
                         RequestErrorKind::Transport,
                         format!(
