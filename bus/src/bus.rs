@@ -482,7 +482,10 @@ impl EventBus {
     pub fn metrics(&self) -> Metrics {
         let mut metrics = self.state.counters.snapshot();
         if let Some(remote) = &self.state.remote {
-            metrics.remote_dropped = remote.dropped();
+            let counts = remote.counts();
+            metrics.remote_dropped = counts.dropped;
+            metrics.remote_disconnects = counts.disconnects;
+            metrics.remote_denied = counts.denied;
         }
         metrics
     }

@@ -80,9 +80,11 @@ pub enum SendErrorKind {
     /// (`max_payload`); the message names both sizes.
     PayloadTooLarge,
     /// The cluster transport could not take the message: the NATS
-    /// connection is down or closed, or the address or a header cannot
-    /// travel over NATS. [`source`](StdError::source) holds the cause when
-    /// there is one.
+    /// connection is down or closed, the address or a header cannot
+    /// travel over NATS, or the NATS server refused a message to the same
+    /// subject moments ago for lack of permission (see
+    /// [`Metrics::remote_denied`](crate::Metrics::remote_denied)).
+    /// [`source`](StdError::source) holds the cause when there is one.
     Transport,
 }
 
@@ -148,7 +150,10 @@ pub enum RequestErrorKind {
     PayloadTooLarge,
     /// The cluster transport could not carry the request or its reply (see
     /// [`SendErrorKind::Transport`]); a request made while the NATS
-    /// connection is down fails with this kind at once.
+    /// connection is down fails with this kind at once, as does one the
+    /// NATS server refuses because this connection may not publish to the
+    /// address's subject (see
+    /// [`Metrics::remote_denied`](crate::Metrics::remote_denied)).
     Transport,
 }
 

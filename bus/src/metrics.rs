@@ -83,6 +83,22 @@ pub struct Metrics {
     /// at most 128 events, so a burst of drops faster than the events are
     /// read is under-counted. Always 0 without a cluster transport.
     pub remote_dropped: u64,
+    /// Times this node's NATS connection was lost (each followed by
+    /// reconnection attempts): a server restart, a network failure, or the
+    /// client giving up on bytes from the server it could not parse (a
+    /// malformed header block another client published, see
+    /// RELIABILITY.md). Always 0 without a cluster transport.
+    pub remote_disconnects: u64,
+    /// Publishes and subscriptions of this node that the NATS server
+    /// refused for lack of permission (its `-ERR 'Permissions Violation
+    /// …'`), each logged at warn level with its subject. A `send` or
+    /// `publish` returns before the server answers, so the first one
+    /// refused returned `Ok` and is counted only here; a request fails at
+    /// once. For 10 s after a refusal (or until the connection is
+    /// re-established) further messages to its subject fail at once with
+    /// `Transport`, without leaving: those are not counted here. Always 0
+    /// without a cluster transport.
+    pub remote_denied: u64,
 }
 
 #[derive(Default)]
@@ -133,6 +149,8 @@ impl Counters {
             undecodable: get(&self.undecodable),
             // Read from the cluster transport by `EventBus::metrics`.
             remote_dropped: 0,
+            remote_disconnects: 0,
+            remote_denied: 0,
         }
     }
 }

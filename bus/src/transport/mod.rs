@@ -113,7 +113,19 @@ pub(crate) trait RemoteTransport: Send + Sync + 'static {
     /// closes the connection.
     fn close(&self) -> BoxFuture<'_, ()>;
 
+    /// What the transport's client counted (see [`RemoteCounts`]).
+    fn counts(&self) -> RemoteCounts;
+}
+
+/// The counters a cluster transport keeps for [`Metrics`](crate::Metrics).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RemoteCounts {
     /// Messages for this node the transport lost before the node could
     /// read them (its client's buffer for a subscription overflowed).
-    fn dropped(&self) -> u64;
+    pub(crate) dropped: u64,
+    /// Times the connection to the cluster was lost.
+    pub(crate) disconnects: u64,
+    /// Publishes and subscriptions the cluster refused for lack of
+    /// permission.
+    pub(crate) denied: u64,
 }

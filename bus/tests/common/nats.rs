@@ -76,6 +76,23 @@ pub struct Config {
     pub user_password: Option<(String, String)>,
     /// Further lines for the config file, verbatim.
     pub extra: Option<String>,
+    /// `tls { ... }`: the server requires TLS.
+    pub tls: Option<Tls>,
+}
+
+/// The server's TLS settings; the PEM texts are written into the server's
+/// temporary directory and the config names those files.
+#[derive(Clone)]
+pub struct Tls {
+    /// The server's certificate chain (`cert_file`).
+    pub cert_pem: String,
+    /// The server's private key (`key_file`).
+    pub key_pem: String,
+    /// CA certificates that sign client certificates (`ca_file`).
+    pub ca_pem: Option<String>,
+    /// `verify: true`: every client must present a certificate signed by
+    /// `ca_pem`.
+    pub verify: bool,
 }
 
 /// A running `nats-server`.
@@ -147,6 +164,31 @@ fn free_port() -> u16 {
     listener.local_addr().expect("local addr").port()
 }
 
+/// Writes the PEM files of `tls` into `dir`; the config block naming them.
+fn tls_block(dir: &Path, tls: &Tls) -> String {
+    let write = |name: &str, pem: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, pem).expect("write a TLS file for the server");
+        path
+    };
+    let cert = write("server-cert.pem", &tls.cert_pem);
+    let key = write("server-key.pem", &tls.key_pem);
+    let mut block = format!(
+        "tls {{\n  cert_file: \"{}\"\n  key_file: \"{}\"\n  timeout: 5\n",
+        cert.display(),
+        key.display()
+    );
+    if let Some(ca) = &tls.ca_pem {
+        let ca = write("ca.pem", ca);
+        block.push_str(&format!("  ca_file: \"{}\"\n", ca.display()));
+    }
+    if tls.verify {
+        block.push_str("  verify: true\n");
+    }
+    block.push_str("}\n");
+    block
+}
+
 impl NatsServer {
     /// A plain server, or `None` when the test is skipped.
     pub fn start(test: &str) -> Option<Self> {
@@ -174,6 +216,9 @@ impl NatsServer {
             text.push_str(&format!(
                 "authorization {{ user: \"{user}\", password: \"{password}\" }}\n"
             ));
+        }
+        if let Some(tls) = &config.tls {
+            text.push_str(&tls_block(&dir, tls));
         }
         if let Some(extra) = &config.extra {
             text.push_str(extra);

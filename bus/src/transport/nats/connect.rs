@@ -1,10 +1,11 @@
 // Connecting: turns `NatsOptions` into a connected client (server URLs,
-// the event callback that counts dropped messages and notices the close),
-// and `Link`, the connection as every other part of the transport shares
-// it.
+// the event callback that counts dropped messages, disconnects and
+// permission violations and notices the close), and `Link`, the
+// connection as every other part of the transport shares it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::time::Instant;
 
 use async_nats::{Client, Event, ServerAddr};
 use tokio::sync::watch;
@@ -12,6 +13,20 @@ use tokio::sync::watch;
 use crate::error::{BuildError, BuildErrorKind};
 use crate::metrics::bump;
 use crate::transport::nats::options::{NatsEvent, NatsOptions};
+use crate::transport::nats::refusals::Refusals;
+use crate::transport::nats::wire::{self, Violation};
+
+/// What the client's events tell about the connection, counted for
+/// `Metrics`.
+#[derive(Default)]
+pub(crate) struct ClientCounts {
+    /// Messages the client dropped for a reader that fell behind.
+    pub(super) dropped: AtomicU64,
+    /// Times the connection was lost.
+    pub(super) disconnects: AtomicU64,
+    /// Publishes and subscriptions the server refused (permissions).
+    pub(super) denied: AtomicU64,
+}
 
 /// A connected client, before the bus around it exists.
 pub(crate) struct Connected {
@@ -19,7 +34,8 @@ pub(crate) struct Connected {
     pub(super) prefix: Arc<str>,
     pub(super) servers: String,
     pub(super) closed: watch::Receiver<bool>,
-    pub(super) dropped: Arc<AtomicU64>,
+    pub(super) counts: Arc<ClientCounts>,
+    pub(super) refusals: Arc<Refusals>,
 }
 
 /// Connects to the servers in `options`.
@@ -40,21 +56,27 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
     let servers = options.servers.join(",");
     let (closed_tx, closed) = watch::channel(false);
     let who = servers.clone();
-    let dropped = Arc::new(AtomicU64::new(0));
-    let dropped_by_client = Arc::clone(&dropped);
+    let counts = Arc::new(ClientCounts::default());
+    let counted_by_client = Arc::clone(&counts);
+    let refusals = Arc::new(Refusals::default());
+    let refused_by_client = Arc::clone(&refusals);
     let on_event: Option<Arc<dyn Fn(NatsEvent) + Send + Sync>> =
         options.on_event.take().map(Arc::from);
     connect = connect.event_callback(move |event| {
         let closed_tx = closed_tx.clone();
         let who = who.clone();
-        let dropped = Arc::clone(&dropped_by_client);
+        let counts = Arc::clone(&counted_by_client);
+        let refusals = Arc::clone(&refused_by_client);
         let on_event = on_event.clone();
         async move {
             match &event {
                 Event::Connected => {
-                    tracing::info!(servers = %who, "NATS connection (re)established")
+                    // Permissions are the new connection's.
+                    refusals.forget();
+                    tracing::info!(servers = %who, "NATS connection (re)established");
                 }
                 Event::Disconnected => {
+                    bump(&counts.disconnects, 1);
                     tracing::warn!(servers = %who, "NATS connection lost; reconnecting");
                 }
                 Event::Closed => {
@@ -63,12 +85,34 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
                 }
                 Event::SlowConsumer(sid) => {
                     // async-nats raises one event per message it drops.
-                    bump(&dropped, 1);
+                    bump(&counts.dropped, 1);
                     tracing::warn!(
                         servers = %who,
                         sid,
                         "NATS slow consumer: the client dropped a message for a subscription whose reader fell behind"
                     );
+                }
+                Event::ServerError(async_nats::ServerError::Other(text)) => {
+                    match wire::permission_violation(text) {
+                        Some(Violation::Publish(subject)) => {
+                            bump(&counts.denied, 1);
+                            tracing::warn!(
+                                servers = %who,
+                                subject,
+                                "the NATS server refused a publish: this connection has no permission to publish to the subject"
+                            );
+                            refusals.record(subject, Instant::now());
+                        }
+                        Some(Violation::Subscribe(subject)) => {
+                            bump(&counts.denied, 1);
+                            tracing::warn!(
+                                servers = %who,
+                                subject,
+                                "the NATS server refused a subscription: this node's consumers will not receive remote messages on the subject"
+                            );
+                        }
+                        None => tracing::warn!(servers = %who, error = %text, "NATS server error"),
+                    }
                 }
                 other => tracing::debug!(servers = %who, event = %other, "NATS event"),
             }
@@ -96,7 +140,8 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
         prefix: Arc::from(options.subject_prefix.as_str()),
         servers,
         closed,
-        dropped,
+        counts,
+        refusals,
     })
 }
 
@@ -106,6 +151,8 @@ pub(super) struct Link {
     pub(super) prefix: Arc<str>,
     pub(super) servers: String,
     pub(super) closing: AtomicBool,
-    /// Messages the client dropped for a reader that fell behind.
-    pub(super) dropped: Arc<AtomicU64>,
+    /// What the client's events counted.
+    pub(super) counts: Arc<ClientCounts>,
+    /// The publishes the server refused this connection.
+    pub(super) refusals: Arc<Refusals>,
 }

@@ -3,7 +3,8 @@
 // `transport` (the `RemoteTransport` impl) → `control` (the control task)
 // → `readers` (one task per subscribed address) → `reply` (decoding and
 // answering) → `outbound` (encoding and publishing) → `connect` (the
-// connection) → `options`, `wire`.
+// connection) → `options`, `refusals` (publishes the server refused),
+// `wire`.
 //
 // Contract:
 // * One NATS connection per bus. Outbound messages are encoded once with
@@ -41,6 +42,7 @@ mod control;
 mod options;
 mod outbound;
 mod readers;
+mod refusals;
 mod reply;
 mod transport;
 mod wire;

@@ -26,7 +26,8 @@ pub(crate) type OnEvent = Box<dyn Fn(NatsEvent) + Send + Sync>;
 pub enum NatsEvent {
     /// The connection was established, at first or again after a loss.
     Connected,
-    /// The connection was lost; the client is reconnecting.
+    /// The connection was lost; the client is reconnecting (counted in
+    /// [`Metrics::remote_disconnects`](crate::Metrics::remote_disconnects)).
     Disconnected,
     /// The server announced that it is shutting down (lame duck mode):
     /// the client will move to another server of the cluster.
@@ -41,6 +42,8 @@ pub enum NatsEvent {
     /// dropped message.
     SlowConsumer(u64),
     /// The server reported an error (authorization, a protocol violation,
+    /// a publish or subscription refused for lack of permission — counted
+    /// in [`Metrics::remote_denied`](crate::Metrics::remote_denied) —
     /// ...); the text is the server's.
     ServerError(String),
     /// The client failed (TLS, a refused reconnection, ...); the text is
@@ -257,13 +260,18 @@ impl NatsOptions {
     }
 
     /// Trusts the CA certificates in this PEM file (besides the system's).
+    /// `connect` reads it first: a file it cannot read, or without a
+    /// `-----BEGIN CERTIFICATE-----` block, is a `BuildErrorKind::Config`
+    /// error naming the file.
     pub fn root_certificates(mut self, path: impl Into<PathBuf>) -> Self {
         self.root_certificates = Some(path.into());
         self
     }
 
     /// Presents this client certificate and key (PEM files), for servers
-    /// that verify clients.
+    /// that verify clients. `connect` checks that the files can be read and
+    /// hold a certificate and a private key, or fails with
+    /// `BuildErrorKind::Config` naming the file.
     pub fn client_certificate(mut self, cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
         self.client_certificate = Some((cert.into(), key.into()));
         self
@@ -414,9 +422,12 @@ impl NatsOptions {
             o = o.tls_first();
         }
         if let Some(path) = &self.root_certificates {
+            check_pem(path, "root certificates", "CERTIFICATE-----")?;
             o = o.add_root_certificates(path.clone());
         }
         if let Some((cert, key)) = &self.client_certificate {
+            check_pem(cert, "client certificate", "CERTIFICATE-----")?;
+            check_pem(key, "client key", "PRIVATE KEY-----")?;
             o = o.add_client_certificate(cert.clone(), key.clone());
         }
         if let Some(timeout) = self.connection_timeout {
@@ -445,6 +456,26 @@ impl NatsOptions {
             o = configure(o);
         }
         Ok(o)
+    }
+}
+
+/// Checks that the PEM file at `path` can be read and holds a `-----BEGIN
+/// …{label}` block: the NATS client would report a missing file without
+/// its name, and skip a file without certificates in silence (the server's
+/// certificate then fails as signed by an unknown issuer).
+fn check_pem(path: &std::path::Path, what: &str, label: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the NATS {what} file {}: {e}", path.display()))?;
+    let found = text
+        .lines()
+        .any(|line| line.starts_with("-----BEGIN ") && line.ends_with(label));
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "the NATS {what} file {} holds no PEM block ending in `{label}`",
+            path.display()
+        ))
     }
 }
 

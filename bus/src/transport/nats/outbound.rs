@@ -1,11 +1,12 @@
-// Outbound: what leaves this node. Checks that the connection is open and
-// the message fits `max_payload`, encodes a body with its codec, publishes
-// sends and publishes, and turns NATS failures into the operation's error.
+// Outbound: what leaves this node. Checks that the connection is open, the
+// message fits `max_payload` and its subject was not refused moments ago,
+// encodes a body with its codec, publishes sends and publishes, and turns
+// NATS failures into the operation's error.
 
 use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
 use async_nats::connection::State;
@@ -15,6 +16,7 @@ use codecbus_core::{AnyBody, CodecRegistration, Writer};
 use crate::error::{OperationKind, RequestError, RequestErrorKind};
 use crate::transport::Outbound;
 use crate::transport::nats::connect::Link;
+use crate::transport::nats::refusals::REMEMBERED;
 use crate::transport::nats::wire;
 
 /// Why an outbound message did not leave.
@@ -102,6 +104,14 @@ impl Link {
             wire::send_subject(&self.prefix, &out.address)
         }
         .map_err(Refuse::Transport)?;
+        if let Some(ago) = self.refusals.refused_since(&subject, Instant::now()) {
+            return Err(Refuse::Transport(format!(
+                "the NATS server refused a message to subject {subject} {} ms ago: this connection has no permission to publish to it; the message to address {} was not sent (a refusal is remembered for {} s or until the connection is re-established)",
+                ago.as_millis(),
+                out.address,
+                REMEMBERED.as_secs()
+            )));
+        }
         let headers = wire::outbound_headers(codec.name(), &out.headers)
             .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
         let body = encode(&codec, &out.body).map_err(|e| {

@@ -15,7 +15,7 @@ use crate::transport::nats::connect::{Connected, Link};
 use crate::transport::nats::control::{Control, control_loop};
 use crate::transport::nats::outbound::request_failed;
 use crate::transport::nats::reply::read_reply;
-use crate::transport::{BoxFuture, Node, Outbound, RemoteTransport};
+use crate::transport::{BoxFuture, Node, Outbound, RemoteCounts, RemoteTransport};
 
 pub(crate) struct NatsTransport {
     shared: Arc<Link>,
@@ -30,14 +30,16 @@ impl NatsTransport {
             prefix,
             servers,
             closed,
-            dropped,
+            counts,
+            refusals,
         } = connected;
         let shared = Arc::new(Link {
             client,
             prefix,
             servers,
             closing: AtomicBool::new(false),
-            dropped,
+            counts,
+            refusals,
         });
         let (control, rx) = mpsc::unbounded_channel();
         tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));
@@ -88,7 +90,25 @@ impl RemoteTransport for NatsTransport {
                 .headers(headers)
                 .payload(body)
                 .timeout(Some(timeout));
-            let reply = match s.client.send_request(subject.clone(), request).await {
+            // The server drops a publish it refuses and tells only with an
+            // asynchronous error: without this, the request would wait for
+            // its timeout.
+            let refused = s.refusals.refused(&subject);
+            let answered = tokio::select! {
+                answered = s.client.send_request(subject.clone(), request) => answered,
+                () = refused => {
+                    return Err(RequestError::new(
+                        RequestErrorKind::Transport,
+                        format!(
+                            "the NATS server refused the request to address {address}: this connection has no permission to publish to subject {subject} (servers {})",
+                            s.servers
+                        ),
+                    )
+                    .with_address(address)
+                    .with_body(out.body));
+                }
+            };
+            let reply = match answered {
                 Ok(reply) => reply,
                 Err(e) => {
                     let err = request_failed(e, &subject, &address, timeout, &s.servers);
@@ -141,7 +161,12 @@ impl RemoteTransport for NatsTransport {
         })
     }
 
-    fn dropped(&self) -> u64 {
-        self.shared.dropped.load(Ordering::Relaxed)
+    fn counts(&self) -> RemoteCounts {
+        let counts = &self.shared.counts;
+        RemoteCounts {
+            dropped: counts.dropped.load(Ordering::Relaxed),
+            disconnects: counts.disconnects.load(Ordering::Relaxed),
+            denied: counts.denied.load(Ordering::Relaxed),
+        }
     }
 }

@@ -237,6 +237,47 @@ pub(crate) fn parse_headers(map: Option<&HeaderMap>) -> Inbound {
     inbound
 }
 
+/// A permission the server refused, from the text of its `-ERR`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Violation<'a> {
+    /// A publish to this subject.
+    Publish(&'a str),
+    /// A subscription to this subject.
+    Subscribe(&'a str),
+}
+
+/// Reads nats-server's permission errors: `Permissions Violation for
+/// Publish to "SUBJECT"` and `Permissions Violation for Subscription to
+/// "SUBJECT"` (followed by ` using queue "GROUP"` for a queue
+/// subscription). Any other text is `None`, as is a publish refused for
+/// its reply subject (`… for Publish with Reply of "…"`), which names no
+/// subject a request waits on.
+pub(crate) fn permission_violation(text: &str) -> Option<Violation<'_>> {
+    const PREFIX: &str = "Permissions Violation for ";
+    let head = text.get(..PREFIX.len())?;
+    if !head.eq_ignore_ascii_case(PREFIX) {
+        return None;
+    }
+    let rest = &text[PREFIX.len()..];
+    let (publish, rest) = if let Some(r) = rest.strip_prefix("Publish to ") {
+        (true, r)
+    } else if let Some(r) = rest.strip_prefix("Subscription to ") {
+        (false, r)
+    } else {
+        return None;
+    };
+    let subject = rest.strip_prefix('"')?;
+    let subject = &subject[..subject.find('"')?];
+    if subject.is_empty() {
+        return None;
+    }
+    Some(if publish {
+        Violation::Publish(subject)
+    } else {
+        Violation::Subscribe(subject)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,5 +446,31 @@ mod tests {
             failure_kind("SOMETHING_NEW"),
             RequestErrorKind::RecipientFailure
         );
+    }
+
+    #[test]
+    fn permission_violations() {
+        assert_eq!(
+            permission_violation(r#"Permissions Violation for Publish to "codecbus.s.payments""#),
+            Some(Violation::Publish("codecbus.s.payments"))
+        );
+        assert_eq!(
+            permission_violation(
+                r#"Permissions Violation for Subscription to "codecbus.s.x" using queue "codecbus""#
+            ),
+            Some(Violation::Subscribe("codecbus.s.x"))
+        );
+        for other in [
+            r#"Permissions Violation for Publish with Reply of "_INBOX.a""#,
+            "Permissions Violation for Publish to",
+            r#"Permissions Violation for Publish to "unterminated"#,
+            r#"Permissions Violation for Publish to """#,
+            "Authorization Violation",
+            "Maximum Payload Violation",
+            "",
+            "Permissions",
+        ] {
+            assert_eq!(permission_violation(other), None, "{other:?}");
+        }
     }
 }
