@@ -304,5 +304,10 @@ pub use codecbus_core::{CodecRegistration, MessageCodec};
 #[allow(unused_extern_crates)]
 extern crate self as codecbus_bus;
 
+#[cfg(feature = "jetstream")]
+pub use crate::transport::nats::{
+    DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
+    DEFAULT_MAX_AGE, DurableOptions, MESSAGE_ID_HEADER, Retention,
+};
 #[cfg(feature = "nats")]
 pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};

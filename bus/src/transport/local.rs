@@ -514,6 +514,52 @@ impl LocalTable {
         }
         out
     }
+
+    /// [`deliver_all`](Self::deliver_all) of a durable publish: every
+    /// consumer's envelope holds a clone of `ack`, so the cell resolves
+    /// once all of them handled it (or one failed).
+    #[cfg(feature = "jetstream")]
+    pub(crate) fn deliver_all_acked(
+        &self,
+        address: &str,
+        type_id: TypeId,
+        make: impl Fn() -> AnyBody,
+        headers: &Headers,
+        ack: &ReplyTx,
+    ) -> FanOut {
+        let mut out = FanOut::default();
+        let Some(entry) = self.entry(address) else {
+            return out;
+        };
+        for slot in &entry.slots {
+            if !Scope::Exported.admits(slot) {
+                continue;
+            }
+            if out.address.is_none() {
+                out.address = Some(Arc::clone(&entry.address));
+            }
+            if slot.type_id != type_id {
+                out.mismatched += 1;
+                out.mismatch_type = Some(slot.type_name);
+                continue;
+            }
+            match slot.tx.try_reserve() {
+                Ok(room) => {
+                    room.send(Envelope {
+                        address: Arc::clone(&entry.address),
+                        headers: headers.clone(),
+                        body: make(),
+                        kind: DeliveryKind::Publish,
+                        reply: Some(ack.clone()),
+                    });
+                    out.delivered += 1;
+                }
+                Err(NoRoom::Full) => out.refused += 1,
+                Err(NoRoom::Closed) => {}
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]

@@ -76,6 +76,20 @@ pub struct Config {
     pub user_password: Option<(String, String)>,
     /// Further lines for the config file, verbatim.
     pub extra: Option<String>,
+    /// JetStream on, its store in `{server dir}/js` (kept across
+    /// [`NatsServer::restart`] and [`NatsServer::start_again`]).
+    pub jetstream: bool,
+}
+
+/// A server with JetStream, or `None` when the test is skipped.
+pub fn start_jetstream(test: &str) -> Option<NatsServer> {
+    NatsServer::start_with(
+        test,
+        &Config {
+            jetstream: true,
+            ..Config::default()
+        },
+    )
 }
 
 /// A running `nats-server`.
@@ -173,6 +187,12 @@ impl NatsServer {
         if let Some((user, password)) = &config.user_password {
             text.push_str(&format!(
                 "authorization {{ user: \"{user}\", password: \"{password}\" }}\n"
+            ));
+        }
+        if config.jetstream {
+            text.push_str(&format!(
+                "jetstream {{ store_dir: \"{}\" }}\n",
+                dir.join("js").display()
             ));
         }
         if let Some(extra) = &config.extra {

@@ -20,6 +20,8 @@ pub(crate) struct Connected {
     pub(super) servers: String,
     pub(super) closed: watch::Receiver<bool>,
     pub(super) dropped: Arc<AtomicU64>,
+    #[cfg(feature = "jetstream")]
+    pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
 }
 
 /// Connects to the servers in `options`.
@@ -91,12 +93,26 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
         )
     })?;
     tracing::debug!(servers = %servers, max_payload = client.max_payload(), "connected to NATS");
+    #[cfg(feature = "jetstream")]
+    let durables = {
+        let declared = std::mem::take(&mut options.durable);
+        crate::transport::nats::jetstream::setup(
+            &client,
+            &options.subject_prefix,
+            declared,
+            options.node_name(),
+            &servers,
+        )
+        .await?
+    };
     Ok(Connected {
         client,
         prefix: Arc::from(options.subject_prefix.as_str()),
         servers,
         closed,
         dropped,
+        #[cfg(feature = "jetstream")]
+        durables,
     })
 }
 
@@ -108,4 +124,7 @@ pub(super) struct Link {
     pub(super) closing: AtomicBool,
     /// Messages the client dropped for a reader that fell behind.
     pub(super) dropped: Arc<AtomicU64>,
+    /// The durable addresses (JetStream), if any.
+    #[cfg(feature = "jetstream")]
+    pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
 }
