@@ -16,8 +16,8 @@
 // it was handled or stored at the dead-letter address.
 
 use std::cell::Cell;
-use std::str::FromStr;
 use std::hash::{BuildHasher, Hasher};
+use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
