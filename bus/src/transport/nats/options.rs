@@ -402,7 +402,7 @@ impl NatsOptions {
     /// Declare the address on every node that sends to or consumes it,
     /// with the same settings: the server's stream and consumers are
     /// created by the first node to connect and checked by the others
-    /// (see [`DurableOptions`]). The server must run JetStream
+    /// (see [`DurableOptions`](crate::DurableOptions)). The server must run JetStream
     /// (`nats-server -js`).
     ///
     /// README, "Durable addresses", says when to use them, what they cost
