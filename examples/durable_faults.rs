@@ -391,7 +391,7 @@ async fn drive(s: Settings) -> ExitCode {
             let url = url.clone();
             let tally = Arc::clone(&tally);
             let ack_wait = s.ack_wait;
-            nodes[i % 2] =
+            nodes[which] =
                 tokio::task::spawn_blocking(move || Node::spawn(&name, &url, ack_wait, &tally))
                     .await
                     .expect("respawn");
