@@ -166,7 +166,10 @@ impl DurableOptions {
     /// How long a delivered message may stay unacknowledged before the
     /// server delivers it again (default 30 seconds): a handler that takes
     /// longer gets its message a second time, and a consumer node that
-    /// died gives its messages back after this long.
+    /// died gives its messages back after this long. The clock starts when
+    /// the server delivers the message to the node, so it also covers the
+    /// time the message waits in the consumer's queue behind up to
+    /// [`max_in_flight`](DurableOptions::max_in_flight) others.
     pub fn ack_wait(mut self, wait: Duration) -> Self {
         self.ack_wait = wait;
         self
