@@ -16,6 +16,14 @@
 //! and CPU per message) and `bus::cluster/paired-rtt` (the same for round
 //! trips). A filter selects them by those names, e.g.
 //! `cargo bench --bench cluster -- paired-publish`.
+//!
+//! With the `jetstream` feature, `bus::cluster/durable/derived_obj`
+//! compares `send` to a durable address (stored by a `nats-server -js`
+//! and acknowledged by the consumer's node) with `send` to a plain one,
+//! from one node to a consumer on the other, one send at a time and with
+//! 16 sending tasks; elements = messages, each round waits until the
+//! consumer handled them all. `cargo bench --features jetstream --bench
+//! cluster -- durable`.
 
 #[path = "../bus/tests/common/nats.rs"]
 mod harness;
@@ -619,6 +627,101 @@ fn cluster_benches(c: &mut Criterion) {
         cl.a.close().await;
         cl.b.close().await;
     });
+    #[cfg(feature = "jetstream")]
+    durable_send(c, payloads::immutable::customer(0));
+}
+
+/// Durable against plain sends on two nodes of a `nats-server -js`.
+#[cfg(feature = "jetstream")]
+fn durable_send<T>(c: &mut Criterion, body: T)
+where
+    T: MessageCodec + Clone + Send + Sync + 'static,
+{
+    use codecbus::bus::DurableOptions;
+
+    let config = harness::Config {
+        jetstream: true,
+        ..harness::Config::default()
+    };
+    let Some(server) = harness::NatsServer::start_with("bus::cluster durable", &config) else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let url = server.url();
+    let node = |name: &'static str| {
+        EventBus::builder()
+            .nats(
+                NatsOptions::new(url.clone())
+                    .connection_name(name)
+                    .durable("bench.durable", DurableOptions::new()),
+            )
+            .connect()
+    };
+    let (a, b) = rt.block_on(async { (node("a").await.expect("a"), node("b").await.expect("b")) });
+    let received = Arc::new(AtomicU64::new(0));
+    let options = ConsumerOptions::new().with_queue_capacity(1 << 20);
+    let consumers = rt.block_on(async {
+        let mut consumers = Vec::new();
+        for address in ["bench.durable", "bench.plain"] {
+            let counter = Arc::clone(&received);
+            consumers.push(
+                b.consumer_with(address, options.clone(), move |_m: Message<T>| {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                    async {}
+                }),
+            );
+        }
+        b.flush().await.expect("flush");
+        consumers
+    });
+    let body = Arc::new(body);
+    let group = "bus::cluster/durable/derived_obj";
+    for (name, address, tasks) in [
+        ("plain", "bench.plain", 1u64),
+        ("durable", "bench.durable", 1),
+        ("plain_16_tasks", "bench.plain", 16),
+        ("durable_16_tasks", "bench.durable", 16),
+    ] {
+        c.benchmark_group(group)
+            .throughput(Throughput::Elements(BATCH))
+            .bench_function(BenchmarkId::from_parameter(name), |bench| {
+                bench.iter_custom(|rounds| {
+                    rt.block_on(async {
+                        let target = received.load(Ordering::Relaxed) + rounds * BATCH;
+                        let start = Instant::now();
+                        let mut senders = Vec::new();
+                        for task in 0..tasks {
+                            let per_task = (rounds * BATCH + task) / tasks;
+                            let (a, body) = (a.clone(), Arc::clone(&body));
+                            senders.push(tokio::spawn(async move {
+                                for _ in 0..per_task {
+                                    a.send(address, Shared(Arc::clone(&body)))
+                                        .await
+                                        .expect("send");
+                                }
+                            }));
+                        }
+                        for sender in senders {
+                            sender.await.expect("sender");
+                        }
+                        wait_for(&received, target).await;
+                        start.elapsed()
+                    })
+                })
+            });
+    }
+    rt.block_on(async {
+        for consumer in consumers {
+            consumer.unregister().await;
+        }
+        a.close().await;
+        b.close().await;
+    });
+    drop(server);
 }
 
 criterion_group! {

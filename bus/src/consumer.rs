@@ -291,7 +291,7 @@ async fn dispatch<T, F, Fut>(
         // The dispatcher's own claim on the reply, to fail the request if
         // the handler errs or panics after the message itself is gone.
         let guard = env.reply.clone();
-        let message = match Message::<T>::from_envelope(env, &inner) {
+        let mut message = match Message::<T>::from_envelope(env, &inner) {
             Ok(message) => message,
             Err(env) => {
                 fail(
@@ -303,6 +303,8 @@ async fn dispatch<T, F, Fut>(
             }
         };
         bump(&inner.counters.handled, 1);
+        // A durable delivery is acknowledged once the handler returned Ok.
+        let ack = message.ack_after_handler();
         // Catch a panic both while creating the future and while polling it.
         let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
             Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
@@ -313,6 +315,8 @@ async fn dispatch<T, F, Fut>(
                 if let Some(text) = output.into_failure() {
                     tracing::debug!(address = &*address, error = %text, "handler returned an error");
                     fail(&guard, RequestErrorKind::RecipientFailure, text);
+                } else if let Some(ack) = ack {
+                    let _ = ack.complete(crate::reply::handled());
                 }
             }
             Err(panic) => {

@@ -3,6 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// The header a durable delivery arrives with: how many times the server
+/// delivered the message (1 the first time). The bus moves it into
+/// [`Message::delivery_count`](crate::Message::delivery_count); a handler
+/// never sees it among the headers.
+pub(crate) const DELIVERY_HEADER: &str = "Codecbus-Delivery";
+
 /// The headers of a message: an ordered multimap of text names to text
 /// values, names compared ASCII-case-insensitively (as Vert.x's `MultiMap`).
 ///

@@ -238,7 +238,12 @@
 //!   process.
 //! * Across NATS, `send` and `publish` have NATS's at-most-once delivery:
 //!   `Ok` means the server took the message; with no consumer anywhere it
-//!   is dropped without an error (use `request` for an answer).
+//!   is dropped without an error (use `request` for an answer). With the
+//!   `jetstream` feature, an address declared with `NatsOptions::durable`
+//!   is at-least-once instead: stored by the server before `Ok`,
+//!   acknowledged once handled, redelivered (with
+//!   [`Message::delivery_count`]) until then, and dead-lettered after its
+//!   maximum number of deliveries.
 //! * A message the receiving node cannot decode (unknown codec name,
 //!   unsupported wire version, bad bytes) is never dropped silently: a
 //!   request is answered with a [`RequestErrorKind::Codec`] error naming
@@ -311,5 +316,10 @@ pub use codecbus_core::{CodecRegistration, MessageCodec};
 #[allow(unused_extern_crates)]
 extern crate self as codecbus_bus;
 
+#[cfg(feature = "jetstream")]
+pub use crate::transport::nats::{
+    DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
+    DEFAULT_MAX_AGE, DurableOptions, MESSAGE_ID_HEADER, Retention,
+};
 #[cfg(feature = "nats")]
 pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};

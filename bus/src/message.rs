@@ -9,7 +9,7 @@ use codecbus_core::{AnyBody, MessageCodec};
 
 use crate::body::IntoBody;
 use crate::error::{ReplyError, ReplyErrorKind, RequestError, RequestErrorKind};
-use crate::headers::Headers;
+use crate::headers::{DELIVERY_HEADER, Headers};
 use crate::interceptor::DeliveryKind;
 use crate::options::DeliveryOptions;
 use crate::reply::{self, Closed, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
@@ -55,6 +55,31 @@ pub struct Message<T> {
     address: Arc<str>,
     kind: DeliveryKind,
     reply: Option<(ReplyTx, Arc<State>)>,
+    /// Set for a durable delivery (NATS JetStream): its acknowledgement.
+    ack: Option<Ack>,
+    /// How many times the message was delivered (1 unless durable).
+    delivery: u32,
+}
+
+/// The acknowledgement of a durable delivery, a reply cell the transport
+/// awaits: a reply ([`reply::handled`]) acknowledges the message, a
+/// failure asks for its redelivery, and every holder gone without either
+/// gives it back to the server unhandled (redelivered too).
+///
+/// A stream consumer's message acknowledges when it is dropped
+/// (`on_drop`); a handler consumer's is acknowledged by the dispatcher
+/// once the handler returned without an error.
+struct Ack {
+    tx: ReplyTx,
+    on_drop: bool,
+}
+
+impl Drop for Ack {
+    fn drop(&mut self) {
+        if self.on_drop {
+            let _ = self.tx.complete(reply::handled());
+        }
+    }
 }
 
 impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
@@ -62,19 +87,36 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
     pub(crate) fn from_envelope(env: Envelope, inner: &Arc<State>) -> Result<Self, Envelope> {
         let Envelope {
             address,
-            headers,
+            mut headers,
             body,
             kind,
             reply,
         } = env;
         match body.downcast::<T>() {
-            Ok(body) => Ok(Self {
-                body,
-                headers,
-                address,
-                kind,
-                reply: reply.map(|tx| (tx, Arc::clone(inner))),
-            }),
+            Ok(body) => {
+                // A send or publish carries a reply cell only when it is a
+                // durable delivery: the cell is its acknowledgement.
+                let (reply, ack, delivery) = match reply {
+                    Some(tx) if kind != DeliveryKind::Request => {
+                        let delivery = headers
+                            .get(DELIVERY_HEADER)
+                            .and_then(|n| n.parse().ok())
+                            .unwrap_or(1);
+                        headers.remove(DELIVERY_HEADER);
+                        (None, Some(Ack { tx, on_drop: true }), delivery)
+                    }
+                    reply => (reply.map(|tx| (tx, Arc::clone(inner))), None, 1),
+                };
+                Ok(Self {
+                    body,
+                    headers,
+                    address,
+                    kind,
+                    reply,
+                    ack,
+                    delivery,
+                })
+            }
             Err(body) => Err(Envelope {
                 address,
                 headers,
@@ -119,7 +161,19 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             address,
             kind: DeliveryKind::Reply,
             reply: reply.map(|turn| (turn.tx, Arc::clone(inner))),
+            ack: None,
+            delivery: 1,
         })
+    }
+
+    /// Hands a durable delivery's acknowledgement to the consumer's
+    /// dispatcher, which completes it once the handler returned `Ok`
+    /// (the message no longer acknowledges when dropped). `None` for any
+    /// other message.
+    pub(crate) fn ack_after_handler(&mut self) -> Option<ReplyTx> {
+        let ack = self.ack.as_mut()?;
+        ack.on_drop = false;
+        Some(ack.tx.clone())
     }
 }
 
@@ -172,6 +226,22 @@ impl<T> Message<T> {
     /// How the message travelled.
     pub fn kind(&self) -> DeliveryKind {
         self.kind
+    }
+
+    /// How many times the server has delivered this message, counting
+    /// this delivery: 1 the first time, more when a durable address
+    /// (NATS JetStream, `NatsOptions::durable`) redelivers it after a
+    /// failed, panicked or timed-out handler or a consumer node that went
+    /// away. Always 1 for a message that is not durable.
+    pub fn delivery_count(&self) -> u32 {
+        self.delivery
+    }
+
+    /// Whether the message came from a durable address: it is
+    /// acknowledged once handled, and redelivered until then (at least
+    /// once, so possibly more than once).
+    pub fn is_durable(&self) -> bool {
+        self.ack.is_some()
     }
 
     /// Vert.x's `isSend`: `false` for a published message, `true` otherwise.
@@ -484,7 +554,23 @@ impl<T> Message<T> {
     /// assert_eq!((err.failure_code(), err.to_string().as_str()), (422, "not acceptable"));
     /// # }
     /// ```
+    ///
+    /// For a durable message (see [`is_durable`](Message::is_durable))
+    /// `fail` asks for redelivery instead: the message is not
+    /// acknowledged, the server delivers it again after the address's
+    /// redelivery delay, and after its maximum number of deliveries it goes
+    /// to the dead-letter address with `message` as the reason.
     pub fn fail(&self, code: i32, message: impl Into<String>) -> Result<(), ReplyError> {
+        if let Some(ack) = &self.ack {
+            return ack
+                .tx
+                .complete(Outcome::Failure(Failure {
+                    kind: RequestErrorKind::RecipientFailure,
+                    code,
+                    message: message.into(),
+                }))
+                .map_err(|(closed, _)| self.closed_error(closed, None));
+        }
         let Some((tx, _)) = &self.reply else {
             tracing::debug!(
                 address = &*self.address,

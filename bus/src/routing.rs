@@ -217,6 +217,7 @@ where
         Verdicts::new(&*body),
         || T::transform(&body) as AnyBody,
         &headers,
+        None,
     );
     let counters = &state.counters;
     bump(&counters.delivered, fan.delivered as u64);

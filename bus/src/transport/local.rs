@@ -622,7 +622,10 @@ impl LocalTable {
     /// Delivers to every consumer of `type_id` at `address` whose guard
     /// admits the body (`verdicts`), each with its own `make()` body, made
     /// once room is reserved in that consumer's queue (a consumer that
-    /// refuses costs no copy).
+    /// refuses costs no copy). With `ack` (a durable publish), every
+    /// envelope holds a clone of it, so the cell resolves once all of them
+    /// handled the message (or one failed).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver_all(
         &self,
         address: &str,
@@ -631,6 +634,7 @@ impl LocalTable {
         mut verdicts: Verdicts<'_>,
         make: impl Fn() -> AnyBody,
         headers: &Headers,
+        ack: Option<&ReplyTx>,
     ) -> FanOut {
         let mut out = FanOut::default();
         let Some(entry) = self.entry(address) else {
@@ -659,7 +663,7 @@ impl LocalTable {
                         headers: headers.clone(),
                         body: make(),
                         kind: DeliveryKind::Publish,
-                        reply: None,
+                        reply: ack.cloned(),
                     });
                     // Err: the consumer closed its queue since the room was
                     // reserved; it is gone, as if it had never been there.
@@ -755,6 +759,7 @@ mod tests {
                 Verdicts::new(&7u32),
                 make(&table, &calls),
                 &Headers::new(),
+                None,
             )
         };
         let fan = all();
@@ -822,6 +827,7 @@ mod tests {
                 Verdicts::new(&n),
                 make(&table, &calls),
                 &Headers::new(),
+                None,
             )
         };
         let fan = all(2);
@@ -887,6 +893,7 @@ mod tests {
             Verdicts::checked(&2u32, Some(shared)),
             make(&table, &calls),
             &Headers::new(),
+            None,
         );
         assert_eq!((fan.delivered, even.0.load(Ordering::Relaxed)), (2, 0));
         // With a consumer without the guard, none is shared.

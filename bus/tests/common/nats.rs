@@ -78,6 +78,9 @@ pub struct Config {
     pub extra: Option<String>,
     /// `tls { ... }`: the server requires TLS.
     pub tls: Option<Tls>,
+    /// JetStream on, its store in `{server dir}/js` (kept across
+    /// [`NatsServer::restart`] and [`NatsServer::start_again`]).
+    pub jetstream: bool,
 }
 
 /// The server's TLS settings; the PEM texts are written into the server's
@@ -93,6 +96,17 @@ pub struct Tls {
     /// `verify: true`: every client must present a certificate signed by
     /// `ca_pem`.
     pub verify: bool,
+}
+
+/// A server with JetStream, or `None` when the test is skipped.
+pub fn start_jetstream(test: &str) -> Option<NatsServer> {
+    NatsServer::start_with(
+        test,
+        &Config {
+            jetstream: true,
+            ..Config::default()
+        },
+    )
 }
 
 /// A running `nats-server`.
@@ -219,6 +233,12 @@ impl NatsServer {
         }
         if let Some(tls) = &config.tls {
             text.push_str(&tls_block(&dir, tls));
+        }
+        if config.jetstream {
+            text.push_str(&format!(
+                "jetstream {{ store_dir: \"{}\" }}\n",
+                dir.join("js").display()
+            ));
         }
         if let Some(extra) = &config.extra {
             text.push_str(extra);

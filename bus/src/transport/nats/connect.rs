@@ -36,6 +36,8 @@ pub(crate) struct Connected {
     pub(super) closed: watch::Receiver<bool>,
     pub(super) counts: Arc<ClientCounts>,
     pub(super) refusals: Arc<Refusals>,
+    #[cfg(feature = "jetstream")]
+    pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
 }
 
 /// Connects to the servers in `options`.
@@ -135,6 +137,18 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
         )
     })?;
     tracing::debug!(servers = %servers, max_payload = client.max_payload(), "connected to NATS");
+    #[cfg(feature = "jetstream")]
+    let durables = {
+        let declared = std::mem::take(&mut options.durable);
+        crate::transport::nats::jetstream::setup(
+            &client,
+            &options.subject_prefix,
+            declared,
+            options.node_name(),
+            &servers,
+        )
+        .await?
+    };
     Ok(Connected {
         client,
         prefix: Arc::from(options.subject_prefix.as_str()),
@@ -142,6 +156,8 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
         closed,
         counts,
         refusals,
+        #[cfg(feature = "jetstream")]
+        durables,
     })
 }
 
@@ -155,4 +171,7 @@ pub(super) struct Link {
     pub(super) counts: Arc<ClientCounts>,
     /// The publishes the server refused this connection.
     pub(super) refusals: Arc<Refusals>,
+    /// The durable addresses (JetStream), if any.
+    #[cfg(feature = "jetstream")]
+    pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
 }

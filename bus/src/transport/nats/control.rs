@@ -26,6 +26,9 @@ pub(super) async fn control_loop(
     mut closed: watch::Receiver<bool>,
 ) {
     let mut readers: HashMap<Arc<str>, ReaderHandle> = HashMap::new();
+    #[cfg(feature = "jetstream")]
+    let mut durable: HashMap<Arc<str>, crate::transport::nats::durable::DurableReaders> =
+        HashMap::new();
     while let Some(command) = rx.recv().await {
         match command {
             Control::Sync(address) => {
@@ -38,6 +41,13 @@ pub(super) async fn control_loop(
                 match (want, readers.contains_key(&address)) {
                     (true, false) => match subscribe(&shared, &inner, &address).await {
                         Ok(reader) => {
+                            #[cfg(feature = "jetstream")]
+                            if let Some(d) =
+                                crate::transport::nats::durable::start(&shared, &inner, &address)
+                                    .await
+                            {
+                                durable.insert(Arc::clone(&address), d);
+                            }
                             readers.insert(address, reader);
                         }
                         Err(e) => tracing::warn!(
@@ -47,6 +57,10 @@ pub(super) async fn control_loop(
                         ),
                     },
                     (false, true) => {
+                        #[cfg(feature = "jetstream")]
+                        if let Some(d) = durable.remove(&address) {
+                            d.stop().await;
+                        }
                         if let Some(reader) = readers.remove(&address) {
                             let (ack, acked) = oneshot::channel();
                             if reader.stop.send(Stop::Unsubscribe(ack)).is_ok() {
@@ -66,6 +80,8 @@ pub(super) async fn control_loop(
                 let drain_timeout = inner
                     .upgrade()
                     .map_or(crate::options::DEFAULT_TIMEOUT, |bus| bus.default_timeout());
+                #[cfg(feature = "jetstream")]
+                futures_util::future::join_all(durable.drain().map(|(_, d)| d.stop())).await;
                 let mut tasks = Vec::with_capacity(readers.len());
                 for (_, reader) in readers.drain() {
                     let _ = reader.stop.send(Stop::Drain);
@@ -88,6 +104,10 @@ pub(super) async fn control_loop(
         }
     }
     // Closed, or the bus is gone: readers unsubscribe and finish.
+    #[cfg(feature = "jetstream")]
+    for (_, d) in durable {
+        tokio::spawn(d.stop());
+    }
     for (_, reader) in readers {
         let (ack, _) = oneshot::channel();
         let _ = reader.stop.send(Stop::Unsubscribe(ack));

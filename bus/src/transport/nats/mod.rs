@@ -36,9 +36,21 @@
 //   it strongly until it is sent, a conversation turn until its answer came
 //   (at most the replier's timeout). A task answering a turn holds the
 //   connection as long as the requester keeps the message.
+// * Durable addresses (feature `jetstream`): `jetstream` creates or checks
+//   their streams and consumers at connect; `durable` stores their sends
+//   and publishes (server-acknowledged) and runs, next to an address's
+//   reader, the pull readers that deliver with an acknowledgement cell
+//   and ack, nak or dead-letter by the handler's outcome; `durable_options`
+//   is their public settings.
 
 mod connect;
 mod control;
+#[cfg(feature = "jetstream")]
+mod durable;
+#[cfg(feature = "jetstream")]
+mod durable_options;
+#[cfg(feature = "jetstream")]
+mod jetstream;
 mod options;
 mod outbound;
 mod readers;
@@ -48,5 +60,10 @@ mod transport;
 mod wire;
 
 pub(crate) use self::connect::connect;
+#[cfg(feature = "jetstream")]
+pub use self::durable_options::{
+    DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
+    DEFAULT_MAX_AGE, DurableOptions, MESSAGE_ID_HEADER, Retention,
+};
 pub use self::options::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};
 pub(crate) use self::transport::NatsTransport;

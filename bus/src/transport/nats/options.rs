@@ -143,6 +143,11 @@ pub struct NatsOptions {
     #[cfg(feature = "unstable-async-nats")]
     configure: Option<Configure>,
     pub(crate) on_event: Option<OnEvent>,
+    #[cfg(feature = "jetstream")]
+    pub(crate) durable: Vec<(
+        String,
+        crate::transport::nats::durable_options::DurableOptions,
+    )>,
 }
 
 impl NatsOptions {
@@ -170,6 +175,8 @@ impl NatsOptions {
             #[cfg(feature = "unstable-async-nats")]
             configure: None,
             on_event: None,
+            #[cfg(feature = "jetstream")]
+            durable: Vec::new(),
         }
     }
 
@@ -386,6 +393,66 @@ impl NatsOptions {
     /// The server URLs.
     pub fn servers(&self) -> &[String] {
         &self.servers
+    }
+
+    /// Makes `address` durable (at-least-once, on NATS JetStream): a
+    /// `send` or `publish` to it from this bus is stored by the server
+    /// before it returns `Ok`, and this node's consumers of it acknowledge
+    /// each message once handled; a failed, panicked or timed-out handler
+    /// gets it again, up to the maximum number of deliveries, after which
+    /// it goes to the dead-letter address. `send` reaches one consumer in
+    /// the cluster, `publish` every node with a consumer (each node has its
+    /// own durable consumer, named after its
+    /// [`connection_name`](NatsOptions::connection_name), which durable
+    /// addresses require). Requests to the address stay as they are
+    /// (NATS core, at most once).
+    ///
+    /// Declare the address on every node that sends to or consumes it,
+    /// with the same settings: the server's stream and consumers are
+    /// created by the first node to connect and checked by the others
+    /// (see [`DurableOptions`](crate::DurableOptions)). The server must run JetStream
+    /// (`nats-server -js`).
+    ///
+    /// README, "Durable addresses", says when to use them, what they cost
+    /// and what handlers must do (be idempotent: a message may come twice).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use codecbus_bus::{DurableOptions, EventBus, Message, NatsOptions};
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let bus = EventBus::builder()
+    ///     .nats(
+    ///         NatsOptions::new("nats://127.0.0.1:4222")
+    ///             .connection_name("billing-1")
+    ///             .durable("payments", DurableOptions::new().max_deliveries(3)),
+    ///     )
+    ///     .connect()
+    ///     .await?;
+    /// let _c = bus.consumer("payments", |m: Message<String>| async move {
+    ///     // at least once: the same payment may come twice (m.delivery_count())
+    ///     println!("charging {}", m.body());
+    /// });
+    /// bus.send("payments", "order 7".to_string()).await?; // stored once Ok
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "jetstream")]
+    pub fn durable(
+        mut self,
+        address: impl Into<String>,
+        options: crate::transport::nats::durable_options::DurableOptions,
+    ) -> Self {
+        self.durable.push((address.into(), options));
+        self
+    }
+
+    /// The connection name, which names this node's durable consumers.
+    #[cfg(feature = "jetstream")]
+    pub(crate) fn node_name(&self) -> Option<&str> {
+        self.name.as_deref()
     }
 
     /// The `async-nats` options these settings stand for. Reads the

@@ -157,6 +157,7 @@ impl AddressReader {
             Verdicts::checked(&*body, checked),
             first_then_transform(&codec, &body),
             &head.user,
+            None,
         );
         let counters = &inner.counters();
         bump(&counters.delivered, fan.delivered as u64);

@@ -32,6 +32,8 @@ impl NatsTransport {
             closed,
             counts,
             refusals,
+            #[cfg(feature = "jetstream")]
+            durables,
         } = connected;
         let shared = Arc::new(Link {
             client,
@@ -40,6 +42,8 @@ impl NatsTransport {
             closing: AtomicBool::new(false),
             counts,
             refusals,
+            #[cfg(feature = "jetstream")]
+            durables,
         });
         let (control, rx) = mpsc::unbounded_channel();
         tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));
@@ -61,10 +65,18 @@ fn count_failure(inner: &Arc<dyn Node>, kind: RequestErrorKind) {
 
 impl RemoteTransport for NatsTransport {
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<(), SendError>> {
+        #[cfg(feature = "jetstream")]
+        if let Some(d) = self.shared.durable(&out.address) {
+            return Box::pin(async move { self.shared.store(&d, out, false).await });
+        }
         Box::pin(self.shared.fire(out, false))
     }
 
     fn publish(&self, out: Outbound) -> BoxFuture<'_, Result<(), PublishError>> {
+        #[cfg(feature = "jetstream")]
+        if let Some(d) = self.shared.durable(&out.address) {
+            return Box::pin(async move { self.shared.store(&d, out, true).await });
+        }
         Box::pin(self.shared.fire(out, true))
     }
 

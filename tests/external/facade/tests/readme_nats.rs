@@ -19,7 +19,13 @@ fn readme_cluster_blocks() {
         blocks::COUNT > 0,
         "no `rust,no_run` block found in README.md"
     );
-    let server = nats::NatsServer::start("readme_cluster_blocks").expect("nats-server starts");
+    // JetStream on, for the durable-address block.
+    let config = nats::Config {
+        jetstream: true,
+        ..nats::Config::default()
+    };
+    let server =
+        nats::NatsServer::start_with("readme_cluster_blocks", &config).expect("nats-server starts");
     // SAFETY: this binary has one test and sets the variable before any
     // other thread of its own reads the environment.
     unsafe { std::env::set_var("NATS_URL", server.url()) };

@@ -1,0 +1,554 @@
+// Durable addresses at run time (the set-up is `jetstream.rs`): a send or
+// publish stored in the address's stream before `Ok` (the server's
+// acknowledgement, with the message id for duplicate suppression), and
+// the readers of a node with consumers of a durable address: they pull
+// from the JetStream consumers, deliver to the local consumers with a
+// reply cell as the acknowledgement, and ack, nak (redeliver after the
+// delay) or dead-letter by the outcome.
+//
+// Outcomes: the cell completed with `reply::handled` (handler returned
+// Ok, stream message dropped) acks; a failure (handler error or panic,
+// `Message::fail`, type mismatch) naks with the redelivery delay, or
+// dead-letters when it was the last allowed delivery; every holder gone
+// without either (the consumer went away) naks. A message delivered more
+// often than allowed (its handler kept timing out, or its node kept dying)
+// is dead-lettered without being handled again. Nothing is acked before
+// it was handled or stored at the dead-letter address.
+
+use std::cell::Cell;
+use std::hash::{BuildHasher, Hasher};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use async_nats::jetstream::AckKind;
+use async_nats::jetstream::consumer::PullConsumer;
+use async_nats::jetstream::message::Acker;
+use async_nats::{HeaderMap, HeaderName, HeaderValue};
+use codecbus_core::{AnyBody, CodecRegistration};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::error::OperationKind;
+use crate::headers::DELIVERY_HEADER;
+use crate::interceptor::DeliveryKind;
+use crate::metrics::bump;
+use crate::reply::{self, Outcome};
+use crate::transport::local::{Refusal, Scope, Verdicts};
+use crate::transport::nats::connect::Link;
+use crate::transport::nats::durable_options::{
+    DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
+    MESSAGE_ID_HEADER,
+};
+use crate::transport::nats::jetstream::{
+    DurableAddress, SEND_CONSUMER, ensure_consumer, node_consumer_config,
+};
+use crate::transport::nats::outbound::transport_error;
+use crate::transport::nats::reply::decode;
+use crate::transport::nats::wire;
+use crate::transport::{BoxFuture, Node, Outbound};
+
+/// JetStream's header for duplicate suppression.
+const NATS_MSG_ID: &str = "Nats-Msg-Id";
+
+/// A unique message id: a random per-process part and a counter.
+fn generated_id() -> String {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let seed = *SEED.get_or_init(|| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish()
+    });
+    format!("{seed:016x}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+impl Link {
+    /// The durable settings of `address`, when it is durable.
+    pub(super) fn durable(&self, address: &str) -> Option<Arc<DurableAddress>> {
+        self.durables.as_ref()?.get(address).cloned()
+    }
+
+    /// A send or publish to a durable address: stored in its stream, `Ok`
+    /// once the server acknowledged it.
+    pub(super) async fn store<K: OperationKind>(
+        &self,
+        d: &DurableAddress,
+        mut out: Outbound,
+        publish: bool,
+    ) -> Result<(), crate::error::Error<K>> {
+        let Some(durables) = &self.durables else {
+            return self.fire(out, publish).await;
+        };
+        let id = match out.headers.get(MESSAGE_ID_HEADER) {
+            Some(id) => id.to_owned(),
+            None => {
+                let id = generated_id();
+                out.headers.insert(MESSAGE_ID_HEADER, id.clone());
+                id
+            }
+        };
+        let (_, mut headers, body) = match self.prepare(&out, publish) {
+            Ok(parts) => parts,
+            Err(refuse) => {
+                return Err(refuse
+                    .into_error()
+                    .with_address(out.address)
+                    .with_body(out.body));
+            }
+        };
+        let refused = |kind: K, message: String, out: Outbound| {
+            crate::error::Error::new(kind, message)
+                .with_address(out.address)
+                .with_body(out.body)
+        };
+        match HeaderValue::from_str(&id) {
+            Ok(value) => headers.insert(HeaderName::from_static(NATS_MSG_ID), value),
+            Err(_) => {
+                let m = format!("the {MESSAGE_ID_HEADER} header cannot travel over NATS");
+                return Err(refused(K::TRANSPORT, m, out));
+            }
+        }
+        if let Err(m) = self.check_size("Message", &out.address, &headers, body.len()) {
+            return Err(refused(K::PAYLOAD_TOO_LARGE, m, out));
+        }
+        let subject = if publish {
+            d.publish_subject.clone()
+        } else {
+            d.send_subject.clone()
+        };
+        let stored = match durables
+            .js
+            .publish_with_headers(subject, headers, body)
+            .await
+        {
+            Ok(ack) => ack.await.map(drop),
+            Err(e) => Err(e),
+        };
+        stored.map_err(|e| {
+            transport_error(K::TRANSPORT, &out.address, &self.servers, e)
+                .with_address(Arc::clone(&out.address))
+                .with_body(out.body)
+        })
+    }
+}
+
+/// The durable readers of one address on this node.
+pub(super) struct DurableReaders {
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl DurableReaders {
+    /// Stops pulling and waits (at most the ack wait) for the messages in
+    /// flight to be handled and acknowledged.
+    pub(super) async fn stop(self) {
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Starts the readers of the durable `address` (sends, and this node's
+/// publishes); `None` when the address is not durable.
+pub(super) async fn start(
+    shared: &Arc<Link>,
+    inner: &Weak<dyn Node>,
+    address: &Arc<str>,
+) -> Option<DurableReaders> {
+    let durables = shared.durables.as_ref()?;
+    let d = Arc::clone(durables.get(address)?);
+    let (stop, stopped) = watch::channel(false);
+    let node_consumer = durables.node_consumer();
+    if let Err(e) = ensure_consumer(
+        &durables.js,
+        &d,
+        &node_consumer_config(&d, node_consumer.clone()),
+    )
+    .await
+    {
+        tracing::error!(address = &**address, error = %e, "cannot create this node's JetStream consumer of durable publishes");
+    }
+    let mut tasks = Vec::with_capacity(2);
+    for (consumer, fan_out) in [(SEND_CONSUMER.to_owned(), false), (node_consumer, true)] {
+        let reader = DurableReader {
+            shared: Arc::clone(shared),
+            inner: Weak::clone(inner),
+            d: Arc::clone(&d),
+            consumer,
+            fan_out,
+        };
+        tasks.push(tokio::spawn(reader.run(stopped.clone())));
+    }
+    tracing::debug!(address = &**address, "durable readers started");
+    Some(DurableReaders { stop, tasks })
+}
+
+struct DurableReader {
+    shared: Arc<Link>,
+    inner: Weak<dyn Node>,
+    d: Arc<DurableAddress>,
+    consumer: String,
+    /// `true`: publishes (every local consumer); `false`: sends (one).
+    fan_out: bool,
+}
+
+/// What to do with a delivered message.
+enum Verdict {
+    Ack,
+    /// Deliver again after the delay.
+    Nak(Duration),
+    DeadLetter(String),
+}
+
+impl DurableReader {
+    async fn open(&self) -> Option<async_nats::jetstream::consumer::pull::Stream> {
+        let durables = self.shared.durables.as_ref()?;
+        let consumer: PullConsumer = match durables.js.get_stream_no_info(&self.d.stream).await {
+            Ok(stream) => match stream.get_consumer(&self.consumer).await {
+                Ok(consumer) => consumer,
+                Err(e) => {
+                    tracing::debug!(address = &*self.d.address, consumer = %self.consumer, error = %e, "JetStream consumer not available yet");
+                    return None;
+                }
+            },
+            Err(e) => {
+                tracing::debug!(address = &*self.d.address, error = %e, "JetStream stream not available yet");
+                return None;
+            }
+        };
+        let batch = self.d.options.max_in_flight.clamp(1, 256);
+        match consumer
+            .stream()
+            .max_messages_per_batch(batch)
+            .expires(Duration::from_secs(5))
+            .heartbeat(Duration::from_secs(1))
+            .messages()
+            .await
+        {
+            Ok(messages) => Some(messages),
+            Err(e) => {
+                tracing::debug!(address = &*self.d.address, error = %e, "cannot pull from JetStream yet");
+                None
+            }
+        }
+    }
+
+    async fn run(self, mut stop: watch::Receiver<bool>) {
+        let mut pending: FuturesUnordered<BoxFuture<'static, ()>> = FuturesUnordered::new();
+        let mut messages = None;
+        let max = self.d.options.max_in_flight;
+        loop {
+            if *stop.borrow() {
+                break;
+            }
+            if messages.is_none() {
+                messages = self.open().await;
+                if messages.is_none() {
+                    tokio::select! {
+                        _ = stop.changed() => {}
+                        Some(()) = pending.next(), if !pending.is_empty() => {}
+                        () = tokio::time::sleep(Duration::from_millis(500)) => {}
+                    }
+                    continue;
+                }
+            }
+            let Some(stream) = messages.as_mut() else {
+                continue;
+            };
+            tokio::select! {
+                _ = stop.changed() => {}
+                Some(()) = pending.next(), if !pending.is_empty() => {}
+                next = stream.next(), if pending.len() < max => match next {
+                    Some(Ok(message)) => {
+                        if let Some(work) = self.on_message(message) {
+                            pending.push(work);
+                        }
+                    }
+                    Some(Err(e)) => {
+                        tracing::debug!(address = &*self.d.address, error = %e, "JetStream pull interrupted; resuming");
+                    }
+                    None => messages = None,
+                },
+            }
+        }
+        // Stopped: finish what was delivered (bounded by the ack wait; what
+        // is still unhandled then is redelivered by the server).
+        drop(messages);
+        let rest = async { while pending.next().await.is_some() {} };
+        let _ = tokio::time::timeout(self.d.options.ack_wait, rest).await;
+        tracing::debug!(address = &*self.d.address, consumer = %self.consumer, "durable reader finished");
+    }
+
+    /// Delivers one message; the returned future settles it.
+    fn on_message(
+        &self,
+        message: async_nats::jetstream::Message,
+    ) -> Option<BoxFuture<'static, ()>> {
+        let inner = self.inner.upgrade()?;
+        let (delivered, sequence) = match message.info() {
+            Ok(info) => (
+                u32::try_from(info.delivered).unwrap_or(u32::MAX),
+                info.stream_sequence,
+            ),
+            Err(_) => (1, 0),
+        };
+        let (message, acker) = message.split();
+        bump(&inner.counters().remote_received, 1);
+        let settle = Settle {
+            shared: Arc::clone(&self.shared),
+            d: Arc::clone(&self.d),
+            message,
+            acker,
+            delivered,
+            sequence,
+        };
+        let max = self.d.options.max_deliveries;
+        if max.is_some_and(|max| delivered > max) {
+            let reason = format!(
+                "not acknowledged after {} deliveries (handler timed out or its node went away)",
+                delivered - 1
+            );
+            return Some(Box::pin(settle.run(Verdict::DeadLetter(reason))));
+        }
+        let head = wire::parse_headers(settle.message.headers.as_ref());
+        let (codec, body) = match decode(&inner, &head, &settle.message.payload) {
+            Ok(decoded) => decoded,
+            Err(error) => {
+                bump(&inner.counters().undecodable, 1);
+                tracing::warn!(address = &*self.d.address, %error, "durable message not decodable: to the dead-letter address");
+                let verdict = match &self.d.dead_letter {
+                    Some(_) => Verdict::DeadLetter(error),
+                    None => Verdict::Nak(self.d.options.redelivery_delay),
+                };
+                return Some(Box::pin(settle.run(verdict)));
+            }
+        };
+        let mut headers = head.user;
+        headers.remove(NATS_MSG_ID);
+        headers.insert(DELIVERY_HEADER, delivered.to_string());
+        let (tx, rx) = reply::channel();
+        let delivery = if self.fan_out {
+            let fan = inner.local().deliver_all(
+                &self.d.address,
+                Scope::Exported,
+                codec.type_id(),
+                Verdicts::new(&*body),
+                first_then_transform(&codec, &body),
+                &headers,
+                Some(&tx),
+            );
+            let counters = inner.counters();
+            bump(&counters.delivered, fan.delivered as u64);
+            bump(&counters.refused, fan.refused as u64);
+            bump(&counters.invalid, fan.invalid as u64);
+            bump(&counters.type_mismatches, fan.mismatched as u64);
+            if let Some(reasons) = &fan.invalid_reasons {
+                tracing::warn!(address = &*self.d.address, invalid = fan.invalid, %reasons, "durable publish refused by a consumer's spec");
+            }
+            // Consumers of another type are skipped, as for any publish;
+            // a consumer whose spec refuses the body will refuse it again.
+            if fan.refused > 0 || (fan.delivered == 0 && fan.invalid == 0) {
+                Err(Undelivered {
+                    reason: format!(
+                        "{} of the node's consumers of the type refused it (queue full), {} took it",
+                        fan.refused, fan.delivered
+                    ),
+                    for_good: false,
+                })
+            } else if fan.delivered == 0 {
+                Err(Undelivered {
+                    reason: fan.invalid_reasons.unwrap_or_default(),
+                    for_good: true,
+                })
+            } else {
+                Ok(())
+            }
+        } else {
+            inner
+                .local()
+                .deliver_one(
+                    &self.d.address,
+                    Scope::Exported,
+                    codec.type_id(),
+                    Verdicts::new(&*body),
+                    || Arc::clone(&body),
+                    headers,
+                    DeliveryKind::Send,
+                    Some(tx.clone()),
+                )
+                .map(|()| {
+                    bump(&inner.counters().delivered, 1);
+                })
+                .map_err(|refusal| {
+                    bump(refusal.counter(inner.counters()), 1);
+                    let for_good = matches!(refusal, Refusal::Invalid(_));
+                    let reason = refusal
+                        .into_error::<crate::error::RequestErrorKind>(
+                            &self.d.address,
+                            codec.type_name(),
+                        )
+                        .message()
+                        .to_owned();
+                    Undelivered { reason, for_good }
+                })
+        };
+        drop(tx);
+        drop(body);
+        let delay = self.d.options.redelivery_delay;
+        let last = max.is_some_and(|max| delivered >= max);
+        let dead_letter = self.d.dead_letter.is_some();
+        Some(Box::pin(async move {
+            let verdict = match delivery {
+                // Refused by the consumers' spec: another delivery would be
+                // refused alike, so it goes to the dead letters at once.
+                Err(Undelivered {
+                    reason,
+                    for_good: true,
+                }) if dead_letter => {
+                    tracing::warn!(address = &*settle.d.address, %reason, "durable message refused by the consumers' spec: to the dead-letter address");
+                    drop(rx);
+                    Verdict::DeadLetter(reason)
+                }
+                // Not handed to every consumer: all of them get it again
+                // (those that took it: at least once).
+                Err(Undelivered { reason, .. }) => {
+                    tracing::debug!(address = &*settle.d.address, %reason, "durable message not delivered here; redelivering");
+                    drop(rx);
+                    if last {
+                        Verdict::DeadLetter(reason)
+                    } else {
+                        Verdict::Nak(delay)
+                    }
+                }
+                Ok(()) => match rx.await {
+                    Some(Outcome::Reply(_)) => Verdict::Ack,
+                    Some(Outcome::Failure(failure)) if last => Verdict::DeadLetter(failure.message),
+                    Some(Outcome::Failure(_)) => Verdict::Nak(delay),
+                    None => Verdict::Nak(delay),
+                },
+            };
+            settle.run(verdict).await;
+        }))
+    }
+}
+
+/// Why a durable message was not handed to this node's consumers.
+struct Undelivered {
+    reason: String,
+    /// Refused for good (the consumers' spec): delivering it again cannot
+    /// help.
+    for_good: bool,
+}
+
+/// A delivered message and what settles it with the server.
+struct Settle {
+    shared: Arc<Link>,
+    d: Arc<DurableAddress>,
+    message: async_nats::Message,
+    acker: Acker,
+    delivered: u32,
+    sequence: u64,
+}
+
+impl Settle {
+    async fn run(self, verdict: Verdict) {
+        let result = match verdict {
+            Verdict::Ack => self.acker.ack().await,
+            Verdict::Nak(delay) => self.acker.ack_with(AckKind::Nak(Some(delay))).await,
+            Verdict::DeadLetter(reason) => match self.dead_letter(&reason).await {
+                Ok(()) => self.acker.ack().await,
+                Err(e) => {
+                    tracing::warn!(address = &*self.d.address, error = %e, "cannot store a dead letter; the message is redelivered");
+                    self.acker
+                        .ack_with(AckKind::Nak(Some(self.d.options.redelivery_delay)))
+                        .await
+                }
+            },
+        };
+        if let Err(e) = result {
+            // The server redelivers after the ack wait.
+            tracing::debug!(address = &*self.d.address, error = %e, "cannot settle a durable message");
+        }
+    }
+
+    /// Stores the message at the dead-letter address: the same body and
+    /// codec, the user's headers, and why.
+    async fn dead_letter(&self, reason: &str) -> Result<(), String> {
+        let Some(dead) = &self.d.dead_letter else {
+            return Err("the address has no dead-letter address".to_owned());
+        };
+        let Some(durables) = &self.shared.durables else {
+            return Err("no JetStream".to_owned());
+        };
+        let Some(target) = durables.get(dead) else {
+            return Err(format!("dead-letter address {dead} is not durable"));
+        };
+        let mut headers = HeaderMap::new();
+        if let Some(original) = &self.message.headers {
+            for (name, values) in original.iter() {
+                let name: &str = name.as_ref();
+                if name.eq_ignore_ascii_case(NATS_MSG_ID) || name.starts_with("Dead-Letter-") {
+                    continue;
+                }
+                for value in values {
+                    headers.append(name, value.clone());
+                }
+            }
+        }
+        let clean = |s: &str| s.replace(['\r', '\n'], " ");
+        headers.insert(DEAD_LETTER_ADDRESS_HEADER, clean(&self.d.address).as_str());
+        headers.insert(
+            DEAD_LETTER_DELIVERIES_HEADER,
+            self.delivered.to_string().as_str(),
+        );
+        headers.insert(DEAD_LETTER_REASON_HEADER, clean(reason).as_str());
+        // The same id for the same stored message: a dead letter stored
+        // twice (this node died before acking) is stored once.
+        let id = format!("dead-{}-{}", self.d.stream, self.sequence);
+        headers.insert(NATS_MSG_ID, id.as_str());
+        let ack = durables
+            .js
+            .publish_with_headers(
+                target.send_subject.clone(),
+                headers,
+                self.message.payload.clone(),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        ack.await.map_err(|e| e.to_string())?;
+        tracing::warn!(
+            address = &*self.d.address,
+            dead_letter = &**dead,
+            deliveries = self.delivered,
+            reason,
+            "durable message moved to its dead-letter address"
+        );
+        Ok(())
+    }
+}
+
+/// As the readers' `make`: the first consumer gets the decoded body, every
+/// further one its codec's transform.
+fn first_then_transform<'a>(
+    codec: &'a CodecRegistration,
+    body: &'a AnyBody,
+) -> impl Fn() -> AnyBody + 'a {
+    let first = Cell::new(true);
+    move || {
+        if first.replace(false) {
+            Arc::clone(body)
+        } else {
+            codec.transform(body)
+        }
+    }
+}

@@ -1,0 +1,583 @@
+//! Durable addresses on NATS JetStream: bus nodes in this process against
+//! a real `nats-server -js` (its store in the server's temporary
+//! directory) started by the harness.
+#![cfg(feature = "jetstream")]
+
+#[path = "common/nats.rs"]
+mod harness;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use codecbus_bus::{
+    BuildErrorKind, DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER,
+    DEAD_LETTER_REASON_HEADER, DeliveryOptions, DurableOptions, EventBus, MESSAGE_ID_HEADER,
+    Message, NatsOptions,
+};
+use codecbus_core::MessageCodec;
+use harness::{NatsServer, start_jetstream};
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "test.durable.payment")]
+struct Payment {
+    id: u64,
+    cents: i64,
+}
+
+fn durable() -> DurableOptions {
+    DurableOptions::new()
+        .ack_wait(Duration::from_secs(2))
+        .redelivery_delay(Duration::from_millis(50))
+        .max_deliveries(3)
+}
+
+async fn node(server: &NatsServer, name: &str, options: DurableOptions) -> EventBus {
+    try_node(server, name, options)
+        .await
+        .expect("connect to the test server")
+}
+
+async fn try_node(
+    server: &NatsServer,
+    name: &str,
+    options: DurableOptions,
+) -> Result<EventBus, codecbus_bus::BuildError> {
+    EventBus::builder()
+        .default_timeout(Duration::from_secs(2))
+        .nats(
+            NatsOptions::new(server.url())
+                .connection_name(name)
+                .connection_timeout(Duration::from_secs(2))
+                .max_reconnect_delay(Duration::from_millis(50))
+                .durable("payments", options),
+        )
+        .connect()
+        .await
+}
+
+/// Polls `check` until it holds or 20 s pass (generous: a loaded machine).
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Records (id, delivery count) of every message a consumer saw.
+#[derive(Default, Clone)]
+struct Seen(Arc<Mutex<Vec<(u64, u32)>>>);
+
+impl Seen {
+    fn add(&self, id: u64, delivery: u32) {
+        self.0.lock().unwrap().push((id, delivery));
+    }
+    fn all(&self) -> Vec<(u64, u32)> {
+        self.0.lock().unwrap().clone()
+    }
+    fn len(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+    fn ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self.all().into_iter().map(|(id, _)| id).collect();
+        ids.sort_unstable();
+        ids
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_failing_twice_gets_the_message_a_third_time() {
+    let Some(server) = start_jetstream("durable third delivery") else {
+        return;
+    };
+    let bus = node(&server, "a", durable()).await;
+    let seen = Seen::default();
+    let s = seen.clone();
+    let _c = bus.consumer("payments", move |m: Message<Payment>| {
+        let s = s.clone();
+        async move {
+            assert!(m.is_durable());
+            s.add(m.body().id, m.delivery_count());
+            if m.delivery_count() < 3 {
+                Err(format!("flaky, delivery {}", m.delivery_count()))
+            } else {
+                Ok(())
+            }
+        }
+    });
+    bus.flush().await.unwrap();
+    bus.send("payments", Payment { id: 1, cents: 100 })
+        .await
+        .unwrap();
+    eventually("three deliveries", || seen.len() >= 3).await;
+    // Nothing more comes: the third delivery was acknowledged.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(seen.all(), [(1, 1), (1, 2), (1, 3)]);
+    bus.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_always_failing_handler_sends_the_message_to_the_dead_letter_address() {
+    let Some(server) = start_jetstream("durable dead letter") else {
+        return;
+    };
+    let bus = node(&server, "a", durable()).await;
+    let attempts = Seen::default();
+    let a = attempts.clone();
+    let _c = bus.consumer("payments", move |m: Message<Payment>| {
+        let a = a.clone();
+        async move {
+            a.add(m.body().id, m.delivery_count());
+            if m.delivery_count() == 2 {
+                panic!("a panic counts as a failure too");
+            }
+            Err::<(), _>("card declined")
+        }
+    });
+    let (tx, mut dead) = tokio::sync::mpsc::unbounded_channel();
+    let _d = bus.consumer("payments.dead", move |m: Message<Payment>| {
+        let tx = tx.clone();
+        async move {
+            let h = m.headers();
+            let _ = tx.send((
+                m.body().clone(),
+                h.get(DEAD_LETTER_ADDRESS_HEADER).map(str::to_owned),
+                h.get(DEAD_LETTER_DELIVERIES_HEADER).map(str::to_owned),
+                h.get(DEAD_LETTER_REASON_HEADER).map(str::to_owned),
+            ));
+        }
+    });
+    bus.flush().await.unwrap();
+    let payment = Payment { id: 9, cents: -5 };
+    bus.send("payments", payment.clone()).await.unwrap();
+    let (body, address, deliveries, reason) =
+        tokio::time::timeout(Duration::from_secs(20), dead.recv())
+            .await
+            .expect("a dead letter within 20 s")
+            .unwrap();
+    assert_eq!(body, payment);
+    assert_eq!(address.as_deref(), Some("payments"));
+    assert_eq!(deliveries.as_deref(), Some("3"));
+    assert_eq!(reason.as_deref(), Some("card declined"));
+    assert_eq!(attempts.all(), [(9, 1), (9, 2), (9, 3)]);
+    // Moved once, handled no more.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(dead.try_recv().is_err());
+    assert_eq!(attempts.len(), 3);
+    bus.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_consumer_node_picks_up_where_it_left_off() {
+    let Some(server) = start_jetstream("durable restart") else {
+        return;
+    };
+    let sender = node(&server, "sender", durable()).await;
+    let seen = Seen::default();
+    let consume = |bus: &EventBus, seen: &Seen| {
+        let s = seen.clone();
+        bus.consumer("payments", move |m: Message<Payment>| {
+            let s = s.clone();
+            async move { s.add(m.body().id, m.delivery_count()) }
+        })
+    };
+    let consumer = node(&server, "consumer", durable()).await;
+    let _c = consume(&consumer, &seen);
+    consumer.flush().await.unwrap();
+    for id in 0..50 {
+        sender
+            .send("payments", Payment { id, cents: 1 })
+            .await
+            .unwrap();
+    }
+    eventually("the first 50", || seen.len() >= 50).await;
+    // Nobody consumes: the next 50 are stored, not lost.
+    consumer.close().await;
+    drop(consumer);
+    for id in 50..100 {
+        sender
+            .send("payments", Payment { id, cents: 1 })
+            .await
+            .unwrap();
+    }
+    publish_to_stopped_node(&sender).await;
+    let again = node(&server, "consumer", durable()).await;
+    let _c2 = consume(&again, &seen);
+    let _p = {
+        let s = seen.clone();
+        again.consumer("payments", move |m: Message<String>| {
+            let s = s.clone();
+            async move {
+                if m.body() == "while you were away" {
+                    s.add(1000, m.delivery_count());
+                }
+            }
+        })
+    };
+    eventually("the other 50 and the publish", || seen.len() >= 101).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut want: Vec<u64> = (0..100).collect();
+    want.push(1000);
+    assert_eq!(
+        seen.ids(),
+        want,
+        "every message once: the acked ones were not redelivered"
+    );
+    sender.close().await;
+    again.close().await;
+}
+
+/// A publish while the node named "consumer" is away reaches it when it
+/// is back (its durable consumer of publishes kept its place).
+async fn publish_to_stopped_node(sender: &EventBus) {
+    sender
+        .publish("payments", "while you were away".to_string())
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_reaches_every_node_and_every_local_consumer_once() {
+    let Some(server) = start_jetstream("durable publish fan-out") else {
+        return;
+    };
+    let a = node(&server, "a", durable()).await;
+    let b = node(&server, "b", durable()).await;
+    let got: Arc<Mutex<HashMap<&'static str, Vec<u64>>>> = Arc::default();
+    let mut keep = Vec::new();
+    for (bus, who) in [(&a, "a1"), (&a, "a2"), (&b, "b1")] {
+        let got = Arc::clone(&got);
+        keep.push(bus.consumer("payments", move |m: Message<Payment>| {
+            let got = Arc::clone(&got);
+            async move {
+                assert_eq!(m.delivery_count(), 1);
+                assert!(!m.is_send());
+                got.lock()
+                    .unwrap()
+                    .entry(who)
+                    .or_default()
+                    .push(m.body().id);
+            }
+        }));
+    }
+    let got_local = Arc::clone(&got);
+    keep.push(a.local_consumer("payments", move |m: Message<Payment>| {
+        let got = Arc::clone(&got_local);
+        async move {
+            got.lock()
+                .unwrap()
+                .entry("a-local")
+                .or_default()
+                .push(m.body().id);
+        }
+    }));
+    a.flush().await.unwrap();
+    b.flush().await.unwrap();
+    // The consumers of publishes exist once the readers started.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for id in 0..20 {
+        let report = a
+            .publish("payments", Payment { id, cents: 2 })
+            .await
+            .unwrap();
+        assert!(report.to_cluster());
+    }
+    let count = |who: &str| got.lock().unwrap().get(who).map_or(0, Vec::len);
+    eventually("every consumer has 20", || {
+        ["a1", "a2", "b1", "a-local"].iter().all(|w| count(w) >= 20)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for who in ["a1", "a2", "b1", "a-local"] {
+        let mut ids = got.lock().unwrap()[who].clone();
+        ids.sort_unstable();
+        assert_eq!(ids, (0..20).collect::<Vec<_>>(), "{who}");
+    }
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sends_are_shared_by_the_nodes_of_the_group() {
+    let Some(server) = start_jetstream("durable work queue") else {
+        return;
+    };
+    let a = node(&server, "a", durable()).await;
+    let b = node(&server, "b", durable()).await;
+    let seen_a = Seen::default();
+    let seen_b = Seen::default();
+    let mut keep = Vec::new();
+    for (bus, seen) in [(&a, &seen_a), (&b, &seen_b)] {
+        let s = seen.clone();
+        keep.push(bus.consumer("payments", move |m: Message<Payment>| {
+            let s = s.clone();
+            async move {
+                // Slow enough that both nodes take a share.
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                s.add(m.body().id, m.delivery_count())
+            }
+        }));
+    }
+    a.flush().await.unwrap();
+    b.flush().await.unwrap();
+    for id in 0..400 {
+        a.send("payments", Payment { id, cents: 3 }).await.unwrap();
+    }
+    eventually("400 handled", || seen_a.len() + seen_b.len() >= 400).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut all = seen_a.ids();
+    all.extend(seen_b.ids());
+    all.sort_unstable();
+    assert_eq!(all, (0..400).collect::<Vec<_>>(), "each send handled once");
+    assert!(
+        !seen_a.ids().is_empty() && !seen_b.ids().is_empty(),
+        "both nodes took a share: {} and {}",
+        seen_a.len(),
+        seen_b.len()
+    );
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_consumer_acks_on_drop_and_redelivers_on_fail() {
+    let Some(server) = start_jetstream("durable stream consumer") else {
+        return;
+    };
+    let bus = node(&server, "a", durable()).await;
+    let mut stream = bus.consumer_stream::<Payment>("payments");
+    bus.flush().await.unwrap();
+    bus.send("payments", Payment { id: 5, cents: 5 })
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(20), stream.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((first.body().id, first.delivery_count()), (5, 1));
+    assert!(!first.expects_reply());
+    first.fail(500, "not now").unwrap();
+    drop(first);
+    let second = tokio::time::timeout(Duration::from_secs(20), stream.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((second.body().id, second.delivery_count()), (5, 2));
+    drop(second); // acknowledged
+    let none = tokio::time::timeout(Duration::from_secs(4), stream.recv()).await;
+    assert!(none.is_err(), "acknowledged: not delivered again");
+    bus.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_id_is_stored_once() {
+    let Some(server) = start_jetstream("durable duplicates") else {
+        return;
+    };
+    let bus = node(&server, "a", durable()).await;
+    let seen = Seen::default();
+    let ids: Arc<Mutex<Vec<String>>> = Arc::default();
+    let s = seen.clone();
+    let i = Arc::clone(&ids);
+    let _c = bus.consumer("payments", move |m: Message<Payment>| {
+        let s = s.clone();
+        let i = Arc::clone(&i);
+        async move {
+            s.add(m.body().id, m.delivery_count());
+            let id = m.headers().get(MESSAGE_ID_HEADER).unwrap_or("").to_owned();
+            i.lock().unwrap().push(id);
+        }
+    });
+    bus.flush().await.unwrap();
+    let with_id = || DeliveryOptions::new().with_header(MESSAGE_ID_HEADER, "payment-77");
+    for _ in 0..3 {
+        bus.send_with("payments", Payment { id: 77, cents: 1 }, with_id())
+            .await
+            .unwrap();
+    }
+    // Without an id each send is its own message, with a generated id.
+    bus.send("payments", Payment { id: 78, cents: 1 })
+        .await
+        .unwrap();
+    bus.send("payments", Payment { id: 78, cents: 1 })
+        .await
+        .unwrap();
+    eventually("three messages", || seen.len() >= 3).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(seen.ids(), [77, 78, 78]);
+    let ids = ids.lock().unwrap().clone();
+    assert!(ids.contains(&"payment-77".to_owned()), "{ids:?}");
+    let generated: Vec<_> = ids.iter().filter(|i| *i != "payment-77").collect();
+    assert_eq!(generated.len(), 2);
+    assert_ne!(generated[0], generated[1]);
+    assert!(!generated[0].is_empty());
+    bus.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn different_settings_for_an_existing_stream_are_a_clear_error() {
+    let Some(server) = start_jetstream("durable settings mismatch") else {
+        return;
+    };
+    let first = node(&server, "a", durable()).await;
+    let err = try_node(&server, "b", durable().max_age(Duration::from_secs(60)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    let text = err.to_string();
+    assert!(
+        text.contains("\"payments\"") && text.contains("max age") && text.contains("reconfigure"),
+        "{text}"
+    );
+    let err = try_node(&server, "b", durable().ack_wait(Duration::from_secs(9)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(err.to_string().contains("ack wait"), "{err}");
+    // The same settings are accepted.
+    let same = node(&server, "b", durable()).await;
+    same.close().await;
+    first.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_durable_settings_fail_connect() {
+    let Some(server) = start_jetstream("durable bad settings") else {
+        return;
+    };
+    let err = try_node(&server, "a", durable().replicas(0))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(err.to_string().contains("replicas"), "{err}");
+    // Without a node name.
+    let err = EventBus::builder()
+        .nats(NatsOptions::new(server.url()).durable("payments", durable()))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(err.to_string().contains("connection_name"), "{err}");
+    // Without JetStream on the server.
+    let Some(plain) = NatsServer::start("durable without jetstream") else {
+        return;
+    };
+    let err = try_node(&plain, "a", durable()).await.unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Connect);
+    assert!(err.to_string().contains("-js"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_messages_survive_a_server_kill() {
+    let Some(mut server) = start_jetstream("durable server kill") else {
+        return;
+    };
+    let sender = node(&server, "sender", durable()).await;
+    for id in 0..30 {
+        sender
+            .send("payments", Payment { id, cents: 1 })
+            .await
+            .unwrap();
+    }
+    server.kill();
+    // During the outage a send fails at once, with the body back.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match sender.send("payments", Payment { id: 99, cents: 1 }).await {
+            Err(e) => {
+                assert_eq!(e.kind(), codecbus_bus::SendErrorKind::Transport);
+                assert_eq!(e.into_body::<Payment>().map(|p| p.id), Some(99));
+                break;
+            }
+            Ok(()) => {
+                // Sent before the client noticed: still fine, but must end.
+                assert!(
+                    Instant::now() < deadline,
+                    "sends keep succeeding with the server down"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    server.start_again();
+    let consumer = node(&server, "consumer", durable()).await;
+    let seen = Seen::default();
+    let s = seen.clone();
+    let _c = consumer.consumer("payments", move |m: Message<Payment>| {
+        let s = s.clone();
+        async move { s.add(m.body().id, m.delivery_count()) }
+    });
+    eventually("the 30 stored before the kill", || {
+        seen.ids().iter().filter(|id| **id < 30).count() >= 30
+    })
+    .await;
+    sender.close().await;
+    consumer.close().await;
+}
+
+/// A durable message the consumers' spec refuses would be refused at every
+/// delivery: it goes to the dead-letter address at the first, with the
+/// violations as the reason, and the handler never sees it.
+#[cfg(feature = "json")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_the_consumers_spec_refuses_is_dead_lettered_at_once() {
+    use codecbus_bus::ConsumerOptions;
+    use codecbus_json::spec::integer;
+    use codecbus_json::{JsObj, jsobj, jsobj_spec};
+
+    let Some(server) = start_jetstream("durable spec refusal") else {
+        return;
+    };
+    let bus = node(&server, "a", durable()).await;
+    let handled = Seen::default();
+    let h = handled.clone();
+    let spec = jsobj_spec! { "id": integer().min(1), "cents": integer().min(0) };
+    let _c = bus.consumer_with(
+        "payments",
+        ConsumerOptions::new().with_spec(spec),
+        move |m: Message<JsObj>| {
+            let h = h.clone();
+            async move {
+                let id = m.body().get("id").and_then(|v| v.as_i64()).unwrap_or(0);
+                h.add(u64::try_from(id).unwrap_or(0), m.delivery_count());
+            }
+        },
+    );
+    let (tx, mut dead) = tokio::sync::mpsc::unbounded_channel();
+    let _d = bus.consumer("payments.dead", move |m: Message<JsObj>| {
+        let tx = tx.clone();
+        async move {
+            let h = m.headers();
+            let _ = tx.send((
+                m.body().clone(),
+                h.get(DEAD_LETTER_DELIVERIES_HEADER).map(str::to_owned),
+                h.get(DEAD_LETTER_REASON_HEADER).map(str::to_owned),
+            ));
+        }
+    });
+    bus.flush().await.unwrap();
+
+    let bad = jsobj! { "id": 4, "cents": -5 };
+    bus.send("payments", bad.clone()).await.unwrap();
+    bus.send("payments", jsobj! { "id": 5, "cents": 100 })
+        .await
+        .unwrap();
+    let (body, deliveries, reason) = tokio::time::timeout(Duration::from_secs(20), dead.recv())
+        .await
+        .expect("a dead letter within 20 s")
+        .unwrap();
+    assert_eq!(body, bad);
+    assert_eq!(deliveries.as_deref(), Some("1"));
+    assert_eq!(
+        reason.as_deref(),
+        Some(
+            "Body refused at address payments: it does not conform to the consumer's spec: \
+             /cents: expected integer >= 0, found -5"
+        )
+    );
+    eventually("the conforming payment handled", || handled.len() == 1).await;
+    assert_eq!(handled.all(), [(5, 1)]);
+    assert_eq!(bus.metrics().invalid, 1);
+    bus.close().await;
+}

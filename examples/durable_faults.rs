@@ -1,0 +1,465 @@
+//! Durable sends under faults: a `nats-server -js` (its store in a
+//! temporary directory) on a free loopback port, a consumer group of two
+//! nodes in child processes, and a sender that stores N durable sends
+//! while the consumer processes are killed (SIGKILL) and restarted, and
+//! the server is killed (SIGKILL) and restarted on the same store.
+//!
+//! A send that fails (the server is down) is retried with the same message
+//! id until it is stored, so a retry of a send the server did store is
+//! dropped as a duplicate. Every consumer process prints the id of each
+//! message it handled before returning; the sender counts them. Prints
+//! sent, acknowledged, handled (unique), duplicates and lost; exits 1 when
+//! anything is lost.
+//!
+//! ```text
+//! cargo run --release --features jetstream --example durable_faults               # full size
+//! cargo run --release --features jetstream --example durable_faults -- --sends 3000 --consumer-kills 1 --server-kills 1
+//! ```
+//!
+//! Needs `nats-server` on `PATH` (or `CODECBUS_NATS_SERVER=/path`).
+
+#[path = "../bus/tests/common/nats.rs"]
+mod harness;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use codecbus::MessageCodec;
+use codecbus::bus::{
+    DeliveryOptions, DurableOptions, EventBus, MESSAGE_ID_HEADER, Message, NatsOptions,
+};
+
+const USAGE: &str = "\
+usage: durable_faults [--sends N] [--consumer-kills N] [--server-kills N] [--senders N]
+                      [--ack-wait MS] [--deadline S]
+
+  --sends N           durable sends to the address `orders` (100000)
+  --consumer-kills N  SIGKILLs of a consumer process, each restarted (3)
+  --server-kills N    SIGKILLs of nats-server, restarted on the same store (3)
+  --senders N         sending tasks, each retrying its send until stored (8)
+  --ack-wait MS       the address's ack wait: how soon a killed consumer's
+                      messages come again (2000)
+  --deadline S        how long to wait for every message after the last send (120)
+
+Exit status 1 when a message is lost (never handled, not dead-lettered).";
+
+/// The body of every send.
+#[derive(MessageCodec, Clone, Debug)]
+#[codec(name = "faults.order")]
+struct Order {
+    id: u64,
+    item: String,
+}
+
+#[derive(Clone)]
+struct Settings {
+    sends: u64,
+    consumer_kills: u32,
+    server_kills: u32,
+    senders: u64,
+    ack_wait: Duration,
+    deadline: Duration,
+}
+
+fn parse(args: &[String]) -> Result<Settings, String> {
+    let mut s = Settings {
+        sends: 100_000,
+        consumer_kills: 3,
+        server_kills: 3,
+        senders: 8,
+        ack_wait: Duration::from_secs(2),
+        deadline: Duration::from_secs(120),
+    };
+    let mut args = args.iter();
+    while let Some(a) = args.next() {
+        let v = args.next().ok_or_else(|| format!("{a} needs a value"))?;
+        let n = || v.parse::<u64>().map_err(|e| format!("{a}: {e}"));
+        let small = || u32::try_from(n()?).map_err(|e| format!("{a}: {e}"));
+        match a.as_str() {
+            "--sends" => s.sends = n()?,
+            "--consumer-kills" => s.consumer_kills = small()?,
+            "--server-kills" => s.server_kills = small()?,
+            "--senders" => s.senders = n()?.max(1),
+            "--ack-wait" => s.ack_wait = Duration::from_millis(n()?),
+            "--deadline" => s.deadline = Duration::from_secs(n()?),
+            _ => return Err(format!("unknown argument `{a}`")),
+        }
+    }
+    if s.sends == 0 {
+        return Err("--sends must be at least 1".into());
+    }
+    Ok(s)
+}
+
+fn durable(ack_wait: Duration) -> DurableOptions {
+    DurableOptions::new()
+        .ack_wait(ack_wait)
+        .max_deliveries(50)
+        .redelivery_delay(Duration::from_millis(100))
+}
+
+async fn connect(url: &str, name: &str, ack_wait: Duration) -> Result<EventBus, String> {
+    EventBus::builder()
+        .nats(
+            NatsOptions::new(url)
+                .connection_name(name)
+                .max_reconnect_delay(Duration::from_millis(200))
+                .durable("orders", durable(ack_wait)),
+        )
+        .connect()
+        .await
+        .map_err(|e| {
+            let cause = std::error::Error::source(&e)
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            format!("{e}{cause}")
+        })
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    // `--consume URL NAME ACK_WAIT_MS`: one consumer node (a child process).
+    if args.first().map(String::as_str) == Some("--consume") {
+        let [_, url, name, ack_wait] = &args[..] else {
+            eprintln!("usage: durable_faults --consume URL NAME ACK_WAIT_MS");
+            return ExitCode::from(2);
+        };
+        let ack_wait = Duration::from_millis(ack_wait.parse().unwrap_or(2000));
+        return runtime.block_on(consume(url, name, ack_wait));
+    }
+    let s = match parse(&args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(drive(s))
+}
+
+/// A consumer node: prints `h {id}` for every message it handled (before
+/// the handler returns, so before the acknowledgement), `ready` once
+/// subscribed; exits when its standard input closes (its parent is gone).
+async fn consume(url: &str, name: &str, ack_wait: Duration) -> ExitCode {
+    let bus = match connect(url, name, ack_wait).await {
+        Ok(bus) => bus,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let _orders = bus.consumer("orders", |m: Message<Order>| async move {
+        // Idempotent by id: the parent counts a second handling of an id
+        // as a duplicate, never as a second order.
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "h {}", m.body().id).map_err(|e| e.to_string())?;
+        out.flush().map_err(|e| e.to_string())
+    });
+    if let Err(e) = bus.flush().await {
+        eprintln!("{name}: {e}");
+    }
+    println!("ready");
+    // Until the parent closes our standard input.
+    let _ = tokio::task::spawn_blocking(|| {
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+    })
+    .await;
+    ExitCode::SUCCESS
+}
+
+/// How many times each id was handled, over every consumer process.
+struct Tally {
+    counts: Mutex<Vec<u32>>,
+}
+
+impl Tally {
+    fn handled(&self, id: u64) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = usize::try_from(id).ok().and_then(|i| counts.get_mut(i)) {
+            *c += 1;
+        }
+    }
+
+    /// (unique ids handled, total handlings)
+    fn figures(&self) -> (u64, u64) {
+        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let unique = counts.iter().filter(|c| **c > 0).count() as u64;
+        let total = counts.iter().map(|c| u64::from(*c)).sum();
+        (unique, total)
+    }
+}
+
+/// One consumer process and the thread reading what it handled.
+struct Node {
+    name: String,
+    child: Child,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Node {
+    fn spawn(name: &str, url: &str, ack_wait: Duration, tally: &Arc<Tally>) -> Self {
+        let exe = std::env::current_exe().expect("this example's path");
+        let mut child = Command::new(exe)
+            .args(["--consume", url, name, &ack_wait.as_millis().to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start a consumer process");
+        let stdout = child.stdout.take().expect("its stdout");
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let tally = Arc::clone(tally);
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(id) = line.strip_prefix("h ").and_then(|n| n.parse().ok()) {
+                    tally.handled(id);
+                } else if line == "ready" {
+                    let _ = ready_tx.send(());
+                }
+            }
+        });
+        // A consumer that cannot start prints why and exits; go on anyway:
+        // the run then reports what is lost.
+        let _ = ready_rx.recv_timeout(Duration::from_secs(30));
+        Self {
+            name: name.to_owned(),
+            child,
+            reader: Some(reader),
+        }
+    }
+
+    /// SIGKILL, then read what it printed before dying.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        // Closing its standard input ends it; kill it if it lingers.
+        drop(self.child.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.kill();
+    }
+}
+
+async fn drive(s: Settings) -> ExitCode {
+    let Some(mut server) = harness::NatsServer::start_with(
+        "durable_faults",
+        &harness::Config {
+            jetstream: true,
+            ..harness::Config::default()
+        },
+    ) else {
+        eprintln!("durable_faults needs nats-server (see above)");
+        return ExitCode::from(2);
+    };
+    let url = server.url();
+    let started = Instant::now();
+    let sender = match connect(&url, "sender", s.ack_wait).await {
+        Ok(bus) => bus,
+        Err(e) => {
+            eprintln!("durable_faults: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let tally = Arc::new(Tally {
+        counts: Mutex::new(vec![0; usize::try_from(s.sends).unwrap_or(usize::MAX)]),
+    });
+    let dead = Arc::new(AtomicU64::new(0));
+    let dead_count = Arc::clone(&dead);
+    let dead_tally = Arc::clone(&tally);
+    let _dead = sender.consumer("orders.dead", move |m: Message<Order>| {
+        dead_count.fetch_add(1, Ordering::Relaxed);
+        dead_tally.handled(m.body().id);
+        async {}
+    });
+    let mut nodes = vec![
+        Node::spawn("c1", &url, s.ack_wait, &tally),
+        Node::spawn("c2", &url, s.ack_wait, &tally),
+    ];
+
+    // The senders: each takes the next id and retries it, with the same
+    // message id, until the server stored it.
+    let next = Arc::new(AtomicU64::new(0));
+    let acked = Arc::new(AtomicU64::new(0));
+    let retries = Arc::new(AtomicU64::new(0));
+    let mut senders = Vec::new();
+    for _ in 0..s.senders {
+        let (bus, next, acked, retries) = (
+            sender.clone(),
+            Arc::clone(&next),
+            Arc::clone(&acked),
+            Arc::clone(&retries),
+        );
+        let total = s.sends;
+        senders.push(tokio::spawn(async move {
+            loop {
+                let id = next.fetch_add(1, Ordering::Relaxed);
+                if id >= total {
+                    break;
+                }
+                let give_up = Instant::now() + Duration::from_secs(120);
+                loop {
+                    let options = DeliveryOptions::new()
+                        .with_header(MESSAGE_ID_HEADER, format!("order-{id}"));
+                    let order = Order {
+                        id,
+                        item: "tea".to_owned(),
+                    };
+                    match bus.send_with("orders", order, options).await {
+                        Ok(()) => {
+                            acked.fetch_add(1, Ordering::Relaxed);
+                            break;
+                        }
+                        Err(e) if Instant::now() < give_up => {
+                            retries.fetch_add(1, Ordering::Relaxed);
+                            if retries.load(Ordering::Relaxed) % 500 == 1 {
+                                eprintln!(
+                                    "send {id} failed, retrying with the same message id: {e}"
+                                );
+                            }
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                        Err(e) => {
+                            eprintln!("send {id} given up: {e}");
+                            break;
+                        }
+                    }
+                }
+            }
+        }));
+    }
+
+    // The faults, spread over the sends: consumer kills and server kills
+    // alternate.
+    let faults = s.consumer_kills + s.server_kills;
+    let mut plan = Vec::new();
+    let (mut c, mut k) = (0, 0);
+    while c < s.consumer_kills || k < s.server_kills {
+        if c < s.consumer_kills {
+            plan.push(true);
+            c += 1;
+        }
+        if k < s.server_kills {
+            plan.push(false);
+            k += 1;
+        }
+    }
+    let mut server_down = Duration::ZERO;
+    let mut consumer_kills = 0;
+    for (i, consumer) in plan.into_iter().enumerate() {
+        let at = s.sends * (i as u64 + 1) / (u64::from(faults) + 1);
+        while acked.load(Ordering::Relaxed) < at && senders.iter().any(|t| !t.is_finished()) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if consumer {
+            // c1, c2, c1, ...
+            let which = consumer_kills % 2;
+            consumer_kills += 1;
+            let node = &mut nodes[which];
+            let name = node.name.clone();
+            node.kill();
+            println!(
+                "{:>7.1} s  SIGKILL consumer {name} after {at} sends; restarting it",
+                started.elapsed().as_secs_f64()
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let url = url.clone();
+            let tally = Arc::clone(&tally);
+            let ack_wait = s.ack_wait;
+            nodes[which] =
+                tokio::task::spawn_blocking(move || Node::spawn(&name, &url, ack_wait, &tally))
+                    .await
+                    .expect("respawn");
+        } else {
+            println!(
+                "{:>7.1} s  SIGKILL nats-server after {at} sends; restarting it on the same store",
+                started.elapsed().as_secs_f64()
+            );
+            let down = Instant::now();
+            server.kill();
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+            tokio::task::block_in_place(|| server.start_again());
+            server_down += down.elapsed();
+        }
+    }
+    for t in senders {
+        let _ = t.await;
+    }
+    let sent_in = started.elapsed();
+    let acked = acked.load(Ordering::Relaxed);
+    println!(
+        "{:>7.1} s  all {} sends done ({acked} stored); waiting for the consumers",
+        sent_in.as_secs_f64(),
+        s.sends
+    );
+
+    let deadline = Instant::now() + s.deadline;
+    loop {
+        let (unique, _) = tally.figures();
+        if unique >= s.sends || Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Late duplicates: one more ack wait.
+    tokio::time::sleep(s.ack_wait).await;
+    let total_time = started.elapsed();
+    drop(nodes);
+    sender.close().await;
+    let (unique, total) = tally.figures();
+    let dead = dead.load(Ordering::Relaxed);
+    let lost = s.sends - unique;
+    println!();
+    println!("sends                 {}", s.sends);
+    println!("stored (Ok)           {acked}");
+    println!("send retries          {}", retries.load(Ordering::Relaxed));
+    println!("consumer kills        {}", s.consumer_kills);
+    println!(
+        "server kills          {} (down {:.1} s in all)",
+        s.server_kills,
+        server_down.as_secs_f64()
+    );
+    println!("handled (unique)      {unique}");
+    println!("handled (total)       {total}");
+    println!("duplicates            {}", total - unique);
+    println!("dead letters          {dead}");
+    println!("lost                  {lost}");
+    println!(
+        "time                  {:.1} s sending ({:.0} stored sends/s with the faults), {:.1} s in all",
+        sent_in.as_secs_f64(),
+        acked as f64 / sent_in.as_secs_f64(),
+        total_time.as_secs_f64()
+    );
+    if lost == 0 && acked == s.sends {
+        println!("nothing lost");
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("LOST {lost} of {} ({acked} stored)", s.sends);
+        ExitCode::from(1)
+    }
+}

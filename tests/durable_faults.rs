@@ -1,0 +1,115 @@
+//! The short form of the durable fault run (`examples/durable_faults.rs`
+//! runs it at full size: `cargo run --release --features jetstream
+//! --example durable_faults -- --help`): 3000 durable sends to a consumer
+//! group of two processes, one consumer process killed (SIGKILL) and
+//! restarted, `nats-server` killed and restarted on the same store.
+//! Nothing may be lost.
+//!
+//! Skipped (with a message) without `nats-server`, unless `CI` is set.
+//! The wall-clock limit (the example's own deadline and this test's) only
+//! says "did not hang": generous for a loaded 2-core machine.
+#![cfg(feature = "jetstream")]
+
+#[path = "../bus/tests/common/nats.rs"]
+mod harness;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The example, built by `cargo test` with the other examples, or built
+/// here when only this test was selected.
+fn example() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let path = profile_dir
+        .join("examples")
+        .join(format!("durable_faults{}", std::env::consts::EXE_SUFFIX));
+    if !path.is_file() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args([
+            "build",
+            "--features",
+            "jetstream",
+            "--example",
+            "durable_faults",
+        ]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        let status = build
+            .status()
+            .expect("run cargo build --example durable_faults");
+        assert!(
+            status.success(),
+            "cargo build --example durable_faults failed"
+        );
+    }
+    path
+}
+
+fn figure(output: &str, name: &str) -> u64 {
+    output
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no `{name}` figure in:\n{output}"))
+}
+
+#[test]
+fn consumer_and_server_kills_lose_nothing() {
+    if harness::available("consumer_and_server_kills_lose_nothing").is_none() {
+        return;
+    }
+    let started = Instant::now();
+    let mut run = Command::new(example())
+        .args([
+            "--sends",
+            "3000",
+            "--consumer-kills",
+            "1",
+            "--server-kills",
+            "1",
+            "--deadline",
+            "60",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the example");
+    let stdout = run.stdout.take().expect("stdout");
+    let stderr = run.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let status = loop {
+        if let Some(status) = run.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(240) {
+            let _ = run.kill();
+            let _ = run.wait();
+            panic!("the fault run did not finish within 240 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = out.join().expect("stdout reader");
+    let err = err.join().expect("stderr reader");
+    let report = format!("{out}\n{err}");
+    assert!(status.success(), "the run failed ({status}):\n{report}");
+    assert_eq!(figure(&out, "sends"), 3000, "{report}");
+    assert_eq!(figure(&out, "stored (Ok)"), 3000, "{report}");
+    assert_eq!(figure(&out, "handled (unique)"), 3000, "{report}");
+    assert_eq!(figure(&out, "lost"), 0, "{report}");
+    assert_eq!(figure(&out, "consumer kills"), 1, "{report}");
+    assert_eq!(figure(&out, "server kills"), 1, "{report}");
+    assert!(
+        figure(&out, "handled (total)") >= 3000,
+        "every message handled at least once:\n{report}"
+    );
+}
