@@ -179,6 +179,30 @@ async fn tls_with_the_right_root_certificate_and_an_unknown_one() {
     }
 }
 
+/// `tls_first` needs a server with `handshake_first` (nats-server 2.10 or
+/// later); against one that greets in plain text first it must fail, not
+/// hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_first_against_a_server_that_greets_first_fails() {
+    let ca = Authority::new("codecbus test CA");
+    let Some(server) = tls_server("tls_first_against_a_server_that_greets_first", &ca, false)
+    else {
+        return;
+    };
+    let root = file(&server, "client-ca.pem", &ca.pem());
+    let started = Instant::now();
+    let err = connect(options(&server.url()).tls_first().root_certificates(&root))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Connect);
+    let texts = common::assert_causes_told_once(&err, 1);
+    eprintln!(
+        "tls_first, server without handshake_first, after {:?}: {}",
+        started.elapsed(),
+        texts.join(" / ")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn require_tls_refuses_a_plain_server() {
     let Some(server) = NatsServer::start("require_tls_refuses_a_plain_server") else {
