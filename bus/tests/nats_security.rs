@@ -778,9 +778,9 @@ async fn malformed_header_blocks_from_a_raw_peer() {
         ("an empty header block", b"\r\n\r\n"),
     ];
     let mut report = Vec::new();
-    let mut total = 0;
     let mut kind_failures = std::collections::BTreeMap::<String, usize>::new();
-    for (kind, headers) in kinds {
+    let first = events.count(|e| *e == NatsEvent::Disconnected);
+    for (sent, (kind, headers)) in kinds.into_iter().enumerate() {
         let before = events.count(|e| *e == NatsEvent::Disconnected);
         let started = Instant::now();
         raw.hpub("codecbus.s.target", headers, &body).await;
@@ -805,12 +805,18 @@ async fn malformed_header_blocks_from_a_raw_peer() {
         }
         let back = started.elapsed();
         let failures = std::mem::take(&mut kind_failures);
-        // The event of a disconnect comes before the node serves again,
-        // through the client's event task: give it a moment.
+        // The client reports a disconnect through its event task, which
+        // may lag: give it a moment for the per-kind report, and assert on
+        // the running total, which a late event cannot push too high.
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let disconnects = events.count(|e| *e == NatsEvent::Disconnected) - before;
-        assert!(disconnects <= 1, "{kind}: {disconnects} disconnects");
-        total += disconnects;
+        let now = events.count(|e| *e == NatsEvent::Disconnected);
+        let disconnects = now - before;
+        assert!(
+            now - first <= sent + 1,
+            "{kind}: {} disconnects for {} malformed blocks",
+            now - first,
+            sent + 1
+        );
         report.push(format!(
             "{kind}: {disconnects} disconnect(s), serving again after {back:?} (requests failed meanwhile: {failures:?})"
         ));
@@ -819,7 +825,11 @@ async fn malformed_header_blocks_from_a_raw_peer() {
     // the events, and no malformed message reached the handler.
     let r: Message<u64> = prober.request("target", 9u64).await.unwrap();
     assert_eq!(*r.body(), 10);
-    assert_eq!(node.metrics().remote_disconnects, total as u64);
+    let total = events.count(|e| *e == NatsEvent::Disconnected) - first;
+    eventually("the counter agrees with the events", || {
+        node.metrics().remote_disconnects == events.count(|e| *e == NatsEvent::Disconnected) as u64
+    })
+    .await;
     assert_eq!(prober.metrics().remote_disconnects, 0);
     assert_eq!(handled.load(Ordering::SeqCst), 1 + kinds.len() + 1);
     eprintln!(
