@@ -6,7 +6,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::connection::State;
@@ -104,7 +104,7 @@ impl Link {
             wire::send_subject(&self.prefix, &out.address)
         }
         .map_err(Refuse::Transport)?;
-        if let Some(ago) = self.refusals.refused_since(&subject, Instant::now()) {
+        if let Some(ago) = self.refusals.refused_recently(&subject) {
             return Err(Refuse::Transport(format!(
                 "the NATS server refused a message to subject {subject} {} ms ago: this connection has no permission to publish to it; the message to address {} was not sent (a refusal is remembered for {} s or until the connection is re-established)",
                 ago.as_millis(),

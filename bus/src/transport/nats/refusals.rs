@@ -70,8 +70,17 @@ impl Refusals {
     }
 
     /// How long ago the server refused a publish to `subject`, if within
-    /// [`REMEMBERED`].
-    pub(crate) fn refused_since(&self, subject: &str, now: Instant) -> Option<Duration> {
+    /// [`REMEMBERED`]. Reads the clock only when something was refused: every
+    /// outbound message asks.
+    pub(crate) fn refused_recently(&self, subject: &str) -> Option<Duration> {
+        if !self.any.load(Ordering::Acquire) {
+            return None;
+        }
+        self.refused_since(subject, Instant::now())
+    }
+
+    /// [`refused_recently`](Self::refused_recently) at `now`.
+    fn refused_since(&self, subject: &str, now: Instant) -> Option<Duration> {
         if !self.any.load(Ordering::Acquire) {
             return None;
         }
