@@ -22,9 +22,9 @@
 //! and acknowledged by the consumer's node) with `send` to a plain one,
 //! from one node to a consumer on the other, one send at a time, and
 //! durable sends from 16 tasks; elements = messages, each round waits
-//! until the consumer handled them all. (Plain sends from 16 tasks outrun
-//! the receiving node and NATS core drops some, so they are not measured:
-//! a round would never complete.) `cargo bench --features jetstream --bench
+//! until the consumer handled them all. (Plain sends from 16 tasks can outrun
+//! the receiving node, and what NATS core then loses would keep a round
+//! from completing, so they are not measured.) `cargo bench --features jetstream --bench
 //! cluster -- durable`.
 
 #[path = "../bus/tests/common/nats.rs"]
