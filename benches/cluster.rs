@@ -20,9 +20,11 @@
 //! With the `jetstream` feature, `bus::cluster/durable/derived_obj`
 //! compares `send` to a durable address (stored by a `nats-server -js`
 //! and acknowledged by the consumer's node) with `send` to a plain one,
-//! from one node to a consumer on the other, one send at a time and with
-//! 16 sending tasks; elements = messages, each round waits until the
-//! consumer handled them all. `cargo bench --features jetstream --bench
+//! from one node to a consumer on the other, one send at a time, and
+//! durable sends from 16 tasks; elements = messages, each round waits
+//! until the consumer handled them all. (Plain sends from 16 tasks can outrun
+//! the receiving node, and what NATS core then loses would keep a round
+//! from completing, so they are not measured.) `cargo bench --features jetstream --bench
 //! cluster -- durable`.
 
 #[path = "../bus/tests/common/nats.rs"]
@@ -683,7 +685,6 @@ where
     for (name, address, tasks) in [
         ("plain", "bench.plain", 1u64),
         ("durable", "bench.durable", 1),
-        ("plain_16_tasks", "bench.plain", 16),
         ("durable_16_tasks", "bench.durable", 16),
     ] {
         c.benchmark_group(group)

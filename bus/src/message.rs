@@ -239,7 +239,10 @@ impl<T> Message<T> {
 
     /// Whether the message came from a durable address: it is
     /// acknowledged once handled, and redelivered until then (at least
-    /// once, so possibly more than once).
+    /// once, so possibly more than once). A handler consumer's message is
+    /// acknowledged when the handler returns without an error; a stream
+    /// consumer's when the `Message` is dropped. [`fail`](Message::fail)
+    /// asks for redelivery instead.
     pub fn is_durable(&self) -> bool {
         self.ack.is_some()
     }

@@ -581,3 +581,31 @@ async fn a_message_the_consumers_spec_refuses_is_dead_lettered_at_once() {
     assert_eq!(bus.metrics().invalid, 1);
     bus.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_slower_than_the_ack_wait_gets_the_message_again() {
+    let Some(server) = start_jetstream("durable ack wait") else {
+        return;
+    };
+    let options = durable().ack_wait(Duration::from_secs(1));
+    let bus = node(&server, "a", options).await;
+    let seen = Seen::default();
+    let s = seen.clone();
+    let _c = bus.consumer("payments", move |m: Message<Payment>| {
+        let s = s.clone();
+        async move {
+            s.add(m.body().id, m.delivery_count());
+            if m.delivery_count() == 1 {
+                // Past the ack wait: the server delivers it again meanwhile.
+                tokio::time::sleep(Duration::from_millis(2500)).await;
+            }
+        }
+    });
+    bus.flush().await.unwrap();
+    bus.send("payments", Payment { id: 3, cents: 1 })
+        .await
+        .unwrap();
+    eventually("a second delivery", || seen.len() >= 2).await;
+    assert_eq!(seen.all()[..2], [(3, 1), (3, 2)]);
+    bus.close().await;
+}
