@@ -47,7 +47,7 @@ use crate::transport::nats::jetstream::{
     DurableAddress, SEND_CONSUMER, ensure_consumer, node_consumer_config,
 };
 use crate::transport::nats::outbound::transport_error;
-use crate::transport::nats::reply::decode;
+use crate::transport::nats::reply::{Decoded, decode_checked};
 use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound};
 
@@ -321,13 +321,32 @@ impl DurableReader {
             return Some(Box::pin(settle.run(Verdict::DeadLetter(reason))));
         }
         let head = wire::parse_headers(settle.message.headers.as_ref());
-        let (codec, body) = match decode(&inner, &head, &settle.message.payload) {
-            Ok(decoded) => decoded,
-            Err(error) => {
+        let payload = &settle.message.payload;
+        let (codec, body, checked) = match decode_checked(&inner, &self.d.address, &head, payload) {
+            Decoded::Body(codec, body, checked) => (codec, body, checked),
+            Decoded::Undecodable(error) => {
                 bump(&inner.counters().undecodable, 1);
                 tracing::warn!(address = &*self.d.address, %error, "durable message not decodable: to the dead-letter address");
                 let verdict = match &self.d.dead_letter {
                     Some(_) => Verdict::DeadLetter(error),
+                    None => Verdict::Nak(self.d.options.redelivery_delay),
+                };
+                return Some(Box::pin(settle.run(verdict)));
+            }
+            // Checked while decoding: refused for good, never built.
+            Decoded::Refused(codec, reasons, consumers) => {
+                let refused = if self.fan_out { consumers } else { 1 };
+                bump(&inner.counters().invalid, refused as u64);
+                let reason = Refusal::Invalid(reasons)
+                    .into_error::<crate::error::RequestErrorKind>(
+                        &self.d.address,
+                        codec.type_name(),
+                    )
+                    .message()
+                    .to_owned();
+                tracing::warn!(address = &*self.d.address, %reason, "durable message refused by the consumers' spec");
+                let verdict = match &self.d.dead_letter {
+                    Some(_) => Verdict::DeadLetter(reason),
                     None => Verdict::Nak(self.d.options.redelivery_delay),
                 };
                 return Some(Box::pin(settle.run(verdict)));
@@ -342,7 +361,7 @@ impl DurableReader {
                 &self.d.address,
                 Scope::Exported,
                 codec.type_id(),
-                Verdicts::new(&*body),
+                Verdicts::checked(&*body, checked),
                 first_then_transform(&codec, &body),
                 &headers,
                 Some(&tx),
@@ -380,7 +399,7 @@ impl DurableReader {
                     &self.d.address,
                     Scope::Exported,
                     codec.type_id(),
-                    Verdicts::new(&*body),
+                    Verdicts::checked(&*body, checked),
                     || Arc::clone(&body),
                     headers,
                     DeliveryKind::Send,

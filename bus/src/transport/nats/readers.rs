@@ -18,7 +18,6 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::error::{NO_FAILURE_CODE, RequestErrorKind};
-use crate::guard::{GuardRef, GuardedDecode};
 use crate::interceptor::DeliveryKind;
 use crate::metrics::bump;
 use crate::reply;
@@ -27,7 +26,7 @@ use crate::transport::Node;
 use crate::transport::local::{Refusal, Scope, Verdicts};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::publish_failure;
-use crate::transport::nats::reply::{answer, codec_of, decode, decode_with};
+use crate::transport::nats::reply::{Decoded, answer, decode_checked};
 use crate::transport::nats::wire;
 
 pub(super) enum Stop {
@@ -303,52 +302,6 @@ impl AddressReader {
             code,
             message,
         ))
-    }
-}
-
-/// What became of an incoming payload.
-enum Decoded {
-    /// A body, and the guard that checked it while it was decoded.
-    Body(CodecRegistration, AnyBody, Option<GuardRef>),
-    /// Not a message of a codec this node knows, or not a value of it.
-    Undecodable(String),
-    /// The guard all of the address's exported consumers share refused
-    /// the value of this codec (its reasons), for that many consumers.
-    Refused(CodecRegistration, String, usize),
-}
-
-/// Decodes a message for `address`. When every exported consumer there
-/// has the same guard and that guard reads the message's codec, the guard
-/// checks while it decodes: a value it refuses is never delivered (nor, for
-/// a spec, even built).
-fn decode_checked(
-    inner: &Arc<dyn Node>,
-    address: &str,
-    head: &wire::Inbound,
-    payload: &[u8],
-) -> Decoded {
-    let Some((guard, consumers)) = inner.local().shared_guard(address, Scope::Exported) else {
-        return match decode(inner, head, payload) {
-            Ok((codec, body)) => Decoded::Body(codec, body, None),
-            Err(error) => Decoded::Undecodable(error),
-        };
-    };
-    let codec = match codec_of(inner, head) {
-        Ok(codec) => codec,
-        Err(error) => return Decoded::Undecodable(error),
-    };
-    match guard.decode(codec.name(), payload) {
-        Some(Ok(body)) => Decoded::Body(codec, body, Some(guard)),
-        Some(Err(GuardedDecode::Refused(reasons))) => Decoded::Refused(codec, reasons, consumers),
-        Some(Err(GuardedDecode::Undecodable(error))) => Decoded::Undecodable(format!(
-            "cannot decode {} bytes with codec {:?}: {error}",
-            payload.len(),
-            codec.name()
-        )),
-        None => match decode_with(&codec, payload) {
-            Ok(body) => Decoded::Body(codec, body, None),
-            Err(error) => Decoded::Undecodable(error),
-        },
     }
 }
 

@@ -1,5 +1,6 @@
-// Replies: decodes what arrives over NATS by the codec its headers name,
-// turns a NATS reply into the requester's reply (or error), and answers a
+// Replies: decodes what arrives over NATS by the codec its headers name
+// (checking the consumers' shared guard in the same pass where there is
+// one), turns a NATS reply into the requester's reply (or error), and answers a
 // remote request with the local consumer's reply (`answer`, which also
 // carries a conversation's further turns: the two call each other).
 
@@ -12,9 +13,11 @@ use bytes::Bytes;
 use codecbus_core::{AnyBody, CodecRegistration};
 
 use crate::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
+use crate::guard::{GuardRef, GuardedDecode};
 use crate::metrics::bump;
 use crate::reply::{self, Failure, Outcome, ReplyEnvelope, Turn};
 use crate::transport::Node;
+use crate::transport::local::Scope;
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::{encode, publish_failure, request_failed};
 use crate::transport::nats::wire::{self, Inbound};
@@ -89,6 +92,52 @@ pub(super) fn decode(
     let codec = codec_of(inner, head)?;
     let body = decode_with(&codec, payload)?;
     Ok((codec, body))
+}
+
+/// What became of an incoming payload.
+pub(super) enum Decoded {
+    /// A body, and the guard that checked it while it was decoded.
+    Body(CodecRegistration, AnyBody, Option<GuardRef>),
+    /// Not a message of a codec this node knows, or not a value of it.
+    Undecodable(String),
+    /// The guard all of the address's exported consumers share refused
+    /// the value of this codec (its reasons), for that many consumers.
+    Refused(CodecRegistration, String, usize),
+}
+
+/// Decodes a message for `address`. When every exported consumer there
+/// has the same guard and that guard reads the message's codec, the guard
+/// checks while it decodes: a value it refuses is never delivered (nor, for
+/// a spec, even built).
+pub(super) fn decode_checked(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    head: &wire::Inbound,
+    payload: &[u8],
+) -> Decoded {
+    let Some((guard, consumers)) = inner.local().shared_guard(address, Scope::Exported) else {
+        return match decode(inner, head, payload) {
+            Ok((codec, body)) => Decoded::Body(codec, body, None),
+            Err(error) => Decoded::Undecodable(error),
+        };
+    };
+    let codec = match codec_of(inner, head) {
+        Ok(codec) => codec,
+        Err(error) => return Decoded::Undecodable(error),
+    };
+    match guard.decode(codec.name(), payload) {
+        Some(Ok(body)) => Decoded::Body(codec, body, Some(guard)),
+        Some(Err(GuardedDecode::Refused(reasons))) => Decoded::Refused(codec, reasons, consumers),
+        Some(Err(GuardedDecode::Undecodable(error))) => Decoded::Undecodable(format!(
+            "cannot decode {} bytes with codec {:?}: {error}",
+            payload.len(),
+            codec.name()
+        )),
+        None => match decode_with(&codec, payload) {
+            Ok(body) => Decoded::Body(codec, body, None),
+            Err(error) => Decoded::Undecodable(error),
+        },
+    }
 }
 
 /// The codec a message's headers name, known on this node.
