@@ -83,6 +83,19 @@ pub struct Metrics {
     /// at most 128 events, so a burst of drops faster than the events are
     /// read is under-counted. Always 0 without a cluster transport.
     pub remote_dropped: u64,
+    /// Durable messages (feature `jetstream`) this node acknowledged to the
+    /// server after its consumers handled them. Always 0 without durable
+    /// addresses.
+    pub durable_acked: u64,
+    /// Durable messages this node gave back to the server for redelivery
+    /// (a handler failed, a queue was full, the consumer went away before
+    /// handling it). The server's own redeliveries after an ack wait that
+    /// ran out are not counted here: this node never saw the end of those.
+    pub durable_redelivered: u64,
+    /// Durable messages this node stored at their dead-letter address (then
+    /// acknowledged): after the most deliveries, undecodable, or refused by
+    /// the consumers' spec.
+    pub dead_lettered: u64,
     /// Times this node's NATS connection was lost (each followed by
     /// reconnection attempts): a server restart, a network failure, or the
     /// client giving up on bytes from the server it could not parse (a
@@ -119,6 +132,9 @@ pub(crate) struct Counters {
     pub(crate) timeouts: AtomicU64,
     pub(crate) remote_received: AtomicU64,
     pub(crate) undecodable: AtomicU64,
+    pub(crate) durable_acked: AtomicU64,
+    pub(crate) durable_redelivered: AtomicU64,
+    pub(crate) dead_lettered: AtomicU64,
 }
 
 /// Adds `n` to a counter; returns the previous value.
@@ -147,6 +163,9 @@ impl Counters {
             timeouts: get(&self.timeouts),
             remote_received: get(&self.remote_received),
             undecodable: get(&self.undecodable),
+            durable_acked: get(&self.durable_acked),
+            durable_redelivered: get(&self.durable_redelivered),
+            dead_lettered: get(&self.dead_lettered),
             // Read from the cluster transport by `EventBus::metrics`.
             remote_dropped: 0,
             remote_disconnects: 0,

@@ -114,6 +114,11 @@ async fn a_handler_failing_twice_gets_the_message_a_third_time() {
     // Nothing more comes: the third delivery was acknowledged.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(seen.all(), [(1, 1), (1, 2), (1, 3)]);
+    let m = bus.metrics();
+    assert_eq!(
+        (m.durable_redelivered, m.durable_acked, m.dead_lettered),
+        (2, 1, 0)
+    );
     bus.close().await;
 }
 
@@ -165,6 +170,13 @@ async fn an_always_failing_handler_sends_the_message_to_the_dead_letter_address(
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(dead.try_recv().is_err());
     assert_eq!(attempts.len(), 3);
+    // Two failures given back, one dead letter; the dead letter itself
+    // (durable too) acknowledged once its consumer handled it.
+    let m = bus.metrics();
+    assert_eq!(
+        (m.durable_redelivered, m.dead_lettered, m.durable_acked),
+        (2, 1, 1)
+    );
     bus.close().await;
 }
 
@@ -579,6 +591,11 @@ async fn a_message_the_consumers_spec_refuses_is_dead_lettered_at_once() {
     eventually("the conforming payment handled", || handled.len() == 1).await;
     assert_eq!(handled.all(), [(5, 1)]);
     assert_eq!(bus.metrics().invalid, 1);
+    eventually("the refusal dead-lettered, the rest acknowledged", || {
+        let m = bus.metrics();
+        (m.dead_lettered, m.durable_acked, m.durable_redelivered) == (1, 2, 0)
+    })
+    .await;
     bus.close().await;
 }
 

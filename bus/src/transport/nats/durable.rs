@@ -306,6 +306,7 @@ impl DurableReader {
         bump(&inner.counters().remote_received, 1);
         let settle = Settle {
             shared: Arc::clone(&self.shared),
+            node: Weak::clone(&self.inner),
             d: Arc::clone(&self.d),
             message,
             acker,
@@ -461,6 +462,14 @@ impl DurableReader {
     }
 }
 
+/// How a durable message was settled with the server.
+#[derive(Clone, Copy)]
+enum Settled {
+    Acked,
+    Redelivered,
+    DeadLettered,
+}
+
 /// Why a durable message was not handed to this node's consumers.
 struct Undelivered {
     reason: String,
@@ -472,6 +481,8 @@ struct Undelivered {
 /// A delivered message and what settles it with the server.
 struct Settle {
     shared: Arc<Link>,
+    /// The node, to count the outcome (gone: the bus closed meanwhile).
+    node: Weak<dyn Node>,
     d: Arc<DurableAddress>,
     message: async_nats::Message,
     acker: Acker,
@@ -481,22 +492,37 @@ struct Settle {
 
 impl Settle {
     async fn run(self, verdict: Verdict) {
-        let result = match verdict {
-            Verdict::Ack => self.acker.ack().await,
-            Verdict::Nak(delay) => self.acker.ack_with(AckKind::Nak(Some(delay))).await,
+        let (result, outcome) = match verdict {
+            Verdict::Ack => (self.acker.ack().await, Settled::Acked),
+            Verdict::Nak(delay) => (
+                self.acker.ack_with(AckKind::Nak(Some(delay))).await,
+                Settled::Redelivered,
+            ),
             Verdict::DeadLetter(reason) => match self.dead_letter(&reason).await {
-                Ok(()) => self.acker.ack().await,
+                Ok(()) => (self.acker.ack().await, Settled::DeadLettered),
                 Err(e) => {
                     tracing::warn!(address = &*self.d.address, error = %e, "cannot store a dead letter; the message is redelivered");
-                    self.acker
+                    let result = self
+                        .acker
                         .ack_with(AckKind::Nak(Some(self.d.options.redelivery_delay)))
-                        .await
+                        .await;
+                    (result, Settled::Redelivered)
                 }
             },
         };
         if let Err(e) = result {
             // The server redelivers after the ack wait.
             tracing::debug!(address = &*self.d.address, error = %e, "cannot settle a durable message");
+            return;
+        }
+        if let Some(node) = self.node.upgrade() {
+            let counters = node.counters();
+            let counter = match outcome {
+                Settled::Acked => &counters.durable_acked,
+                Settled::Redelivered => &counters.durable_redelivered,
+                Settled::DeadLettered => &counters.dead_lettered,
+            };
+            bump(counter, 1);
         }
     }
 
