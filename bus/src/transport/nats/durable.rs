@@ -15,7 +15,6 @@
 // is dead-lettered without being handled again. Nothing is acked before
 // it was handled or stored at the dead-letter address.
 
-use std::cell::Cell;
 use std::hash::{BuildHasher, Hasher};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +25,6 @@ use async_nats::jetstream::AckKind;
 use async_nats::jetstream::consumer::PullConsumer;
 use async_nats::jetstream::message::Acker;
 use async_nats::{HeaderMap, HeaderName, HeaderValue};
-use codecbus_core::{AnyBody, CodecRegistration};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::watch;
@@ -47,7 +45,7 @@ use crate::transport::nats::jetstream::{
     DurableAddress, SEND_CONSUMER, ensure_consumer, node_consumer_config,
 };
 use crate::transport::nats::outbound::transport_error;
-use crate::transport::nats::reply::{Decoded, decode_checked};
+use crate::transport::nats::reply::{Decoded, decode_checked, first_then_transform};
 use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound};
 
@@ -579,21 +577,5 @@ impl Settle {
             "durable message moved to its dead-letter address"
         );
         Ok(())
-    }
-}
-
-/// As the readers' `make`: the first consumer gets the decoded body, every
-/// further one its codec's transform.
-fn first_then_transform<'a>(
-    codec: &'a CodecRegistration,
-    body: &'a AnyBody,
-) -> impl Fn() -> AnyBody + 'a {
-    let first = Cell::new(true);
-    move || {
-        if first.replace(false) {
-            Arc::clone(body)
-        } else {
-            codec.transform(body)
-        }
     }
 }

@@ -4,14 +4,12 @@
 // shared guard in the same pass), delivers it to the local consumers and
 // awaits the replies to requests.
 
-use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
 use async_nats::Subscriber;
-use codecbus_core::{AnyBody, CodecRegistration};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::oneshot;
@@ -26,7 +24,7 @@ use crate::transport::Node;
 use crate::transport::local::{Refusal, Scope, Verdicts};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::publish_failure;
-use crate::transport::nats::reply::{Decoded, answer, decode_checked};
+use crate::transport::nats::reply::{Decoded, answer, decode_checked, first_then_transform};
 use crate::transport::nats::wire;
 
 pub(super) enum Stop {
@@ -333,25 +331,6 @@ impl Future for HandOver {
         self.yielded = true;
         cx.waker().wake_by_ref();
         Poll::Pending
-    }
-}
-
-/// A `make` for local delivery of a freshly decoded body: the first
-/// recipient gets the decoded allocation itself (nobody else holds it),
-/// every further one the codec's transform of it (shared for an immutable
-/// type, a deep copy otherwise), exactly as local delivery hands out
-/// bodies.
-fn first_then_transform<'a>(
-    codec: &'a CodecRegistration,
-    body: &'a AnyBody,
-) -> impl Fn() -> AnyBody + 'a {
-    let first = Cell::new(true);
-    move || {
-        if first.replace(false) {
-            Arc::clone(body)
-        } else {
-            codec.transform(body)
-        }
     }
 }
 

@@ -5,6 +5,7 @@
 // carries a conversation's further turns: the two call each other).
 
 use std::any::Any;
+use std::cell::Cell;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -137,6 +138,25 @@ pub(super) fn decode_checked(
             Ok(body) => Decoded::Body(codec, body, None),
             Err(error) => Decoded::Undecodable(error),
         },
+    }
+}
+
+/// A `make` for local delivery of a freshly decoded body: the first
+/// recipient gets the decoded allocation itself (nobody else holds it),
+/// every further one the codec's transform of it (shared for an immutable
+/// type, a deep copy otherwise), exactly as local delivery hands out
+/// bodies.
+pub(super) fn first_then_transform<'a>(
+    codec: &'a CodecRegistration,
+    body: &'a AnyBody,
+) -> impl Fn() -> AnyBody + 'a {
+    let first = Cell::new(true);
+    move || {
+        if first.replace(false) {
+            Arc::clone(body)
+        } else {
+            codec.transform(body)
+        }
     }
 }
 
