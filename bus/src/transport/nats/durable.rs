@@ -96,12 +96,7 @@ impl Link {
         };
         let (_, mut headers, body) = match self.prepare(&out, publish) {
             Ok(parts) => parts,
-            Err(refuse) => {
-                return Err(refuse
-                    .into_error()
-                    .with_address(out.address)
-                    .with_body(out.body));
-            }
+            Err(refuse) => return Err(refuse.into_error(out)),
         };
         let refused = |kind: K, message: String, out: Outbound| {
             crate::error::Error::new(kind, message)
@@ -326,11 +321,7 @@ impl DurableReader {
             Decoded::Undecodable(error) => {
                 bump(&inner.counters().undecodable, 1);
                 tracing::warn!(address = &*self.d.address, %error, "durable message not decodable: to the dead-letter address");
-                let verdict = match &self.d.dead_letter {
-                    Some(_) => Verdict::DeadLetter(error),
-                    None => Verdict::Nak(self.d.options.redelivery_delay),
-                };
-                return Some(Box::pin(settle.run(verdict)));
+                return Some(Box::pin(settle.run(self.d.unfit(error))));
             }
             // Checked while decoding: refused for good, never built.
             Decoded::Refused(codec, reasons, consumers) => {
@@ -344,11 +335,7 @@ impl DurableReader {
                     .message()
                     .to_owned();
                 tracing::warn!(address = &*self.d.address, %reason, "durable message refused by the consumers' spec");
-                let verdict = match &self.d.dead_letter {
-                    Some(_) => Verdict::DeadLetter(reason),
-                    None => Verdict::Nak(self.d.options.redelivery_delay),
-                };
-                return Some(Box::pin(settle.run(verdict)));
+                return Some(Box::pin(settle.run(self.d.unfit(reason))));
             }
         };
         let mut headers = head.user;
@@ -457,6 +444,18 @@ impl DurableReader {
             };
             settle.run(verdict).await;
         }))
+    }
+}
+
+impl DurableAddress {
+    /// The verdict on a message no delivery can help (undecodable, refused
+    /// by the consumers' spec): the dead-letter address, or without one,
+    /// redelivery until the most deliveries.
+    fn unfit(&self, reason: String) -> Verdict {
+        match &self.dead_letter {
+            Some(_) => Verdict::DeadLetter(reason),
+            None => Verdict::Nak(self.options.redelivery_delay),
+        }
     }
 }
 

@@ -27,13 +27,17 @@ pub(super) enum Refuse {
 }
 
 impl Refuse {
-    pub(super) fn into_error<K: OperationKind>(self) -> crate::error::Error<K> {
+    /// The operation's error for `out`, which did not leave: its address,
+    /// and its body handed back.
+    pub(super) fn into_error<K: OperationKind>(self, out: Outbound) -> crate::error::Error<K> {
         let (kind, message) = match self {
             Self::Codec(m) => (K::CODEC, m),
             Self::TooLarge(m) => (K::PAYLOAD_TOO_LARGE, m),
             Self::Transport(m) => (K::TRANSPORT, m),
         };
         crate::error::Error::new(kind, message)
+            .with_address(out.address)
+            .with_body(out.body)
     }
 }
 
@@ -173,12 +177,7 @@ impl Link {
     ) -> Result<(), crate::error::Error<K>> {
         let (subject, headers, body) = match self.prepare(&out, publish) {
             Ok(parts) => parts,
-            Err(refuse) => {
-                return Err(refuse
-                    .into_error()
-                    .with_address(out.address)
-                    .with_body(out.body));
-            }
+            Err(refuse) => return Err(refuse.into_error(out)),
         };
         self.client
             .publish_with_headers(subject, headers, body)

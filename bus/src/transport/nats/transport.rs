@@ -91,12 +91,7 @@ impl RemoteTransport for NatsTransport {
             let address = Arc::clone(&out.address);
             let (subject, headers, body) = match s.prepare(&out, false) {
                 Ok(parts) => parts,
-                Err(refuse) => {
-                    return Err(refuse
-                        .into_error::<RequestErrorKind>()
-                        .with_address(address)
-                        .with_body(out.body));
-                }
+                Err(refuse) => return Err(refuse.into_error::<RequestErrorKind>(out)),
             };
             let request = async_nats::Request::new()
                 .headers(headers)
