@@ -12,44 +12,16 @@
 
 #[path = "../bus/tests/common/nats.rs"]
 mod harness;
+#[path = "support/example.rs"]
+mod support;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The example, built by `cargo test` with the other examples, or built
-/// here when only this test was selected.
 fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable");
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let path = profile_dir
-        .join("examples")
-        .join(format!("durable_faults{}", std::env::consts::EXE_SUFFIX));
-    if !path.is_file() {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build.args([
-            "build",
-            "--features",
-            "jetstream",
-            "--example",
-            "durable_faults",
-        ]);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        let status = build
-            .status()
-            .expect("run cargo build --example durable_faults");
-        assert!(
-            status.success(),
-            "cargo build --example durable_faults failed"
-        );
-    }
-    path
+    support::example("durable_faults", &["jetstream"])
 }
 
 fn figure(output: &str, name: &str) -> u64 {

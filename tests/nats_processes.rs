@@ -4,6 +4,8 @@
 
 #[path = "../bus/tests/common/nats.rs"]
 mod harness;
+#[path = "support/example.rs"]
+mod support;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -12,27 +14,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The cluster example, built by `cargo test` with the other examples, or
-/// built here when only this test was selected.
 fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable");
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let path = profile_dir
-        .join("examples")
-        .join(format!("cluster{}", std::env::consts::EXE_SUFFIX));
-    if !path.is_file() {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build.args(["build", "--example", "cluster"]);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        let status = build.status().expect("run cargo build --example cluster");
-        assert!(status.success(), "cargo build --example cluster failed");
-    }
-    path
+    support::example("cluster", &[])
 }
 
 /// Runs `binary` under a small `sh` that kills it when this process's end
