@@ -9,7 +9,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use codecbus_core::MessageCodec;
 use futures_util::FutureExt;
@@ -308,7 +307,7 @@ async fn dispatch<T, F, Fut>(
         bump(&inner.counters.handled, 1);
         // A durable delivery is acknowledged once the handler returned Ok.
         let ack = message.ack_after_handler();
-        let start = rx.probe().map(|_| Instant::now());
+        let start = rx.probe().and_then(|p| p.start());
         let span = message.span().map(|d| spans::handle(d, &address));
         // Catch a panic both while creating the future and while polling it.
         let made = {
@@ -326,7 +325,7 @@ async fn dispatch<T, F, Fut>(
             (Err(panic), _) => Err(panic),
         };
         if let (Some(start), Some(probe)) = (start, rx.probe()) {
-            probe.processing_time(start.elapsed().as_secs_f64());
+            probe.processing_time(start.seconds());
         }
         if let Some(span) = &span {
             match &result {

@@ -6,7 +6,6 @@
 
 use std::any::{TypeId, type_name};
 use std::sync::Arc;
-use std::time::Instant;
 
 use codecbus_core::{AnyBody, MessageCodec};
 use tracing::{Instrument, Span};
@@ -404,7 +403,7 @@ where
     if probe.is_none() && !state.telemetry.traces() {
         return request_to(state, None, None, address, body, options).await;
     }
-    let start = Instant::now();
+    let start = probe.as_ref().and_then(|p| p.start());
     let result = if state.telemetry.traces() {
         let span = spans::request(address, codec_name::<T>(state));
         let result = request_to(state, probe.as_ref(), Some(&span), address, body, options)
@@ -425,7 +424,11 @@ where
     };
     if let Some(probe) = &probe {
         match &result {
-            Ok(_) => probe.request_time(start.elapsed().as_secs_f64()),
+            Ok(_) => {
+                if let Some(start) = start {
+                    probe.request_time(start.seconds());
+                }
+            }
             Err(err) => probe.reply_failure(err.kind()),
         }
     }

@@ -137,11 +137,13 @@ mod recorder {
                     } else {
                         Arc::from(OTHER)
                     };
-                Arc::clone(
-                    labels
-                        .entry(Arc::clone(&label))
-                        .or_insert_with(|| Arc::new(Probe::new(Arc::clone(&self.names), &label))),
-                )
+                Arc::clone(labels.entry(Arc::clone(&label)).or_insert_with(|| {
+                    Arc::new(Probe::new(
+                        Arc::clone(&self.names),
+                        &label,
+                        self.options.timings,
+                    ))
+                }))
             });
             let mut cache = self.cache.write().unwrap_or_else(PoisonError::into_inner);
             if cache.len() < CACHE_LIMIT {

@@ -40,6 +40,7 @@ pub struct MetricsOptions {
     pub(crate) prefix: Arc<str>,
     rules: Vec<Rule>,
     pub(crate) max_addresses: usize,
+    pub(crate) timings: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -61,6 +62,7 @@ impl Default for MetricsOptions {
             prefix: Arc::from(DEFAULT_METRICS_PREFIX),
             rules: Vec::new(),
             max_addresses: 100,
+            timings: true,
         }
     }
 }
@@ -105,6 +107,16 @@ impl MetricsOptions {
         self
     }
 
+    /// Whether handler runs and requests are timed (the
+    /// `processing_time_seconds` and `request_time_seconds` histograms; on
+    /// by default). Each timing reads the clock twice, which is most of
+    /// what metrics cost a local round trip (README, "What observability
+    /// costs"); counters and gauges stay either way.
+    pub fn timings(mut self, on: bool) -> Self {
+        self.timings = on;
+        self
+    }
+
     /// The label `address` counts under by the rules (`None`: excluded),
     /// before the limit of [`max_addresses`](Self::max_addresses) applies.
     pub fn label_of(&self, address: &str) -> Option<Arc<str>> {
@@ -121,6 +133,7 @@ impl fmt::Debug for MetricsOptions {
             .field("prefix", &self.prefix)
             .field("rules", &self.rules)
             .field("max_addresses", &self.max_addresses)
+            .field("timings", &self.timings)
             .finish()
     }
 }

@@ -167,12 +167,14 @@ mod enabled {
         request_time: Histogram,
         bytes_written: Histogram,
         bytes_read: Histogram,
+        /// Whether handler runs and requests are timed.
+        timed: bool,
     }
 
     impl Probe {
         /// Registers every series of `address_label` with the recorder
         /// installed now.
-        pub(crate) fn new(names: std::sync::Arc<Names>, address_label: &str) -> Self {
+        pub(crate) fn new(names: std::sync::Arc<Names>, address_label: &str, timed: bool) -> Self {
             let label = Label::new("address", address_label.to_owned());
             let one = || vec![label.clone()];
             let with = |key: &'static str, value: &'static str| {
@@ -207,6 +209,7 @@ mod enabled {
                 bytes_read: ::metrics::histogram!(n.bytes_read.clone(), one()),
                 label,
                 names,
+                timed,
             }
         }
 
@@ -277,6 +280,13 @@ mod enabled {
             self.pending.decrement(n as f64);
         }
 
+        /// The start of a timing (a handler run, a request); `None` with
+        /// timings off.
+        #[inline]
+        pub(crate) fn start(&self) -> Option<Start> {
+            self.timed.then(|| Start(quanta::Instant::now()))
+        }
+
         #[inline]
         pub(crate) fn processing_time(&self, seconds: f64) {
             self.processing_time.record(seconds);
@@ -295,6 +305,19 @@ mod enabled {
         #[inline]
         pub(crate) fn bytes_read(&self, bytes: usize) {
             self.bytes_read.record(bytes as f64);
+        }
+    }
+
+    /// When a timed span (a handler run, a request) started: read only with
+    /// metrics on.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Start(quanta::Instant);
+
+    impl Start {
+        /// Seconds since the start.
+        #[inline]
+        pub(crate) fn seconds(self) -> f64 {
+            self.0.elapsed().as_secs_f64()
         }
     }
 
@@ -357,6 +380,9 @@ mod disabled {
         pub(crate) fn pending_sub(&self, _: usize) {
             match *self {}
         }
+        pub(crate) fn start(&self) -> Option<Start> {
+            match *self {}
+        }
         pub(crate) fn processing_time(&self, _: f64) {
             match *self {}
         }
@@ -368,6 +394,16 @@ mod disabled {
         }
         pub(crate) fn bytes_read(&self, _: usize) {
             match *self {}
+        }
+    }
+
+    /// Never made without the `metrics` feature.
+    #[derive(Clone, Copy)]
+    pub(crate) enum Start {}
+
+    impl Start {
+        pub(crate) fn seconds(self) -> f64 {
+            match self {}
         }
     }
 
