@@ -23,6 +23,7 @@ use crate::registry::Registry;
 use crate::report::PublishReport;
 use crate::routing;
 use crate::state::State;
+use crate::telemetry::Telemetry;
 use crate::transport::RemoteTransport;
 
 /// A handle to an event bus: cheap to clone (one `Arc`), `Send + Sync`,
@@ -72,6 +73,9 @@ pub struct EventBusBuilder {
     default_capacity: usize,
     codecs: Vec<CodecRegistration>,
     interceptors: Interceptors,
+    traces: bool,
+    #[cfg(feature = "metrics")]
+    metrics: Option<crate::telemetry::options::MetricsOptions>,
     #[cfg(feature = "nats")]
     nats: Option<crate::transport::nats::NatsOptions>,
 }
@@ -83,6 +87,9 @@ impl Default for EventBusBuilder {
             default_capacity: DEFAULT_QUEUE_CAPACITY,
             codecs: Vec::new(),
             interceptors: Interceptors::default(),
+            traces: false,
+            #[cfg(feature = "metrics")]
+            metrics: None,
             #[cfg(feature = "nats")]
             nats: None,
         }
@@ -188,6 +195,33 @@ impl EventBusBuilder {
         self
     }
 
+    /// Makes a `tracing` span for every send, publish and request, every
+    /// delivery to a consumer, every handler run and every reply (off by
+    /// default: no span is made, nothing is spent). A handler runs inside
+    /// its delivery's span, so what it logs is attributed to the message.
+    /// See the [crate docs](crate#traces) for the spans and their fields.
+    pub fn traces(mut self, on: bool) -> Self {
+        self.traces = on;
+        self
+    }
+
+    /// Reports per-address metrics through the [`metrics`](https://docs.rs/metrics)
+    /// crate facade, to whatever recorder the program installs (Prometheus,
+    /// StatsD, OpenTelemetry, ...). Off by default. Install the recorder
+    /// before building the bus: the bus registers its series with the
+    /// recorder it finds when an address is first used.
+    ///
+    /// [`EventBus::metrics`] keeps counting either way; the two agree.
+    ///
+    /// # Examples
+    ///
+    /// See [`MetricsOptions`](crate::MetricsOptions).
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, options: crate::telemetry::options::MetricsOptions) -> Self {
+        self.metrics = Some(options);
+        self
+    }
+
     /// Builds the bus, collecting every codec registration linked into the
     /// program (the derive submits one per type) plus those added with
     /// [`codec`](EventBusBuilder::codec).
@@ -216,18 +250,32 @@ impl EventBusBuilder {
             ));
         }
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
+        let telemetry = self.telemetry();
         Ok(EventBus {
-            state: Arc::new(self.into_state(registry, None)),
+            state: Arc::new(self.into_state(registry, None, telemetry)),
         })
     }
 
-    fn into_state(self, registry: Registry, remote: Option<Arc<dyn RemoteTransport>>) -> State {
+    fn telemetry(&self) -> Telemetry {
+        let telemetry = Telemetry::new(self.traces);
+        #[cfg(feature = "metrics")]
+        let telemetry = telemetry.with_metrics(self.metrics.as_ref());
+        telemetry
+    }
+
+    fn into_state(
+        self,
+        registry: Registry,
+        remote: Option<Arc<dyn RemoteTransport>>,
+        telemetry: Telemetry,
+    ) -> State {
         State::new(
             registry,
             self.interceptors,
             self.default_timeout,
             self.default_capacity,
             remote,
+            telemetry,
         )
     }
 }
@@ -295,11 +343,13 @@ impl EventBusBuilder {
             return self.build();
         };
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
-        let connected = crate::transport::nats::connect(options).await?;
+        let telemetry = self.telemetry();
+        let connected =
+            crate::transport::nats::connect(options, telemetry.remote_dropped()).await?;
         let state = Arc::new_cyclic(|weak: &std::sync::Weak<State>| {
             let node: std::sync::Weak<dyn crate::transport::Node> = weak.clone();
             let transport = crate::transport::nats::NatsTransport::start(connected, node);
-            self.into_state(registry, Some(Arc::new(transport)))
+            self.into_state(registry, Some(Arc::new(transport)), telemetry)
         });
         Ok(EventBus { state })
     }

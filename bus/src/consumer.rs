@@ -9,6 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use codecbus_core::MessageCodec;
 use futures_util::FutureExt;
@@ -282,7 +283,7 @@ async fn dispatch<T, F, Fut>(
         // handed over (or discarded): it no longer counts against the queue
         rx.taken();
         if !go {
-            bump(&inner.counters.discarded, 1);
+            discarded(&rx, &inner, 1);
             break;
         }
         if !routing::intercept_in::<T>(&inner, &env.address, &mut env.headers, env.kind) {
@@ -305,11 +306,15 @@ async fn dispatch<T, F, Fut>(
         bump(&inner.counters.handled, 1);
         // A durable delivery is acknowledged once the handler returned Ok.
         let ack = message.ack_after_handler();
+        let start = rx.probe().map(|_| Instant::now());
         // Catch a panic both while creating the future and while polling it.
         let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
             Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
             Err(panic) => Err(panic),
         };
+        if let (Some(start), Some(probe)) = (start, rx.probe()) {
+            probe.processing_time(start.elapsed().as_secs_f64());
+        }
         match result {
             Ok(output) => {
                 if let Some(text) = output.into_failure() {
@@ -333,8 +338,16 @@ async fn dispatch<T, F, Fut>(
         drop(guard);
     }
     let n = rx.discard_all_in_flight().await;
+    discarded(&rx, &inner, n);
+}
+
+/// Counts `n` messages discarded from `rx`'s queue.
+fn discarded(rx: &QueueRx, inner: &State, n: u64) {
     if n > 0 {
         bump(&inner.counters.discarded, n);
+        if let Some(probe) = rx.probe() {
+            probe.discarded(n);
+        }
     }
 }
 
@@ -371,9 +384,7 @@ fn panic_text(panic: &(dyn Any + Send)) -> String {
 /// fail with "no reply").
 fn discard(rx: &mut QueueRx, inner: &State) {
     let n = rx.discard_all();
-    if n > 0 {
-        bump(&inner.counters.discarded, n);
-    }
+    discarded(rx, inner, n);
 }
 
 /// A consumer whose messages are pulled: a

@@ -157,6 +157,27 @@ pub enum RequestErrorKind {
     Transport,
 }
 
+impl RequestErrorKind {
+    /// The kind as a metric label: Vert.x's `ReplyFailure` name where one
+    /// fits (`TIMEOUT`, `NO_HANDLERS`, `RECIPIENT_FAILURE`), the kind's
+    /// own name in the same style otherwise (what Vert.x counts as
+    /// `ERROR`).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) const fn label(self) -> &'static str {
+        match self {
+            Self::NoHandlers => "NO_HANDLERS",
+            Self::Timeout => "TIMEOUT",
+            Self::RecipientFailure => "RECIPIENT_FAILURE",
+            Self::TypeMismatch => "TYPE_MISMATCH",
+            Self::QueueFull => "QUEUE_FULL",
+            Self::Dropped => "DROPPED",
+            Self::Codec => "CODEC",
+            Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            Self::Transport => "TRANSPORT",
+        }
+    }
+}
+
 /// Why a [`Message::reply`](crate::Message::reply),
 /// [`reply_with`](crate::Message::reply_with) or
 /// [`fail`](crate::Message::fail) did not reach a requester. Ignoring it

@@ -285,6 +285,7 @@ mod reply;
 mod report;
 mod routing;
 mod state;
+mod telemetry;
 mod transport;
 mod waiting;
 
@@ -305,6 +306,8 @@ pub use crate::options::{
 };
 pub use crate::producer::MessageProducer;
 pub use crate::report::PublishReport;
+#[cfg(feature = "metrics")]
+pub use crate::telemetry::options::{DEFAULT_METRICS_PREFIX, MetricsOptions};
 pub use crate::waiting::REPLY_ADDRESS_PREFIX;
 /// The codec crate, `codecbus-core`, for users who depend on this crate
 /// alone (derived code reaches it as `codecbus_bus::codec`).

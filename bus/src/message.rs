@@ -523,7 +523,13 @@ impl<T> Message<T> {
             });
         }
         let id = crate::metrics::bump(&inner.conversation_ids, 1);
-        let env = waiting::await_reply(&inner, rx, &self.address, timeout, id).await?;
+        let env = waiting::await_reply(&inner, rx, &self.address, timeout, id)
+            .await
+            .inspect_err(|err| {
+                if let Some(probe) = inner.telemetry.probe(&self.address) {
+                    probe.reply_failure(err.kind());
+                }
+            })?;
         Message::from_reply(env, &inner)
     }
 

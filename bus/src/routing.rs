@@ -6,6 +6,7 @@
 
 use std::any::{TypeId, type_name};
 use std::sync::Arc;
+use std::time::Instant;
 
 use codecbus_core::{AnyBody, MessageCodec};
 
@@ -18,8 +19,9 @@ use crate::options::DeliveryOptions;
 use crate::reply::{self, ReplyEnvelope};
 use crate::report::PublishReport;
 use crate::state::State;
+use crate::telemetry::{Chain, Probe, Side};
 use crate::transport::Outbound;
-use crate::transport::local::{Refusal, Scope, Verdicts};
+use crate::transport::local::{self, Refusal, Scope, Verdicts};
 use crate::waiting;
 
 #[cold]
@@ -45,13 +47,20 @@ fn dropped_error<K: OperationKind>(address: &str, body: AnyBody) -> crate::error
     .with_body(body)
 }
 
-fn outbound<T: 'static>(state: &State, address: &str, headers: Headers, body: AnyBody) -> Outbound {
+fn outbound<T: 'static>(
+    state: &State,
+    probe: Option<&Arc<Probe>>,
+    address: &str,
+    headers: Headers,
+    body: AnyBody,
+) -> Outbound {
     Outbound {
         address: Arc::from(address),
         type_name: type_name::<T>(),
         headers,
         body,
         codec: state.registry().by_type(TypeId::of::<T>()),
+        probe: probe.cloned(),
     }
 }
 
@@ -65,6 +74,7 @@ pub(crate) fn intercept_out<T: 'static>(
 ) -> bool {
     intercept(
         state,
+        Chain::Outbound,
         &state.interceptors.outbound,
         address,
         headers,
@@ -83,6 +93,7 @@ pub(crate) fn intercept_in<T: 'static>(
 ) -> bool {
     intercept(
         state,
+        Chain::Inbound,
         &state.interceptors.inbound,
         address,
         headers,
@@ -93,8 +104,10 @@ pub(crate) fn intercept_in<T: 'static>(
 }
 
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn intercept(
     state: &State,
+    which: Chain,
     chain: &[InterceptorFn],
     address: &str,
     headers: &mut Headers,
@@ -116,6 +129,9 @@ fn intercept(
     let pass = interceptor::run(chain, &mut ctx);
     if !pass {
         bump(&state.counters.dropped, 1);
+        if let Some(probe) = state.telemetry.probe(address) {
+            probe.dropped(which);
+        }
         tracing::debug!(address, ?kind, "message dropped by an interceptor");
     }
     pass
@@ -124,6 +140,7 @@ fn intercept(
 /// Point-to-point local delivery of a typed body.
 fn deliver_one<T, K>(
     state: &State,
+    probe: Option<&Probe>,
     address: &str,
     body: Arc<T>,
     headers: Headers,
@@ -144,14 +161,17 @@ where
         kind,
         reply,
     );
+    if let Some(probe) = probe {
+        probe.received(Side::Local);
+    }
     match result {
         Ok(()) => {
-            bump(&state.counters.delivered, 1);
+            local::count_delivered(&state.counters, probe);
             tracing::debug!(address, ?kind, "delivered");
             Ok(())
         }
         Err(refusal) => {
-            bump(refusal.counter(&state.counters), 1);
+            refusal.count(&state.counters, probe);
             tracing::debug!(address, ?kind, "not delivered");
             Err(refusal_error(refusal, address, type_name::<T>(), body))
         }
@@ -169,15 +189,27 @@ where
     T: MessageCodec + Send + Sync + 'static,
 {
     let (_, mut headers, local_only) = options.into_parts();
+    let probe = state.telemetry.probe(address);
     bump(&state.counters.sent, 1);
+    if let Some(probe) = &probe {
+        probe.sent();
+    }
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Send) {
         return Err(dropped_error(address, body));
     }
     if let Some(remote) = state.remote_for_one(address, local_only) {
-        let out = outbound::<T>(state, address, headers, body);
+        let out = outbound::<T>(state, probe.as_ref(), address, headers, body);
         return remote.send(out).await;
     }
-    deliver_one::<T, SendErrorKind>(state, address, body, headers, DeliveryKind::Send, None)
+    deliver_one::<T, SendErrorKind>(
+        state,
+        probe.as_deref(),
+        address,
+        body,
+        headers,
+        DeliveryKind::Send,
+        None,
+    )
 }
 
 /// `EventBus::publish_with`.
@@ -191,7 +223,11 @@ where
     T: MessageCodec + Send + Sync + 'static,
 {
     let (_, mut headers, local_only) = options.into_parts();
+    let probe = state.telemetry.probe(address);
     bump(&state.counters.published, 1);
+    if let Some(probe) = &probe {
+        probe.published();
+    }
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Publish) {
         return Err(dropped_error(address, body));
     }
@@ -201,6 +237,7 @@ where
             // through the cluster, once each; local-only ones here.
             let out = outbound::<T>(
                 state,
+                probe.as_ref(),
                 address,
                 headers.clone(),
                 Arc::clone(&body) as AnyBody,
@@ -220,10 +257,13 @@ where
         None,
     );
     let counters = &state.counters;
-    bump(&counters.delivered, fan.delivered as u64);
-    bump(&counters.refused, fan.refused as u64);
-    bump(&counters.invalid, fan.invalid as u64);
-    bump(&counters.type_mismatches, fan.mismatched as u64);
+    let to_cluster = scope == Scope::LocalOnly;
+    if let Some(probe) = &probe
+        && (!to_cluster || fan.address.is_some())
+    {
+        probe.received(Side::Local);
+    }
+    fan.count(counters, probe.as_deref());
     tracing::debug!(
         address,
         delivered = fan.delivered,
@@ -231,7 +271,6 @@ where
         invalid = fan.invalid,
         "published"
     );
-    let to_cluster = scope == Scope::LocalOnly;
     if fan.delivered == 0 && !to_cluster {
         let refusal = if fan.refused > 0 {
             Refusal::QueueFull
@@ -241,7 +280,7 @@ where
             match fan.mismatch_type {
                 Some(expected) if fan.address.is_some() => Refusal::TypeMismatch(expected),
                 _ => {
-                    bump(&counters.no_handlers, 1);
+                    Refusal::NoHandlers.count(counters, probe.as_deref());
                     Refusal::NoHandlers
                 }
             }
@@ -261,9 +300,34 @@ where
     ))
 }
 
-/// `EventBus::request_with`, up to the reply's envelope.
+/// `EventBus::request_with`, up to the reply's envelope. With metrics on,
+/// a request that fails counts as a reply failure of its kind, and one
+/// that is answered records its round trip.
 pub(crate) async fn request<T>(
     state: &Arc<State>,
+    address: &str,
+    body: Arc<T>,
+    options: DeliveryOptions,
+) -> Result<ReplyEnvelope, RequestError>
+where
+    T: MessageCodec + Send + Sync + 'static,
+{
+    let probe = state.telemetry.probe(address);
+    let Some(probe) = probe else {
+        return request_to(state, None, address, body, options).await;
+    };
+    let start = Instant::now();
+    let result = request_to(state, Some(&probe), address, body, options).await;
+    match &result {
+        Ok(_) => probe.request_time(start.elapsed().as_secs_f64()),
+        Err(err) => probe.reply_failure(err.kind()),
+    }
+    result
+}
+
+async fn request_to<T>(
+    state: &Arc<State>,
+    probe: Option<&Arc<Probe>>,
     address: &str,
     body: Arc<T>,
     options: DeliveryOptions,
@@ -274,16 +338,20 @@ where
     let (timeout, mut headers, local_only) = options.into_parts();
     let timeout = timeout.unwrap_or(state.default_timeout);
     let id = bump(&state.counters.sent, 1);
+    if let Some(probe) = probe {
+        probe.sent();
+    }
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Request) {
         return Err(dropped_error(address, body));
     }
     if let Some(remote) = state.remote_for_one(address, local_only) {
-        let out = outbound::<T>(state, address, headers, body);
+        let out = outbound::<T>(state, probe, address, headers, body);
         return remote.request(out, timeout, Arc::clone(state) as _).await;
     }
     let (tx, rx) = reply::channel();
     deliver_one::<T, RequestErrorKind>(
         state,
+        probe.map(|p| &**p),
         address,
         body,
         headers,

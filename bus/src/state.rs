@@ -16,6 +16,7 @@ use crate::interceptor::Interceptors;
 use crate::metrics::Counters;
 use crate::options::ConsumerOptions;
 use crate::registry::Registry;
+use crate::telemetry::Telemetry;
 use crate::transport::local::{self, LocalTable, QueueRx, Slot};
 use crate::transport::{Node, RemoteTransport};
 
@@ -28,6 +29,7 @@ pub(crate) struct State {
     pub(crate) default_timeout: Duration,
     default_capacity: usize,
     pub(crate) remote: Option<Arc<dyn RemoteTransport>>,
+    pub(crate) telemetry: Telemetry,
 }
 
 impl State {
@@ -37,6 +39,7 @@ impl State {
         default_timeout: Duration,
         default_capacity: usize,
         remote: Option<Arc<dyn RemoteTransport>>,
+        telemetry: Telemetry,
     ) -> Self {
         Self {
             local: LocalTable::default(),
@@ -47,6 +50,7 @@ impl State {
             default_timeout,
             default_capacity,
             remote,
+            telemetry,
         }
     }
 
@@ -96,7 +100,11 @@ impl State {
             "a consumer queue needs a capacity of at least 1"
         );
         let guard = guard_for::<T>(address, options);
-        let (tx, rx) = local::queue(capacity);
+        let probe = self.telemetry.probe(address);
+        if let Some(probe) = &probe {
+            probe.handler_added();
+        }
+        let (tx, rx) = local::queue(capacity, probe);
         let id = self.local.next_id();
         let local_only = options.is_local_only();
         let (address, first_exported) = self.local.add(
@@ -130,6 +138,9 @@ impl State {
             remote.consumer_removed(address);
         }
         if removed {
+            if let Some(probe) = self.telemetry.probe(address) {
+                probe.handler_removed();
+            }
             tracing::debug!(address = &**address, id, "consumer unregistered");
         }
     }
@@ -154,6 +165,10 @@ impl Node for State {
 
     fn default_timeout(&self) -> Duration {
         self.default_timeout
+    }
+
+    fn telemetry(&self) -> &Telemetry {
+        &self.telemetry
     }
 }
 

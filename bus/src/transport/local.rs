@@ -26,8 +26,9 @@ use crate::error::{Error, OperationKind};
 use crate::guard::{self, GuardRef};
 use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
-use crate::metrics::Counters;
+use crate::metrics::{Counters, bump};
 use crate::reply::ReplyTx;
+use crate::telemetry::probe::{Probe, RefusedBy};
 
 /// One message on its way to one consumer.
 pub(crate) struct Envelope {
@@ -214,6 +215,21 @@ impl Refusal {
         }
     }
 
+    /// Counts the refusal of one message in the bus counters and, with
+    /// metrics on, under its address.
+    pub(crate) fn count(&self, counters: &Counters, probe: Option<&Probe>) {
+        bump(self.counter(counters), 1);
+        if let Some(probe) = probe {
+            let by = match self {
+                Self::NoHandlers => RefusedBy::NoHandlers,
+                Self::TypeMismatch(_) => RefusedBy::TypeMismatch,
+                Self::QueueFull => RefusedBy::QueueFull,
+                Self::Invalid(_) => RefusedBy::Invalid,
+            };
+            probe.refused(by, 1);
+        }
+    }
+
     /// The operation's error (kind and message, no address or body yet)
     /// for a body of type `actual` refused at `address`.
     #[cold]
@@ -260,6 +276,33 @@ pub(crate) struct FanOut {
     pub(crate) invalid_reasons: Option<String>,
 }
 
+impl FanOut {
+    /// Counts what the fan-out did in the bus counters and, with metrics
+    /// on, under its address.
+    pub(crate) fn count(&self, counters: &Counters, probe: Option<&Probe>) {
+        bump(&counters.delivered, self.delivered as u64);
+        bump(&counters.refused, self.refused as u64);
+        bump(&counters.invalid, self.invalid as u64);
+        bump(&counters.type_mismatches, self.mismatched as u64);
+        if let Some(probe) = probe {
+            probe.delivered(self.delivered as u64);
+            probe.refused(RefusedBy::QueueFull, self.refused as u64);
+            probe.refused(RefusedBy::Invalid, self.invalid as u64);
+            probe.refused(RefusedBy::TypeMismatch, self.mismatched as u64);
+        }
+    }
+}
+
+/// Counts one message delivered in the bus counters and, with metrics on,
+/// under its address.
+#[inline]
+pub(crate) fn count_delivered(counters: &Counters, probe: Option<&Probe>) {
+    bump(&counters.delivered, 1);
+    if let Some(probe) = probe {
+        probe.delivered(1);
+    }
+}
+
 /// A new consumer queue of `capacity`.
 ///
 /// The capacity counts every message accepted and not yet handed to the
@@ -271,7 +314,9 @@ pub(crate) struct FanOut {
 /// unbounded one, whose send and receive are one atomic operation each,
 /// where a bounded channel's semaphore would count the same messages again
 /// and take a lock on every receive.
-pub(crate) fn queue(capacity: usize) -> (QueueTx, QueueRx) {
+///
+/// With `probe` (metrics on), the queue keeps its address's pending gauge.
+pub(crate) fn queue(capacity: usize, probe: Option<Arc<Probe>>) -> (QueueTx, QueueRx) {
     let (tx, rx) = mpsc::unbounded_channel();
     let pending = Arc::new(AtomicUsize::new(0));
     (
@@ -279,8 +324,9 @@ pub(crate) fn queue(capacity: usize) -> (QueueTx, QueueRx) {
             tx,
             pending: Arc::clone(&pending),
             capacity,
+            probe: probe.clone(),
         },
-        QueueRx { rx, pending },
+        QueueRx { rx, pending, probe },
     )
 }
 
@@ -290,6 +336,7 @@ pub(crate) struct QueueTx {
     tx: mpsc::UnboundedSender<Envelope>,
     pending: Arc<AtomicUsize>,
     capacity: usize,
+    probe: Option<Arc<Probe>>,
 }
 
 impl QueueTx {
@@ -310,6 +357,7 @@ impl QueueTx {
         Ok(Room {
             tx: Some(&self.tx),
             pending: &self.pending,
+            probe: self.probe.as_deref(),
         })
     }
 }
@@ -328,6 +376,7 @@ pub(crate) struct Room<'a> {
     // `None` once sent.
     tx: Option<&'a mpsc::UnboundedSender<Envelope>>,
     pending: &'a AtomicUsize,
+    probe: Option<&'a Probe>,
 }
 
 impl Room<'_> {
@@ -337,10 +386,18 @@ impl Room<'_> {
     #[inline]
     pub(crate) fn send(mut self, env: Envelope) -> Result<(), Envelope> {
         match self.tx.take() {
-            Some(tx) => tx.send(env).map_err(|mpsc::error::SendError(env)| {
-                self.pending.fetch_sub(1, Ordering::AcqRel);
-                env
-            }),
+            Some(tx) => match tx.send(env) {
+                Ok(()) => {
+                    if let Some(probe) = self.probe {
+                        probe.pending_add(1);
+                    }
+                    Ok(())
+                }
+                Err(mpsc::error::SendError(env)) => {
+                    self.pending.fetch_sub(1, Ordering::AcqRel);
+                    Err(env)
+                }
+            },
             None => Err(env),
         }
     }
@@ -359,6 +416,7 @@ impl Drop for Room<'_> {
 pub(crate) struct QueueRx {
     rx: mpsc::UnboundedReceiver<Envelope>,
     pending: Arc<AtomicUsize>,
+    probe: Option<Arc<Probe>>,
 }
 
 impl QueueRx {
@@ -383,6 +441,14 @@ impl QueueRx {
     #[inline]
     pub(crate) fn taken(&self) {
         self.pending.fetch_sub(1, Ordering::AcqRel);
+        if let Some(probe) = &self.probe {
+            probe.pending_sub(1);
+        }
+    }
+
+    /// The metric handles of the queue's address (metrics on).
+    pub(crate) fn probe(&self) -> Option<&Arc<Probe>> {
+        self.probe.as_ref()
     }
 
     /// Closes the queue and drops what is left, including a message being
@@ -692,7 +758,7 @@ mod tests {
         let table = LocalTable::default();
         let rxs = (0..n)
             .map(|_| {
-                let (tx, rx) = queue(1);
+                let (tx, rx) = queue(1, None);
                 table.add(
                     "a",
                     Slot {
@@ -796,7 +862,7 @@ mod tests {
         let even = Arc::new(Even(AtomicUsize::new(0)));
         let rxs = (0..n + usize::from(open))
             .map(|i| {
-                let (tx, rx) = queue(4);
+                let (tx, rx) = queue(4, None);
                 let guard = (i < n).then(|| Arc::clone(&even) as GuardRef);
                 table.add(
                     "a",
@@ -903,7 +969,7 @@ mod tests {
 
     #[test]
     fn an_unused_reservation_gives_its_room_back() {
-        let (tx, mut rx) = queue(1);
+        let (tx, mut rx) = queue(1, None);
         let room = tx.try_reserve().unwrap();
         assert!(matches!(tx.try_reserve(), Err(NoRoom::Full)));
         drop(room);

@@ -43,6 +43,7 @@ use crate::error::{PublishError, RequestError, SendError};
 use crate::headers::Headers;
 use crate::metrics::Counters;
 use crate::reply::ReplyEnvelope;
+use crate::telemetry::{Probe, Telemetry};
 use crate::transport::local::LocalTable;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -58,6 +59,9 @@ pub(crate) struct Outbound {
     /// The body type's codec; `None` for an unregistered type, which a
     /// remote transport refuses with a `Codec` error.
     pub(crate) codec: Option<CodecRegistration>,
+    /// The address's metric handles (metrics on): the encoded size is
+    /// recorded.
+    pub(crate) probe: Option<Arc<Probe>>,
 }
 
 /// What a remote transport sees of the bus it serves.
@@ -77,6 +81,9 @@ pub(crate) trait Node: Send + Sync + 'static {
 
     /// How long a request waits for its reply by default.
     fn default_timeout(&self) -> Duration;
+
+    /// Metrics and traces.
+    fn telemetry(&self) -> &Telemetry;
 }
 
 /// A cluster transport (NATS). Not implemented in-process.

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use crate::error::{BuildError, BuildErrorKind};
 use crate::metrics::bump;
+use crate::telemetry::RemoteDropped;
 use crate::transport::nats::options::{NatsEvent, NatsOptions};
 use crate::transport::nats::refusals::Refusals;
 use crate::transport::nats::wire::{self, Violation};
@@ -41,7 +42,13 @@ pub(crate) struct Connected {
 }
 
 /// Connects to the servers in `options`.
-pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, BuildError> {
+/// `dropped` is the metrics counter of messages the client drops (metrics
+/// on).
+pub(crate) async fn connect(
+    mut options: NatsOptions,
+    dropped: Option<RemoteDropped>,
+) -> Result<Connected, BuildError> {
+    let dropped = dropped.map(Arc::new);
     let config = |message: String| BuildError::new(BuildErrorKind::Config, message, None);
     let mut connect = options.take_connect_options().await.map_err(config)?;
     let mut addrs = Vec::new();
@@ -70,6 +77,7 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
         let counts = Arc::clone(&counted_by_client);
         let refusals = Arc::clone(&refused_by_client);
         let on_event = on_event.clone();
+        let dropped = dropped.clone();
         async move {
             match &event {
                 Event::Connected => {
@@ -88,6 +96,9 @@ pub(crate) async fn connect(mut options: NatsOptions) -> Result<Connected, Build
                 Event::SlowConsumer(sid) => {
                     // async-nats raises one event per message it drops.
                     bump(&counts.dropped, 1);
+                    if let Some(dropped) = &dropped {
+                        dropped.increment();
+                    }
                     tracing::warn!(
                         servers = %who,
                         sid,

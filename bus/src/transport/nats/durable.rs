@@ -35,7 +35,8 @@ use crate::headers::DELIVERY_HEADER;
 use crate::interceptor::DeliveryKind;
 use crate::metrics::bump;
 use crate::reply::{self, Outcome};
-use crate::transport::local::{Refusal, Scope, Verdicts};
+use crate::telemetry::probe::RefusedBy;
+use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::durable_options::{
     DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
@@ -45,7 +46,9 @@ use crate::transport::nats::jetstream::{
     DurableAddress, SEND_CONSUMER, ensure_consumer, node_consumer_config,
 };
 use crate::transport::nats::outbound::transport_error;
-use crate::transport::nats::reply::{Decoded, decode_checked, first_then_transform};
+use crate::transport::nats::reply::{
+    Decoded, arrived, decode_checked, first_then_transform, undecodable,
+};
 use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound};
 
@@ -296,7 +299,7 @@ impl DurableReader {
             Err(_) => (1, 0),
         };
         let (message, acker) = message.split();
-        bump(&inner.counters().remote_received, 1);
+        let probe = arrived(&inner, &self.d.address, message.payload.len());
         let settle = Settle {
             shared: Arc::clone(&self.shared),
             node: Weak::clone(&self.inner),
@@ -319,7 +322,7 @@ impl DurableReader {
         let (codec, body, checked) = match decode_checked(&inner, &self.d.address, &head, payload) {
             Decoded::Body(codec, body, checked) => (codec, body, checked),
             Decoded::Undecodable(error) => {
-                bump(&inner.counters().undecodable, 1);
+                undecodable(&inner, probe.as_deref());
                 tracing::warn!(address = &*self.d.address, %error, "durable message not decodable: to the dead-letter address");
                 return Some(Box::pin(settle.run(self.d.unfit(error))));
             }
@@ -327,6 +330,9 @@ impl DurableReader {
             Decoded::Refused(codec, reasons, consumers) => {
                 let refused = if self.fan_out { consumers } else { 1 };
                 bump(&inner.counters().invalid, refused as u64);
+                if let Some(probe) = &probe {
+                    probe.refused(RefusedBy::Invalid, refused as u64);
+                }
                 let reason = Refusal::Invalid(reasons)
                     .into_error::<crate::error::RequestErrorKind>(
                         &self.d.address,
@@ -352,11 +358,7 @@ impl DurableReader {
                 &headers,
                 Some(&tx),
             );
-            let counters = inner.counters();
-            bump(&counters.delivered, fan.delivered as u64);
-            bump(&counters.refused, fan.refused as u64);
-            bump(&counters.invalid, fan.invalid as u64);
-            bump(&counters.type_mismatches, fan.mismatched as u64);
+            fan.count(inner.counters(), probe.as_deref());
             if let Some(reasons) = &fan.invalid_reasons {
                 tracing::warn!(address = &*self.d.address, invalid = fan.invalid, %reasons, "durable publish refused by a consumer's spec");
             }
@@ -391,11 +393,9 @@ impl DurableReader {
                     DeliveryKind::Send,
                     Some(tx.clone()),
                 )
-                .map(|()| {
-                    bump(&inner.counters().delivered, 1);
-                })
+                .map(|()| count_delivered(inner.counters(), probe.as_deref()))
                 .map_err(|refusal| {
-                    bump(refusal.counter(inner.counters()), 1);
+                    refusal.count(inner.counters(), probe.as_deref());
                     let for_good = matches!(refusal, Refusal::Invalid(_));
                     let reason = refusal
                         .into_error::<crate::error::RequestErrorKind>(

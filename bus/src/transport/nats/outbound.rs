@@ -128,6 +128,9 @@ impl Link {
         })?;
         self.check_size("Message", &out.address, &headers, body.len())
             .map_err(Refuse::TooLarge)?;
+        if let Some(probe) = &out.probe {
+            probe.bytes_written(body.len());
+        }
         Ok((subject, headers, body))
     }
 }

@@ -19,12 +19,16 @@ use crate::error::{NO_FAILURE_CODE, RequestErrorKind};
 use crate::interceptor::DeliveryKind;
 use crate::metrics::bump;
 use crate::reply;
+use crate::telemetry::Probe;
+use crate::telemetry::probe::RefusedBy;
 use crate::transport::BoxFuture;
 use crate::transport::Node;
-use crate::transport::local::{Refusal, Scope, Verdicts};
+use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::publish_failure;
-use crate::transport::nats::reply::{Decoded, answer, decode_checked, first_then_transform};
+use crate::transport::nats::reply::{
+    Decoded, answer, arrived, decode_checked, first_then_transform, undecodable,
+};
 use crate::transport::nats::wire;
 
 pub(super) enum Stop {
@@ -129,7 +133,7 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        bump(&inner.counters().remote_received, 1);
+        let probe = arrived(&inner, &self.address, message.payload.len());
         let head = wire::parse_headers(message.headers.as_ref());
         let (codec, body, checked) = match decode_checked(
             &inner,
@@ -139,10 +143,19 @@ impl AddressReader {
         ) {
             Decoded::Body(codec, body, checked) => (codec, body, checked),
             Decoded::Undecodable(error) => {
-                return undecodable(&inner, &self.address, "publish", &error);
+                return dropped_undecodable(
+                    &inner,
+                    probe.as_deref(),
+                    &self.address,
+                    "publish",
+                    &error,
+                );
             }
             Decoded::Refused(_, reasons, consumers) => {
                 bump(&inner.counters().invalid, consumers as u64);
+                if let Some(probe) = &probe {
+                    probe.refused(RefusedBy::Invalid, consumers as u64);
+                }
                 tracing::warn!(address = &*self.address, %reasons, "publish from NATS refused by the consumers' spec");
                 return;
             }
@@ -156,11 +169,7 @@ impl AddressReader {
             &head.user,
             None,
         );
-        let counters = &inner.counters();
-        bump(&counters.delivered, fan.delivered as u64);
-        bump(&counters.refused, fan.refused as u64);
-        bump(&counters.invalid, fan.invalid as u64);
-        bump(&counters.type_mismatches, fan.mismatched as u64);
+        fan.count(inner.counters(), probe.as_deref());
         if let Some(reasons) = &fan.invalid_reasons {
             tracing::warn!(
                 address = &*self.address,
@@ -189,7 +198,7 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        bump(&inner.counters().remote_received, 1);
+        let probe = arrived(&inner, &self.address, message.payload.len());
         let head = wire::parse_headers(message.headers.as_ref());
         let reply_to = message.reply.clone();
         let kind = if reply_to.is_some() {
@@ -206,7 +215,7 @@ impl AddressReader {
             Decoded::Body(codec, body, checked) => (codec, body, checked),
             Decoded::Refused(codec, reasons, _) => {
                 let refusal = Refusal::Invalid(reasons);
-                bump(refusal.counter(inner.counters()), 1);
+                refusal.count(inner.counters(), probe.as_deref());
                 let err = refusal.into_error::<RequestErrorKind>(&self.address, codec.type_name());
                 match reply_to {
                     Some(to) => pending.push(self.fail(
@@ -222,7 +231,7 @@ impl AddressReader {
                 return;
             }
             Decoded::Undecodable(error) => {
-                bump(&inner.counters().undecodable, 1);
+                undecodable(&inner, probe.as_deref());
                 match reply_to {
                     Some(to) => {
                         tracing::debug!(address = &*self.address, %error, "request from NATS not decodable; answering with a codec error");
@@ -261,7 +270,7 @@ impl AddressReader {
         drop(body);
         match result {
             Ok(()) => {
-                bump(&inner.counters().delivered, 1);
+                count_delivered(inner.counters(), probe.as_deref());
                 if let (Some(to), Some(rx)) = (reply_to, rx) {
                     pending.push(Box::pin(answer(
                         Arc::clone(&self.shared),
@@ -273,7 +282,7 @@ impl AddressReader {
                 }
             }
             Err(refusal) => {
-                bump(refusal.counter(inner.counters()), 1);
+                refusal.count(inner.counters(), probe.as_deref());
                 let err = refusal.into_error::<RequestErrorKind>(&self.address, codec.type_name());
                 let (failure, text) = (err.kind(), err.message().to_owned());
                 match reply_to {
@@ -335,7 +344,13 @@ impl Future for HandOver {
 }
 
 #[cold]
-fn undecodable(inner: &Arc<dyn Node>, address: &str, what: &str, error: &str) {
-    bump(&inner.counters().undecodable, 1);
+fn dropped_undecodable(
+    inner: &Arc<dyn Node>,
+    probe: Option<&Probe>,
+    address: &str,
+    what: &str,
+    error: &str,
+) {
+    undecodable(inner, probe);
     tracing::warn!(address, %error, "{what} from NATS dropped: not decodable");
 }

@@ -17,6 +17,7 @@ use crate::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
 use crate::guard::{GuardRef, GuardedDecode};
 use crate::metrics::bump;
 use crate::reply::{self, Failure, Outcome, ReplyEnvelope, Turn};
+use crate::telemetry::{Probe, Side};
 use crate::transport::Node;
 use crate::transport::local::Scope;
 use crate::transport::nats::connect::Link;
@@ -27,6 +28,27 @@ use crate::transport::nats::wire::{self, Inbound};
 /// the caller). A reply that carries a NATS reply subject comes from a
 /// `reply_and_request`: the replier awaits an answer there, which a task
 /// publishes once the requester gives it.
+/// A message of `bytes` from the cluster arrived for this node's consumers
+/// of `address`: counted; returns the address's metric handles (metrics
+/// on).
+pub(super) fn arrived(inner: &Arc<dyn Node>, address: &str, bytes: usize) -> Option<Arc<Probe>> {
+    bump(&inner.counters().remote_received, 1);
+    let probe = inner.telemetry().probe(address);
+    if let Some(probe) = &probe {
+        probe.received(Side::Remote);
+        probe.bytes_read(bytes);
+    }
+    probe
+}
+
+/// Counts a message from the cluster that could not be decoded.
+pub(super) fn undecodable(inner: &Arc<dyn Node>, probe: Option<&Probe>) {
+    bump(&inner.counters().undecodable, 1);
+    if let Some(probe) = probe {
+        probe.undecodable();
+    }
+}
+
 pub(super) fn read_reply(
     shared: &Arc<Link>,
     inner: &Arc<dyn Node>,
@@ -44,7 +66,7 @@ pub(super) fn read_reply(
     let (codec, body) = match decode(inner, &head, &reply.payload) {
         Ok(decoded) => decoded,
         Err(message) => {
-            bump(&inner.counters().undecodable, 1);
+            undecodable(inner, inner.telemetry().probe(address).as_deref());
             let message = format!("Reply from address {address}: {message}");
             if let Some(to) = reply.reply {
                 // The replier awaits an answer to this turn: tell it at once.

@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::error::{PublishError, RequestError, RequestErrorKind, SendError};
 use crate::metrics::bump;
 use crate::reply::ReplyEnvelope;
+use crate::transport::local::Refusal;
 use crate::transport::nats::connect::{Connected, Link};
 use crate::transport::nats::control::{Control, control_loop};
 use crate::transport::nats::outbound::request_failed;
@@ -53,14 +54,17 @@ impl NatsTransport {
 
 /// Counts a request that NATS left unanswered (no responders, timeout):
 /// only the requester sees those.
-fn count_failure(inner: &Arc<dyn Node>, kind: RequestErrorKind) {
+fn count_failure(inner: &Arc<dyn Node>, out: &Outbound, kind: RequestErrorKind) {
     let counters = &inner.counters();
-    let counter = match kind {
-        RequestErrorKind::NoHandlers => &counters.no_handlers,
-        RequestErrorKind::Timeout => &counters.timeouts,
-        _ => return,
-    };
-    bump(counter, 1);
+    match kind {
+        RequestErrorKind::NoHandlers => {
+            Refusal::NoHandlers.count(counters, out.probe.as_deref());
+        }
+        RequestErrorKind::Timeout => {
+            bump(&counters.timeouts, 1);
+        }
+        _ => {}
+    }
 }
 
 impl RemoteTransport for NatsTransport {
@@ -119,7 +123,7 @@ impl RemoteTransport for NatsTransport {
                 Ok(reply) => reply,
                 Err(e) => {
                     let err = request_failed(e, &subject, &address, timeout, &s.servers);
-                    count_failure(&inner, err.kind());
+                    count_failure(&inner, &out, err.kind());
                     let err = err.with_address(address);
                     // The body comes back when it surely reached nobody.
                     return Err(match err.kind() {

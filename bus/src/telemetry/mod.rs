@@ -1,0 +1,156 @@
+// Telemetry: what the bus reports beyond its own counters (`metrics.rs`).
+//
+// * Metrics (feature `metrics`): each address's counters, gauges and
+//   histograms through the `metrics` crate facade. `Telemetry::probe`
+//   finds an address's handles (`probe::Probe`) in a cache, so an
+//   operation looks up once and then updates handles; a consumer keeps
+//   its address's probe for its whole life. Without the feature, or with
+//   metrics off, `probe` is `None` and nothing else happens.
+// * Traces: spans for every operation, delivery, handler run and reply
+//   (`spans.rs`), made only when the bus was built with traces on.
+
+#[cfg(feature = "metrics")]
+pub(crate) mod options;
+pub(crate) mod probe;
+
+use std::sync::Arc;
+
+pub(crate) use probe::{Chain, Probe, RemoteDropped, Side};
+
+/// The telemetry switches and state of one bus.
+pub(crate) struct Telemetry {
+    traces: bool,
+    #[cfg(feature = "metrics")]
+    metrics: Option<recorder::Recorder>,
+}
+
+impl Telemetry {
+    /// Traces on or off, metrics off.
+    pub(crate) fn new(traces: bool) -> Self {
+        Self {
+            traces,
+            #[cfg(feature = "metrics")]
+            metrics: None,
+        }
+    }
+
+    /// Metrics as `options` say (`None`: off).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn with_metrics(mut self, options: Option<&options::MetricsOptions>) -> Self {
+        self.metrics = options.map(recorder::Recorder::new);
+        self
+    }
+
+    /// Whether the bus makes spans.
+    #[inline]
+    pub(crate) fn traces(&self) -> bool {
+        self.traces
+    }
+
+    /// The metric handles `address` counts under; `None` with metrics off
+    /// or for an excluded address.
+    #[inline]
+    pub(crate) fn probe(&self, address: &str) -> Option<Arc<Probe>> {
+        #[cfg(feature = "metrics")]
+        {
+            self.metrics.as_ref()?.probe(address)
+        }
+        #[cfg(not(feature = "metrics"))]
+        {
+            let _ = address;
+            None
+        }
+    }
+
+    /// The counter of messages the cluster client dropped.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub(crate) fn remote_dropped(&self) -> Option<RemoteDropped> {
+        #[cfg(feature = "metrics")]
+        {
+            self.metrics
+                .as_ref()
+                .map(recorder::Recorder::remote_dropped)
+        }
+        #[cfg(not(feature = "metrics"))]
+        None
+    }
+}
+
+#[cfg(feature = "metrics")]
+mod recorder {
+    use std::collections::HashMap;
+    use std::hash::BuildHasherDefault;
+    use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+    use super::options::{MetricsOptions, OTHER};
+    use super::probe::{Names, Probe, RemoteDropped};
+    use crate::transport::local::AddressHasher;
+
+    /// Addresses remembered with their probe; past this many, an address
+    /// seen for the first time is resolved on every message instead
+    /// (rules, then the label table), so memory stays bounded too.
+    const CACHE_LIMIT: usize = 4096;
+
+    type Map<V> = HashMap<Arc<str>, V, BuildHasherDefault<AddressHasher>>;
+
+    pub(super) struct Recorder {
+        options: MetricsOptions,
+        names: Arc<Names>,
+        /// Address to probe (`None`: excluded).
+        cache: RwLock<Map<Option<Arc<Probe>>>>,
+        /// Label to probe: at most `max_addresses` entries plus `_other`.
+        labels: Mutex<Map<Arc<Probe>>>,
+    }
+
+    impl Recorder {
+        pub(super) fn new(options: &MetricsOptions) -> Self {
+            let names = Arc::new(Names::new(&options.prefix));
+            names.describe();
+            Self {
+                options: options.clone(),
+                names,
+                cache: RwLock::default(),
+                labels: Mutex::default(),
+            }
+        }
+
+        #[inline]
+        pub(super) fn probe(&self, address: &str) -> Option<Arc<Probe>> {
+            let cache = self.cache.read().unwrap_or_else(PoisonError::into_inner);
+            match cache.get(address) {
+                Some(probe) => probe.clone(),
+                None => {
+                    drop(cache);
+                    self.resolve(address)
+                }
+            }
+        }
+
+        #[cold]
+        fn resolve(&self, address: &str) -> Option<Arc<Probe>> {
+            let probe = self.options.label_of(address).map(|label| {
+                let mut labels = self.labels.lock().unwrap_or_else(PoisonError::into_inner);
+                let label =
+                    if labels.contains_key(&label) || labels.len() < self.options.max_addresses {
+                        label
+                    } else {
+                        Arc::from(OTHER)
+                    };
+                Arc::clone(
+                    labels
+                        .entry(Arc::clone(&label))
+                        .or_insert_with(|| Arc::new(Probe::new(Arc::clone(&self.names), &label))),
+                )
+            });
+            let mut cache = self.cache.write().unwrap_or_else(PoisonError::into_inner);
+            if cache.len() < CACHE_LIMIT {
+                cache.insert(Arc::from(address), probe.clone());
+            }
+            probe
+        }
+
+        pub(super) fn remote_dropped(&self) -> RemoteDropped {
+            RemoteDropped(::metrics::counter!(self.names.remote_dropped.clone()))
+        }
+    }
+}

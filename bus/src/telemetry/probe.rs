@@ -1,0 +1,378 @@
+// Metric handles (feature `metrics`): the `metrics` crate's counters,
+// gauges and histograms for one address label, created once and then
+// updated without a lookup. Without the feature every type here is
+// uninhabited, so an `Option` of one is always `None` and the code that
+// updates it compiles away.
+
+#[cfg(feature = "metrics")]
+pub(crate) use enabled::*;
+
+#[cfg(not(feature = "metrics"))]
+pub(crate) use disabled::*;
+
+/// Why a delivery was refused, as the `reason` label says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RefusedBy {
+    QueueFull,
+    Invalid,
+    NoHandlers,
+    TypeMismatch,
+}
+
+/// Which interceptor chain dropped a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Chain {
+    Outbound,
+    Inbound,
+}
+
+/// Where a received message came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    Local,
+    Remote,
+}
+
+#[cfg(feature = "metrics")]
+mod enabled {
+    use ::metrics::{Counter, Gauge, Histogram, Label};
+
+    use super::{Chain, RefusedBy, Side};
+    use crate::error::RequestErrorKind;
+
+    /// The series names, built once from the prefix.
+    pub(crate) struct Names {
+        pub(crate) handlers: String,
+        pub(crate) pending: String,
+        pub(crate) sent: String,
+        pub(crate) published: String,
+        pub(crate) received: String,
+        pub(crate) delivered: String,
+        pub(crate) refused: String,
+        pub(crate) discarded: String,
+        pub(crate) dropped: String,
+        pub(crate) reply_failures: String,
+        pub(crate) undecodable: String,
+        pub(crate) remote_dropped: String,
+        pub(crate) processing_time: String,
+        pub(crate) request_time: String,
+        pub(crate) bytes_written: String,
+        pub(crate) bytes_read: String,
+    }
+
+    impl Names {
+        pub(crate) fn new(prefix: &str) -> Self {
+            let name = |suffix: &str| format!("{prefix}_{suffix}");
+            Self {
+                handlers: name("handlers"),
+                pending: name("pending"),
+                sent: name("sent_total"),
+                published: name("published_total"),
+                received: name("received_total"),
+                delivered: name("delivered_total"),
+                refused: name("refused_total"),
+                discarded: name("discarded_total"),
+                dropped: name("dropped_total"),
+                reply_failures: name("reply_failures_total"),
+                undecodable: name("undecodable_total"),
+                remote_dropped: name("remote_dropped_total"),
+                processing_time: name("processing_time_seconds"),
+                request_time: name("request_time_seconds"),
+                bytes_written: name("bytes_written"),
+                bytes_read: name("bytes_read"),
+            }
+        }
+
+        /// Describes every series to the recorder (help text and unit).
+        pub(crate) fn describe(&self) {
+            use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+            describe_gauge!(self.handlers.clone(), "Consumers registered at the address");
+            describe_gauge!(
+                self.pending.clone(),
+                "Messages queued for the address's consumers and not handled yet"
+            );
+            describe_counter!(self.sent.clone(), "Messages sent (send and request)");
+            describe_counter!(self.published.clone(), "Messages published");
+            describe_counter!(
+                self.received.clone(),
+                "Messages that arrived for this node's consumers (side: local or remote)"
+            );
+            describe_counter!(self.delivered.clone(), "Messages enqueued for a consumer");
+            describe_counter!(
+                self.refused.clone(),
+                "Deliveries refused (reason: queue_full, invalid, no_handlers, type_mismatch)"
+            );
+            describe_counter!(
+                self.discarded.clone(),
+                "Queued messages discarded because their consumer was unregistered"
+            );
+            describe_counter!(
+                self.dropped.clone(),
+                "Messages dropped by an interceptor (interceptor: outbound or inbound)"
+            );
+            describe_counter!(
+                self.reply_failures.clone(),
+                "Requests that ended without a reply (failure: the error kind)"
+            );
+            describe_counter!(
+                self.undecodable.clone(),
+                "Messages from the cluster this node could not decode"
+            );
+            describe_counter!(
+                self.remote_dropped.clone(),
+                "Messages the cluster client dropped because this node's reader fell behind"
+            );
+            describe_histogram!(
+                self.processing_time.clone(),
+                Unit::Seconds,
+                "Time a handler took for one message"
+            );
+            describe_histogram!(
+                self.request_time.clone(),
+                Unit::Seconds,
+                "Time from a request to its reply, at the requester"
+            );
+            describe_histogram!(
+                self.bytes_written.clone(),
+                Unit::Bytes,
+                "Encoded size of a body sent to the cluster"
+            );
+            describe_histogram!(
+                self.bytes_read.clone(),
+                Unit::Bytes,
+                "Encoded size of a body received from the cluster"
+            );
+        }
+    }
+
+    /// The handles of one address label.
+    pub(crate) struct Probe {
+        label: Label,
+        names: std::sync::Arc<Names>,
+        sent: Counter,
+        published: Counter,
+        received: [Counter; 2],
+        delivered: Counter,
+        refused: [Counter; 4],
+        discarded: Counter,
+        dropped: [Counter; 2],
+        undecodable: Counter,
+        handlers: Gauge,
+        pending: Gauge,
+        processing_time: Histogram,
+        request_time: Histogram,
+        bytes_written: Histogram,
+        bytes_read: Histogram,
+    }
+
+    impl Probe {
+        /// Registers every series of `address_label` with the recorder
+        /// installed now.
+        pub(crate) fn new(names: std::sync::Arc<Names>, address_label: &str) -> Self {
+            let label = Label::new("address", address_label.to_owned());
+            let one = || vec![label.clone()];
+            let with = |key: &'static str, value: &'static str| {
+                vec![label.clone(), Label::new(key, value)]
+            };
+            let n = &*names;
+            Self {
+                sent: ::metrics::counter!(n.sent.clone(), one()),
+                published: ::metrics::counter!(n.published.clone(), one()),
+                received: [
+                    ::metrics::counter!(n.received.clone(), with("side", "local")),
+                    ::metrics::counter!(n.received.clone(), with("side", "remote")),
+                ],
+                delivered: ::metrics::counter!(n.delivered.clone(), one()),
+                refused: [
+                    ::metrics::counter!(n.refused.clone(), with("reason", "queue_full")),
+                    ::metrics::counter!(n.refused.clone(), with("reason", "invalid")),
+                    ::metrics::counter!(n.refused.clone(), with("reason", "no_handlers")),
+                    ::metrics::counter!(n.refused.clone(), with("reason", "type_mismatch")),
+                ],
+                discarded: ::metrics::counter!(n.discarded.clone(), one()),
+                dropped: [
+                    ::metrics::counter!(n.dropped.clone(), with("interceptor", "outbound")),
+                    ::metrics::counter!(n.dropped.clone(), with("interceptor", "inbound")),
+                ],
+                undecodable: ::metrics::counter!(n.undecodable.clone(), one()),
+                handlers: ::metrics::gauge!(n.handlers.clone(), one()),
+                pending: ::metrics::gauge!(n.pending.clone(), one()),
+                processing_time: ::metrics::histogram!(n.processing_time.clone(), one()),
+                request_time: ::metrics::histogram!(n.request_time.clone(), one()),
+                bytes_written: ::metrics::histogram!(n.bytes_written.clone(), one()),
+                bytes_read: ::metrics::histogram!(n.bytes_read.clone(), one()),
+                label,
+                names,
+            }
+        }
+
+        #[inline]
+        pub(crate) fn sent(&self) {
+            self.sent.increment(1);
+        }
+
+        #[inline]
+        pub(crate) fn published(&self) {
+            self.published.increment(1);
+        }
+
+        #[inline]
+        pub(crate) fn received(&self, side: Side) {
+            self.received[side as usize].increment(1);
+        }
+
+        #[inline]
+        pub(crate) fn delivered(&self, n: u64) {
+            if n > 0 {
+                self.delivered.increment(n);
+            }
+        }
+
+        #[inline]
+        pub(crate) fn refused(&self, by: RefusedBy, n: u64) {
+            if n > 0 {
+                self.refused[by as usize].increment(n);
+            }
+        }
+
+        pub(crate) fn discarded(&self, n: u64) {
+            self.discarded.increment(n);
+        }
+
+        pub(crate) fn dropped(&self, chain: Chain) {
+            self.dropped[chain as usize].increment(1);
+        }
+
+        pub(crate) fn undecodable(&self) {
+            self.undecodable.increment(1);
+        }
+
+        /// A request that ended in `kind` (rare: looked up each time).
+        pub(crate) fn reply_failure(&self, kind: RequestErrorKind) {
+            let labels = [self.label.clone(), Label::new("failure", kind.label())];
+            ::metrics::counter!(self.names.reply_failures.clone(), labels.to_vec()).increment(1);
+        }
+
+        pub(crate) fn handler_added(&self) {
+            self.handlers.increment(1.0);
+        }
+
+        pub(crate) fn handler_removed(&self) {
+            self.handlers.decrement(1.0);
+        }
+
+        /// Messages queued for a consumer.
+        #[inline]
+        pub(crate) fn pending_add(&self, n: usize) {
+            self.pending.increment(n as f64);
+        }
+
+        /// Queued messages handed over or discarded.
+        #[inline]
+        pub(crate) fn pending_sub(&self, n: usize) {
+            self.pending.decrement(n as f64);
+        }
+
+        #[inline]
+        pub(crate) fn processing_time(&self, seconds: f64) {
+            self.processing_time.record(seconds);
+        }
+
+        #[inline]
+        pub(crate) fn request_time(&self, seconds: f64) {
+            self.request_time.record(seconds);
+        }
+
+        #[inline]
+        pub(crate) fn bytes_written(&self, bytes: usize) {
+            self.bytes_written.record(bytes as f64);
+        }
+
+        #[inline]
+        pub(crate) fn bytes_read(&self, bytes: usize) {
+            self.bytes_read.record(bytes as f64);
+        }
+    }
+
+    /// The cluster client's counter of messages it dropped.
+    pub(crate) struct RemoteDropped(pub(crate) Counter);
+
+    impl RemoteDropped {
+        pub(crate) fn increment(&self) {
+            self.0.increment(1);
+        }
+    }
+}
+
+#[cfg(not(feature = "metrics"))]
+mod disabled {
+    use super::{Chain, RefusedBy, Side};
+    use crate::error::RequestErrorKind;
+
+    /// Never made without the `metrics` feature.
+    pub(crate) enum Probe {}
+
+    #[allow(clippy::unused_self)]
+    impl Probe {
+        pub(crate) fn sent(&self) {
+            match *self {}
+        }
+        pub(crate) fn published(&self) {
+            match *self {}
+        }
+        pub(crate) fn received(&self, _: Side) {
+            match *self {}
+        }
+        pub(crate) fn delivered(&self, _: u64) {
+            match *self {}
+        }
+        pub(crate) fn refused(&self, _: RefusedBy, _: u64) {
+            match *self {}
+        }
+        pub(crate) fn discarded(&self, _: u64) {
+            match *self {}
+        }
+        pub(crate) fn dropped(&self, _: Chain) {
+            match *self {}
+        }
+        pub(crate) fn undecodable(&self) {
+            match *self {}
+        }
+        pub(crate) fn reply_failure(&self, _: RequestErrorKind) {
+            match *self {}
+        }
+        pub(crate) fn handler_added(&self) {
+            match *self {}
+        }
+        pub(crate) fn handler_removed(&self) {
+            match *self {}
+        }
+        pub(crate) fn pending_add(&self, _: usize) {
+            match *self {}
+        }
+        pub(crate) fn pending_sub(&self, _: usize) {
+            match *self {}
+        }
+        pub(crate) fn processing_time(&self, _: f64) {
+            match *self {}
+        }
+        pub(crate) fn request_time(&self, _: f64) {
+            match *self {}
+        }
+        pub(crate) fn bytes_written(&self, _: usize) {
+            match *self {}
+        }
+        pub(crate) fn bytes_read(&self, _: usize) {
+            match *self {}
+        }
+    }
+
+    /// Never made without the `metrics` feature.
+    pub(crate) enum RemoteDropped {}
+
+    impl RemoteDropped {
+        pub(crate) fn increment(&self) {
+            match *self {}
+        }
+    }
+}
