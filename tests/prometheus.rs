@@ -101,6 +101,18 @@ fn the_example_serves_its_traffic_as_prometheus_text() {
         assert!(q > 0.0 && q < 5.0, "quantile {quantile} of quotes: {q}");
     }
 
+    assert_eq!(
+        value(
+            "received_total",
+            &[("address", "orders"), ("side", "local")]
+        ),
+        f64::from(ORDERS)
+    );
+    assert_eq!(
+        value("processing_time_seconds_count", &address("quotes")),
+        f64::from(QUOTES)
+    );
+
     // Requests the handler refused, and requests nobody could take.
     assert_eq!(
         value(
@@ -115,6 +127,17 @@ fn the_example_serves_its_traffic_as_prometheus_text() {
             &[("address", "nowhere"), ("failure", "NO_HANDLERS")]
         ),
         f64::from(UNROUTED)
+    );
+    assert_eq!(
+        value(
+            "refused_total",
+            &[("address", "nowhere"), ("reason", "no_handlers")]
+        ),
+        f64::from(UNROUTED)
+    );
+    assert_eq!(
+        value("processing_time_seconds_count", &address("checks")),
+        f64::from(FAILURES)
     );
 
     // A scrape changes nothing: the counters stay.
