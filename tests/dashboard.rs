@@ -1,7 +1,7 @@
 //! `examples/dashboard` as a process, its page rendered by headless
 //! Chromium: after a known burst the page's table shows each address with
 //! the numbers the burst produced, the same numbers `/metrics` serves.
-#![cfg(feature = "metrics")]
+#![cfg(all(unix, feature = "metrics"))]
 
 #[path = "support/process.rs"]
 mod process;

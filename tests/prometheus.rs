@@ -1,6 +1,6 @@
 //! `examples/prometheus.rs` as a process: its known traffic, scraped over
 //! HTTP as Prometheus text, shows in the series with the expected values.
-#![cfg(feature = "metrics")]
+#![cfg(all(unix, feature = "metrics"))]
 
 #[path = "support/process.rs"]
 mod process;
