@@ -15,6 +15,7 @@ use codecbus_core::MessageCodec;
 use futures_util::FutureExt;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::error::RequestErrorKind;
 use crate::message::Message;
@@ -22,6 +23,7 @@ use crate::metrics::bump;
 use crate::reply::{Failure, Outcome};
 use crate::routing;
 use crate::state::State;
+use crate::telemetry::spans;
 use crate::transport::local::{Envelope, QueueRx};
 
 /// What a handler may return: `()`, or `Result<(), E>` where an `Err` fails
@@ -307,13 +309,30 @@ async fn dispatch<T, F, Fut>(
         // A durable delivery is acknowledged once the handler returned Ok.
         let ack = message.ack_after_handler();
         let start = rx.probe().map(|_| Instant::now());
+        let span = message.span().map(|d| spans::handle(d, &address));
         // Catch a panic both while creating the future and while polling it.
-        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
-            Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
-            Err(panic) => Err(panic),
+        let made = {
+            let _entered = span.as_ref().map(tracing::Span::enter);
+            std::panic::catch_unwind(AssertUnwindSafe(|| handler(message)))
+        };
+        let result = match (made, &span) {
+            (Ok(future), None) => AssertUnwindSafe(future).catch_unwind().await,
+            (Ok(future), Some(span)) => {
+                AssertUnwindSafe(future)
+                    .catch_unwind()
+                    .instrument(span.clone())
+                    .await
+            }
+            (Err(panic), _) => Err(panic),
         };
         if let (Some(start), Some(probe)) = (start, rx.probe()) {
             probe.processing_time(start.elapsed().as_secs_f64());
+        }
+        if let Some(span) = &span {
+            match &result {
+                Ok(_) => spans::outcome(span, None),
+                Err(_) => spans::outcome(span, Some(&"panic")),
+            }
         }
         match result {
             Ok(output) => {

@@ -15,6 +15,7 @@ use crate::options::DeliveryOptions;
 use crate::reply::{self, Closed, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
 use crate::routing;
 use crate::state::State;
+use crate::telemetry::spans;
 use crate::transport::local::Envelope;
 use crate::waiting;
 
@@ -59,6 +60,8 @@ pub struct Message<T> {
     ack: Option<Ack>,
     /// How many times the message was delivered (1 unless durable).
     delivery: u32,
+    /// The delivery's span (traces on): open while the message lives.
+    span: Option<Box<tracing::Span>>,
 }
 
 /// The acknowledgement of a durable delivery, a reply cell the transport
@@ -91,6 +94,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             body,
             kind,
             reply,
+            span,
         } = env;
         match body.downcast::<T>() {
             Ok(body) => {
@@ -115,6 +119,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
                     reply,
                     ack,
                     delivery,
+                    span,
                 })
             }
             Err(body) => Err(Envelope {
@@ -123,6 +128,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
                 body,
                 kind,
                 reply,
+                span,
             }),
         }
     }
@@ -163,7 +169,13 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             reply: reply.map(|turn| (turn.tx, Arc::clone(inner))),
             ack: None,
             delivery: 1,
+            span: None,
         })
+    }
+
+    /// The delivery's span (traces on).
+    pub(crate) fn span(&self) -> Option<&tracing::Span> {
+        self.span.as_deref()
     }
 
     /// Hands a durable delivery's acknowledgement to the consumer's
@@ -370,8 +382,13 @@ impl<T> Message<T> {
         let Some((tx, inner)) = &self.reply else {
             return Err(self.reply_error(ReplyErrorKind::NoReplyExpected, body));
         };
+        let span = self.span.as_deref().map(|d| spans::reply(d, &self.address));
+        let _entered = span.as_ref().map(tracing::Span::enter);
         if !routing::intercept_out::<R>(inner, &self.address, &mut headers, DeliveryKind::Reply) {
             return Err(self.reply_error(ReplyErrorKind::Dropped, body));
+        }
+        if let Some(span) = &span {
+            spans::inject(span, &mut headers);
         }
         let env = ReplyEnvelope {
             address: Arc::clone(&self.address),
@@ -389,6 +406,9 @@ impl<T> Message<T> {
             return Err(self.closed_error(closed, body));
         }
         crate::metrics::bump(&inner.counters.replies, 1);
+        if let Some(span) = &span {
+            spans::outcome(span, None);
+        }
         Ok(())
     }
 

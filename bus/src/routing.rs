@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use codecbus_core::{AnyBody, MessageCodec};
+use tracing::{Instrument, Span};
 
 use crate::error::{OperationKind, PublishErrorKind, RequestErrorKind};
 use crate::error::{PublishError, RequestError, SendError, SendErrorKind};
@@ -19,7 +20,7 @@ use crate::options::DeliveryOptions;
 use crate::reply::{self, ReplyEnvelope};
 use crate::report::PublishReport;
 use crate::state::State;
-use crate::telemetry::{Chain, Probe, Side};
+use crate::telemetry::{Chain, Probe, Side, spans};
 use crate::transport::Outbound;
 use crate::transport::local::{self, Refusal, Scope, Verdicts};
 use crate::waiting;
@@ -50,6 +51,7 @@ fn dropped_error<K: OperationKind>(address: &str, body: AnyBody) -> crate::error
 fn outbound<T: 'static>(
     state: &State,
     probe: Option<&Arc<Probe>>,
+    traced: bool,
     address: &str,
     headers: Headers,
     body: AnyBody,
@@ -61,7 +63,21 @@ fn outbound<T: 'static>(
         body,
         codec: state.registry().by_type(TypeId::of::<T>()),
         probe: probe.cloned(),
+        traced,
     }
+}
+
+/// The codec name of `T` for a span (its Rust type when unregistered).
+#[cold]
+fn codec_name<T: 'static>(state: &State) -> &'static str {
+    state
+        .registry()
+        .name_of(TypeId::of::<T>())
+        .unwrap_or_else(type_name::<T>)
+}
+
+fn as_debug<K: std::fmt::Debug>(kind: &K) -> &dyn std::fmt::Debug {
+    kind
 }
 
 /// Runs the outbound interceptors; `false` when the message was dropped
@@ -188,6 +204,35 @@ pub(crate) async fn send<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
+    if !state.telemetry.traces() {
+        return send_to(state, None, address, body, options).await;
+    }
+    let span = spans::send(address, codec_name::<T>(state));
+    let result = send_to(state, Some(&span), address, body, options)
+        .instrument(span.clone())
+        .await;
+    spans::outcome(
+        &span,
+        result
+            .as_ref()
+            .err()
+            .map(|e| e.kind())
+            .as_ref()
+            .map(as_debug),
+    );
+    result
+}
+
+async fn send_to<T>(
+    state: &State,
+    span: Option<&Span>,
+    address: &str,
+    body: Arc<T>,
+    options: DeliveryOptions,
+) -> Result<(), SendError>
+where
+    T: MessageCodec + Send + Sync + 'static,
+{
     let (_, mut headers, local_only) = options.into_parts();
     let probe = state.telemetry.probe(address);
     bump(&state.counters.sent, 1);
@@ -197,8 +242,18 @@ where
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Send) {
         return Err(dropped_error(address, body));
     }
+    if let Some(span) = span {
+        spans::inject(span, &mut headers);
+    }
     if let Some(remote) = state.remote_for_one(address, local_only) {
-        let out = outbound::<T>(state, probe.as_ref(), address, headers, body);
+        let out = outbound::<T>(
+            state,
+            probe.as_ref(),
+            span.is_some(),
+            address,
+            headers,
+            body,
+        );
         return remote.send(out).await;
     }
     deliver_one::<T, SendErrorKind>(
@@ -222,6 +277,35 @@ pub(crate) async fn publish<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
+    if !state.telemetry.traces() {
+        return publish_to(state, None, address, body, options).await;
+    }
+    let span = spans::publish(address, codec_name::<T>(state));
+    let result = publish_to(state, Some(&span), address, body, options)
+        .instrument(span.clone())
+        .await;
+    spans::outcome(
+        &span,
+        result
+            .as_ref()
+            .err()
+            .map(|e| e.kind())
+            .as_ref()
+            .map(as_debug),
+    );
+    result
+}
+
+async fn publish_to<T>(
+    state: &State,
+    span: Option<&Span>,
+    address: &str,
+    body: Arc<T>,
+    options: DeliveryOptions,
+) -> Result<PublishReport, PublishError>
+where
+    T: MessageCodec + Send + Sync + 'static,
+{
     let (_, mut headers, local_only) = options.into_parts();
     let probe = state.telemetry.probe(address);
     bump(&state.counters.published, 1);
@@ -231,6 +315,9 @@ where
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Publish) {
         return Err(dropped_error(address, body));
     }
+    if let Some(span) = span {
+        spans::inject(span, &mut headers);
+    }
     let scope = match state.remote(local_only) {
         Some(remote) => {
             // Exported consumers (this node's included) are reached
@@ -238,6 +325,7 @@ where
             let out = outbound::<T>(
                 state,
                 probe.as_ref(),
+                span.is_some(),
                 address,
                 headers.clone(),
                 Arc::clone(&body) as AnyBody,
@@ -313,14 +401,33 @@ where
     T: MessageCodec + Send + Sync + 'static,
 {
     let probe = state.telemetry.probe(address);
-    let Some(probe) = probe else {
-        return request_to(state, None, address, body, options).await;
-    };
+    if probe.is_none() && !state.telemetry.traces() {
+        return request_to(state, None, None, address, body, options).await;
+    }
     let start = Instant::now();
-    let result = request_to(state, Some(&probe), address, body, options).await;
-    match &result {
-        Ok(_) => probe.request_time(start.elapsed().as_secs_f64()),
-        Err(err) => probe.reply_failure(err.kind()),
+    let result = if state.telemetry.traces() {
+        let span = spans::request(address, codec_name::<T>(state));
+        let result = request_to(state, probe.as_ref(), Some(&span), address, body, options)
+            .instrument(span.clone())
+            .await;
+        spans::outcome(
+            &span,
+            result
+                .as_ref()
+                .err()
+                .map(|e| e.kind())
+                .as_ref()
+                .map(as_debug),
+        );
+        result
+    } else {
+        request_to(state, probe.as_ref(), None, address, body, options).await
+    };
+    if let Some(probe) = &probe {
+        match &result {
+            Ok(_) => probe.request_time(start.elapsed().as_secs_f64()),
+            Err(err) => probe.reply_failure(err.kind()),
+        }
     }
     result
 }
@@ -328,6 +435,7 @@ where
 async fn request_to<T>(
     state: &Arc<State>,
     probe: Option<&Arc<Probe>>,
+    span: Option<&Span>,
     address: &str,
     body: Arc<T>,
     options: DeliveryOptions,
@@ -344,8 +452,11 @@ where
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Request) {
         return Err(dropped_error(address, body));
     }
+    if let Some(span) = span {
+        spans::inject(span, &mut headers);
+    }
     if let Some(remote) = state.remote_for_one(address, local_only) {
-        let out = outbound::<T>(state, probe, address, headers, body);
+        let out = outbound::<T>(state, probe, span.is_some(), address, headers, body);
         return remote.request(out, timeout, Arc::clone(state) as _).await;
     }
     let (tx, rx) = reply::channel();

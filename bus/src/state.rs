@@ -42,7 +42,7 @@ impl State {
         telemetry: Telemetry,
     ) -> Self {
         Self {
-            local: LocalTable::default(),
+            local: LocalTable::new(telemetry.traces()),
             registry: RwLock::new(registry),
             counters: Counters::default(),
             conversation_ids: AtomicU64::new(0),

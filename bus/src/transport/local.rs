@@ -29,6 +29,7 @@ use crate::interceptor::DeliveryKind;
 use crate::metrics::{Counters, bump};
 use crate::reply::ReplyTx;
 use crate::telemetry::probe::{Probe, RefusedBy};
+use crate::telemetry::spans;
 
 /// One message on its way to one consumer.
 pub(crate) struct Envelope {
@@ -38,6 +39,8 @@ pub(crate) struct Envelope {
     pub(crate) body: AnyBody,
     pub(crate) kind: DeliveryKind,
     pub(crate) reply: Option<ReplyTx>,
+    /// The delivery's span (traces on).
+    pub(crate) span: Option<Box<tracing::Span>>,
 }
 
 #[derive(Clone)]
@@ -60,6 +63,8 @@ struct Entry {
 #[derive(Default)]
 pub(crate) struct LocalTable {
     map: RwLock<HashMap<Arc<str>, Arc<Entry>, BuildHasherDefault<AddressHasher>>>,
+    /// Whether each delivery gets a span (traces on).
+    traced: bool,
     next_id: AtomicU64,
     /// Whether a guarded consumer was ever registered: until then a
     /// transport does not look for guards.
@@ -492,6 +497,24 @@ impl QueueRx {
 }
 
 impl LocalTable {
+    /// An empty table; with `traced`, each delivery gets a span.
+    pub(crate) fn new(traced: bool) -> Self {
+        Self {
+            traced,
+            ..Self::default()
+        }
+    }
+
+    /// The span of a delivery at `address`, when traced.
+    #[inline]
+    fn span(&self, address: &str, kind: DeliveryKind) -> Option<Box<tracing::Span>> {
+        if self.traced {
+            Some(Box::new(spans::deliver(address, kind)))
+        } else {
+            None
+        }
+    }
+
     pub(crate) fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
@@ -658,6 +681,7 @@ impl LocalTable {
                             body: make(),
                             kind,
                             reply,
+                            span: self.span(&entry.address, kind),
                         },
                         // The parts make one envelope, kept until it is sent.
                         (None, None) => continue,
@@ -730,6 +754,7 @@ impl LocalTable {
                         body: make(),
                         kind: DeliveryKind::Publish,
                         reply: ack.cloned(),
+                        span: self.span(&entry.address, DeliveryKind::Publish),
                     });
                     // Err: the consumer closed its queue since the room was
                     // reserved; it is gone, as if it had never been there.
@@ -980,6 +1005,7 @@ mod tests {
             body: Arc::new(n),
             kind: DeliveryKind::Send,
             reply: None,
+            span: None,
         };
         assert!(room.send(env(1)).is_ok());
         assert!(matches!(tx.try_reserve(), Err(NoRoom::Full)));

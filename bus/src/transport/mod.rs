@@ -62,6 +62,9 @@ pub(crate) struct Outbound {
     /// The address's metric handles (metrics on): the encoded size is
     /// recorded.
     pub(crate) probe: Option<Arc<Probe>>,
+    /// Whether the message has a span (traces on): the encoded size is
+    /// recorded on it.
+    pub(crate) traced: bool,
 }
 
 /// What a remote transport sees of the bus it serves.

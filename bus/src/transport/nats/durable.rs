@@ -47,7 +47,7 @@ use crate::transport::nats::jetstream::{
 };
 use crate::transport::nats::outbound::transport_error;
 use crate::transport::nats::reply::{
-    Decoded, arrived, decode_checked, first_then_transform, undecodable,
+    Decoded, arrived, decode_checked, first_then_transform, receive_span, undecodable,
 };
 use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound};
@@ -319,6 +319,12 @@ impl DurableReader {
         }
         let head = wire::parse_headers(settle.message.headers.as_ref());
         let payload = &settle.message.payload;
+        let span = receive_span(&inner, &self.d.address, &head, payload.len());
+        if let Some(span) = &span {
+            // Which delivery of the stored message this is.
+            span.record("delivery", i64::from(delivered));
+        }
+        let _entered = span.as_ref().map(tracing::Span::enter);
         let (codec, body, checked) = match decode_checked(&inner, &self.d.address, &head, payload) {
             Decoded::Body(codec, body, checked) => (codec, body, checked),
             Decoded::Undecodable(error) => {

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use codecbus_core::{AnyBody, CodecRegistration, Writer};
 
 use crate::error::{OperationKind, RequestError, RequestErrorKind};
+use crate::telemetry::spans;
 use crate::transport::Outbound;
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::refusals::REMEMBERED;
@@ -130,6 +131,9 @@ impl Link {
             .map_err(Refuse::TooLarge)?;
         if let Some(probe) = &out.probe {
             probe.bytes_written(body.len());
+        }
+        if out.traced {
+            spans::body_size(body.len());
         }
         Ok((subject, headers, body))
     }

@@ -27,7 +27,7 @@ use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::publish_failure;
 use crate::transport::nats::reply::{
-    Decoded, answer, arrived, decode_checked, first_then_transform, undecodable,
+    Decoded, answer, arrived, decode_checked, first_then_transform, receive_span, undecodable,
 };
 use crate::transport::nats::wire;
 
@@ -135,6 +135,8 @@ impl AddressReader {
         };
         let probe = arrived(&inner, &self.address, message.payload.len());
         let head = wire::parse_headers(message.headers.as_ref());
+        let span = receive_span(&inner, &self.address, &head, message.payload.len());
+        let _entered = span.as_ref().map(tracing::Span::enter);
         let (codec, body, checked) = match decode_checked(
             &inner,
             &self.address,
@@ -200,6 +202,8 @@ impl AddressReader {
         };
         let probe = arrived(&inner, &self.address, message.payload.len());
         let head = wire::parse_headers(message.headers.as_ref());
+        let span = receive_span(&inner, &self.address, &head, message.payload.len());
+        let _entered = span.as_ref().map(tracing::Span::enter);
         let reply_to = message.reply.clone();
         let kind = if reply_to.is_some() {
             DeliveryKind::Request

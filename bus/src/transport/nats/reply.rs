@@ -17,7 +17,7 @@ use crate::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
 use crate::guard::{GuardRef, GuardedDecode};
 use crate::metrics::bump;
 use crate::reply::{self, Failure, Outcome, ReplyEnvelope, Turn};
-use crate::telemetry::{Probe, Side};
+use crate::telemetry::{Probe, Side, spans};
 use crate::transport::Node;
 use crate::transport::local::Scope;
 use crate::transport::nats::connect::Link;
@@ -39,6 +39,20 @@ pub(super) fn arrived(inner: &Arc<dyn Node>, address: &str, bytes: usize) -> Opt
         probe.bytes_read(bytes);
     }
     probe
+}
+
+/// The span of a message from the cluster arriving at `address` (traces
+/// on), a child of the sender's when the headers carry its context.
+pub(super) fn receive_span(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    head: &Inbound,
+    bytes: usize,
+) -> Option<tracing::Span> {
+    inner.telemetry().traces().then(|| {
+        let codec = head.codec.as_deref().unwrap_or("(none)");
+        spans::receive(address, codec, bytes, &head.user)
+    })
 }
 
 /// Counts a message from the cluster that could not be decoded.

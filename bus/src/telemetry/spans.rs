@@ -1,0 +1,206 @@
+// Spans (traces on): one per send, publish and request at the sender, one
+// per message arriving from the cluster (`receive`), one per delivery to a
+// consumer, one per handler run and one per reply. A delivery's span is
+// made when the message is enqueued, as a child of the span current then
+// (the operation's, or the `receive` of a message from the cluster), and
+// travels in the envelope; the handler runs in a child of it, and a reply
+// is a child of it too.
+//
+// With the `opentelemetry` feature, the sender's span context is written
+// into the message headers as W3C Trace Context (`traceparent`,
+// `tracestate`) and a `receive` span takes the context it finds there as
+// its parent, so one trace crosses nodes. That needs the
+// `tracing-opentelemetry` layer in the subscriber; without it the headers
+// stay as they are.
+
+use tracing::field::Empty;
+use tracing::{Span, info_span};
+
+use crate::headers::Headers;
+use crate::interceptor::DeliveryKind;
+
+/// The span of a `send`.
+pub(crate) fn send(address: &str, codec: &str) -> Span {
+    info_span!(
+        target: "codecbus_bus",
+        "send",
+        address,
+        codec,
+        body_size = Empty,
+        outcome = Empty,
+        otel.kind = "producer",
+        otel.status_code = Empty,
+    )
+}
+
+/// The span of a `publish`.
+pub(crate) fn publish(address: &str, codec: &str) -> Span {
+    info_span!(
+        target: "codecbus_bus",
+        "publish",
+        address,
+        codec,
+        body_size = Empty,
+        outcome = Empty,
+        otel.kind = "producer",
+        otel.status_code = Empty,
+    )
+}
+
+/// The span of a `request`, until its reply (or failure).
+pub(crate) fn request(address: &str, codec: &str) -> Span {
+    info_span!(
+        target: "codecbus_bus",
+        "request",
+        address,
+        codec,
+        body_size = Empty,
+        outcome = Empty,
+        otel.kind = "client",
+        otel.status_code = Empty,
+    )
+}
+
+/// The span of a message from the cluster arriving for this node's
+/// consumers, a child of the sender's span when the headers carry its
+/// context (feature `opentelemetry`).
+#[cfg_attr(not(feature = "nats"), allow(dead_code))]
+pub(crate) fn receive(address: &str, codec: &str, body_size: usize, headers: &Headers) -> Span {
+    let body_size = as_i64(body_size);
+    let span = info_span!(
+        target: "codecbus_bus",
+        parent: None,
+        "receive",
+        address,
+        codec,
+        body_size,
+        delivery = Empty,
+        otel.kind = "consumer",
+    );
+    adopt_remote_parent(&span, headers);
+    span
+}
+
+/// The span of one delivery to one consumer, a child of the current span;
+/// it lasts until the consumer is done with the message.
+pub(crate) fn deliver(address: &str, kind: DeliveryKind) -> Span {
+    info_span!(
+        target: "codecbus_bus",
+        "deliver",
+        address,
+        kind = kind_name(kind),
+        otel.kind = if kind == DeliveryKind::Request { "server" } else { "consumer" },
+    )
+}
+
+/// The span of a handler's run on the message delivered in `delivery`.
+pub(crate) fn handle(delivery: &Span, address: &str) -> Span {
+    info_span!(
+        target: "codecbus_bus",
+        parent: delivery,
+        "handle",
+        address,
+        outcome = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// The span of a reply (or failure) to the message delivered in
+/// `delivery`.
+pub(crate) fn reply(delivery: &Span, address: &str) -> Span {
+    info_span!(
+        target: "codecbus_bus",
+        parent: delivery,
+        "reply",
+        address,
+        outcome = Empty,
+        otel.kind = "producer",
+        otel.status_code = Empty,
+    )
+}
+
+/// Records how the operation of `span` ended: `"ok"` or the error kind's
+/// name; an error also sets the OpenTelemetry status.
+pub(crate) fn outcome(span: &Span, failure: Option<&dyn std::fmt::Debug>) {
+    match failure {
+        None => {
+            span.record("outcome", "ok");
+        }
+        Some(kind) => {
+            span.record("outcome", tracing::field::debug(kind));
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// Records the encoded size of the message of the current span.
+#[cfg_attr(not(feature = "nats"), allow(dead_code))]
+pub(crate) fn body_size(bytes: usize) {
+    Span::current().record("body_size", as_i64(bytes));
+}
+
+/// A size as a signed integer: OpenTelemetry's integer attributes are
+/// `i64`, and an unsigned value would be exported as text.
+fn as_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn kind_name(kind: DeliveryKind) -> &'static str {
+    match kind {
+        DeliveryKind::Send => "send",
+        DeliveryKind::Publish => "publish",
+        DeliveryKind::Request => "request",
+        DeliveryKind::Reply => "reply",
+    }
+}
+
+/// Writes `span`'s context into `headers` as W3C Trace Context.
+#[cfg(feature = "opentelemetry")]
+pub(crate) fn inject(span: &Span, headers: &mut Headers) {
+    use opentelemetry::propagation::TextMapPropagator;
+    use opentelemetry_sdk::propagation::TraceContextPropagator;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    struct Carrier<'a>(&'a mut Headers);
+    impl opentelemetry::propagation::Injector for Carrier<'_> {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.insert(key, value);
+        }
+    }
+    let cx = span.context();
+    TraceContextPropagator::new().inject_context(&cx, &mut Carrier(headers));
+}
+
+/// Without the `opentelemetry` feature no context is written.
+#[cfg(not(feature = "opentelemetry"))]
+#[inline]
+pub(crate) fn inject(_span: &Span, _headers: &mut Headers) {}
+
+/// Makes the context `headers` carry (W3C Trace Context) the parent of
+/// `span`, which must not have been entered yet.
+#[cfg(feature = "opentelemetry")]
+fn adopt_remote_parent(span: &Span, headers: &Headers) {
+    use opentelemetry::propagation::TextMapPropagator;
+    use opentelemetry::trace::TraceContextExt;
+    use opentelemetry_sdk::propagation::TraceContextPropagator;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    struct Carrier<'a>(&'a Headers);
+    impl opentelemetry::propagation::Extractor for Carrier<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key)
+        }
+        fn keys(&self) -> Vec<&str> {
+            self.0.iter().map(|(name, _)| name).collect()
+        }
+    }
+    let cx = TraceContextPropagator::new().extract(&Carrier(headers));
+    if cx.span().span_context().is_valid() {
+        // Err only without the OpenTelemetry layer: nothing to link then.
+        let _ = span.set_parent(cx);
+    }
+}
+
+#[cfg(not(feature = "opentelemetry"))]
+#[cfg_attr(not(feature = "nats"), allow(dead_code))]
+fn adopt_remote_parent(_span: &Span, _headers: &Headers) {}

@@ -1,0 +1,355 @@
+//! Traces across nodes: the bus's spans, exported through
+//! `tracing-opentelemetry` to an in-memory OpenTelemetry exporter, form one
+//! trace per message with the right parent links, locally, across NATS
+//! (W3C Trace Context in the headers) and through a JetStream redelivery.
+//! Each test uses its own addresses and picks its spans by them; the
+//! subscriber and exporter are this binary's, installed once.
+#![cfg(all(feature = "opentelemetry", feature = "nats"))]
+
+mod common;
+#[path = "common/nats.rs"]
+mod harness;
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use codecbus_bus::{EventBus, Message};
+use opentelemetry::Value;
+use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use tracing_subscriber::layer::SubscriberExt;
+
+/// The exporter every span of this binary ends up in.
+fn exporter() -> &'static InMemorySpanExporter {
+    static EXPORTER: OnceLock<InMemorySpanExporter> = OnceLock::new();
+    EXPORTER.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let tracer = provider.tracer("codecbus-tests");
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
+        tracing::subscriber::set_global_default(subscriber).expect("install the test subscriber");
+        exporter
+    })
+}
+
+fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| &kv.value)
+}
+
+fn text(span: &SpanData, key: &str) -> Option<String> {
+    attribute(span, key).map(|v| v.as_str().into_owned())
+}
+
+/// The finished spans about `address`.
+fn spans_at(address: &str) -> Vec<SpanData> {
+    exporter()
+        .get_finished_spans()
+        .expect("read the exporter")
+        .into_iter()
+        .filter(|s| text(s, "address").as_deref() == Some(address))
+        .collect()
+}
+
+/// Waits until the spans about `address` have `names` (each as many times
+/// as listed, in any order), then returns them.
+async fn wait_for(address: &str, names: &[&str]) -> Vec<SpanData> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let spans = spans_at(address);
+        let mut found: Vec<&str> = spans.iter().map(|s| &*s.name).collect();
+        found.sort_unstable();
+        let mut wanted = names.to_vec();
+        wanted.sort_unstable();
+        if found == wanted {
+            return spans;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "spans at {address}: found {found:?}, waiting for {wanted:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn one<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
+    let mut matching = spans.iter().filter(|s| s.name == name);
+    let span = matching.next().unwrap_or_else(|| panic!("no {name} span"));
+    assert!(matching.next().is_none(), "more than one {name} span");
+    span
+}
+
+fn all<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+fn id(span: &SpanData) -> SpanId {
+    span.span_context.span_id()
+}
+
+fn trace(span: &SpanData) -> TraceId {
+    span.span_context.trace_id()
+}
+
+/// Asserts that `child`'s parent is `parent`, in the same trace.
+fn assert_child(child: &SpanData, parent: &SpanData) {
+    assert_eq!(
+        trace(child),
+        trace(parent),
+        "{} and {} in one trace",
+        child.name,
+        parent.name
+    );
+    assert_eq!(
+        child.parent_span_id,
+        id(parent),
+        "{}'s parent is {}",
+        child.name,
+        parent.name
+    );
+}
+
+async fn traced_node(url: &str) -> EventBus {
+    exporter();
+    EventBus::builder()
+        .traces(true)
+        .default_timeout(Duration::from_secs(5))
+        .nats(common::nats_options(url))
+        .connect()
+        .await
+        .expect("connect to the test server")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_and_its_reply_are_one_trace_across_nodes() {
+    let Some(server) =
+        harness::NatsServer::start("a_request_and_its_reply_are_one_trace_across_nodes")
+    else {
+        return;
+    };
+    let (a, b) = (
+        traced_node(&server.url()).await,
+        traced_node(&server.url()).await,
+    );
+    let _echo = b.consumer("trace.echo", |m: Message<String>| async move {
+        tracing::info!("handling"); // attributed to the handler's span
+        m.reply(m.body().to_uppercase())
+    });
+    b.flush().await.unwrap();
+
+    let reply: Message<String> = a.request("trace.echo", "hi".to_string()).await.unwrap();
+    assert_eq!(reply.body(), "HI");
+
+    let spans = wait_for(
+        "trace.echo",
+        &["request", "receive", "deliver", "handle", "reply"],
+    )
+    .await;
+    let request = one(&spans, "request");
+    let receive = one(&spans, "receive");
+    let deliver = one(&spans, "deliver");
+    let handle = one(&spans, "handle");
+    let reply_span = one(&spans, "reply");
+    assert_eq!(
+        request.parent_span_id,
+        SpanId::INVALID,
+        "the request starts the trace"
+    );
+    assert_child(receive, request);
+    assert_child(deliver, receive);
+    assert_child(handle, deliver);
+    assert_child(reply_span, deliver);
+    assert_eq!(text(request, "outcome").as_deref(), Some("ok"));
+    assert_eq!(text(handle, "outcome").as_deref(), Some("ok"));
+    assert_eq!(text(request, "codec").as_deref(), Some("string"));
+    let Some(Value::I64(size)) = attribute(request, "body_size") else {
+        panic!("the encoded size: {:?}", attribute(request, "body_size"));
+    };
+    assert!(*size > 2, "{size}");
+    assert_eq!(attribute(receive, "body_size"), Some(&Value::I64(*size)));
+    // The reply carries the reply span's context back, as W3C Trace Context.
+    let traceparent = reply.headers().get("traceparent").expect("traceparent");
+    assert_eq!(
+        traceparent,
+        format!("00-{}-{}-01", trace(request), id(reply_span))
+    );
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_to_two_nodes_is_one_trace() {
+    let Some(server) = harness::NatsServer::start("a_publish_to_two_nodes_is_one_trace") else {
+        return;
+    };
+    let url = server.url();
+    let (a, b, c) = (
+        traced_node(&url).await,
+        traced_node(&url).await,
+        traced_node(&url).await,
+    );
+    let _on_b = b.consumer("trace.news", |_m: Message<String>| async {});
+    let _on_c = c.consumer("trace.news", |_m: Message<String>| async {});
+    b.flush().await.unwrap();
+    c.flush().await.unwrap();
+
+    a.publish("trace.news", "extra".to_string()).await.unwrap();
+
+    let spans = wait_for(
+        "trace.news",
+        &[
+            "publish", "receive", "receive", "deliver", "deliver", "handle", "handle",
+        ],
+    )
+    .await;
+    let publish = one(&spans, "publish");
+    let receives = all(&spans, "receive");
+    for receive in &receives {
+        assert_child(receive, publish);
+        let deliver = spans
+            .iter()
+            .find(|s| s.name == "deliver" && s.parent_span_id == id(receive))
+            .expect("a delivery under each receive");
+        let handle = spans
+            .iter()
+            .find(|s| s.name == "handle" && s.parent_span_id == id(deliver))
+            .expect("a handler run under each delivery");
+        assert_child(handle, deliver);
+    }
+    assert_ne!(id(receives[0]), id(receives[1]));
+    for node in [a, b, c] {
+        node.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_request_is_one_trace_with_context_in_its_headers() {
+    exporter();
+    let bus = EventBus::builder().traces(true).build().unwrap();
+    let _c = bus.consumer("trace.local", |m: Message<u32>| async move {
+        let traceparent = m
+            .headers()
+            .get("traceparent")
+            .unwrap_or_default()
+            .to_owned();
+        m.reply(traceparent)
+    });
+    let reply: Message<String> = bus.request("trace.local", 1u32).await.unwrap();
+    let spans = wait_for("trace.local", &["request", "deliver", "handle", "reply"]).await;
+    let request = one(&spans, "request");
+    let deliver = one(&spans, "deliver");
+    assert_child(deliver, request);
+    assert_child(one(&spans, "handle"), deliver);
+    assert_child(one(&spans, "reply"), deliver);
+    // The consumer saw the requester's context in the headers.
+    assert_eq!(
+        reply.body(),
+        &format!("00-{}-{}-01", trace(request), id(request))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_marked_on_their_spans() {
+    exporter();
+    let bus = EventBus::builder().traces(true).build().unwrap();
+    let _c = bus.consumer(
+        "trace.fails",
+        |m: Message<u32>| async move { m.fail(3, "no") },
+    );
+    let err = bus.request::<u32>("trace.fails", 1u32).await.unwrap_err();
+    assert_eq!(err.failure_code(), 3);
+    assert!(bus.send("trace.nobody", 1u32).await.is_err());
+    let spans = wait_for("trace.fails", &["request", "deliver", "handle"]).await;
+    let request = one(&spans, "request");
+    assert_eq!(
+        text(request, "outcome").as_deref(),
+        Some("RecipientFailure")
+    );
+    assert!(matches!(
+        request.status,
+        opentelemetry::trace::Status::Error { .. }
+    ));
+    let send = wait_for("trace.nobody", &["send"]).await;
+    assert_eq!(text(&send[0], "outcome").as_deref(), Some("NoHandlers"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_traces_no_span_is_made() {
+    exporter();
+    let bus = EventBus::new();
+    let _c = bus.consumer("trace.off", |m: Message<u32>| async move { m.reply(2u32) });
+    let reply: Message<u32> = bus.request("trace.off", 1u32).await.unwrap();
+    assert_eq!(*reply.body(), 2);
+    assert!(reply.headers().get("traceparent").is_none());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(spans_at("trace.off").is_empty());
+}
+
+#[cfg(feature = "jetstream")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivered_durable_message_stays_in_its_trace() {
+    use codecbus_bus::{DurableOptions, NatsOptions};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    let Some(server) = harness::start_jetstream("a_redelivered_durable_message_stays_in_its_trace")
+    else {
+        return;
+    };
+    exporter();
+    let durable = DurableOptions::new()
+        .ack_wait(Duration::from_secs(2))
+        .redelivery_delay(Duration::from_millis(50))
+        .max_deliveries(3);
+    let bus = EventBus::builder()
+        .traces(true)
+        .nats(
+            NatsOptions::new(server.url())
+                .connection_name("traced")
+                .durable("trace.durable", durable),
+        )
+        .connect()
+        .await
+        .unwrap();
+    let calls = Arc::new(AtomicU32::new(0));
+    let seen = Arc::clone(&calls);
+    let _c = bus.consumer("trace.durable", move |m: Message<u32>| {
+        let first = seen.fetch_add(1, Ordering::SeqCst) == 0;
+        async move {
+            if first {
+                Err(format!("not yet ({})", m.body()))
+            } else {
+                Ok(())
+            }
+        }
+    });
+    bus.flush().await.unwrap();
+    bus.send("trace.durable", 7u32).await.unwrap();
+
+    let spans = wait_for(
+        "trace.durable",
+        &[
+            "send", "receive", "receive", "deliver", "deliver", "handle", "handle",
+        ],
+    )
+    .await;
+    let send = one(&spans, "send");
+    let mut deliveries: Vec<i64> = all(&spans, "receive")
+        .into_iter()
+        .map(|receive| {
+            assert_child(receive, send);
+            match attribute(receive, "delivery") {
+                Some(Value::I64(n)) => *n,
+                other => panic!("delivery: {other:?}"),
+            }
+        })
+        .collect();
+    deliveries.sort_unstable();
+    assert_eq!(deliveries, [1, 2]);
+    bus.close().await;
+}
