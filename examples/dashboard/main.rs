@@ -250,7 +250,8 @@ fn ongoing(bus: &EventBus, rate: u32) -> Vec<MessageConsumer> {
 
     // Ten ticks a second.
     let per_tick = f64::from(rate) / 10.0;
-    let sent = Arc::new(AtomicU64::new(0));
+    // Numbers the requests, so each asks its own delay (see `quotes`).
+    let asked = Arc::new(AtomicU64::new(0));
     let bus = bus.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -269,11 +270,11 @@ fn ongoing(bus: &EventBus, rate: u32) -> Vec<MessageConsumer> {
                 let _ = bus.publish(PRICES, t).await;
             }
             // Requests run side by side, so a slow one does not slow the ticks.
-            for i in 0..n.div_ceil(2) {
+            for _ in 0..n.div_ceil(2) {
                 let bus = bus.clone();
-                let sent = Arc::clone(&sent);
+                // Below 1000, so it fits.
+                let k = (asked.fetch_add(1, Ordering::Relaxed) % 1000) as u32;
                 tokio::spawn(async move {
-                    let k = u32::try_from(sent.fetch_add(1, Ordering::Relaxed) % 1000).unwrap_or(i);
                     let _ = bus.request::<u64>(QUOTES, k).await;
                 });
             }
@@ -284,7 +285,7 @@ fn ongoing(bus: &EventBus, rate: u32) -> Vec<MessageConsumer> {
                 expect_failure(&bus, NOWHERE, t, RequestErrorKind::NoHandlers).await;
             }
             // Waves of audit messages: 10 a second for 6 s, then none for
-            // 6 s, so its queue (drained at 5 a second) grows and empties.
+            // 6 s, so its queue (drained at 5 a second) grows and drains.
             if (t / 60) % 2 == 0 {
                 let _ = bus.send(AUDIT, t).await;
             }
