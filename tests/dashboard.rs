@@ -218,3 +218,35 @@ fn the_page_shows_the_burst() {
     }
     drop(example);
 }
+
+#[test]
+fn bad_flags_and_a_taken_port_are_errors() {
+    let binary = support::example("dashboard", &["metrics"]);
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(&binary)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the example");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+
+    let (code, stderr) = run(&["--orders", "3"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("the burst counts need --burst"), "{stderr}");
+    let (code, stderr) = run(&["--rate", "0"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--rate must be at least 1"), "{stderr}");
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let listen = taken.local_addr().expect("local address").to_string();
+    let (code, stderr) = run(&["--listen", &listen, "--burst", "--seconds", "0"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on {listen}")),
+        "{stderr}"
+    );
+}

@@ -148,3 +148,40 @@ fn the_example_serves_its_traffic_as_prometheus_text() {
     );
     drop(example);
 }
+
+#[test]
+fn bad_flags_and_a_taken_port_are_errors() {
+    let binary = support::example("prometheus", &["metrics"]);
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(&binary)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the example");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+
+    let (code, stderr) = run(&["--orders", "many"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--orders: cannot read \"many\""),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&["--listen"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--listen needs a value"), "{stderr}");
+
+    // A port something else listens on: an error naming it, no panic.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let listen = taken.local_addr().expect("local address").to_string();
+    let (code, stderr) = run(&["--listen", &listen, "--seconds", "0"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot serve metrics on {listen}")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
