@@ -145,13 +145,67 @@
 //! A paused consumer ([`MessageConsumer::pause`]) keeps queueing until its
 //! queue is full; a stream consumer's queue fills while it is not polled.
 //!
-//! # Interceptors and tracing
+//! # Interceptors and logs
 //!
 //! Outbound and inbound interceptors ([`EventBusBuilder::outbound_interceptor`],
 //! [`EventBusBuilder::inbound_interceptor`]) see the address, headers, codec
 //! name and delivery kind of every message and may change headers or drop
 //! it. The bus emits `tracing` events at debug level (registration, delivery,
 //! refusals, timeouts) and at warn level for a panicking handler.
+//!
+//! # Traces
+//!
+//! A bus built with [`EventBusBuilder::traces`]`(true)` makes `tracing`
+//! spans (target `codecbus_bus`, level INFO) for each message:
+//!
+//! | span | where | parent | fields |
+//! |---|---|---|---|
+//! | `send`, `publish`, `request` | the sender, for the whole call (a request: until its reply) | the caller's current span | `address`, `codec`, `body_size` (encoded, cluster only), `outcome` (`ok` or the error kind) |
+//! | `receive` | a node, for a message from the cluster | the sender's span, from the headers (feature `opentelemetry`) | `address`, `codec`, `body_size`, `delivery` (durable addresses) |
+//! | `deliver` | from enqueueing to the consumer until it is done with the message | the operation's span, or `receive` | `address`, `kind` |
+//! | `handle` | a handler's run; what the handler logs is attributed to it | `deliver` | `address`, `outcome` (`ok`, `panic`) |
+//! | `reply` | [`Message::reply`] and [`Message::fail`] | `deliver` | `address`, `outcome` |
+//!
+//! The spans carry `otel.kind` and, on failure, `otel.status_code`, which
+//! `tracing-opentelemetry` maps to OpenTelemetry's span kind and status.
+//! With the feature `opentelemetry`, the bus writes the context of each
+//! `send`, `publish`, `request` and `reply` span into the message headers
+//! as W3C Trace Context (`traceparent`, `tracestate`), in process and over
+//! NATS, and a node takes it from there as the parent of its `receive`
+//! span: one trace follows a message from node to node, through its reply,
+//! and through every redelivery of a durable message (the stored headers
+//! carry it). That needs the `tracing-opentelemetry` layer in the
+//! program's subscriber; without it no context is written. A further turn
+//! of a conversation ([`Message::reply_and_request`]) has no spans of its
+//! own.
+//!
+//! With traces off (the default) no span is made and nothing is written
+//! into headers. What traces cost per round trip is measured in the
+//! README ("What observability costs").
+//!
+//! ```
+//! use codecbus_bus::{EventBus, Message};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let bus = EventBus::builder().traces(true).build().unwrap();
+//! let _c = bus.consumer("audit", |m: Message<String>| async move {
+//!     tracing::info!(entry = %m.body(), "stored"); // inside the `handle` span
+//! });
+//! bus.send("audit", "login".to_string()).await.unwrap();
+//! # }
+//! ```
+//!
+//! # Metrics
+//!
+//! With the feature `metrics`, `EventBusBuilder::metrics` reports each
+//! address's traffic through the `metrics` crate facade: counters of sent,
+//! published, received, delivered, refused, discarded, dropped and
+//! undecodable messages and of reply failures, gauges of consumers and
+//! pending messages, histograms of handler time, request round trip and
+//! encoded size, named after Vert.x's event-bus metrics. `MetricsOptions`
+//! sets the prefix and keeps the address labels bounded. The README
+//! ("Metrics and a live view") lists the series.
 //!
 //! # Shutdown
 //!
