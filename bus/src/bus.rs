@@ -21,7 +21,7 @@ use crate::metrics::Metrics;
 use crate::options::{ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DEFAULT_TIMEOUT, DeliveryOptions};
 use crate::registry::Registry;
 use crate::report::PublishReport;
-use crate::routing;
+use crate::routing::{self, Quiet};
 use crate::state::State;
 use crate::telemetry::Telemetry;
 use crate::transport::RemoteTransport;
@@ -857,7 +857,20 @@ impl EventBus {
         body: B,
         options: DeliveryOptions,
     ) -> Result<(), SendError> {
-        routing::send(&self.state, address, body.into_arc(), options).await
+        let body = body.into_arc();
+        match routing::observation(&self.state, address) {
+            None => routing::send(&self.state, Quiet, address, body, options).await,
+            Some(o) => {
+                Box::pin(routing::observed_send(
+                    &self.state,
+                    o,
+                    address,
+                    body,
+                    options,
+                ))
+                .await
+            }
+        }
     }
 
     // ----- publish -----
@@ -943,7 +956,20 @@ impl EventBus {
         body: B,
         options: DeliveryOptions,
     ) -> Result<PublishReport, PublishError> {
-        routing::publish(&self.state, address, body.into_arc(), options).await
+        let body = body.into_arc();
+        match routing::observation(&self.state, address) {
+            None => routing::publish(&self.state, Quiet, address, body, options).await,
+            Some(o) => {
+                Box::pin(routing::observed_publish(
+                    &self.state,
+                    o,
+                    address,
+                    body,
+                    options,
+                ))
+                .await
+            }
+        }
     }
 
     // ----- request -----
@@ -1060,7 +1086,20 @@ impl EventBus {
         B: IntoBody,
         R: MessageCodec + Send + Sync + 'static,
     {
-        let env = routing::request(&self.state, address, body.into_arc(), options).await?;
+        let body = body.into_arc();
+        let env = match routing::observation(&self.state, address) {
+            None => routing::request(&self.state, Quiet, address, body, options).await?,
+            Some(o) => {
+                Box::pin(routing::observed_request(
+                    &self.state,
+                    o,
+                    address,
+                    body,
+                    options,
+                ))
+                .await?
+            }
+        };
         Message::from_reply(env, &self.state)
     }
 }

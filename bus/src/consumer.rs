@@ -308,30 +308,20 @@ async fn dispatch<T, F, Fut>(
         // A durable delivery is acknowledged once the handler returned Ok.
         let ack = message.ack_after_handler();
         let start = rx.probe().and_then(|p| p.start());
-        let span = message.span().map(|d| spans::handle(d, &address));
         // Catch a panic both while creating the future and while polling it.
-        let made = {
-            let _entered = span.as_ref().map(tracing::Span::enter);
-            std::panic::catch_unwind(AssertUnwindSafe(|| handler(message)))
-        };
-        let result = match (made, &span) {
-            (Ok(future), None) => AssertUnwindSafe(future).catch_unwind().await,
-            (Ok(future), Some(span)) => {
-                AssertUnwindSafe(future)
-                    .catch_unwind()
-                    .instrument(span.clone())
-                    .await
+        let result = match message.span().map(|d| spans::handle(d, &address)) {
+            None => match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
+                Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+                Err(panic) => Err(panic),
+            },
+            Some(span) => {
+                let made = span
+                    .in_scope(|| std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))));
+                Box::pin(traced_run(made, span)).await
             }
-            (Err(panic), _) => Err(panic),
         };
         if let (Some(start), Some(probe)) = (start, rx.probe()) {
             probe.processing_time(start.seconds());
-        }
-        if let Some(span) = &span {
-            match &result {
-                Ok(_) => spans::outcome(span, None),
-                Err(_) => spans::outcome(span, Some(&"panic")),
-            }
         }
         match result {
             Ok(output) => {
@@ -357,6 +347,30 @@ async fn dispatch<T, F, Fut>(
     }
     let n = rx.discard_all_in_flight().await;
     discarded(&rx, &inner, n);
+}
+
+/// The rest of a handler's run in its span (traces on): polls the future
+/// `made` in it, catching a panic, and records the outcome.
+#[inline(never)]
+async fn traced_run<Fut: Future>(
+    made: std::thread::Result<Fut>,
+    span: tracing::Span,
+) -> std::thread::Result<Fut::Output> {
+    let result = match made {
+        Ok(future) => {
+            AssertUnwindSafe(future)
+                .catch_unwind()
+                .instrument(span.clone())
+                .await
+        }
+        Err(panic) => Err(panic),
+    };
+    let failure = match &result {
+        Ok(_) => None,
+        Err(_) => Some("panic"),
+    };
+    spans::outcome(&span, failure);
+    result
 }
 
 /// Counts `n` messages discarded from `rx`'s queue.

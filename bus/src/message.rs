@@ -15,7 +15,7 @@ use crate::options::DeliveryOptions;
 use crate::reply::{self, Closed, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
 use crate::routing;
 use crate::state::State;
-use crate::telemetry::spans;
+use crate::telemetry::spans::{self, SpanSlot};
 use crate::transport::local::Envelope;
 use crate::waiting;
 
@@ -61,7 +61,7 @@ pub struct Message<T> {
     /// How many times the message was delivered (1 unless durable).
     delivery: u32,
     /// The delivery's span (traces on): open while the message lives.
-    span: Option<Box<tracing::Span>>,
+    span: SpanSlot,
 }
 
 /// The acknowledgement of a durable delivery, a reply cell the transport
@@ -169,13 +169,13 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             reply: reply.map(|turn| (turn.tx, Arc::clone(inner))),
             ack: None,
             delivery: 1,
-            span: None,
+            span: SpanSlot::NONE,
         })
     }
 
     /// The delivery's span (traces on).
     pub(crate) fn span(&self) -> Option<&tracing::Span> {
-        self.span.as_deref()
+        self.span.get()
     }
 
     /// Hands a durable delivery's acknowledgement to the consumer's
@@ -376,19 +376,44 @@ impl<T> Message<T> {
     fn send_reply<R: Send + Sync + 'static>(
         &self,
         body: Arc<R>,
+        headers: Headers,
+        answer: Option<(ReplyTx, Duration)>,
+    ) -> Result<(), ReplyError> {
+        match self.span.get() {
+            None => self.complete_reply(body, headers, answer),
+            Some(delivery) => self.traced_reply(delivery, body, headers, answer),
+        }
+    }
+
+    /// [`send_reply`](Self::send_reply) in a `reply` span (traces on), its
+    /// context in the reply's headers.
+    #[inline(never)]
+    fn traced_reply<R: Send + Sync + 'static>(
+        &self,
+        delivery: &tracing::Span,
+        body: Arc<R>,
+        mut headers: Headers,
+        answer: Option<(ReplyTx, Duration)>,
+    ) -> Result<(), ReplyError> {
+        let span = spans::reply(delivery, &self.address);
+        let _entered = span.enter();
+        spans::inject(&span, &mut headers);
+        let result = self.complete_reply(body, headers, answer);
+        spans::result(&span, &result);
+        result
+    }
+
+    fn complete_reply<R: Send + Sync + 'static>(
+        &self,
+        body: Arc<R>,
         mut headers: Headers,
         answer: Option<(ReplyTx, Duration)>,
     ) -> Result<(), ReplyError> {
         let Some((tx, inner)) = &self.reply else {
             return Err(self.reply_error(ReplyErrorKind::NoReplyExpected, body));
         };
-        let span = self.span.as_deref().map(|d| spans::reply(d, &self.address));
-        let _entered = span.as_ref().map(tracing::Span::enter);
         if !routing::intercept_out::<R>(inner, &self.address, &mut headers, DeliveryKind::Reply) {
             return Err(self.reply_error(ReplyErrorKind::Dropped, body));
-        }
-        if let Some(span) = &span {
-            spans::inject(span, &mut headers);
         }
         let env = ReplyEnvelope {
             address: Arc::clone(&self.address),
@@ -406,9 +431,6 @@ impl<T> Message<T> {
             return Err(self.closed_error(closed, body));
         }
         crate::metrics::bump(&inner.counters.replies, 1);
-        if let Some(span) = &span {
-            spans::outcome(span, None);
-        }
         Ok(())
     }
 
@@ -590,13 +612,30 @@ impl<T> Message<T> {
     /// redelivery delay, and after its maximum number of deliveries it goes
     /// to the dead-letter address with `message` as the reason.
     pub fn fail(&self, code: i32, message: impl Into<String>) -> Result<(), ReplyError> {
+        let message = message.into();
+        match self.span.get() {
+            None => self.complete_failure(code, message),
+            Some(delivery) => {
+                let span = spans::reply(delivery, &self.address);
+                let result = span.in_scope(|| self.complete_failure(code, message));
+                let failure = match &result {
+                    Ok(()) => "RecipientFailure".to_owned(),
+                    Err(err) => format!("{:?}", err.kind()),
+                };
+                spans::outcome(&span, Some(&failure));
+                result
+            }
+        }
+    }
+
+    fn complete_failure(&self, code: i32, message: String) -> Result<(), ReplyError> {
         if let Some(ack) = &self.ack {
             return ack
                 .tx
                 .complete(Outcome::Failure(Failure {
                     kind: RequestErrorKind::RecipientFailure,
                     code,
-                    message: message.into(),
+                    message,
                 }))
                 .map_err(|(closed, _)| self.closed_error(closed, None));
         }
@@ -617,7 +656,7 @@ impl<T> Message<T> {
         tx.complete(Outcome::Failure(Failure {
             kind: RequestErrorKind::RecipientFailure,
             code,
-            message: message.into(),
+            message,
         }))
         .map_err(|(closed, _)| self.closed_error(closed, None))
     }

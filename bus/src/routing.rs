@@ -47,10 +47,9 @@ fn dropped_error<K: OperationKind>(address: &str, body: AnyBody) -> crate::error
     .with_body(body)
 }
 
-fn outbound<T: 'static>(
+fn outbound<'o, T: 'static>(
     state: &State,
-    probe: Option<&Arc<Probe>>,
-    traced: bool,
+    observer: impl Observer<'o>,
     address: &str,
     headers: Headers,
     body: AnyBody,
@@ -61,9 +60,69 @@ fn outbound<T: 'static>(
         headers,
         body,
         codec: state.registry().by_type(TypeId::of::<T>()),
-        probe: probe.cloned(),
-        traced,
+        probe: observer.probe().cloned(),
+        traced: observer.span().is_some(),
     }
+}
+
+/// What an operation reports beyond the bus counters. The default,
+/// [`Quiet`], reports nothing and compiles to nothing: with metrics and
+/// traces off an operation runs the same code as without them.
+/// [`Observed`] holds the address's metric handles and the operation's
+/// span.
+pub(crate) trait Observer<'a>: Copy {
+    fn probe(self) -> Option<&'a Arc<Probe>>;
+    fn span(self) -> Option<&'a Span>;
+}
+
+/// Reports nothing (metrics and traces off).
+#[derive(Clone, Copy)]
+pub(crate) struct Quiet;
+
+impl<'a> Observer<'a> for Quiet {
+    #[inline(always)]
+    fn probe(self) -> Option<&'a Arc<Probe>> {
+        None
+    }
+
+    #[inline(always)]
+    fn span(self) -> Option<&'a Span> {
+        None
+    }
+}
+
+/// The metric handles and span of an observed operation.
+#[derive(Clone, Copy)]
+struct Observed<'a> {
+    probe: Option<&'a Arc<Probe>>,
+    span: Option<&'a Span>,
+}
+
+impl<'a> Observer<'a> for Observed<'a> {
+    fn probe(self) -> Option<&'a Arc<Probe>> {
+        self.probe
+    }
+
+    fn span(self) -> Option<&'a Span> {
+        self.span
+    }
+}
+
+/// What an operation at an address is to report, when metrics or traces
+/// are on: `None` means quiet. The caller then runs the quiet operation
+/// (`send`, `publish`, `request` with [`Quiet`]) or the observed one,
+/// boxed so that its larger future stays out of every caller's.
+pub(crate) fn observation(state: &State, address: &str) -> Option<Observation> {
+    let probe = state.telemetry.probe(address);
+    if probe.is_none() && !state.telemetry.traces() {
+        return None;
+    }
+    Some(Observation { probe })
+}
+
+/// See [`observation`].
+pub(crate) struct Observation {
+    probe: Option<Arc<Probe>>,
 }
 
 /// The codec name of `T` for a span (its Rust type when unregistered).
@@ -73,10 +132,6 @@ fn codec_name<T: 'static>(state: &State) -> &'static str {
         .registry()
         .name_of(TypeId::of::<T>())
         .unwrap_or_else(type_name::<T>)
-}
-
-fn as_debug<K: std::fmt::Debug>(kind: &K) -> &dyn std::fmt::Debug {
-    kind
 }
 
 /// Runs the outbound interceptors; `false` when the message was dropped
@@ -153,9 +208,9 @@ fn intercept(
 }
 
 /// Point-to-point local delivery of a typed body.
-fn deliver_one<T, K>(
+fn deliver_one<'o, T, K>(
     state: &State,
-    probe: Option<&Probe>,
+    observer: impl Observer<'o>,
     address: &str,
     body: Arc<T>,
     headers: Headers,
@@ -176,6 +231,7 @@ where
         kind,
         reply,
     );
+    let probe = observer.probe().map(|p| &**p);
     if let Some(probe) = probe {
         probe.received(Side::Local);
     }
@@ -193,9 +249,11 @@ where
     }
 }
 
-/// `EventBus::send_with`.
-pub(crate) async fn send<T>(
+/// `send` with metrics or traces on: in the `send` span, if traced.
+#[inline(never)]
+pub(crate) async fn observed_send<T>(
     state: &State,
+    observation: Observation,
     address: &str,
     body: Arc<T>,
     options: DeliveryOptions,
@@ -203,28 +261,27 @@ pub(crate) async fn send<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
+    let probe = observation.probe.as_ref();
     if !state.telemetry.traces() {
-        return send_to(state, None, address, body, options).await;
+        let observer = Observed { probe, span: None };
+        return send(state, observer, address, body, options).await;
     }
     let span = spans::send(address, codec_name::<T>(state));
-    let result = send_to(state, Some(&span), address, body, options)
+    let observer = Observed {
+        probe,
+        span: Some(&span),
+    };
+    let result = send(state, observer, address, body, options)
         .instrument(span.clone())
         .await;
-    spans::outcome(
-        &span,
-        result
-            .as_ref()
-            .err()
-            .map(|e| e.kind())
-            .as_ref()
-            .map(as_debug),
-    );
+    spans::result(&span, &result);
     result
 }
 
-async fn send_to<T>(
+/// `EventBus::send_with`.
+pub(crate) async fn send<'o, T>(
     state: &State,
-    span: Option<&Span>,
+    observer: impl Observer<'o>,
     address: &str,
     body: Arc<T>,
     options: DeliveryOptions,
@@ -233,31 +290,23 @@ where
     T: MessageCodec + Send + Sync + 'static,
 {
     let (_, mut headers, local_only) = options.into_parts();
-    let probe = state.telemetry.probe(address);
     bump(&state.counters.sent, 1);
-    if let Some(probe) = &probe {
+    if let Some(probe) = observer.probe() {
         probe.sent();
     }
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Send) {
         return Err(dropped_error(address, body));
     }
-    if let Some(span) = span {
+    if let Some(span) = observer.span() {
         spans::inject(span, &mut headers);
     }
     if let Some(remote) = state.remote_for_one(address, local_only) {
-        let out = outbound::<T>(
-            state,
-            probe.as_ref(),
-            span.is_some(),
-            address,
-            headers,
-            body,
-        );
+        let out = outbound::<T>(state, observer, address, headers, body);
         return remote.send(out).await;
     }
     deliver_one::<T, SendErrorKind>(
         state,
-        probe.as_deref(),
+        observer,
         address,
         body,
         headers,
@@ -266,9 +315,11 @@ where
     )
 }
 
-/// `EventBus::publish_with`.
-pub(crate) async fn publish<T>(
+/// `publish` with metrics or traces on: in the `publish` span, if traced.
+#[inline(never)]
+pub(crate) async fn observed_publish<T>(
     state: &State,
+    observation: Observation,
     address: &str,
     body: Arc<T>,
     options: DeliveryOptions,
@@ -276,28 +327,27 @@ pub(crate) async fn publish<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
+    let probe = observation.probe.as_ref();
     if !state.telemetry.traces() {
-        return publish_to(state, None, address, body, options).await;
+        let observer = Observed { probe, span: None };
+        return publish(state, observer, address, body, options).await;
     }
     let span = spans::publish(address, codec_name::<T>(state));
-    let result = publish_to(state, Some(&span), address, body, options)
+    let observer = Observed {
+        probe,
+        span: Some(&span),
+    };
+    let result = publish(state, observer, address, body, options)
         .instrument(span.clone())
         .await;
-    spans::outcome(
-        &span,
-        result
-            .as_ref()
-            .err()
-            .map(|e| e.kind())
-            .as_ref()
-            .map(as_debug),
-    );
+    spans::result(&span, &result);
     result
 }
 
-async fn publish_to<T>(
+/// `EventBus::publish_with`.
+pub(crate) async fn publish<'o, T>(
     state: &State,
-    span: Option<&Span>,
+    observer: impl Observer<'o>,
     address: &str,
     body: Arc<T>,
     options: DeliveryOptions,
@@ -306,15 +356,15 @@ where
     T: MessageCodec + Send + Sync + 'static,
 {
     let (_, mut headers, local_only) = options.into_parts();
-    let probe = state.telemetry.probe(address);
+    let probe = observer.probe().map(|p| &**p);
     bump(&state.counters.published, 1);
-    if let Some(probe) = &probe {
+    if let Some(probe) = probe {
         probe.published();
     }
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Publish) {
         return Err(dropped_error(address, body));
     }
-    if let Some(span) = span {
+    if let Some(span) = observer.span() {
         spans::inject(span, &mut headers);
     }
     let scope = match state.remote(local_only) {
@@ -323,8 +373,7 @@ where
             // through the cluster, once each; local-only ones here.
             let out = outbound::<T>(
                 state,
-                probe.as_ref(),
-                span.is_some(),
+                observer,
                 address,
                 headers.clone(),
                 Arc::clone(&body) as AnyBody,
@@ -345,12 +394,12 @@ where
     );
     let counters = &state.counters;
     let to_cluster = scope == Scope::LocalOnly;
-    if let Some(probe) = &probe
+    if let Some(probe) = probe
         && (!to_cluster || fan.address.is_some())
     {
         probe.received(Side::Local);
     }
-    fan.count(counters, probe.as_deref());
+    fan.count(counters, probe);
     tracing::debug!(
         address,
         delivered = fan.delivered,
@@ -367,7 +416,7 @@ where
             match fan.mismatch_type {
                 Some(expected) if fan.address.is_some() => Refusal::TypeMismatch(expected),
                 _ => {
-                    Refusal::NoHandlers.count(counters, probe.as_deref());
+                    Refusal::NoHandlers.count(counters, probe);
                     Refusal::NoHandlers
                 }
             }
@@ -387,11 +436,13 @@ where
     ))
 }
 
-/// `EventBus::request_with`, up to the reply's envelope. With metrics on,
-/// a request that fails counts as a reply failure of its kind, and one
+/// `request` with metrics or traces on: in the `request` span, if
+/// traced; a request that fails counts as a reply failure of its kind, one
 /// that is answered records its round trip.
-pub(crate) async fn request<T>(
+#[inline(never)]
+pub(crate) async fn observed_request<T>(
     state: &Arc<State>,
+    observation: Observation,
     address: &str,
     body: Arc<T>,
     options: DeliveryOptions,
@@ -399,28 +450,25 @@ pub(crate) async fn request<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
-    let probe = state.telemetry.probe(address);
-    if probe.is_none() && !state.telemetry.traces() {
-        return request_to(state, None, None, address, body, options).await;
-    }
+    let probe = observation.probe;
     let start = probe.as_ref().and_then(|p| p.start());
     let result = if state.telemetry.traces() {
         let span = spans::request(address, codec_name::<T>(state));
-        let result = request_to(state, probe.as_ref(), Some(&span), address, body, options)
+        let observer = Observed {
+            probe: probe.as_ref(),
+            span: Some(&span),
+        };
+        let result = request(state, observer, address, body, options)
             .instrument(span.clone())
             .await;
-        spans::outcome(
-            &span,
-            result
-                .as_ref()
-                .err()
-                .map(|e| e.kind())
-                .as_ref()
-                .map(as_debug),
-        );
+        spans::result(&span, &result);
         result
     } else {
-        request_to(state, probe.as_ref(), None, address, body, options).await
+        let observer = Observed {
+            probe: probe.as_ref(),
+            span: None,
+        };
+        request(state, observer, address, body, options).await
     };
     if let Some(probe) = &probe {
         match &result {
@@ -435,10 +483,10 @@ where
     result
 }
 
-async fn request_to<T>(
+/// `EventBus::request_with`, up to the reply's envelope.
+pub(crate) async fn request<'o, T>(
     state: &Arc<State>,
-    probe: Option<&Arc<Probe>>,
-    span: Option<&Span>,
+    observer: impl Observer<'o>,
     address: &str,
     body: Arc<T>,
     options: DeliveryOptions,
@@ -449,23 +497,23 @@ where
     let (timeout, mut headers, local_only) = options.into_parts();
     let timeout = timeout.unwrap_or(state.default_timeout);
     let id = bump(&state.counters.sent, 1);
-    if let Some(probe) = probe {
+    if let Some(probe) = observer.probe() {
         probe.sent();
     }
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Request) {
         return Err(dropped_error(address, body));
     }
-    if let Some(span) = span {
+    if let Some(span) = observer.span() {
         spans::inject(span, &mut headers);
     }
     if let Some(remote) = state.remote_for_one(address, local_only) {
-        let out = outbound::<T>(state, probe, span.is_some(), address, headers, body);
+        let out = outbound::<T>(state, observer, address, headers, body);
         return remote.request(out, timeout, Arc::clone(state) as _).await;
     }
     let (tx, rx) = reply::channel();
     deliver_one::<T, RequestErrorKind>(
         state,
-        probe.map(|p| &**p),
+        observer,
         address,
         body,
         headers,

@@ -264,7 +264,16 @@ async fn failures_are_marked_on_their_spans() {
     let err = bus.request::<u32>("trace.fails", 1u32).await.unwrap_err();
     assert_eq!(err.failure_code(), 3);
     assert!(bus.send("trace.nobody", 1u32).await.is_err());
-    let spans = wait_for("trace.fails", &["request", "deliver", "handle"]).await;
+    let spans = wait_for("trace.fails", &["request", "deliver", "handle", "reply"]).await;
+    // `fail` is the delivery's reply, a failure; the handler itself
+    // returned normally.
+    let reply = one(&spans, "reply");
+    assert_child(reply, one(&spans, "deliver"));
+    assert_eq!(text(reply, "outcome").as_deref(), Some("RecipientFailure"));
+    assert_eq!(
+        text(one(&spans, "handle"), "outcome").as_deref(),
+        Some("ok")
+    );
     let request = one(&spans, "request");
     assert_eq!(
         text(request, "outcome").as_deref(),

@@ -321,6 +321,23 @@ mod enabled {
         }
     }
 
+    /// A consumer queue's handles (`None` with metrics off).
+    #[derive(Clone)]
+    pub(crate) struct ProbeRef(Option<std::sync::Arc<Probe>>);
+
+    impl ProbeRef {
+        #[inline]
+        pub(crate) fn get(&self) -> Option<&Probe> {
+            self.0.as_deref()
+        }
+    }
+
+    impl From<Option<std::sync::Arc<Probe>>> for ProbeRef {
+        fn from(probe: Option<std::sync::Arc<Probe>>) -> Self {
+            Self(probe)
+        }
+    }
+
     /// The cluster client's counter of messages it dropped.
     pub(crate) struct RemoteDropped(pub(crate) Counter);
 
@@ -404,6 +421,24 @@ mod disabled {
     impl Start {
         pub(crate) fn seconds(self) -> f64 {
             match self {}
+        }
+    }
+
+    /// A consumer queue's handles: none without the `metrics` feature, so
+    /// nothing is stored or tested.
+    #[derive(Clone)]
+    pub(crate) struct ProbeRef;
+
+    impl ProbeRef {
+        #[inline(always)]
+        pub(crate) fn get(&self) -> Option<&Probe> {
+            None
+        }
+    }
+
+    impl From<Option<std::sync::Arc<Probe>>> for ProbeRef {
+        fn from(_: Option<std::sync::Arc<Probe>>) -> Self {
+            Self
         }
     }
 

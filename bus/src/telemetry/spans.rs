@@ -19,6 +19,45 @@ use tracing::{Span, info_span};
 use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
 
+/// A delivery's span, travelling with the message: empty (one null
+/// pointer) unless traces are on. Dropping an empty one is a test of the
+/// pointer, the span's own drop kept out of line.
+#[derive(Default)]
+pub(crate) struct SpanSlot(Option<Box<Span>>);
+
+impl SpanSlot {
+    /// No span (traces off).
+    pub(crate) const NONE: Self = Self(None);
+
+    /// A new `deliver` span (see [`deliver`]).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn deliver(address: &str, kind: DeliveryKind) -> Self {
+        Self(Some(Box::new(deliver(address, kind))))
+    }
+
+    /// The span, if there is one.
+    #[inline]
+    pub(crate) fn get(&self) -> Option<&Span> {
+        self.0.as_deref()
+    }
+}
+
+impl Drop for SpanSlot {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(span) = self.0.take() {
+            close(span);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn close(span: Box<Span>) {
+    drop(span);
+}
+
 /// The span of a `send`.
 pub(crate) fn send(address: &str, codec: &str) -> Span {
     info_span!(
@@ -119,17 +158,29 @@ pub(crate) fn reply(delivery: &Span, address: &str) -> Span {
     )
 }
 
-/// Records how the operation of `span` ended: `"ok"` or the error kind's
-/// name; an error also sets the OpenTelemetry status.
-pub(crate) fn outcome(span: &Span, failure: Option<&dyn std::fmt::Debug>) {
+/// Records how the operation of `span` ended: `"ok"` without a failure,
+/// else the failure (an error kind's name); a failure also sets the
+/// OpenTelemetry status.
+pub(crate) fn outcome(span: &Span, failure: Option<&str>) {
     match failure {
         None => {
             span.record("outcome", "ok");
         }
-        Some(kind) => {
-            span.record("outcome", tracing::field::debug(kind));
+        Some(failure) => {
+            span.record("outcome", failure);
             span.record("otel.status_code", "ERROR");
         }
+    }
+}
+
+/// [`outcome`] for an operation's result, by its error's kind.
+pub(crate) fn result<T, K: Copy + std::fmt::Debug>(
+    span: &Span,
+    result: &Result<T, crate::error::Error<K>>,
+) {
+    match result {
+        Ok(_) => outcome(span, None),
+        Err(err) => outcome(span, Some(&format!("{:?}", err.kind()))),
     }
 }
 

@@ -28,8 +28,8 @@ use crate::headers::Headers;
 use crate::interceptor::DeliveryKind;
 use crate::metrics::{Counters, bump};
 use crate::reply::ReplyTx;
-use crate::telemetry::probe::{Probe, RefusedBy};
-use crate::telemetry::spans;
+use crate::telemetry::probe::{Probe, ProbeRef, RefusedBy};
+use crate::telemetry::spans::SpanSlot;
 
 /// One message on its way to one consumer.
 pub(crate) struct Envelope {
@@ -40,7 +40,7 @@ pub(crate) struct Envelope {
     pub(crate) kind: DeliveryKind,
     pub(crate) reply: Option<ReplyTx>,
     /// The delivery's span (traces on).
-    pub(crate) span: Option<Box<tracing::Span>>,
+    pub(crate) span: SpanSlot,
 }
 
 #[derive(Clone)]
@@ -308,6 +308,16 @@ pub(crate) fn count_delivered(counters: &Counters, probe: Option<&Probe>) {
     }
 }
 
+/// The span of a delivery at `address`, when `TRACED`.
+#[inline(always)]
+fn span<const TRACED: bool>(address: &str, kind: DeliveryKind) -> SpanSlot {
+    if TRACED {
+        SpanSlot::deliver(address, kind)
+    } else {
+        SpanSlot::NONE
+    }
+}
+
 /// A new consumer queue of `capacity`.
 ///
 /// The capacity counts every message accepted and not yet handed to the
@@ -324,6 +334,7 @@ pub(crate) fn count_delivered(counters: &Counters, probe: Option<&Probe>) {
 pub(crate) fn queue(capacity: usize, probe: Option<Arc<Probe>>) -> (QueueTx, QueueRx) {
     let (tx, rx) = mpsc::unbounded_channel();
     let pending = Arc::new(AtomicUsize::new(0));
+    let probe = ProbeRef::from(probe);
     (
         QueueTx {
             tx,
@@ -341,7 +352,7 @@ pub(crate) struct QueueTx {
     tx: mpsc::UnboundedSender<Envelope>,
     pending: Arc<AtomicUsize>,
     capacity: usize,
-    probe: Option<Arc<Probe>>,
+    probe: ProbeRef,
 }
 
 impl QueueTx {
@@ -359,11 +370,7 @@ impl QueueTx {
             self.pending.fetch_sub(1, Ordering::AcqRel);
             return Err(NoRoom::Closed);
         }
-        Ok(Room {
-            tx: Some(&self.tx),
-            pending: &self.pending,
-            probe: self.probe.as_deref(),
-        })
+        Ok(Room { queue: Some(self) })
     }
 }
 
@@ -379,9 +386,7 @@ pub(crate) enum NoRoom {
 /// Room for one message in a consumer queue, reserved and not used yet.
 pub(crate) struct Room<'a> {
     // `None` once sent.
-    tx: Option<&'a mpsc::UnboundedSender<Envelope>>,
-    pending: &'a AtomicUsize,
-    probe: Option<&'a Probe>,
+    queue: Option<&'a QueueTx>,
 }
 
 impl Room<'_> {
@@ -390,16 +395,16 @@ impl Room<'_> {
     /// given back then).
     #[inline]
     pub(crate) fn send(mut self, env: Envelope) -> Result<(), Envelope> {
-        match self.tx.take() {
-            Some(tx) => match tx.send(env) {
+        match self.queue.take() {
+            Some(queue) => match queue.tx.send(env) {
                 Ok(()) => {
-                    if let Some(probe) = self.probe {
+                    if let Some(probe) = queue.probe.get() {
                         probe.pending_add(1);
                     }
                     Ok(())
                 }
                 Err(mpsc::error::SendError(env)) => {
-                    self.pending.fetch_sub(1, Ordering::AcqRel);
+                    queue.pending.fetch_sub(1, Ordering::AcqRel);
                     Err(env)
                 }
             },
@@ -410,9 +415,9 @@ impl Room<'_> {
 
 impl Drop for Room<'_> {
     fn drop(&mut self) {
-        if self.tx.is_some() {
+        if let Some(queue) = self.queue {
             // Reserved and never used: the room counts no more.
-            self.pending.fetch_sub(1, Ordering::AcqRel);
+            queue.pending.fetch_sub(1, Ordering::AcqRel);
         }
     }
 }
@@ -421,7 +426,7 @@ impl Drop for Room<'_> {
 pub(crate) struct QueueRx {
     rx: mpsc::UnboundedReceiver<Envelope>,
     pending: Arc<AtomicUsize>,
-    probe: Option<Arc<Probe>>,
+    probe: ProbeRef,
 }
 
 impl QueueRx {
@@ -446,14 +451,15 @@ impl QueueRx {
     #[inline]
     pub(crate) fn taken(&self) {
         self.pending.fetch_sub(1, Ordering::AcqRel);
-        if let Some(probe) = &self.probe {
+        if let Some(probe) = self.probe.get() {
             probe.pending_sub(1);
         }
     }
 
     /// The metric handles of the queue's address (metrics on).
-    pub(crate) fn probe(&self) -> Option<&Arc<Probe>> {
-        self.probe.as_ref()
+    #[inline]
+    pub(crate) fn probe(&self) -> Option<&Probe> {
+        self.probe.get()
     }
 
     /// Closes the queue and drops what is left, including a message being
@@ -502,16 +508,6 @@ impl LocalTable {
         Self {
             traced,
             ..Self::default()
-        }
-    }
-
-    /// The span of a delivery at `address`, when traced.
-    #[inline]
-    fn span(&self, address: &str, kind: DeliveryKind) -> Option<Box<tracing::Span>> {
-        if self.traced {
-            Some(Box::new(spans::deliver(address, kind)))
-        } else {
-            None
         }
     }
 
@@ -622,7 +618,7 @@ impl LocalTable {
 
     /// The consumers at `address`: the table's read lock is held for the
     /// lookup alone, never while a body is made or a message enqueued.
-    #[inline]
+    #[inline(always)]
     fn entry(&self, address: &str) -> Option<Arc<Entry>> {
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
         map.get(address).map(Arc::clone)
@@ -634,7 +630,32 @@ impl LocalTable {
     /// first; only then does `make` produce that consumer's body, so a
     /// refused delivery copies nothing.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(crate) fn deliver_one(
+        &self,
+        address: &str,
+        scope: Scope,
+        type_id: TypeId,
+        verdicts: Verdicts<'_>,
+        make: impl FnOnce() -> AnyBody,
+        headers: Headers,
+        kind: DeliveryKind,
+        reply: Option<ReplyTx>,
+    ) -> Result<(), Refusal> {
+        // Two copies: with traces off, no span code in the loop.
+        if self.traced {
+            self.deliver_one_to::<true>(
+                address, scope, type_id, verdicts, make, headers, kind, reply,
+            )
+        } else {
+            self.deliver_one_to::<false>(
+                address, scope, type_id, verdicts, make, headers, kind, reply,
+            )
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn deliver_one_to<const TRACED: bool>(
         &self,
         address: &str,
         scope: Scope,
@@ -681,7 +702,7 @@ impl LocalTable {
                             body: make(),
                             kind,
                             reply,
-                            span: self.span(&entry.address, kind),
+                            span: span::<TRACED>(&entry.address, kind),
                         },
                         // The parts make one envelope, kept until it is sent.
                         (None, None) => continue,
@@ -716,7 +737,26 @@ impl LocalTable {
     /// envelope holds a clone of it, so the cell resolves once all of them
     /// handled the message (or one failed).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(crate) fn deliver_all(
+        &self,
+        address: &str,
+        scope: Scope,
+        type_id: TypeId,
+        verdicts: Verdicts<'_>,
+        make: impl Fn() -> AnyBody,
+        headers: &Headers,
+        ack: Option<&ReplyTx>,
+    ) -> FanOut {
+        if self.traced {
+            self.deliver_all_to::<true>(address, scope, type_id, verdicts, make, headers, ack)
+        } else {
+            self.deliver_all_to::<false>(address, scope, type_id, verdicts, make, headers, ack)
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn deliver_all_to<const TRACED: bool>(
         &self,
         address: &str,
         scope: Scope,
@@ -754,7 +794,7 @@ impl LocalTable {
                         body: make(),
                         kind: DeliveryKind::Publish,
                         reply: ack.cloned(),
-                        span: self.span(&entry.address, DeliveryKind::Publish),
+                        span: span::<TRACED>(&entry.address, DeliveryKind::Publish),
                     });
                     // Err: the consumer closed its queue since the room was
                     // reserved; it is gone, as if it had never been there.
@@ -1005,7 +1045,7 @@ mod tests {
             body: Arc::new(n),
             kind: DeliveryKind::Send,
             reply: None,
-            span: None,
+            span: SpanSlot::NONE,
         };
         assert!(room.send(env(1)).is_ok());
         assert!(matches!(tx.try_reserve(), Err(NoRoom::Full)));
