@@ -29,6 +29,7 @@ use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider, SpanData, SpanExporter};
 use tokio::runtime::Runtime;
 use tracing::Dispatch;
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// An exporter that drops what it gets: the cost measured is the bus's
@@ -47,15 +48,17 @@ enum Setting {
     Off,
     Counters,
     Metrics,
+    Filtered,
     Sampled,
     Traces,
     Both,
 }
 
-const SETTINGS: [Setting; 6] = [
+const SETTINGS: [Setting; 7] = [
     Setting::Off,
     Setting::Counters,
     Setting::Metrics,
+    Setting::Filtered,
     Setting::Sampled,
     Setting::Traces,
     Setting::Both,
@@ -67,6 +70,7 @@ impl Setting {
             Self::Off => "off (default)",
             Self::Counters => "metrics, timings off",
             Self::Metrics => "metrics",
+            Self::Filtered => "traces, filtered out",
             Self::Sampled => "traces, 1% sampled",
             Self::Traces => "traces, all sampled",
             Self::Both => "metrics and all traces",
@@ -80,12 +84,16 @@ impl Setting {
             Self::Metrics | Self::Both => builder.metrics(MetricsOptions::new()),
             _ => builder,
         };
-        builder.traces(matches!(self, Self::Sampled | Self::Traces | Self::Both))
+        builder.traces(matches!(
+            self,
+            Self::Filtered | Self::Sampled | Self::Traces | Self::Both
+        ))
     }
 
     /// The subscriber the setting runs under (none: the default).
     fn dispatch(self, otel: &Otel) -> Option<&Dispatch> {
         match self {
+            Self::Filtered => Some(&otel.filtered),
             Self::Sampled => Some(&otel.sampled),
             Self::Traces | Self::Both => Some(&otel.all),
             _ => None,
@@ -95,16 +103,19 @@ impl Setting {
 
 /// The subscribers of the traced settings: the OpenTelemetry layer as the
 /// README recommends it for the bus (no per-span thread, source location
-/// or busy/idle attributes), spans exported in batches, every trace
-/// sampled or 1% of them (decided where a trace starts, followed by its
-/// children on every node).
+/// or busy/idle attributes) under an INFO level filter, spans exported in
+/// batches, every trace sampled or 1% of them (decided where a trace
+/// starts, followed by its children on every node).
+/// `filtered` is the same layer under a WARN filter: the bus makes its
+/// spans, the subscriber takes none of them.
 struct Otel {
     all: Dispatch,
     sampled: Dispatch,
+    filtered: Dispatch,
 }
 
 fn otel() -> Otel {
-    let dispatch = |sampler: Sampler| {
+    let dispatch = |sampler: Sampler, level: LevelFilter| {
         let provider = SdkTracerProvider::builder()
             .with_sampler(sampler)
             .with_batch_exporter(Discard)
@@ -114,13 +125,16 @@ fn otel() -> Otel {
             .with_tracked_inactivity(false)
             .with_threads(false)
             .with_location(false);
-        Dispatch::new(tracing_subscriber::registry().with(layer))
+        // As in production: events below INFO (the bus's debug logs) off.
+        Dispatch::new(tracing_subscriber::registry().with(layer).with(level))
     };
     Otel {
-        all: dispatch(Sampler::AlwaysOn),
-        sampled: dispatch(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-            0.01,
-        )))),
+        all: dispatch(Sampler::AlwaysOn, LevelFilter::INFO),
+        sampled: dispatch(
+            Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(0.01))),
+            LevelFilter::INFO,
+        ),
+        filtered: dispatch(Sampler::AlwaysOn, LevelFilter::WARN),
     }
 }
 
@@ -239,6 +253,7 @@ fn nats(rt: &Runtime, otel: &Otel) {
                 Setting::Off => "obs.off",
                 Setting::Counters => "obs.counters",
                 Setting::Metrics => "obs.metrics",
+                Setting::Filtered => "obs.filtered",
                 Setting::Sampled => "obs.sampled",
                 Setting::Traces => "obs.traces",
                 Setting::Both => "obs.both",

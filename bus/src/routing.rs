@@ -114,15 +114,18 @@ impl<'a> Observer<'a> for Observed<'a> {
 /// boxed so that its larger future stays out of every caller's.
 pub(crate) fn observation(state: &State, address: &str) -> Option<Observation> {
     let probe = state.telemetry.probe(address);
-    if probe.is_none() && !state.telemetry.traces() {
+    let traced = state.telemetry.tracing_now();
+    if probe.is_none() && !traced {
         return None;
     }
-    Some(Observation { probe })
+    Some(Observation { probe, traced })
 }
 
 /// See [`observation`].
 pub(crate) struct Observation {
     probe: Option<Arc<Probe>>,
+    /// Whether the operation gets a span.
+    traced: bool,
 }
 
 /// The codec name of `T` for a span (its Rust type when unregistered).
@@ -262,7 +265,7 @@ where
     T: MessageCodec + Send + Sync + 'static,
 {
     let probe = observation.probe.as_ref();
-    if !state.telemetry.traces() {
+    if !observation.traced {
         let observer = Observed { probe, span: None };
         return send(state, observer, address, body, options).await;
     }
@@ -328,7 +331,7 @@ where
     T: MessageCodec + Send + Sync + 'static,
 {
     let probe = observation.probe.as_ref();
-    if !state.telemetry.traces() {
+    if !observation.traced {
         let observer = Observed { probe, span: None };
         return publish(state, observer, address, body, options).await;
     }
@@ -450,9 +453,9 @@ pub(crate) async fn observed_request<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
-    let probe = observation.probe;
+    let Observation { probe, traced } = observation;
     let start = probe.as_ref().and_then(|p| p.start());
-    let result = if state.telemetry.traces() {
+    let result = if traced {
         let span = spans::request(address, codec_name::<T>(state));
         let observer = Observed {
             probe: probe.as_ref(),

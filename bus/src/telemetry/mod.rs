@@ -48,6 +48,15 @@ impl Telemetry {
         self.traces
     }
 
+    /// Whether a span made now would be taken: traces on, and the current
+    /// subscriber takes INFO spans of the bus's target. When it would not
+    /// (no subscriber, or one that filters them out), the bus skips the
+    /// work of making spans and writing context.
+    #[inline]
+    pub(crate) fn tracing_now(&self) -> bool {
+        self.traces && tracing::span_enabled!(target: "codecbus_bus", tracing::Level::INFO)
+    }
+
     /// The metric handles `address` counts under; `None` with metrics off
     /// or for an excluded address.
     #[inline]

@@ -29,11 +29,17 @@ impl SpanSlot {
     /// No span (traces off).
     pub(crate) const NONE: Self = Self(None);
 
-    /// A new `deliver` span (see [`deliver`]).
+    /// A new `deliver` span (see [`deliver`]); none when the subscriber
+    /// takes no such span.
     #[cold]
     #[inline(never)]
     pub(crate) fn deliver(address: &str, kind: DeliveryKind) -> Self {
-        Self(Some(Box::new(deliver(address, kind))))
+        let span = deliver(address, kind);
+        if span.is_disabled() {
+            Self::NONE
+        } else {
+            Self(Some(Box::new(span)))
+        }
     }
 
     /// The span, if there is one.

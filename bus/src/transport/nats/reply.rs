@@ -49,7 +49,7 @@ pub(super) fn receive_span(
     head: &Inbound,
     bytes: usize,
 ) -> Option<tracing::Span> {
-    inner.telemetry().traces().then(|| {
+    inner.telemetry().tracing_now().then(|| {
         let codec = head.codec.as_deref().unwrap_or("(none)");
         spans::receive(address, codec, bytes, &head.user)
     })
