@@ -222,17 +222,7 @@ fn the_page_shows_the_burst() {
 #[test]
 fn bad_flags_and_a_taken_port_are_errors() {
     let binary = support::example("dashboard", &["metrics"]);
-    let run = |args: &[&str]| {
-        let output = std::process::Command::new(&binary)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("run the example");
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| process::run_to_end(&binary, args);
 
     let (code, stderr) = run(&["--orders", "3"]);
     assert_eq!(code, Some(2), "{stderr}");

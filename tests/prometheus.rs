@@ -152,17 +152,7 @@ fn the_example_serves_its_traffic_as_prometheus_text() {
 #[test]
 fn bad_flags_and_a_taken_port_are_errors() {
     let binary = support::example("prometheus", &["metrics"]);
-    let run = |args: &[&str]| {
-        let output = std::process::Command::new(&binary)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("run the example");
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| process::run_to_end(&binary, args);
 
     let (code, stderr) = run(&["--orders", "many"]);
     assert_eq!(code, Some(2), "{stderr}");

@@ -5,6 +5,7 @@
 // `waiting`; the caller turns the reply into its `Message`.
 
 use std::any::{TypeId, type_name};
+use std::future::Future;
 use std::sync::Arc;
 
 use codecbus_core::{AnyBody, MessageCodec};
@@ -252,6 +253,20 @@ where
     }
 }
 
+/// Awaits `operation`, in `span` if there is one, and records its outcome
+/// there.
+async fn in_span<R, K: Copy + std::fmt::Debug>(
+    span: Option<&Span>,
+    operation: impl Future<Output = Result<R, crate::error::Error<K>>>,
+) -> Result<R, crate::error::Error<K>> {
+    let Some(span) = span else {
+        return operation.await;
+    };
+    let result = operation.instrument(span.clone()).await;
+    spans::result(span, &result);
+    result
+}
+
 /// `send` with metrics or traces on: in the `send` span, if traced.
 #[inline(never)]
 pub(crate) async fn observed_send<T>(
@@ -264,21 +279,14 @@ pub(crate) async fn observed_send<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
-    let probe = observation.probe.as_ref();
-    if !observation.traced {
-        let observer = Observed { probe, span: None };
-        return send(state, observer, address, body, options).await;
-    }
-    let span = spans::send(address, codec_name::<T>(state));
+    let span = observation
+        .traced
+        .then(|| spans::send(address, codec_name::<T>(state)));
     let observer = Observed {
-        probe,
-        span: Some(&span),
+        probe: observation.probe.as_ref(),
+        span: span.as_ref(),
     };
-    let result = send(state, observer, address, body, options)
-        .instrument(span.clone())
-        .await;
-    spans::result(&span, &result);
-    result
+    in_span(span.as_ref(), send(state, observer, address, body, options)).await
 }
 
 /// `EventBus::send_with`.
@@ -330,21 +338,18 @@ pub(crate) async fn observed_publish<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
-    let probe = observation.probe.as_ref();
-    if !observation.traced {
-        let observer = Observed { probe, span: None };
-        return publish(state, observer, address, body, options).await;
-    }
-    let span = spans::publish(address, codec_name::<T>(state));
+    let span = observation
+        .traced
+        .then(|| spans::publish(address, codec_name::<T>(state)));
     let observer = Observed {
-        probe,
-        span: Some(&span),
+        probe: observation.probe.as_ref(),
+        span: span.as_ref(),
     };
-    let result = publish(state, observer, address, body, options)
-        .instrument(span.clone())
-        .await;
-    spans::result(&span, &result);
-    result
+    in_span(
+        span.as_ref(),
+        publish(state, observer, address, body, options),
+    )
+    .await
 }
 
 /// `EventBus::publish_with`.
@@ -455,24 +460,16 @@ where
 {
     let Observation { probe, traced } = observation;
     let start = probe.as_ref().and_then(|p| p.start());
-    let result = if traced {
-        let span = spans::request(address, codec_name::<T>(state));
-        let observer = Observed {
-            probe: probe.as_ref(),
-            span: Some(&span),
-        };
-        let result = request(state, observer, address, body, options)
-            .instrument(span.clone())
-            .await;
-        spans::result(&span, &result);
-        result
-    } else {
-        let observer = Observed {
-            probe: probe.as_ref(),
-            span: None,
-        };
-        request(state, observer, address, body, options).await
+    let span = traced.then(|| spans::request(address, codec_name::<T>(state)));
+    let observer = Observed {
+        probe: probe.as_ref(),
+        span: span.as_ref(),
     };
+    let result = in_span(
+        span.as_ref(),
+        request(state, observer, address, body, options),
+    )
+    .await;
     if let Some(probe) = &probe {
         match &result {
             Ok(_) => {

@@ -119,6 +119,20 @@ impl Drop for Running {
     }
 }
 
+/// Runs `program` with `args` to its end (a run expected to fail fast, on
+/// bad flags or a taken port): its exit code and standard error.
+pub(crate) fn run_to_end(program: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", program.display()));
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 /// A loopback port that was free a moment ago.
 pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");

@@ -64,46 +64,37 @@ fn close(span: Box<Span>) {
     drop(span);
 }
 
+/// The span of an operation at the sender: its name and OpenTelemetry
+/// kind, the address and codec; the encoded size and outcome are recorded
+/// later.
+macro_rules! operation_span {
+    ($name:literal, $kind:literal, $address:expr, $codec:expr) => {
+        info_span!(
+            target: "codecbus_bus",
+            $name,
+            address = $address,
+            codec = $codec,
+            body_size = Empty,
+            outcome = Empty,
+            otel.kind = $kind,
+            otel.status_code = Empty,
+        )
+    };
+}
+
 /// The span of a `send`.
 pub(crate) fn send(address: &str, codec: &str) -> Span {
-    info_span!(
-        target: "codecbus_bus",
-        "send",
-        address,
-        codec,
-        body_size = Empty,
-        outcome = Empty,
-        otel.kind = "producer",
-        otel.status_code = Empty,
-    )
+    operation_span!("send", "producer", address, codec)
 }
 
 /// The span of a `publish`.
 pub(crate) fn publish(address: &str, codec: &str) -> Span {
-    info_span!(
-        target: "codecbus_bus",
-        "publish",
-        address,
-        codec,
-        body_size = Empty,
-        outcome = Empty,
-        otel.kind = "producer",
-        otel.status_code = Empty,
-    )
+    operation_span!("publish", "producer", address, codec)
 }
 
 /// The span of a `request`, until its reply (or failure).
 pub(crate) fn request(address: &str, codec: &str) -> Span {
-    info_span!(
-        target: "codecbus_bus",
-        "request",
-        address,
-        codec,
-        body_size = Empty,
-        outcome = Empty,
-        otel.kind = "client",
-        otel.status_code = Empty,
-    )
+    operation_span!("request", "client", address, codec)
 }
 
 /// The span of a message from the cluster arriving for this node's
