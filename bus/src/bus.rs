@@ -199,7 +199,10 @@ impl EventBusBuilder {
     /// delivery to a consumer, every handler run and every reply (off by
     /// default: no span is made, nothing is spent). A handler runs inside
     /// its delivery's span, so what it logs is attributed to the message.
-    /// See the [crate docs](crate#traces) for the spans and their fields.
+    /// When the program's subscriber filters the bus's spans out (target
+    /// `codecbus_bus`, level INFO), the bus makes none and writes no
+    /// context, at the cost of one check per message. See the
+    /// [crate docs](crate#traces) for the spans and their fields.
     pub fn traces(mut self, on: bool) -> Self {
         self.traces = on;
         self
@@ -360,7 +363,10 @@ impl fmt::Debug for EventBusBuilder {
         let mut d = f.debug_struct("EventBusBuilder");
         d.field("default_timeout", &self.default_timeout)
             .field("default_queue_capacity", &self.default_capacity)
-            .field("codecs", &self.codecs);
+            .field("codecs", &self.codecs)
+            .field("traces", &self.traces);
+        #[cfg(feature = "metrics")]
+        d.field("metrics", &self.metrics);
         #[cfg(feature = "nats")]
         d.field("nats", &self.nats);
         d.finish_non_exhaustive()
