@@ -309,9 +309,13 @@ async fn dispatch<T, F, Fut>(
         let ack = message.ack_after_handler();
         let start = rx.probe().and_then(|p| p.start());
         // Catch a panic both while creating the future and while polling it.
+        // The handler's failure text, if it returned one, or its panic.
         let result = match message.span().map(|d| spans::handle(d, &address)) {
             None => match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
-                Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+                Ok(future) => AssertUnwindSafe(future)
+                    .catch_unwind()
+                    .await
+                    .map(HandlerResult::into_failure),
                 Err(panic) => Err(panic),
             },
             Some(span) => {
@@ -324,8 +328,8 @@ async fn dispatch<T, F, Fut>(
             probe.processing_time(start.seconds());
         }
         match result {
-            Ok(output) => {
-                if let Some(text) = output.into_failure() {
+            Ok(failure) => {
+                if let Some(text) = failure {
                     tracing::debug!(address = &*address, error = %text, "handler returned an error");
                     fail(&guard, RequestErrorKind::RecipientFailure, text);
                 } else if let Some(ack) = ack {
@@ -350,23 +354,28 @@ async fn dispatch<T, F, Fut>(
 }
 
 /// The rest of a handler's run in its span (traces on): polls the future
-/// `made` in it, catching a panic, and records the outcome.
+/// `made` in it, catching a panic, and records the outcome (`ok`, `error`
+/// or `panic`); returns the handler's failure text or its panic.
 #[inline(never)]
-async fn traced_run<Fut: Future>(
+async fn traced_run<Fut>(
     made: std::thread::Result<Fut>,
     span: tracing::Span,
-) -> std::thread::Result<Fut::Output> {
+) -> std::thread::Result<Option<String>>
+where
+    Fut: Future,
+    Fut::Output: HandlerResult,
+{
     let result = match made {
-        Ok(future) => {
-            AssertUnwindSafe(future)
-                .catch_unwind()
-                .instrument(span.clone())
-                .await
-        }
+        Ok(future) => AssertUnwindSafe(future)
+            .catch_unwind()
+            .instrument(span.clone())
+            .await
+            .map(HandlerResult::into_failure),
         Err(panic) => Err(panic),
     };
     let failure = match &result {
-        Ok(_) => None,
+        Ok(None) => None,
+        Ok(Some(_)) => Some("error"),
         Err(_) => Some("panic"),
     };
     spans::outcome(&span, failure);

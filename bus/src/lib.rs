@@ -162,8 +162,8 @@
 //! |---|---|---|---|
 //! | `send`, `publish`, `request` | the sender, for the whole call (a request: until its reply) | the caller's current span | `address`, `codec`, `body_size` (encoded, cluster only), `outcome` (`ok` or the error kind) |
 //! | `receive` | a node, for a message from the cluster | the sender's span, from the headers (feature `opentelemetry`) | `address`, `codec`, `body_size`, `delivery` (durable addresses) |
-//! | `deliver` | from enqueueing to the consumer until it is done with the message | the operation's span, or `receive` | `address`, `kind` |
-//! | `handle` | a handler's run; what the handler logs is attributed to it | `deliver` | `address`, `outcome` (`ok`, `panic`) |
+//! | `deliver` | from enqueueing to the consumer until it is done with the message | the operation's span, or `receive` | `address`, `kind`, `body` (the consumer's Rust type) |
+//! | `handle` | a handler's run; what the handler logs is attributed to it | `deliver` | `address`, `outcome` (`ok`, `error`, `panic`) |
 //! | `reply` | [`Message::reply`] and [`Message::fail`] | `deliver` | `address`, `outcome` |
 //!
 //! The spans carry `otel.kind` and, on failure, `otel.status_code`, which

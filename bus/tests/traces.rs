@@ -283,6 +283,20 @@ async fn failures_are_marked_on_their_spans() {
         request.status,
         opentelemetry::trace::Status::Error { .. }
     ));
+    // A handler's error is the outcome of its run.
+    let _e = bus.consumer("trace.errs", |_m: Message<u32>| async move {
+        Err::<(), _>("no stock")
+    });
+    let err = bus.request::<u32>("trace.errs", 1u32).await.unwrap_err();
+    assert_eq!(err.to_string(), "no stock");
+    let spans = wait_for("trace.errs", &["request", "deliver", "handle"]).await;
+    let handle = one(&spans, "handle");
+    assert_eq!(text(handle, "outcome").as_deref(), Some("error"));
+    assert!(matches!(
+        handle.status,
+        opentelemetry::trace::Status::Error { .. }
+    ));
+    assert_eq!(text(one(&spans, "deliver"), "body").as_deref(), Some("u32"));
     let send = wait_for("trace.nobody", &["send"]).await;
     assert_eq!(text(&send[0], "outcome").as_deref(), Some("NoHandlers"));
 }

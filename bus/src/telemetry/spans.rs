@@ -33,8 +33,8 @@ impl SpanSlot {
     /// takes no such span.
     #[cold]
     #[inline(never)]
-    pub(crate) fn deliver(address: &str, kind: DeliveryKind) -> Self {
-        let span = deliver(address, kind);
+    pub(crate) fn deliver(address: &str, kind: DeliveryKind, body: &str) -> Self {
+        let span = deliver(address, kind, body);
         if span.is_disabled() {
             Self::NONE
         } else {
@@ -117,14 +117,16 @@ pub(crate) fn receive(address: &str, codec: &str, body_size: usize, headers: &He
     span
 }
 
-/// The span of one delivery to one consumer, a child of the current span;
-/// it lasts until the consumer is done with the message.
-pub(crate) fn deliver(address: &str, kind: DeliveryKind) -> Span {
+/// The span of one delivery to one consumer (of the Rust type `body`), a
+/// child of the current span; it lasts until the consumer is done with
+/// the message.
+pub(crate) fn deliver(address: &str, kind: DeliveryKind, body: &str) -> Span {
     info_span!(
         target: "codecbus_bus",
         "deliver",
         address,
         kind = kind_name(kind),
+        body,
         otel.kind = if kind == DeliveryKind::Request { "server" } else { "consumer" },
     )
 }

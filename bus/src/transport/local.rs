@@ -308,11 +308,12 @@ pub(crate) fn count_delivered(counters: &Counters, probe: Option<&Probe>) {
     }
 }
 
-/// The span of a delivery at `address`, when `TRACED`.
+/// The span of a delivery at `address` to a consumer of `body`, when
+/// `TRACED`.
 #[inline(always)]
-fn span<const TRACED: bool>(address: &str, kind: DeliveryKind) -> SpanSlot {
+fn span<const TRACED: bool>(address: &str, kind: DeliveryKind, body: &str) -> SpanSlot {
     if TRACED {
-        SpanSlot::deliver(address, kind)
+        SpanSlot::deliver(address, kind, body)
     } else {
         SpanSlot::NONE
     }
@@ -702,7 +703,7 @@ impl LocalTable {
                             body: make(),
                             kind,
                             reply,
-                            span: span::<TRACED>(&entry.address, kind),
+                            span: span::<TRACED>(&entry.address, kind, slot.type_name),
                         },
                         // The parts make one envelope, kept until it is sent.
                         (None, None) => continue,
@@ -794,7 +795,7 @@ impl LocalTable {
                         body: make(),
                         kind: DeliveryKind::Publish,
                         reply: ack.cloned(),
-                        span: span::<TRACED>(&entry.address, DeliveryKind::Publish),
+                        span: span::<TRACED>(&entry.address, DeliveryKind::Publish, slot.type_name),
                     });
                     // Err: the consumer closed its queue since the room was
                     // reserved; it is gone, as if it had never been there.
