@@ -3,6 +3,13 @@
 // counts, and turns a refusal into the operation's error (kind, message,
 // address, the body handed back). A request's reply is awaited by
 // `waiting`; the caller turns the reply into its `Message`.
+//
+// Each operation is generic over an `Observer`: `Quiet` (metrics and
+// traces off, or filtered out) compiles to the operation without either;
+// `Observed` carries the address's metric handles and the operation's
+// span. `observation` tells the caller (`EventBus`) which one to run; the
+// observed operation is boxed there, so its larger future stays out of
+// every caller's.
 
 use std::any::{TypeId, type_name};
 use std::future::Future;
