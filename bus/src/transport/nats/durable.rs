@@ -47,9 +47,8 @@ use crate::transport::nats::jetstream::{
 };
 use crate::transport::nats::outbound::transport_error;
 use crate::transport::nats::reply::{
-    Decoded, arrived, decode_checked, first_then_transform, receive_span, undecodable,
+    Arrival, Decoded, arrival, decode_checked, first_then_transform, undecodable,
 };
-use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound};
 
 /// JetStream's header for duplicate suppression.
@@ -299,7 +298,16 @@ impl DurableReader {
             Err(_) => (1, 0),
         };
         let (message, acker) = message.split();
-        let probe = arrived(&inner, &self.d.address, message.payload.len());
+        let Arrival { head, probe, span } = arrival(
+            &inner,
+            &self.d.address,
+            message.headers.as_ref(),
+            message.payload.len(),
+        );
+        if let Some(span) = &span {
+            // Which delivery of the stored message this is.
+            span.record("delivery", i64::from(delivered));
+        }
         let settle = Settle {
             shared: Arc::clone(&self.shared),
             node: Weak::clone(&self.inner),
@@ -317,13 +325,7 @@ impl DurableReader {
             );
             return Some(Box::pin(settle.run(Verdict::DeadLetter(reason))));
         }
-        let head = wire::parse_headers(settle.message.headers.as_ref());
         let payload = &settle.message.payload;
-        let span = receive_span(&inner, &self.d.address, &head, payload.len());
-        if let Some(span) = &span {
-            // Which delivery of the stored message this is.
-            span.record("delivery", i64::from(delivered));
-        }
         let _entered = span.as_ref().map(tracing::Span::enter);
         let (codec, body, checked) = match decode_checked(&inner, &self.d.address, &head, payload) {
             Decoded::Body(codec, body, checked) => (codec, body, checked),

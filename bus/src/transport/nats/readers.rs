@@ -27,7 +27,7 @@ use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::publish_failure;
 use crate::transport::nats::reply::{
-    Decoded, answer, arrived, decode_checked, first_then_transform, receive_span, undecodable,
+    Arrival, Decoded, answer, arrival, decode_checked, first_then_transform, undecodable,
 };
 use crate::transport::nats::wire;
 
@@ -133,9 +133,12 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        let probe = arrived(&inner, &self.address, message.payload.len());
-        let head = wire::parse_headers(message.headers.as_ref());
-        let span = receive_span(&inner, &self.address, &head, message.payload.len());
+        let Arrival { head, probe, span } = arrival(
+            &inner,
+            &self.address,
+            message.headers.as_ref(),
+            message.payload.len(),
+        );
         let _entered = span.as_ref().map(tracing::Span::enter);
         let (codec, body, checked) = match decode_checked(
             &inner,
@@ -200,9 +203,12 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        let probe = arrived(&inner, &self.address, message.payload.len());
-        let head = wire::parse_headers(message.headers.as_ref());
-        let span = receive_span(&inner, &self.address, &head, message.payload.len());
+        let Arrival { head, probe, span } = arrival(
+            &inner,
+            &self.address,
+            message.headers.as_ref(),
+            message.payload.len(),
+        );
         let _entered = span.as_ref().map(tracing::Span::enter);
         let reply_to = message.reply.clone();
         let kind = if reply_to.is_some() {

@@ -24,35 +24,37 @@ use crate::transport::nats::connect::Link;
 use crate::transport::nats::outbound::{encode, publish_failure, request_failed};
 use crate::transport::nats::wire::{self, Inbound};
 
-/// Turns a NATS reply into the requester's reply, or its error (counted by
-/// the caller). A reply that carries a NATS reply subject comes from a
-/// `reply_and_request`: the replier awaits an answer there, which a task
-/// publishes once the requester gives it.
-/// A message of `bytes` from the cluster arrived for this node's consumers
-/// of `address`: counted; returns the address's metric handles (metrics
-/// on).
-pub(super) fn arrived(inner: &Arc<dyn Node>, address: &str, bytes: usize) -> Option<Arc<Probe>> {
+/// A message from the cluster, arrived for this node's consumers: its
+/// parsed headers, its address's metric handles (metrics on) and its
+/// `receive` span (traces on).
+pub(super) struct Arrival {
+    pub(super) head: Inbound,
+    pub(super) probe: Option<Arc<Probe>>,
+    pub(super) span: Option<tracing::Span>,
+}
+
+/// A message with `headers` and a body of `bytes` arrived from the cluster
+/// for this node's consumers of `address`: counts it, parses its headers
+/// and makes its span, a child of the sender's when the headers carry its
+/// context.
+pub(super) fn arrival(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    headers: Option<&HeaderMap>,
+    bytes: usize,
+) -> Arrival {
     bump(&inner.counters().remote_received, 1);
     let probe = inner.telemetry().probe(address);
     if let Some(probe) = &probe {
         probe.received(Side::Remote);
         probe.bytes_read(bytes);
     }
-    probe
-}
-
-/// The span of a message from the cluster arriving at `address` (traces
-/// on), a child of the sender's when the headers carry its context.
-pub(super) fn receive_span(
-    inner: &Arc<dyn Node>,
-    address: &str,
-    head: &Inbound,
-    bytes: usize,
-) -> Option<tracing::Span> {
-    inner.telemetry().tracing_now().then(|| {
+    let head = wire::parse_headers(headers);
+    let span = inner.telemetry().tracing_now().then(|| {
         let codec = head.codec.as_deref().unwrap_or("(none)");
         spans::receive(address, codec, bytes, &head.user)
-    })
+    });
+    Arrival { head, probe, span }
 }
 
 /// Counts a message from the cluster that could not be decoded.
@@ -63,6 +65,10 @@ pub(super) fn undecodable(inner: &Arc<dyn Node>, probe: Option<&Probe>) {
     }
 }
 
+/// Turns a NATS reply into the requester's reply, or its error (counted by
+/// the caller). A reply that carries a NATS reply subject comes from a
+/// `reply_and_request`: the replier awaits an answer there, which a task
+/// publishes once the requester gives it.
 pub(super) fn read_reply(
     shared: &Arc<Link>,
     inner: &Arc<dyn Node>,
