@@ -304,13 +304,14 @@ fn main() {
         .build()
         .expect("runtime");
     let otel = otel();
-    // Profiling aid: `OBSERVABILITY_PROFILE=metrics` (or the start of
-    // another setting's name) runs that setting's local bounce alone.
+    // Profiling aid: `OBSERVABILITY_PROFILE=metrics` (a setting's name, or
+    // the start of one) runs that setting's local bounce alone.
     if let Ok(only) = std::env::var("OBSERVABILITY_PROFILE") {
         let setting = SETTINGS
             .into_iter()
-            .find(|s| s.name().starts_with(&only))
-            .expect("OBSERVABILITY_PROFILE: the start of a setting's name");
+            .find(|s| s.name() == only)
+            .or_else(|| SETTINGS.into_iter().find(|s| s.name().starts_with(&only)))
+            .expect("OBSERVABILITY_PROFILE: a setting's name or the start of one");
         let bus = setting.builder().build().expect("bus");
         let _guard = rt.enter();
         echo(&bus, "bounce");
