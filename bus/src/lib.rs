@@ -162,7 +162,7 @@
 //! |---|---|---|---|
 //! | `send`, `publish`, `request` | the sender, for the whole call (a request: until its reply) | the caller's current span | `address`, `codec`, `body_size` (encoded, cluster only), `outcome` (`ok` or the error kind) |
 //! | `receive` | a node, for a message from the cluster | the sender's span, from the headers (feature `opentelemetry`) | `address`, `codec`, `body_size`, `delivery` (durable addresses) |
-//! | `deliver` | from enqueueing to the consumer until it is done with the message | the operation's span, or `receive` | `address`, `kind`, `body` (the consumer's Rust type) |
+//! | `deliver` | from enqueueing to the consumer until it is done with the message; also a reply that expects an answer (a turn of [`Message::reply_and_request`]), while its receiver holds it | the operation's span, or `receive`; for a turn, the `reply` span that made it | `address`, `kind`, `body` (the consumer's Rust type) |
 //! | `handle` | a handler's run; what the handler logs is attributed to it | `deliver` | `address`, `outcome` (`ok`, `error`, `panic`) |
 //! | `reply` | [`Message::reply`] and [`Message::fail`] | `deliver` | `address`, `outcome` |
 //!
@@ -175,9 +175,9 @@
 //! span: one trace follows a message from node to node, through its reply,
 //! and through every redelivery of a durable message (the stored headers
 //! carry it). That needs the `tracing-opentelemetry` layer in the
-//! program's subscriber; without it no context is written. A further turn
-//! of a conversation ([`Message::reply_and_request`]) has no spans of its
-//! own.
+//! program's subscriber; without it no context is written. A conversation
+//! stays in the trace turn after turn: the answer to a turn is a `reply`
+//! span under that turn's `deliver` span.
 //!
 //! With traces off (the default) no span is made and nothing is written
 //! into headers. What traces cost per round trip is measured in the

@@ -161,6 +161,14 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
                 .with_address(address));
             }
         };
+        // A reply that expects an answer gets a span of its own (traces
+        // on), under which the answer's `reply` span is made.
+        let span = match &reply {
+            Some(_) if inner.telemetry.tracing_now() => {
+                SpanSlot::turn(&address, type_name::<T>(), &headers)
+            }
+            _ => SpanSlot::NONE,
+        };
         Ok(Self {
             body,
             headers,
@@ -169,7 +177,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             reply: reply.map(|turn| (turn.tx, Arc::clone(inner))),
             ack: None,
             delivery: 1,
-            span: SpanSlot::NONE,
+            span,
         })
     }
 

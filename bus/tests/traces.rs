@@ -227,6 +227,91 @@ async fn a_publish_to_two_nodes_is_one_trace() {
     }
 }
 
+/// The one span named `name` whose parent is `parent`.
+fn child_of<'a>(spans: &'a [SpanData], name: &str, parent: &SpanData) -> &'a SpanData {
+    let mut matching = spans
+        .iter()
+        .filter(|s| s.name == name && s.parent_span_id == id(parent));
+    let span = matching
+        .next()
+        .unwrap_or_else(|| panic!("no {name} span under {}", parent.name));
+    assert!(
+        matching.next().is_none(),
+        "more than one {name} span under {}",
+        parent.name
+    );
+    assert_child(span, parent);
+    span
+}
+
+/// A conversation of three turns at `address`, `replier` answering the
+/// request with a question, `requester` answering that with another
+/// question, `replier` ending it; then checks that every turn is in the
+/// request's trace, each reply under the delivery of what it answers.
+async fn converse(requester: &EventBus, replier: &EventBus, address: &'static str, remote: bool) {
+    let _c = replier.consumer(address, |m: Message<u32>| async move {
+        let answer: Message<u32> = m
+            .reply_and_request(*m.body() + 1)
+            .await
+            .map_err(|e| e.to_string())?;
+        answer.reply(*answer.body() + 1).map_err(|e| e.to_string())
+    });
+    replier.flush().await.unwrap();
+    {
+        let first: Message<u32> = requester.request(address, 1u32).await.unwrap();
+        assert_eq!(*first.body(), 2);
+        let last: Message<u32> = first.reply_and_request(*first.body() + 1).await.unwrap();
+        assert_eq!(*last.body(), 4);
+    }
+    let mut names = vec![
+        "request", "deliver", "handle", "reply", "deliver", "reply", "deliver", "reply",
+    ];
+    if remote {
+        names.push("receive");
+    }
+    let spans = wait_for(address, &names).await;
+    let request = one(&spans, "request");
+    let delivery = if remote {
+        child_of(&spans, "deliver", child_of(&spans, "receive", request))
+    } else {
+        child_of(&spans, "deliver", request)
+    };
+    child_of(&spans, "handle", delivery);
+    // Turn by turn: the reply, its delivery to the other side (a `deliver`
+    // of kind `reply`), the answer under that delivery.
+    let question = child_of(&spans, "reply", delivery);
+    let asked = child_of(&spans, "deliver", question);
+    assert_eq!(text(asked, "kind").as_deref(), Some("reply"));
+    let answer = child_of(&spans, "reply", asked);
+    let answered = child_of(&spans, "deliver", answer);
+    assert_eq!(text(answered, "kind").as_deref(), Some("reply"));
+    let last = child_of(&spans, "reply", answered);
+    assert_eq!(text(last, "outcome").as_deref(), Some("ok"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_is_one_trace_turn_after_turn() {
+    exporter();
+    let bus = EventBus::builder().traces(true).build().unwrap();
+    converse(&bus, &bus, "trace.talk", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_across_nodes_is_one_trace_turn_after_turn() {
+    let Some(server) =
+        harness::NatsServer::start("a_conversation_across_nodes_is_one_trace_turn_after_turn")
+    else {
+        return;
+    };
+    let (a, b) = (
+        traced_node(&server.url()).await,
+        traced_node(&server.url()).await,
+    );
+    converse(&a, &b, "trace.talk.remote", true).await;
+    a.close().await;
+    b.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_request_is_one_trace_with_context_in_its_headers() {
     exporter();

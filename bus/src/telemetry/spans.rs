@@ -42,6 +42,23 @@ impl SpanSlot {
         }
     }
 
+    /// A `deliver` span (kind `reply`) for a reply that expects an answer,
+    /// a turn of a conversation: a child of the `reply` span that made it
+    /// when `headers` carry its context (feature `opentelemetry`), else of
+    /// the current span. The answer's `reply` span is its child, so the
+    /// trace goes on turn after turn. None when the subscriber takes no
+    /// such span.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn turn(address: &str, body: &str, headers: &Headers) -> Self {
+        let span = deliver(address, DeliveryKind::Reply, body);
+        if span.is_disabled() {
+            return Self::NONE;
+        }
+        adopt_remote_parent(&span, headers);
+        Self(Some(Box::new(span)))
+    }
+
     /// The span, if there is one.
     #[inline]
     pub(crate) fn get(&self) -> Option<&Span> {
@@ -252,5 +269,4 @@ fn adopt_remote_parent(span: &Span, headers: &Headers) {
 }
 
 #[cfg(not(feature = "opentelemetry"))]
-#[cfg_attr(not(feature = "nats"), allow(dead_code))]
 fn adopt_remote_parent(_span: &Span, _headers: &Headers) {}
