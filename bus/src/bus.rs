@@ -347,8 +347,7 @@ impl EventBusBuilder {
         };
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
         let telemetry = self.telemetry();
-        let connected =
-            crate::transport::nats::connect(options, telemetry.remote_dropped()).await?;
+        let connected = crate::transport::nats::connect(options, telemetry.client_events()).await?;
         let state = Arc::new_cyclic(|weak: &std::sync::Weak<State>| {
             let node: std::sync::Weak<dyn crate::transport::Node> = weak.clone();
             let transport = crate::transport::nats::NatsTransport::start(connected, node);

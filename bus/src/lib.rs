@@ -201,9 +201,11 @@
 //! With the feature `metrics`, `EventBusBuilder::metrics` reports each
 //! address's traffic through the `metrics` crate facade: counters of sent,
 //! published, received, delivered, refused, discarded, dropped and
-//! undecodable messages and of reply failures, gauges of consumers and
-//! pending messages, histograms of handler time, request round trip and
-//! encoded size, named after Vert.x's event-bus metrics. `MetricsOptions`
+//! undecodable messages, of reply failures and of durable messages'
+//! settlements, gauges of consumers and pending messages, histograms of
+//! handler time, request round trip and encoded size, named after Vert.x's
+//! event-bus metrics; and, per node, what the cluster client reports
+//! (dropped messages, lost connections, refusals). `MetricsOptions`
 //! sets the prefix and keeps the address labels bounded. The README
 //! ("Metrics and a live view") lists the series.
 //!

@@ -446,3 +446,122 @@ async fn across_nats_each_node_reports_its_side() {
     a.close().await;
     b.close().await;
 }
+
+/// Durable messages settled every way (acknowledged, given back for
+/// redelivery, dead-lettered) and a lost connection: the series agree with
+/// the snapshot, per address for the settlements.
+#[cfg(feature = "jetstream")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_settlements_and_lost_connections_agree_with_the_snapshot() {
+    use codecbus_bus::DurableOptions;
+
+    let Some(mut server) = harness::start_jetstream(
+        "durable_settlements_and_lost_connections_agree_with_the_snapshot",
+    ) else {
+        return;
+    };
+    keeper();
+    let durable = DurableOptions::new()
+        .ack_wait(Duration::from_secs(2))
+        .redelivery_delay(Duration::from_millis(50))
+        .max_deliveries(2);
+    let bus = metered("settle")
+        .nats(
+            common::nats_options(&server.url())
+                .connection_name("settle")
+                .durable("jobs", durable),
+        )
+        .connect()
+        .await
+        .unwrap();
+    // Job 0 is done at once, job 1 at its second delivery, job 2 never:
+    // after two deliveries it goes to `jobs.dead` (durable too), whose
+    // consumer takes it.
+    let _jobs = bus.consumer("jobs", |m: Message<u32>| async move {
+        match (*m.body(), m.delivery_count()) {
+            (0, _) | (1, 2) => Ok(()),
+            _ => Err("not now"),
+        }
+    });
+    let _dead = bus.consumer("jobs.dead", |_m: Message<u32>| async {});
+    bus.flush().await.unwrap();
+    for job in 0..3u32 {
+        bus.send("jobs", job).await.unwrap();
+    }
+    common::eventually("every job settled", || {
+        let m = bus.metrics();
+        (m.durable_acked, m.durable_redelivered, m.dead_lettered) == (3, 2, 1)
+    })
+    .await;
+    let (s, m) = (Series::of("settle"), bus.metrics());
+    let settled = |outcome: &str| s.counter("durable_settled_total", &[("outcome", outcome)]);
+    assert_eq!(
+        (
+            settled("acked"),
+            settled("redelivered"),
+            settled("dead_lettered")
+        ),
+        (m.durable_acked, m.durable_redelivered, m.dead_lettered)
+    );
+    let at = |address: &str, outcome: &str| {
+        s.counter(
+            "durable_settled_total",
+            &[("address", address), ("outcome", outcome)],
+        )
+    };
+    assert_eq!((at("jobs", "acked"), at("jobs.dead", "acked")), (2, 1));
+    assert_eq!(
+        (at("jobs", "redelivered"), at("jobs", "dead_lettered")),
+        (2, 1)
+    );
+    assert_eq!(s.counter("remote_disconnects_total", &[]), 0);
+
+    // The server goes away and comes back: one lost connection.
+    server.restart();
+    common::eventually("the lost connection counted", || {
+        bus.metrics().remote_disconnects == 1
+    })
+    .await;
+    let s = Series::of("settle");
+    assert_eq!(s.counter("remote_disconnects_total", &[]), 1);
+    assert_eq!(
+        s.counter("remote_dropped_total", &[]),
+        bus.metrics().remote_dropped
+    );
+    bus.close().await;
+}
+
+/// A publish the server refuses for lack of permission is counted in the
+/// snapshot and in the series alike.
+#[cfg(feature = "nats")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_by_the_server_agree_with_the_snapshot() {
+    const PERMISSIONS: &str = r#"authorization {
+  users = [
+    { user: "limited", password: "pw", permissions: {
+        publish: { allow: ["_INBOX.>"] }
+        subscribe: { allow: ["_INBOX.>"] }
+    } }
+  ]
+}"#;
+    let config = harness::Config {
+        extra: Some(PERMISSIONS.to_owned()),
+        ..harness::Config::default()
+    };
+    let Some(server) =
+        harness::NatsServer::start_with("refusals_by_the_server_agree_with_the_snapshot", &config)
+    else {
+        return;
+    };
+    keeper();
+    let bus = metered("denied")
+        .nats(common::nats_options(&server.url()).user_and_password("limited", "pw"))
+        .connect()
+        .await
+        .unwrap();
+    // Returns before the server answers; the refusal comes after.
+    bus.publish("forbidden", 1u32).await.unwrap();
+    common::eventually("the refusal counted", || bus.metrics().remote_denied == 1).await;
+    assert_eq!(Series::of("denied").counter("remote_denied_total", &[]), 1);
+    bus.close().await;
+}

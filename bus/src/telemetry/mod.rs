@@ -16,7 +16,9 @@ pub(crate) mod spans;
 
 use std::sync::Arc;
 
-pub(crate) use probe::{Chain, Probe, RemoteDropped, Side};
+#[cfg(feature = "jetstream")]
+pub(crate) use probe::Settled;
+pub(crate) use probe::{Chain, ClientEvents, Probe, Side};
 
 /// The telemetry switches and state of one bus.
 pub(crate) struct Telemetry {
@@ -72,14 +74,14 @@ impl Telemetry {
         }
     }
 
-    /// The counter of messages the cluster client dropped.
+    /// The counters of what the cluster client reports (metrics on).
     #[cfg_attr(not(feature = "nats"), allow(dead_code))]
-    pub(crate) fn remote_dropped(&self) -> Option<RemoteDropped> {
+    pub(crate) fn client_events(&self) -> Option<ClientEvents> {
         #[cfg(feature = "metrics")]
         {
             self.metrics
                 .as_ref()
-                .map(recorder::Recorder::remote_dropped)
+                .map(|recorder| ClientEvents::new(&recorder.names))
         }
         #[cfg(not(feature = "metrics"))]
         None
@@ -93,7 +95,7 @@ mod recorder {
     use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
     use super::options::{MetricsOptions, OTHER};
-    use super::probe::{Names, Probe, RemoteDropped};
+    use super::probe::{Names, Probe};
     use crate::transport::local::AddressHasher;
 
     /// Addresses remembered with their probe; past this many, an address
@@ -105,7 +107,7 @@ mod recorder {
 
     pub(super) struct Recorder {
         options: MetricsOptions,
-        names: Arc<Names>,
+        pub(super) names: Arc<Names>,
         /// Address to probe (`None`: excluded).
         cache: RwLock<Map<Option<Arc<Probe>>>>,
         /// Label to probe: at most `max_addresses` entries plus `_other`.
@@ -159,10 +161,6 @@ mod recorder {
                 cache.insert(Arc::from(address), probe.clone());
             }
             probe
-        }
-
-        pub(super) fn remote_dropped(&self) -> RemoteDropped {
-            RemoteDropped(::metrics::counter!(self.names.remote_dropped.clone()))
         }
     }
 }

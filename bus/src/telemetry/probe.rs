@@ -30,6 +30,28 @@ pub(crate) enum Chain {
     Inbound,
 }
 
+/// How a durable message was settled with the server.
+#[cfg(feature = "jetstream")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Settled {
+    Acked,
+    Redelivered,
+    DeadLettered,
+}
+
+#[cfg(feature = "jetstream")]
+impl Settled {
+    /// The `outcome` label.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    fn label(self) -> &'static str {
+        match self {
+            Self::Acked => "acked",
+            Self::Redelivered => "redelivered",
+            Self::DeadLettered => "dead_lettered",
+        }
+    }
+}
+
 /// Where a received message came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Side {
@@ -41,6 +63,8 @@ pub(crate) enum Side {
 mod enabled {
     use ::metrics::{Counter, Gauge, Histogram, Label};
 
+    #[cfg(feature = "jetstream")]
+    use super::Settled;
     use super::{Chain, RefusedBy, Side};
     use crate::error::RequestErrorKind;
 
@@ -58,6 +82,9 @@ mod enabled {
         pub(crate) reply_failures: String,
         pub(crate) undecodable: String,
         pub(crate) remote_dropped: String,
+        pub(crate) remote_disconnects: String,
+        pub(crate) remote_denied: String,
+        pub(crate) settled: String,
         pub(crate) processing_time: String,
         pub(crate) request_time: String,
         pub(crate) bytes_written: String,
@@ -80,6 +107,9 @@ mod enabled {
                 reply_failures: name("reply_failures_total"),
                 undecodable: name("undecodable_total"),
                 remote_dropped: name("remote_dropped_total"),
+                remote_disconnects: name("remote_disconnects_total"),
+                remote_denied: name("remote_denied_total"),
+                settled: name("durable_settled_total"),
                 processing_time: name("processing_time_seconds"),
                 request_time: name("request_time_seconds"),
                 bytes_written: name("bytes_written"),
@@ -125,6 +155,18 @@ mod enabled {
             describe_counter!(
                 self.remote_dropped.clone(),
                 "Messages the cluster client dropped because this node's reader fell behind"
+            );
+            describe_counter!(
+                self.remote_disconnects.clone(),
+                "Times this node's cluster connection was lost"
+            );
+            describe_counter!(
+                self.remote_denied.clone(),
+                "Publishes and subscriptions the cluster server refused for lack of permission"
+            );
+            describe_counter!(
+                self.settled.clone(),
+                "Durable messages settled with the server (outcome: acked, redelivered, dead_lettered)"
             );
             describe_histogram!(
                 self.processing_time.clone(),
@@ -260,6 +302,15 @@ mod enabled {
             ::metrics::counter!(self.names.reply_failures.clone(), labels.to_vec()).increment(1);
         }
 
+        /// A durable message settled with the server. Looked up each time
+        /// (next to the server's round trip it costs nothing), so an
+        /// address without durable messages has no such series.
+        #[cfg(feature = "jetstream")]
+        pub(crate) fn settled(&self, outcome: Settled) {
+            let labels = [self.label.clone(), Label::new("outcome", outcome.label())];
+            ::metrics::counter!(self.names.settled.clone(), labels.to_vec()).increment(1);
+        }
+
         pub(crate) fn handler_added(&self) {
             self.handlers.increment(1.0);
         }
@@ -338,18 +389,41 @@ mod enabled {
         }
     }
 
-    /// The cluster client's counter of messages it dropped.
-    pub(crate) struct RemoteDropped(pub(crate) Counter);
+    /// The node's counters of what its cluster client reports: messages
+    /// it dropped, connections lost, refusals for lack of permission.
+    pub(crate) struct ClientEvents {
+        dropped: Counter,
+        disconnects: Counter,
+        denied: Counter,
+    }
 
-    impl RemoteDropped {
-        pub(crate) fn increment(&self) {
-            self.0.increment(1);
+    impl ClientEvents {
+        pub(crate) fn new(names: &Names) -> Self {
+            Self {
+                dropped: ::metrics::counter!(names.remote_dropped.clone()),
+                disconnects: ::metrics::counter!(names.remote_disconnects.clone()),
+                denied: ::metrics::counter!(names.remote_denied.clone()),
+            }
+        }
+
+        pub(crate) fn dropped(&self) {
+            self.dropped.increment(1);
+        }
+
+        pub(crate) fn disconnected(&self) {
+            self.disconnects.increment(1);
+        }
+
+        pub(crate) fn denied(&self) {
+            self.denied.increment(1);
         }
     }
 }
 
 #[cfg(not(feature = "metrics"))]
 mod disabled {
+    #[cfg(feature = "jetstream")]
+    use super::Settled;
     use super::{Chain, RefusedBy, Side};
     use crate::error::RequestErrorKind;
 
@@ -383,6 +457,10 @@ mod disabled {
             match *self {}
         }
         pub(crate) fn reply_failure(&self, _: RequestErrorKind) {
+            match *self {}
+        }
+        #[cfg(feature = "jetstream")]
+        pub(crate) fn settled(&self, _: Settled) {
             match *self {}
         }
         pub(crate) fn handler_added(&self) {
@@ -443,10 +521,16 @@ mod disabled {
     }
 
     /// Never made without the `metrics` feature.
-    pub(crate) enum RemoteDropped {}
+    pub(crate) enum ClientEvents {}
 
-    impl RemoteDropped {
-        pub(crate) fn increment(&self) {
+    impl ClientEvents {
+        pub(crate) fn dropped(&self) {
+            match *self {}
+        }
+        pub(crate) fn disconnected(&self) {
+            match *self {}
+        }
+        pub(crate) fn denied(&self) {
             match *self {}
         }
     }

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use crate::error::{BuildError, BuildErrorKind};
 use crate::metrics::bump;
-use crate::telemetry::RemoteDropped;
+use crate::telemetry::ClientEvents;
 use crate::transport::nats::options::{NatsEvent, NatsOptions};
 use crate::transport::nats::refusals::Refusals;
 use crate::transport::nats::wire::{self, Violation};
@@ -42,13 +42,13 @@ pub(crate) struct Connected {
 }
 
 /// Connects to the servers in `options`.
-/// `dropped` is the metrics counter of messages the client drops (metrics
-/// on).
+/// `reported` are the metrics counters of what the client's events tell
+/// (metrics on).
 pub(crate) async fn connect(
     mut options: NatsOptions,
-    dropped: Option<RemoteDropped>,
+    reported: Option<ClientEvents>,
 ) -> Result<Connected, BuildError> {
-    let dropped = dropped.map(Arc::new);
+    let reported = reported.map(Arc::new);
     let config = |message: String| BuildError::new(BuildErrorKind::Config, message, None);
     let mut connect = options.take_connect_options().await.map_err(config)?;
     let mut addrs = Vec::new();
@@ -77,7 +77,7 @@ pub(crate) async fn connect(
         let counts = Arc::clone(&counted_by_client);
         let refusals = Arc::clone(&refused_by_client);
         let on_event = on_event.clone();
-        let dropped = dropped.clone();
+        let reported = reported.clone();
         async move {
             match &event {
                 Event::Connected => {
@@ -87,6 +87,9 @@ pub(crate) async fn connect(
                 }
                 Event::Disconnected => {
                     bump(&counts.disconnects, 1);
+                    if let Some(reported) = &reported {
+                        reported.disconnected();
+                    }
                     tracing::warn!(servers = %who, "NATS connection lost; reconnecting");
                 }
                 Event::Closed => {
@@ -96,8 +99,8 @@ pub(crate) async fn connect(
                 Event::SlowConsumer(sid) => {
                     // async-nats raises one event per message it drops.
                     bump(&counts.dropped, 1);
-                    if let Some(dropped) = &dropped {
-                        dropped.increment();
+                    if let Some(reported) = &reported {
+                        reported.dropped();
                     }
                     tracing::warn!(
                         servers = %who,
@@ -109,6 +112,9 @@ pub(crate) async fn connect(
                     match wire::permission_violation(text) {
                         Some(Violation::Publish(subject)) => {
                             bump(&counts.denied, 1);
+                            if let Some(reported) = &reported {
+                                reported.denied();
+                            }
                             tracing::warn!(
                                 servers = %who,
                                 subject,
@@ -118,6 +124,9 @@ pub(crate) async fn connect(
                         }
                         Some(Violation::Subscribe(subject)) => {
                             bump(&counts.denied, 1);
+                            if let Some(reported) = &reported {
+                                reported.denied();
+                            }
                             tracing::warn!(
                                 servers = %who,
                                 subject,

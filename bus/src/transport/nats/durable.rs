@@ -35,6 +35,7 @@ use crate::headers::DELIVERY_HEADER;
 use crate::interceptor::DeliveryKind;
 use crate::metrics::bump;
 use crate::reply::{self, Outcome};
+use crate::telemetry::Settled;
 use crate::telemetry::probe::RefusedBy;
 use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
 use crate::transport::nats::connect::Link;
@@ -467,14 +468,6 @@ impl DurableAddress {
     }
 }
 
-/// How a durable message was settled with the server.
-#[derive(Clone, Copy)]
-enum Settled {
-    Acked,
-    Redelivered,
-    DeadLettered,
-}
-
 /// Why a durable message was not handed to this node's consumers.
 struct Undelivered {
     reason: String,
@@ -528,6 +521,9 @@ impl Settle {
                 Settled::DeadLettered => &counters.dead_lettered,
             };
             bump(counter, 1);
+            if let Some(probe) = node.telemetry().probe(&self.d.address) {
+                probe.settled(outcome);
+            }
         }
     }
 
