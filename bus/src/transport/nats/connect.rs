@@ -29,6 +29,15 @@ pub(crate) struct ClientCounts {
     pub(super) denied: AtomicU64,
 }
 
+/// Counts a client event in the bus's counters and, with metrics on, in
+/// its series (`series` picks which).
+fn count(counter: &AtomicU64, reported: Option<&ClientEvents>, series: fn(&ClientEvents)) {
+    bump(counter, 1);
+    if let Some(reported) = reported {
+        series(reported);
+    }
+}
+
 /// A connected client, before the bus around it exists.
 pub(crate) struct Connected {
     pub(super) client: Client,
@@ -86,10 +95,7 @@ pub(crate) async fn connect(
                     tracing::info!(servers = %who, "NATS connection (re)established");
                 }
                 Event::Disconnected => {
-                    bump(&counts.disconnects, 1);
-                    if let Some(reported) = &reported {
-                        reported.disconnected();
-                    }
+                    count(&counts.disconnects, reported.as_deref(), ClientEvents::disconnected);
                     tracing::warn!(servers = %who, "NATS connection lost; reconnecting");
                 }
                 Event::Closed => {
@@ -98,10 +104,7 @@ pub(crate) async fn connect(
                 }
                 Event::SlowConsumer(sid) => {
                     // async-nats raises one event per message it drops.
-                    bump(&counts.dropped, 1);
-                    if let Some(reported) = &reported {
-                        reported.dropped();
-                    }
+                    count(&counts.dropped, reported.as_deref(), ClientEvents::dropped);
                     tracing::warn!(
                         servers = %who,
                         sid,
@@ -111,10 +114,7 @@ pub(crate) async fn connect(
                 Event::ServerError(async_nats::ServerError::Other(text)) => {
                     match wire::permission_violation(text) {
                         Some(Violation::Publish(subject)) => {
-                            bump(&counts.denied, 1);
-                            if let Some(reported) = &reported {
-                                reported.denied();
-                            }
+                            count(&counts.denied, reported.as_deref(), ClientEvents::denied);
                             tracing::warn!(
                                 servers = %who,
                                 subject,
@@ -123,10 +123,7 @@ pub(crate) async fn connect(
                             refusals.record(subject, Instant::now());
                         }
                         Some(Violation::Subscribe(subject)) => {
-                            bump(&counts.denied, 1);
-                            if let Some(reported) = &reported {
-                                reported.denied();
-                            }
+                            count(&counts.denied, reported.as_deref(), ClientEvents::denied);
                             tracing::warn!(
                                 servers = %who,
                                 subject,
