@@ -35,8 +35,8 @@ use crate::headers::DELIVERY_HEADER;
 use crate::interceptor::DeliveryKind;
 use crate::metrics::bump;
 use crate::reply::{self, Outcome};
-use crate::telemetry::Settled;
 use crate::telemetry::probe::RefusedBy;
+use crate::telemetry::{Probe, Settled};
 use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::durable_options::{
@@ -313,6 +313,7 @@ impl DurableReader {
             shared: Arc::clone(&self.shared),
             node: Weak::clone(&self.inner),
             d: Arc::clone(&self.d),
+            probe: probe.clone(),
             message,
             acker,
             delivered,
@@ -482,6 +483,8 @@ struct Settle {
     /// The node, to count the outcome (gone: the bus closed meanwhile).
     node: Weak<dyn Node>,
     d: Arc<DurableAddress>,
+    /// The address's metric handles (metrics on), to count the outcome.
+    probe: Option<Arc<Probe>>,
     message: async_nats::Message,
     acker: Acker,
     delivered: u32,
@@ -521,7 +524,7 @@ impl Settle {
                 Settled::DeadLettered => &counters.dead_lettered,
             };
             bump(counter, 1);
-            if let Some(probe) = node.telemetry().probe(&self.d.address) {
+            if let Some(probe) = &self.probe {
                 probe.settled(outcome);
             }
         }
