@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::error::RequestErrorKind;
+use crate::error::{ReplyError, ReplyErrorKind, RequestErrorKind};
 use crate::message::Message;
 use crate::metrics::bump;
 use crate::reply::{Failure, Outcome};
@@ -31,8 +31,16 @@ use crate::transport::local::{Envelope, QueueRx};
 ///
 /// The result of [`Message::reply`] or [`Message::fail`] fits: a handler
 /// ending in `m.reply(x)` returns whether its reply reached a requester,
-/// and a reply that did not (the message expected none, the requester gave
-/// up) is logged rather than lost silently.
+/// and a reply that did not (the requester gave up, an interceptor dropped
+/// it) is logged rather than lost silently.
+///
+/// One error is not a failure: a [`ReplyError`](crate::ReplyError) of kind
+/// [`NoReplyExpected`](crate::ReplyErrorKind::NoReplyExpected). As in
+/// Vert.x, replying to a message that expects no reply (one from `send` or
+/// `publish`) does nothing, so a request-style handler that also consumes
+/// sends handled them: its run counts as a success, and on a durable
+/// address the message is acknowledged rather than redelivered and
+/// dead-lettered. The error is still logged at debug level.
 ///
 /// Sealed: implemented for these two shapes only.
 pub trait HandlerResult: sealed::Sealed + Send {
@@ -46,9 +54,17 @@ impl HandlerResult for () {
     }
 }
 
-impl<E: fmt::Display + Send> HandlerResult for Result<(), E> {
+impl<E: fmt::Display + Send + 'static> HandlerResult for Result<(), E> {
     fn into_failure(self) -> Option<String> {
-        self.err().map(|e| e.to_string())
+        let err = self.err()?;
+        let any: &dyn Any = &err;
+        if let Some(reply) = any.downcast_ref::<ReplyError>()
+            && reply.kind() == ReplyErrorKind::NoReplyExpected
+        {
+            tracing::debug!(error = %reply, "handler replied to a message that expects no reply");
+            return None;
+        }
+        Some(err.to_string())
     }
 }
 

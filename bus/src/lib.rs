@@ -364,7 +364,6 @@ pub use crate::producer::MessageProducer;
 pub use crate::report::PublishReport;
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::options::{DEFAULT_METRICS_PREFIX, MetricsOptions};
-pub use crate::waiting::REPLY_ADDRESS_PREFIX;
 /// The codec crate, `codecbus-core`, for users who depend on this crate
 /// alone (derived code reaches it as `codecbus_bus::codec`).
 pub use codecbus_core as codec;
@@ -378,7 +377,7 @@ extern crate self as codecbus_bus;
 #[cfg(feature = "jetstream")]
 pub use crate::transport::nats::{
     DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
-    DEFAULT_MAX_AGE, DurableOptions, MESSAGE_ID_HEADER, Retention,
+    DEFAULT_MAX_AGE, DEFAULT_STORE_TIMEOUT, DurableOptions, MESSAGE_ID_HEADER, Retention,
 };
 #[cfg(feature = "nats")]
 pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};

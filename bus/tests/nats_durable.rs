@@ -463,6 +463,15 @@ async fn bad_durable_settings_fail_connect() {
         .unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::Config);
     assert!(err.to_string().contains("replicas"), "{err}");
+    let err = try_node(
+        &server,
+        "a",
+        durable().store_timeout(Duration::from_millis(1)),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(err.to_string().contains("store timeout"), "{err}");
     // Without a node name.
     let err = EventBus::builder()
         .nats(NatsOptions::new(server.url()).durable("payments", durable()))
@@ -625,4 +634,113 @@ async fn a_handler_slower_than_the_ack_wait_gets_the_message_again() {
     eventually("a second delivery", || seen.len() >= 2).await;
     assert_eq!(seen.all()[..2], [(3, 1), (3, 2)]);
     bus.close().await;
+}
+
+/// A request-style handler (`async move { m.reply(x) }`) consuming sends
+/// on a durable address: as in Vert.x, replying to a message that expects
+/// no reply does nothing, so each message was handled and is acknowledged
+/// once, never redelivered or dead-lettered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_style_handler_acknowledges_sends() {
+    let Some(server) = start_jetstream("durable request-style handler") else {
+        return;
+    };
+    let bus = node(&server, "a", durable()).await;
+    let seen = Seen::default();
+    let s = seen.clone();
+    let _c = bus.consumer("payments", move |m: Message<Payment>| {
+        s.add(m.body().id, m.delivery_count());
+        async move { m.reply(m.body().cents * 2) }
+    });
+    let dead = Seen::default();
+    let d = dead.clone();
+    let _d = bus.consumer("payments.dead", move |m: Message<Payment>| {
+        d.add(m.body().id, m.delivery_count());
+        async {}
+    });
+    bus.flush().await.unwrap();
+    for id in 1..=3 {
+        bus.send("payments", Payment { id, cents: 10 })
+            .await
+            .unwrap();
+    }
+    eventually("three messages acknowledged", || {
+        bus.metrics().durable_acked == 3
+    })
+    .await;
+    // Past the redelivery delay and the ack wait: nothing comes again.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(seen.all(), [(1, 1), (2, 1), (3, 1)]);
+    assert_eq!(dead.len(), 0, "nothing dead-lettered");
+    let m = bus.metrics();
+    assert_eq!(
+        (m.durable_acked, m.durable_redelivered, m.dead_lettered),
+        (3, 0, 0)
+    );
+    bus.close().await;
+}
+
+/// Pauses (SIGSTOP) or resumes (SIGCONT) the server: the connection stays
+/// up, the server answers nothing meanwhile.
+fn signal(server: &NatsServer, signal: &str) {
+    let pid = server.pid().expect("the server runs");
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+/// A durable send waits for the server's confirmation as long as its
+/// address's `store_timeout` says: shorter than JetStream's default 5 s
+/// (the caller gets its error and body back sooner), and longer too (a
+/// stalled server that comes back after 6 s still stores the message).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_timeout_is_the_addresses_setting() {
+    let Some(server) = start_jetstream("durable store timeout") else {
+        return;
+    };
+    let short = node(
+        &server,
+        "short",
+        durable().store_timeout(Duration::from_millis(300)),
+    )
+    .await;
+    signal(&server, "STOP");
+    let started = Instant::now();
+    let sent = short.send("payments", Payment { id: 1, cents: 1 }).await;
+    let took = started.elapsed();
+    signal(&server, "CONT");
+    let err = sent.unwrap_err();
+    assert_eq!(err.kind(), codecbus_bus::SendErrorKind::Transport);
+    let text = err.to_string();
+    assert!(
+        text.contains("within 300 ms") && text.contains("DurableOptions::store_timeout"),
+        "{text}"
+    );
+    assert_eq!(
+        err.into_body::<Payment>().as_deref(),
+        Some(&Payment { id: 1, cents: 1 })
+    );
+    assert!(took < Duration::from_secs(5), "the send waited {took:?}");
+    short.close().await;
+
+    let long = node(
+        &server,
+        "long",
+        durable().store_timeout(Duration::from_secs(30)),
+    )
+    .await;
+    signal(&server, "STOP");
+    let send = tokio::spawn({
+        let long = long.clone();
+        async move { long.send("payments", Payment { id: 2, cents: 2 }).await }
+    });
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    signal(&server, "CONT");
+    send.await
+        .unwrap()
+        .expect("stored once the server came back, past JetStream's default 5 s");
+    long.close().await;
 }

@@ -648,6 +648,91 @@ async fn a_user_without_publish_permission_gets_an_error_not_a_hang() {
     assert_eq!(billing.metrics().remote_disconnects, 1);
 }
 
+/// JetStream under permissions: `billing` may use the JetStream API (so
+/// its bus declares the durable address) but not publish to the address's
+/// stream subject; `admin` may do anything.
+#[cfg(feature = "jetstream")]
+const DURABLE_PERMISSIONS: &str = r#"authorization {
+  users = [
+    { user: "admin", password: "pw-admin" }
+    { user: "billing", password: "pw-billing", permissions: {
+        publish: { allow: ["$JS.API.>", "_INBOX.>"] }
+        subscribe: { allow: ["_INBOX.>"] }
+    } }
+  ]
+}"#;
+
+/// A durable send the server refuses for lack of permission fails as soon
+/// as the server says so, naming the permission and the stream's subject,
+/// not after the store timeout; the next one to the same subject fails
+/// before leaving, as a core send does.
+#[cfg(feature = "jetstream")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_durable_send_without_permission_fails_at_once() {
+    use codecbus_bus::DurableOptions;
+
+    let config = Config {
+        extra: Some(DURABLE_PERMISSIONS.to_owned()),
+        jetstream: true,
+        ..Config::default()
+    };
+    let Some(server) = NatsServer::start_with("durable permissions", &config) else {
+        return;
+    };
+    let url = server.url();
+    let as_user = |user: &str| {
+        options(&url)
+            .user_and_password(user, format!("pw-{user}"))
+            .connection_name(user)
+            .durable(
+                "payments",
+                DurableOptions::new().store_timeout(Duration::from_secs(30)),
+            )
+    };
+    // Allowed: stored under these rules.
+    let admin = connect(as_user("admin")).await.unwrap();
+    admin.send("payments", 1u64).await.unwrap();
+
+    let billing = connect(as_user("billing")).await.unwrap();
+    let started = Instant::now();
+    let err = billing.send("payments", 2u64).await.unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.kind(), SendErrorKind::Transport);
+    let text = err.to_string();
+    assert!(
+        text.contains("no permission to publish to subject codecbus.js.s.payments"),
+        "{text}"
+    );
+    assert_eq!(err.into_body::<u64>().as_deref(), Some(&2));
+    assert!(took < Duration::from_secs(10), "the refusal took {took:?}");
+    eprintln!("refused durable send answered in {took:?} (store timeout 30 s)");
+    assert_eq!(billing.metrics().remote_denied, 1);
+
+    // A durable publish goes to the stream's other subject: refused too.
+    let err = billing.publish("payments", 3u64).await.unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::Transport);
+    assert!(
+        err.to_string()
+            .contains("no permission to publish to subject codecbus.js.p.payments"),
+        "{err}"
+    );
+    assert_eq!(billing.metrics().remote_denied, 2);
+
+    // Remembered: the next send does not leave (nothing more refused).
+    let err = billing.send("payments", 4u64).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("refused a message to subject codecbus.js.s.payments")
+            && text.contains("no permission to publish"),
+        "{text}"
+    );
+    assert_eq!(err.into_body::<u64>().as_deref(), Some(&4));
+    billing.flush().await.unwrap();
+    assert_eq!(billing.metrics().remote_denied, 2);
+    billing.close().await;
+    admin.close().await;
+}
+
 // ------------------------------------------------ malformed header blocks
 
 /// A client that writes the NATS protocol by hand.

@@ -16,15 +16,14 @@
 // it was handled or stored at the dead-letter address.
 
 use std::hash::{BuildHasher, Hasher};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
+use async_nats::HeaderMap;
 use async_nats::jetstream::AckKind;
 use async_nats::jetstream::consumer::PullConsumer;
 use async_nats::jetstream::message::Acker;
-use async_nats::{HeaderMap, HeaderName, HeaderValue};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::watch;
@@ -46,14 +45,11 @@ use crate::transport::nats::durable_options::{
 use crate::transport::nats::jetstream::{
     DurableAddress, SEND_CONSUMER, ensure_consumer, node_consumer_config,
 };
-use crate::transport::nats::outbound::transport_error;
+use crate::transport::nats::outbound::{NATS_MSG_ID, Prepared, Route, transport_error};
 use crate::transport::nats::reply::{
     Arrival, Decoded, arrival, decode_checked, first_then_transform, undecodable,
 };
 use crate::transport::{BoxFuture, Node, Outbound};
-
-/// JetStream's header for duplicate suppression.
-const NATS_MSG_ID: &str = "Nats-Msg-Id";
 
 /// A unique message id: a random per-process part and a counter.
 fn generated_id() -> String {
@@ -79,7 +75,11 @@ impl Link {
     }
 
     /// A send or publish to a durable address: stored in its stream, `Ok`
-    /// once the server acknowledged it.
+    /// once the server acknowledged it, within the address's
+    /// [`store_timeout`](crate::DurableOptions::store_timeout). It leaves
+    /// by the same path as a core message ([`Link::prepare`]), to the
+    /// stream's subject; a refusal for lack of permission ends the wait at
+    /// once.
     pub(super) async fn store<K: OperationKind>(
         &self,
         d: &DurableAddress,
@@ -97,43 +97,57 @@ impl Link {
                 id
             }
         };
-        let (_, mut headers, body) = match self.prepare(&out, publish) {
-            Ok(parts) => parts,
+        let subject = if publish {
+            &d.publish_subject
+        } else {
+            &d.send_subject
+        };
+        let Prepared {
+            subject,
+            headers,
+            body,
+        } = match self.prepare(&out, Route::Stored { subject, id: &id }) {
+            Ok(prepared) => prepared,
             Err(refuse) => return Err(refuse.into_error(out)),
         };
-        let refused = |kind: K, message: String, out: Outbound| {
-            crate::error::Error::new(kind, message)
-                .with_address(out.address)
-                .with_body(out.body)
+        // The server drops a publish it refuses and tells only with an
+        // asynchronous error: without this, the store would wait out its
+        // timeout.
+        let refused = self.refusals.refused(&subject);
+        let timeout = d.options.store_timeout;
+        let stored = async {
+            let ack = durables
+                .js
+                .publish_with_headers(subject.clone(), headers, body)
+                .await?;
+            ack.await.map(drop)
         };
-        match HeaderValue::from_str(&id) {
-            Ok(value) => headers.insert(HeaderName::from_static(NATS_MSG_ID), value),
-            Err(_) => {
-                let m = format!("the {MESSAGE_ID_HEADER} header cannot travel over NATS");
-                return Err(refused(K::TRANSPORT, m, out));
+        let stored = tokio::select! {
+            stored = tokio::time::timeout(timeout, stored) => stored,
+            () = refused => {
+                return Err(self
+                    .permission_refused(K::TRANSPORT, &out.address, &subject)
+                    .with_address(out.address)
+                    .with_body(out.body));
             }
-        }
-        if let Err(m) = self.check_size("Message", &out.address, &headers, body.len()) {
-            return Err(refused(K::PAYLOAD_TOO_LARGE, m, out));
-        }
-        let subject = if publish {
-            d.publish_subject.clone()
-        } else {
-            d.send_subject.clone()
         };
-        let stored = match durables
-            .js
-            .publish_with_headers(subject, headers, body)
-            .await
-        {
-            Ok(ack) => ack.await.map(drop),
-            Err(e) => Err(e),
-        };
-        stored.map_err(|e| {
-            transport_error(K::TRANSPORT, &out.address, &self.servers, e)
+        match stored {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(transport_error(K::TRANSPORT, &out.address, &self.servers, e)
                 .with_address(Arc::clone(&out.address))
-                .with_body(out.body)
-        })
+                .with_body(out.body)),
+            Err(_) => Err(crate::error::Error::new(
+                K::TRANSPORT,
+                format!(
+                    "JetStream did not confirm storing the message to durable address {} within {} ms (DurableOptions::store_timeout; servers {}): it may or may not be stored, and a send again with the same {MESSAGE_ID_HEADER} header is stored once",
+                    out.address,
+                    timeout.as_millis(),
+                    self.servers
+                ),
+            )
+            .with_address(Arc::clone(&out.address))
+            .with_body(out.body)),
+        }
     }
 }
 

@@ -92,7 +92,12 @@ pub struct DurableOptions {
     pub(crate) redelivery_delay: Duration,
     pub(crate) dead_letter: Option<String>,
     pub(crate) max_in_flight: usize,
+    pub(crate) store_timeout: Duration,
 }
+
+/// How long a durable send waits for the server's confirmation by default:
+/// 5 seconds (see [`DurableOptions::store_timeout`]).
+pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The default maximum age of a stored message: 7 days.
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -108,7 +113,7 @@ impl DurableOptions {
     /// limit, 1 replica, a duplicate window of 2 minutes, an ack wait of
     /// 30 seconds, at most 5 deliveries, a redelivery delay of 1 second,
     /// dead letters to `{address}.dead`, at most 256 messages in flight
-    /// per consumer node.
+    /// per consumer node, a store timeout of 5 seconds.
     pub fn new() -> Self {
         Self {
             retention: Retention::Limits,
@@ -121,6 +126,7 @@ impl DurableOptions {
             redelivery_delay: Duration::from_secs(1),
             dead_letter: None,
             max_in_flight: 256,
+            store_timeout: DEFAULT_STORE_TIMEOUT,
         }
     }
 
@@ -212,6 +218,20 @@ impl DurableOptions {
         self
     }
 
+    /// How long a durable `send` or `publish` waits for the server to
+    /// confirm that it stored the message (default 5 seconds). Past it the
+    /// call fails with a `Transport` error saying so; the message may or
+    /// may not be stored (sending it again with the same
+    /// [`MESSAGE_ID_HEADER`] stores it once). While the server is down or
+    /// restarting, each send waits this long at most: a shorter timeout
+    /// gives the caller its error (and the body back) sooner, a longer one
+    /// rides out a slower failover. A setting of this node only: not part
+    /// of the stream, so nodes may differ.
+    pub fn store_timeout(mut self, timeout: Duration) -> Self {
+        self.store_timeout = timeout;
+        self
+    }
+
     /// The maximum number of deliveries, `None` when unlimited.
     pub fn max_deliveries_value(&self) -> Option<u32> {
         self.max_deliveries
@@ -239,6 +259,9 @@ impl DurableOptions {
         }
         if self.max_deliveries == Some(0) {
             return bad("max deliveries must be at least 1");
+        }
+        if self.store_timeout < Duration::from_millis(10) {
+            return bad("the store timeout must be at least 10 ms");
         }
         if self.max_in_flight == 0 {
             return bad("max in flight must be at least 1");

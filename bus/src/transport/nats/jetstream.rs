@@ -23,7 +23,7 @@ use async_nats::jetstream::stream::{self, RetentionPolicy, StorageType};
 use async_nats::jetstream::{self as js, Context, ErrorCode};
 
 use crate::error::{BuildError, BuildErrorKind};
-use crate::transport::nats::durable_options::{DurableOptions, Retention};
+use crate::transport::nats::durable_options::{DEFAULT_STORE_TIMEOUT, DurableOptions, Retention};
 use crate::transport::nats::wire;
 
 /// The durable addresses of a bus and its JetStream context.
@@ -151,7 +151,12 @@ pub(crate) async fn setup(
             all.push((dead, options.clone().unlimited_deliveries()));
         }
     }
-    let js = js::new(client.clone());
+    // The context's timeout bounds each publish acknowledgement; a store
+    // is bounded by its address's own `store_timeout`, so the context's
+    // must not run out first (it also bounds the set-up requests below).
+    let mut js = js::new(client.clone());
+    let longest = all.iter().map(|(_, o)| o.store_timeout).max();
+    js.set_timeout(longest.map_or(DEFAULT_STORE_TIMEOUT, |t| t.max(DEFAULT_STORE_TIMEOUT)));
     let mut addresses = HashMap::new();
     for (address, options) in all {
         let resolved = DurableAddress {

@@ -63,7 +63,7 @@ pub(crate) use self::connect::connect;
 #[cfg(feature = "jetstream")]
 pub use self::durable_options::{
     DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
-    DEFAULT_MAX_AGE, DurableOptions, MESSAGE_ID_HEADER, Retention,
+    DEFAULT_MAX_AGE, DEFAULT_STORE_TIMEOUT, DurableOptions, MESSAGE_ID_HEADER, Retention,
 };
 pub use self::options::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};
 pub(crate) use self::transport::NatsTransport;

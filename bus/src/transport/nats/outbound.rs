@@ -90,12 +90,12 @@ impl Link {
         Ok(())
     }
 
-    /// Subject, headers and encoded body of an outbound message.
-    pub(super) fn prepare(
-        &self,
-        out: &Outbound,
-        publish: bool,
-    ) -> Result<(String, HeaderMap, Bytes), Refuse> {
+    /// Subject, headers and encoded body of an outbound message to `route`:
+    /// the one path every message leaving this node takes, core or durable.
+    /// In order: the connection is open, the body has a codec, the subject
+    /// was not refused moments ago, the headers can travel, the body
+    /// encodes, and the whole fits `max_payload`.
+    pub(super) fn prepare(&self, out: &Outbound, route: Route<'_>) -> Result<Prepared, Refuse> {
         self.check_open()?;
         let Some(codec) = out.codec else {
             return Err(Refuse::Codec(format!(
@@ -103,10 +103,10 @@ impl Link {
                 out.type_name, out.address
             )));
         };
-        let subject = if publish {
-            wire::publish_subject(&self.prefix, &out.address)
-        } else {
-            wire::send_subject(&self.prefix, &out.address)
+        let subject = match route {
+            Route::Send => wire::send_subject(&self.prefix, &out.address),
+            Route::Publish => wire::publish_subject(&self.prefix, &out.address),
+            Route::Stored { subject, .. } => Ok(subject.to_owned()),
         }
         .map_err(Refuse::Transport)?;
         if let Some(ago) = self.refusals.refused_recently(&subject) {
@@ -117,8 +117,17 @@ impl Link {
                 REMEMBERED.as_secs()
             )));
         }
-        let headers = wire::outbound_headers(codec.name(), &out.headers)
+        let mut headers = wire::outbound_headers(codec.name(), &out.headers)
             .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
+        if let Route::Stored { id, .. } = route {
+            let id = <async_nats::HeaderValue as std::str::FromStr>::from_str(id).map_err(|_| {
+                Refuse::Transport(format!(
+                    "message to address {}: its message id {id:?} cannot travel in a NATS header",
+                    out.address
+                ))
+            })?;
+            headers.insert(async_nats::HeaderName::from_static(NATS_MSG_ID), id);
+        }
         let body = encode(&codec, &out.body).map_err(|e| {
             Refuse::Codec(format!(
                 "cannot encode a `{}` body (codec {:?}) for address {}: {e}",
@@ -135,8 +144,52 @@ impl Link {
         if out.traced {
             spans::body_size(body.len());
         }
-        Ok((subject, headers, body))
+        Ok(Prepared {
+            subject,
+            headers,
+            body,
+        })
     }
+
+    /// The error of a message to `address` that the server refused for
+    /// lack of permission while it was in flight (an asynchronous `-ERR`).
+    pub(super) fn permission_refused<K: Copy>(
+        &self,
+        kind: K,
+        address: &str,
+        subject: &str,
+    ) -> crate::error::Error<K> {
+        crate::error::Error::new(
+            kind,
+            format!(
+                "the NATS server refused the message to address {address}: this connection has no permission to publish to subject {subject} (servers {})",
+                self.servers
+            ),
+        )
+    }
+}
+
+/// JetStream's header for duplicate suppression.
+pub(super) const NATS_MSG_ID: &str = "Nats-Msg-Id";
+
+/// Where an outbound message goes.
+#[derive(Clone, Copy)]
+pub(super) enum Route<'a> {
+    /// A core NATS send or request: the address's queue-group subject.
+    Send,
+    /// A core NATS publish: the address's plain subject.
+    Publish,
+    /// A durable send or publish: the JetStream `subject` of its stream,
+    /// with `id` for duplicate suppression.
+    #[cfg_attr(not(feature = "jetstream"), allow(dead_code))]
+    Stored { subject: &'a str, id: &'a str },
+}
+
+/// An outbound message ready to leave.
+pub(super) struct Prepared {
+    pub(super) subject: String,
+    pub(super) headers: HeaderMap,
+    pub(super) body: Bytes,
 }
 
 /// Encoding buffers up to this capacity are kept for the next message on
@@ -182,8 +235,13 @@ impl Link {
         out: Outbound,
         publish: bool,
     ) -> Result<(), crate::error::Error<K>> {
-        let (subject, headers, body) = match self.prepare(&out, publish) {
-            Ok(parts) => parts,
+        let route = if publish { Route::Publish } else { Route::Send };
+        let Prepared {
+            subject,
+            headers,
+            body,
+        } = match self.prepare(&out, route) {
+            Ok(prepared) => prepared,
             Err(refuse) => return Err(refuse.into_error(out)),
         };
         self.client
@@ -217,7 +275,6 @@ pub(super) fn transport_error<K: Copy>(
 /// its address).
 pub(super) fn request_failed(
     e: async_nats::RequestError,
-    subject: &str,
     address: &str,
     timeout: Duration,
     servers: &str,
@@ -233,7 +290,7 @@ pub(super) fn request_failed(
             RequestError::new(
                 RequestErrorKind::Timeout,
                 format!(
-                    "Timed out after waiting {}(ms) for a reply. address: {subject}, repliedAddress: {address}",
+                    "Timed out after waiting {}(ms) for a reply. address: {address}",
                     timeout.as_millis()
                 ),
             )

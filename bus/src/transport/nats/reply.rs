@@ -274,7 +274,7 @@ pub(super) async fn answer(
                         .timeout(Some(next.wait));
                     let answered = shared.client.send_request(to.clone(), request).await;
                     let outcome = answered
-                        .map_err(|e| request_failed(e, &to, &address, next.wait, &shared.servers))
+                        .map_err(|e| request_failed(e, &address, next.wait, &shared.servers))
                         .and_then(|message| read_reply(&shared, &inner, &address, message));
                     let _ = next.tx.complete(match outcome {
                         Ok(env) => Outcome::Reply(env),

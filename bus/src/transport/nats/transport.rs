@@ -14,7 +14,7 @@ use crate::reply::ReplyEnvelope;
 use crate::transport::local::Refusal;
 use crate::transport::nats::connect::{Connected, Link};
 use crate::transport::nats::control::{Control, control_loop};
-use crate::transport::nats::outbound::request_failed;
+use crate::transport::nats::outbound::{Prepared, Route, request_failed};
 use crate::transport::nats::reply::read_reply;
 use crate::transport::{BoxFuture, Node, Outbound, RemoteCounts, RemoteTransport};
 
@@ -93,8 +93,12 @@ impl RemoteTransport for NatsTransport {
         Box::pin(async move {
             let s = &self.shared;
             let address = Arc::clone(&out.address);
-            let (subject, headers, body) = match s.prepare(&out, false) {
-                Ok(parts) => parts,
+            let Prepared {
+                subject,
+                headers,
+                body,
+            } = match s.prepare(&out, Route::Send) {
+                Ok(prepared) => prepared,
                 Err(refuse) => return Err(refuse.into_error::<RequestErrorKind>(out)),
             };
             let request = async_nats::Request::new()
@@ -108,21 +112,16 @@ impl RemoteTransport for NatsTransport {
             let answered = tokio::select! {
                 answered = s.client.send_request(subject.clone(), request) => answered,
                 () = refused => {
-                    return Err(RequestError::new(
-                        RequestErrorKind::Transport,
-                        format!(
-                            "the NATS server refused the request to address {address}: this connection has no permission to publish to subject {subject} (servers {})",
-                            s.servers
-                        ),
-                    )
-                    .with_address(address)
-                    .with_body(out.body));
+                    return Err(s
+                        .permission_refused(RequestErrorKind::Transport, &address, &subject)
+                        .with_address(address)
+                        .with_body(out.body));
                 }
             };
             let reply = match answered {
                 Ok(reply) => reply,
                 Err(e) => {
-                    let err = request_failed(e, &subject, &address, timeout, &s.servers);
+                    let err = request_failed(e, &address, timeout, &s.servers);
                     count_failure(&inner, &out, err.kind());
                     let err = err.with_address(address);
                     // The body comes back when it surely reached nobody.
