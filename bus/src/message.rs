@@ -492,8 +492,10 @@ impl<T> Message<T> {
     /// no answer comes in time, `RecipientFailure` when the requester fails
     /// or drops the reply unanswered, `TypeMismatch` when the answer is not
     /// an `R`; `NoHandlers` when this message expects no reply (or was
-    /// answered already, or its requester stopped waiting); `Dropped` when
-    /// an outbound interceptor drops the reply. When the requester is on
+    /// answered already, or its requester stopped waiting: the text says
+    /// which, as [`reply`](Message::reply)'s error does); `Dropped` when
+    /// an outbound interceptor drops the reply. In these last cases the
+    /// body is handed back ([`into_body`](crate::Error::into_body)). When the requester is on
     /// another node (NATS), also `Codec`, `PayloadTooLarge` and `Transport`
     /// as for a request, and `NoHandlers` when that node's connection is
     /// gone; a requester that stopped waiting cannot be told apart from a
@@ -553,27 +555,24 @@ impl<T> Message<T> {
         R: MessageCodec + Send + Sync + 'static,
     {
         let (timeout, headers, _) = options.into_parts();
+        let body = body.into_arc();
         let Some((_, inner)) = &self.reply else {
-            return Err(no_reply_expected(&self.address));
+            return Err(no_reply_expected(&self.address).with_body(body as AnyBody));
         };
         let inner = Arc::clone(inner);
         let timeout = timeout.unwrap_or(inner.default_timeout);
         let (tx, rx) = reply::channel();
-        if let Err(err) = self.send_reply(body.into_arc(), headers, Some((tx, timeout))) {
-            return Err(match err.kind() {
-                ReplyErrorKind::Dropped => RequestError::new(
-                    RequestErrorKind::Dropped,
-                    format!(
-                        "Reply to address {} dropped by an outbound interceptor",
-                        self.address
-                    ),
-                )
-                .with_address(Arc::clone(&self.address)),
-                _ => no_reply_expected(&self.address),
-            });
+        if let Err(err) = self.send_reply(body, headers, Some((tx, timeout))) {
+            // The reply's own error says why (expects no reply, answered
+            // already, requester gone, dropped) and hands the body back;
+            // for the conversation, nobody takes the turn: Vert.x's
+            // `NO_HANDLERS`, or `Dropped` for an interceptor's doing.
+            return Err(err.map_kind(|kind| match kind {
+                ReplyErrorKind::Dropped => RequestErrorKind::Dropped,
+                _ => RequestErrorKind::NoHandlers,
+            }));
         }
-        let id = crate::metrics::bump(&inner.conversation_ids, 1);
-        let env = waiting::await_reply(&inner, rx, &self.address, timeout, id)
+        let env = waiting::await_reply(&inner, rx, &self.address, timeout)
             .await
             .inspect_err(|err| {
                 if let Some(probe) = inner.telemetry.probe(&self.address) {
@@ -627,10 +626,10 @@ impl<T> Message<T> {
                 let span = spans::reply(delivery, &self.address);
                 let result = span.in_scope(|| self.complete_failure(code, message));
                 let failure = match &result {
-                    Ok(()) => "RecipientFailure".to_owned(),
-                    Err(err) => format!("{:?}", err.kind()),
+                    Ok(()) => RequestErrorKind::RecipientFailure.as_str(),
+                    Err(err) => err.kind().as_str(),
                 };
-                spans::outcome(&span, Some(&failure));
+                spans::outcome(&span, Some(failure));
                 result
             }
         }
@@ -670,10 +669,12 @@ impl<T> Message<T> {
     }
 }
 
+/// A further turn of a message that expects no reply: nobody takes it
+/// (Vert.x's `NO_HANDLERS`), said as [`Message::reply`]'s error says it.
 fn no_reply_expected(address: &Arc<str>) -> RequestError {
     RequestError::new(
         RequestErrorKind::NoHandlers,
-        format!("No handlers for address {address}: the message expects no reply"),
+        format!("Reply to address {address} not taken: the message expects no reply"),
     )
     .with_address(Arc::clone(address))
 }

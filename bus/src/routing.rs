@@ -262,7 +262,7 @@ where
 
 /// Awaits `operation`, in `span` if there is one, and records its outcome
 /// there.
-async fn in_span<R, K: Copy + std::fmt::Debug>(
+async fn in_span<R, K: Copy + std::fmt::Display>(
     span: Option<&Span>,
     operation: impl Future<Output = Result<R, crate::error::Error<K>>>,
 ) -> Result<R, crate::error::Error<K>> {
@@ -503,7 +503,7 @@ where
 {
     let (timeout, mut headers, local_only) = options.into_parts();
     let timeout = timeout.unwrap_or(state.default_timeout);
-    let id = bump(&state.counters.sent, 1);
+    bump(&state.counters.sent, 1);
     if let Some(probe) = observer.probe() {
         probe.sent();
     }
@@ -527,5 +527,5 @@ where
         DeliveryKind::Request,
         Some(tx),
     )?;
-    waiting::await_reply(state, rx, address, timeout, id).await
+    waiting::await_reply(state, rx, address, timeout).await
 }

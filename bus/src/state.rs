@@ -5,7 +5,6 @@
 // transport sees this state only through `transport::Node`.
 
 use std::any::{TypeId, type_name};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -24,7 +23,6 @@ pub(crate) struct State {
     pub(crate) local: LocalTable,
     registry: RwLock<Registry>,
     pub(crate) counters: Counters,
-    pub(crate) conversation_ids: AtomicU64,
     pub(crate) interceptors: Interceptors,
     pub(crate) default_timeout: Duration,
     default_capacity: usize,
@@ -45,7 +43,6 @@ impl State {
             local: LocalTable::new(telemetry.traces()),
             registry: RwLock::new(registry),
             counters: Counters::default(),
-            conversation_ids: AtomicU64::new(0),
             interceptors,
             default_timeout,
             default_capacity,

@@ -13,11 +13,6 @@ use crate::metrics::bump;
 use crate::reply::{Outcome, ReplyEnvelope, ReplyRx};
 use crate::state::State;
 
-/// How a local request's reply address starts (Vert.x: `__vertx.reply.`);
-/// a number per request follows. It names the request in error messages,
-/// e.g. a timeout's "address: __codecbus.reply.7".
-pub const REPLY_ADDRESS_PREFIX: &str = "__codecbus.reply.";
-
 /// Awaits the reply to a request: the reply's envelope, which the caller
 /// turns into its `Message`.
 pub(crate) async fn await_reply(
@@ -25,7 +20,6 @@ pub(crate) async fn await_reply(
     rx: ReplyRx,
     address: &str,
     timeout: Duration,
-    id: u64,
 ) -> Result<ReplyEnvelope, RequestError> {
     let mut rx = rx;
     // Why: arming a tokio timer (and keeping it in the wheel while the
@@ -88,7 +82,7 @@ pub(crate) async fn await_reply(
             Err(RequestError::new(
                 RequestErrorKind::Timeout,
                 format!(
-                    "Timed out after waiting {}(ms) for a reply. address: {REPLY_ADDRESS_PREFIX}{id}, repliedAddress: {address}",
+                    "Timed out after waiting {}(ms) for a reply. address: {address}",
                     timeout.as_millis()
                 ),
             )

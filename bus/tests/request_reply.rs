@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use codecbus_bus::{
     ConsumerOptions, DeliveryContext, DeliveryKind, DeliveryOptions, EventBus, Message,
-    NO_FAILURE_CODE, REPLY_ADDRESS_PREFIX, ReplyError, ReplyErrorKind, ReplyFailure,
-    RequestErrorKind, Shared, Verdict,
+    NO_FAILURE_CODE, ReplyError, ReplyErrorKind, ReplyFailure, RequestErrorKind, Shared, Verdict,
 };
 use common::{Copied, Frozen};
 use tokio::time::Instant;
@@ -59,15 +58,12 @@ async fn a_silent_consumer_times_out_after_the_default_30_seconds() {
     assert_eq!(err.kind(), RequestErrorKind::Timeout);
     assert_eq!(err.failure_type(), ReplyFailure::Timeout);
     assert_eq!(err.failure_type().as_i32(), 0);
-    let text = err.to_string();
-    assert!(
-        text.starts_with(
-            "Timed out after waiting 30000(ms) for a reply. address: __codecbus.reply."
-        ),
-        "{text}"
+    // Named by the address the request was sent to, as across NATS.
+    assert_eq!(
+        err.to_string(),
+        "Timed out after waiting 30000(ms) for a reply. address: sleepy"
     );
-    assert_eq!(REPLY_ADDRESS_PREFIX, "__codecbus.reply.");
-    assert!(text.ends_with(", repliedAddress: sleepy"), "{text}");
+    assert_eq!(err.address(), Some("sleepy"));
     assert_eq!(bus.metrics().timeouts, 1);
 }
 
@@ -375,6 +371,72 @@ async fn reply_and_request_holds_a_conversation() {
     let bus = echo_bus();
     let _c = common::counting_conversation(&bus, "count");
     assert_eq!(common::count_with(&bus, "count").await, [1, 3, 5, 7, 1008]);
+}
+
+/// A further turn that nobody can take says why, as `reply` does, and
+/// hands its body back: the message expects no reply (a send), it was
+/// answered already, or its requester stopped waiting.
+#[tokio::test(start_paused = true)]
+async fn a_turn_nobody_takes_says_why_and_hands_the_body_back() {
+    let bus = echo_bus();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _c = bus.consumer("turns", move |m: Message<String>| {
+        let tx = tx.clone();
+        async move {
+            if m.body() == "answer first" {
+                m.reply("first".to_string()).unwrap();
+            }
+            if m.body() == "wait" {
+                // The requester gives up after 10 ms.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            let err = m
+                .reply_and_request::<String>("next turn".to_string())
+                .await
+                .unwrap_err();
+            let text = err.to_string();
+            let kind = err.kind();
+            let body = err.into_body::<String>().map(|b| (*b).clone());
+            tx.send((kind, text, body)).unwrap();
+        }
+    });
+
+    bus.send("turns", "sent".to_string()).await.unwrap();
+    let first: Message<String> = bus
+        .request("turns", "answer first".to_string())
+        .await
+        .unwrap();
+    assert_eq!(first.body(), "first");
+    let options = DeliveryOptions::new().with_timeout(Duration::from_millis(10));
+    let err = bus
+        .request_with::<String>("turns", "wait".to_string(), options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Timeout);
+
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(rx.recv().await.unwrap());
+    }
+    let why = |needle: &str| {
+        seen.iter()
+            .find(|(_, text, _)| text.contains(needle))
+            .unwrap_or_else(|| panic!("no turn refused with {needle:?}: {seen:?}"))
+            .clone()
+    };
+    for needle in [
+        "the message expects no reply",
+        "the message was answered already",
+        "the requester stopped waiting",
+    ] {
+        let (kind, text, body) = why(needle);
+        assert_eq!(kind, RequestErrorKind::NoHandlers, "{text}");
+        assert!(
+            text.starts_with("Reply to address turns not taken: "),
+            "{text}"
+        );
+        assert_eq!(body.as_deref(), Some("next turn"), "{text}");
+    }
 }
 
 #[tokio::test]
