@@ -131,7 +131,7 @@ fn the_example_serves_its_traffic_as_prometheus_text() {
     assert_eq!(
         value(
             "refused_total",
-            &[("address", "nowhere"), ("reason", "no_handlers")]
+            &[("address", "nowhere"), ("reason", "NO_HANDLERS")]
         ),
         f64::from(UNROUTED)
     );

@@ -157,27 +157,6 @@ pub enum RequestErrorKind {
     Transport,
 }
 
-impl RequestErrorKind {
-    /// The kind as a metric label: Vert.x's `ReplyFailure` name where one
-    /// fits (`TIMEOUT`, `NO_HANDLERS`, `RECIPIENT_FAILURE`), the kind's
-    /// own name in the same style otherwise (what Vert.x counts as
-    /// `ERROR`).
-    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
-    pub(crate) const fn label(self) -> &'static str {
-        match self {
-            Self::NoHandlers => "NO_HANDLERS",
-            Self::Timeout => "TIMEOUT",
-            Self::RecipientFailure => "RECIPIENT_FAILURE",
-            Self::TypeMismatch => "TYPE_MISMATCH",
-            Self::QueueFull => "QUEUE_FULL",
-            Self::Dropped => "DROPPED",
-            Self::Codec => "CODEC",
-            Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
-            Self::Transport => "TRANSPORT",
-        }
-    }
-}
-
 /// Why a [`Message::reply`](crate::Message::reply),
 /// [`reply_with`](crate::Message::reply_with) or
 /// [`fail`](crate::Message::fail) did not reach a requester. Ignoring it
@@ -196,6 +175,81 @@ pub enum ReplyErrorKind {
     RequesterGone,
     /// An outbound interceptor dropped the reply.
     Dropped,
+}
+
+/// Gives each error kind its one spelling: `as_str`, `Display`, and the
+/// parse back from it (`from_name`, for what arrives over the wire).
+macro_rules! kind_names {
+    ($($kind:ident { $($variant:ident => $name:literal),* $(,)? })*) => {$(
+        impl $kind {
+            /// The kind's name, spelled the same in span outcomes, metric
+            /// labels, the wire's failure header and `Display`: Vert.x's
+            /// `ReplyFailure` name where it has one (`NO_HANDLERS`,
+            /// `TIMEOUT`, `RECIPIENT_FAILURE`), the same style otherwise.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)*
+                }
+            }
+
+            /// The kind named `name` ([`as_str`](Self::as_str)'s spelling).
+            // Only request failures arrive over the wire (read with the
+            // `nats` feature); the other kinds have it for symmetry.
+            #[allow(dead_code)]
+            pub(crate) fn from_name(name: &str) -> Option<Self> {
+                match name {
+                    $($name => Some(Self::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $kind {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
+kind_names! {
+    SendErrorKind {
+        NoHandlers => "NO_HANDLERS",
+        TypeMismatch => "TYPE_MISMATCH",
+        QueueFull => "QUEUE_FULL",
+        Invalid => "INVALID",
+        Dropped => "DROPPED",
+        Codec => "CODEC",
+        PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+        Transport => "TRANSPORT",
+    }
+    PublishErrorKind {
+        NoHandlers => "NO_HANDLERS",
+        TypeMismatch => "TYPE_MISMATCH",
+        QueueFull => "QUEUE_FULL",
+        Invalid => "INVALID",
+        Dropped => "DROPPED",
+        Codec => "CODEC",
+        PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+        Transport => "TRANSPORT",
+    }
+    RequestErrorKind {
+        NoHandlers => "NO_HANDLERS",
+        Timeout => "TIMEOUT",
+        RecipientFailure => "RECIPIENT_FAILURE",
+        TypeMismatch => "TYPE_MISMATCH",
+        QueueFull => "QUEUE_FULL",
+        Dropped => "DROPPED",
+        Codec => "CODEC",
+        PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+        Transport => "TRANSPORT",
+    }
+    ReplyErrorKind {
+        NoReplyExpected => "NO_REPLY_EXPECTED",
+        AlreadyAnswered => "ALREADY_ANSWERED",
+        RequesterGone => "REQUESTER_GONE",
+        Dropped => "DROPPED",
+    }
 }
 
 /// Vert.x's `ReplyFailure`: the failure type a Vert.x user matches on, with

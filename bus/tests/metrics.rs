@@ -161,6 +161,7 @@ fn metered(prefix: &str) -> codecbus_bus::EventBusBuilder {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_outcome_agrees_with_the_snapshot() {
+    let test_start = std::time::Instant::now();
     let bus = metered("agree")
         .outbound_interceptor(|ctx| {
             if ctx.headers().contains("drop") {
@@ -250,19 +251,19 @@ async fn every_outcome_agrees_with_the_snapshot() {
     assert_eq!(s.counter("published_total", &[]), m.published);
     assert_eq!(s.counter("delivered_total", &[]), m.delivered);
     assert_eq!(
-        s.counter("refused_total", &[("reason", "queue_full")]),
+        s.counter("refused_total", &[("reason", "QUEUE_FULL")]),
         m.refused
     );
     assert_eq!(
-        s.counter("refused_total", &[("reason", "no_handlers")]),
+        s.counter("refused_total", &[("reason", "NO_HANDLERS")]),
         m.no_handlers
     );
     assert_eq!(
-        s.counter("refused_total", &[("reason", "type_mismatch")]),
+        s.counter("refused_total", &[("reason", "TYPE_MISMATCH")]),
         m.type_mismatches
     );
     assert_eq!(
-        s.counter("refused_total", &[("reason", "invalid")]),
+        s.counter("refused_total", &[("reason", "INVALID")]),
         m.invalid
     );
     assert_eq!(s.counter("dropped_total", &[]), m.dropped);
@@ -318,7 +319,12 @@ async fn every_outcome_agrees_with_the_snapshot() {
     );
     let handled = s.samples("processing_time_seconds", &[]);
     assert_eq!(handled.len() as u64, m.handled);
-    assert!(handled.iter().all(|&t| t >= 0.0));
+    // Each run took some time, and none longer than the test so far.
+    let elapsed = test_start.elapsed().as_secs_f64();
+    assert!(
+        handled.iter().all(|&t| t > 0.0 && t <= elapsed),
+        "{handled:?} (test ran {elapsed} s)"
+    );
     // Nothing went to the cluster.
     assert_eq!(s.samples("bytes_written", &[]).len(), 0);
 }
@@ -349,6 +355,57 @@ async fn address_labels_are_grouped_excluded_and_bounded() {
     assert_eq!(s.counter("sent_total", &[]), 100);
     assert_eq!(bus.metrics().sent, 150);
     assert_eq!(s.counter("delivered_total", &[("address", "orders")]), 1);
+}
+
+/// A series is exported once it has a value: timings off and a local-only
+/// bus export no timing or byte-size histogram (whose summary quantiles
+/// would read 0 where nothing was measured), and a refusal reason appears
+/// with its first refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_series_appears_with_its_first_value() {
+    keeper();
+    let bus = EventBus::builder()
+        .metrics(MetricsOptions::new().prefix("lazy").timings(false))
+        .build()
+        .unwrap();
+    let _c = bus.consumer("echo", |m: Message<u32>| async move { m.reply(*m.body()) });
+    for i in 0..5u32 {
+        let r: Message<u32> = bus.request("echo", i).await.unwrap();
+        assert_eq!(*r.body(), i);
+    }
+    bus.send("echo", 1u32).await.unwrap();
+    let names = |s: &Series| {
+        let mut names: Vec<String> = s
+            .series
+            .iter()
+            .map(|(key, _)| key.name().strip_prefix("lazy_").unwrap().to_owned())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    let s = Series::of("lazy");
+    assert_eq!(
+        names(&s),
+        [
+            "delivered_total",
+            "handlers",
+            "pending",
+            "received_total",
+            "sent_total"
+        ],
+        "{s:?}"
+    );
+    assert_eq!(s.label_values("received_total", "side"), ["local"]);
+
+    // The first refusal brings its reason's series, and only that one.
+    let err = bus.send("nowhere", 1u32).await.unwrap_err();
+    assert_eq!(err.kind().as_str(), "NO_HANDLERS");
+    let s = Series::of("lazy");
+    assert_eq!(s.label_values("refused_total", "reason"), ["NO_HANDLERS"]);
+    assert_eq!(s.counter("refused_total", &[("address", "nowhere")]), 1);
+    assert!(s.matching("processing_time_seconds", &[]).next().is_none());
+    assert!(s.matching("bytes_written", &[]).next().is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -61,12 +61,14 @@ pub(crate) enum Side {
 
 #[cfg(feature = "metrics")]
 mod enabled {
+    use std::sync::OnceLock;
+
     use ::metrics::{Counter, Gauge, Histogram, Label};
 
     #[cfg(feature = "jetstream")]
     use super::Settled;
     use super::{Chain, RefusedBy, Side};
-    use crate::error::RequestErrorKind;
+    use crate::error::{RequestErrorKind, SendErrorKind};
 
     /// The series names, built once from the prefix.
     pub(crate) struct Names {
@@ -134,7 +136,7 @@ mod enabled {
             describe_counter!(self.delivered.clone(), "Messages enqueued for a consumer");
             describe_counter!(
                 self.refused.clone(),
-                "Deliveries refused (reason: queue_full, invalid, no_handlers, type_mismatch)"
+                "Deliveries refused (reason: QUEUE_FULL, INVALID, NO_HANDLERS, TYPE_MISMATCH)"
             );
             describe_counter!(
                 self.discarded.clone(),
@@ -191,114 +193,171 @@ mod enabled {
         }
     }
 
-    /// The handles of one address label.
+    /// The `reason` label of each [`RefusedBy`], in its order: the spelling
+    /// of the matching error kind.
+    const REFUSED: [&str; 4] = [
+        SendErrorKind::QueueFull.as_str(),
+        SendErrorKind::Invalid.as_str(),
+        SendErrorKind::NoHandlers.as_str(),
+        SendErrorKind::TypeMismatch.as_str(),
+    ];
+
+    /// The handles of one address label. Each series is registered with
+    /// the recorder when it first gets a value, so a series that never
+    /// had one (timings off, the cluster's byte sizes on a local-only
+    /// address) is never exported, rather than exported empty (a summary
+    /// whose quantiles would read 0 where nothing was measured). After
+    /// that, an update is one atomic load more than a handle held outright.
     pub(crate) struct Probe {
         label: Label,
         names: std::sync::Arc<Names>,
-        sent: Counter,
-        published: Counter,
-        received: [Counter; 2],
-        delivered: Counter,
-        refused: [Counter; 4],
-        discarded: Counter,
-        dropped: [Counter; 2],
-        undecodable: Counter,
-        handlers: Gauge,
-        pending: Gauge,
-        processing_time: Histogram,
-        request_time: Histogram,
-        bytes_written: Histogram,
-        bytes_read: Histogram,
+        sent: OnceLock<Counter>,
+        published: OnceLock<Counter>,
+        received: [OnceLock<Counter>; 2],
+        delivered: OnceLock<Counter>,
+        refused: [OnceLock<Counter>; 4],
+        discarded: OnceLock<Counter>,
+        dropped: [OnceLock<Counter>; 2],
+        undecodable: OnceLock<Counter>,
+        handlers: OnceLock<Gauge>,
+        pending: OnceLock<Gauge>,
+        processing_time: OnceLock<Histogram>,
+        request_time: OnceLock<Histogram>,
+        bytes_written: OnceLock<Histogram>,
+        bytes_read: OnceLock<Histogram>,
         /// Whether handler runs and requests are timed.
         timed: bool,
     }
 
     impl Probe {
-        /// Registers every series of `address_label` with the recorder
-        /// installed now.
+        /// The handles of `address_label`, none registered yet.
         pub(crate) fn new(names: std::sync::Arc<Names>, address_label: &str, timed: bool) -> Self {
-            let label = Label::new("address", address_label.to_owned());
-            let one = || vec![label.clone()];
-            let with = |key: &'static str, value: &'static str| {
-                vec![label.clone(), Label::new(key, value)]
-            };
-            let n = &*names;
             Self {
-                sent: ::metrics::counter!(n.sent.clone(), one()),
-                published: ::metrics::counter!(n.published.clone(), one()),
-                received: [
-                    ::metrics::counter!(n.received.clone(), with("side", "local")),
-                    ::metrics::counter!(n.received.clone(), with("side", "remote")),
-                ],
-                delivered: ::metrics::counter!(n.delivered.clone(), one()),
-                refused: [
-                    ::metrics::counter!(n.refused.clone(), with("reason", "queue_full")),
-                    ::metrics::counter!(n.refused.clone(), with("reason", "invalid")),
-                    ::metrics::counter!(n.refused.clone(), with("reason", "no_handlers")),
-                    ::metrics::counter!(n.refused.clone(), with("reason", "type_mismatch")),
-                ],
-                discarded: ::metrics::counter!(n.discarded.clone(), one()),
-                dropped: [
-                    ::metrics::counter!(n.dropped.clone(), with("interceptor", "outbound")),
-                    ::metrics::counter!(n.dropped.clone(), with("interceptor", "inbound")),
-                ],
-                undecodable: ::metrics::counter!(n.undecodable.clone(), one()),
-                handlers: ::metrics::gauge!(n.handlers.clone(), one()),
-                pending: ::metrics::gauge!(n.pending.clone(), one()),
-                processing_time: ::metrics::histogram!(n.processing_time.clone(), one()),
-                request_time: ::metrics::histogram!(n.request_time.clone(), one()),
-                bytes_written: ::metrics::histogram!(n.bytes_written.clone(), one()),
-                bytes_read: ::metrics::histogram!(n.bytes_read.clone(), one()),
-                label,
+                label: Label::new("address", address_label.to_owned()),
                 names,
+                sent: OnceLock::new(),
+                published: OnceLock::new(),
+                received: Default::default(),
+                delivered: OnceLock::new(),
+                refused: Default::default(),
+                discarded: OnceLock::new(),
+                dropped: Default::default(),
+                undecodable: OnceLock::new(),
+                handlers: OnceLock::new(),
+                pending: OnceLock::new(),
+                processing_time: OnceLock::new(),
+                request_time: OnceLock::new(),
+                bytes_written: OnceLock::new(),
+                bytes_read: OnceLock::new(),
                 timed,
             }
         }
 
+        /// The address label, and `extra` when given.
+        fn labels(&self, extra: Option<(&'static str, &'static str)>) -> Vec<Label> {
+            let mut labels = vec![self.label.clone()];
+            labels.extend(extra.map(|(key, value)| Label::new(key, value)));
+            labels
+        }
+
+        /// The counter in `cell`, registered as `name` (with `extra`) on
+        /// first use.
+        #[inline]
+        fn counter<'a>(
+            &self,
+            cell: &'a OnceLock<Counter>,
+            name: fn(&Names) -> &String,
+            extra: Option<(&'static str, &'static str)>,
+        ) -> &'a Counter {
+            cell.get_or_init(|| ::metrics::counter!(name(&self.names).clone(), self.labels(extra)))
+        }
+
+        #[inline]
+        fn gauge<'a>(&self, cell: &'a OnceLock<Gauge>, name: fn(&Names) -> &String) -> &'a Gauge {
+            cell.get_or_init(|| ::metrics::gauge!(name(&self.names).clone(), self.labels(None)))
+        }
+
+        #[inline]
+        fn histogram<'a>(
+            &self,
+            cell: &'a OnceLock<Histogram>,
+            name: fn(&Names) -> &String,
+        ) -> &'a Histogram {
+            cell.get_or_init(|| ::metrics::histogram!(name(&self.names).clone(), self.labels(None)))
+        }
+
         #[inline]
         pub(crate) fn sent(&self) {
-            self.sent.increment(1);
+            self.counter(&self.sent, |n| &n.sent, None).increment(1);
         }
 
         #[inline]
         pub(crate) fn published(&self) {
-            self.published.increment(1);
+            self.counter(&self.published, |n| &n.published, None)
+                .increment(1);
         }
 
         #[inline]
         pub(crate) fn received(&self, side: Side) {
-            self.received[side as usize].increment(1);
+            let value = match side {
+                Side::Local => "local",
+                Side::Remote => "remote",
+            };
+            self.counter(
+                &self.received[side as usize],
+                |n| &n.received,
+                Some(("side", value)),
+            )
+            .increment(1);
         }
 
         #[inline]
         pub(crate) fn delivered(&self, n: u64) {
             if n > 0 {
-                self.delivered.increment(n);
+                self.counter(&self.delivered, |n| &n.delivered, None)
+                    .increment(n);
             }
         }
 
         #[inline]
         pub(crate) fn refused(&self, by: RefusedBy, n: u64) {
             if n > 0 {
-                self.refused[by as usize].increment(n);
+                let i = by as usize;
+                self.counter(
+                    &self.refused[i],
+                    |n| &n.refused,
+                    Some(("reason", REFUSED[i])),
+                )
+                .increment(n);
             }
         }
 
         pub(crate) fn discarded(&self, n: u64) {
-            self.discarded.increment(n);
+            self.counter(&self.discarded, |n| &n.discarded, None)
+                .increment(n);
         }
 
         pub(crate) fn dropped(&self, chain: Chain) {
-            self.dropped[chain as usize].increment(1);
+            let value = match chain {
+                Chain::Outbound => "outbound",
+                Chain::Inbound => "inbound",
+            };
+            self.counter(
+                &self.dropped[chain as usize],
+                |n| &n.dropped,
+                Some(("interceptor", value)),
+            )
+            .increment(1);
         }
 
         pub(crate) fn undecodable(&self) {
-            self.undecodable.increment(1);
+            self.counter(&self.undecodable, |n| &n.undecodable, None)
+                .increment(1);
         }
 
         /// A request that ended in `kind` (rare: looked up each time).
         pub(crate) fn reply_failure(&self, kind: RequestErrorKind) {
-            let labels = [self.label.clone(), Label::new("failure", kind.label())];
+            let labels = [self.label.clone(), Label::new("failure", kind.as_str())];
             ::metrics::counter!(self.names.reply_failures.clone(), labels.to_vec()).increment(1);
         }
 
@@ -312,23 +371,25 @@ mod enabled {
         }
 
         pub(crate) fn handler_added(&self) {
-            self.handlers.increment(1.0);
+            self.gauge(&self.handlers, |n| &n.handlers).increment(1.0);
         }
 
         pub(crate) fn handler_removed(&self) {
-            self.handlers.decrement(1.0);
+            self.gauge(&self.handlers, |n| &n.handlers).decrement(1.0);
         }
 
         /// Messages queued for a consumer.
         #[inline]
         pub(crate) fn pending_add(&self, n: usize) {
-            self.pending.increment(n as f64);
+            self.gauge(&self.pending, |n| &n.pending)
+                .increment(n as f64);
         }
 
         /// Queued messages handed over or discarded.
         #[inline]
         pub(crate) fn pending_sub(&self, n: usize) {
-            self.pending.decrement(n as f64);
+            self.gauge(&self.pending, |n| &n.pending)
+                .decrement(n as f64);
         }
 
         /// The start of a timing (a handler run, a request); `None` with
@@ -340,22 +401,26 @@ mod enabled {
 
         #[inline]
         pub(crate) fn processing_time(&self, seconds: f64) {
-            self.processing_time.record(seconds);
+            self.histogram(&self.processing_time, |n| &n.processing_time)
+                .record(seconds);
         }
 
         #[inline]
         pub(crate) fn request_time(&self, seconds: f64) {
-            self.request_time.record(seconds);
+            self.histogram(&self.request_time, |n| &n.request_time)
+                .record(seconds);
         }
 
         #[inline]
         pub(crate) fn bytes_written(&self, bytes: usize) {
-            self.bytes_written.record(bytes as f64);
+            self.histogram(&self.bytes_written, |n| &n.bytes_written)
+                .record(bytes as f64);
         }
 
         #[inline]
         pub(crate) fn bytes_read(&self, bytes: usize) {
-            self.bytes_read.record(bytes as f64);
+            self.histogram(&self.bytes_read, |n| &n.bytes_read)
+                .record(bytes as f64);
         }
     }
 

@@ -190,13 +190,13 @@ pub(crate) fn outcome(span: &Span, failure: Option<&str>) {
 }
 
 /// [`outcome`] for an operation's result, by its error's kind.
-pub(crate) fn result<T, K: Copy + std::fmt::Debug>(
+pub(crate) fn result<T, K: Copy + std::fmt::Display>(
     span: &Span,
     result: &Result<T, crate::error::Error<K>>,
 ) {
     match result {
         Ok(_) => outcome(span, None),
-        Err(err) => outcome(span, Some(&format!("{:?}", err.kind()))),
+        Err(err) => outcome(span, Some(&err.kind().to_string())),
     }
 }
 
@@ -231,7 +231,14 @@ pub(crate) fn inject(span: &Span, headers: &mut Headers) {
     struct Carrier<'a>(&'a mut Headers);
     impl opentelemetry::propagation::Injector for Carrier<'_> {
         fn set(&mut self, key: &str, value: String) {
-            self.0.insert(key, value);
+            // W3C Trace Context: a `tracestate` without vendor entries is
+            // not sent at all; one a forwarded message carried from an
+            // earlier trace goes too.
+            if value.is_empty() {
+                self.0.remove(key);
+            } else {
+                self.0.insert(key, value);
+            }
         }
     }
     let cx = span.context();

@@ -149,7 +149,7 @@ fn append_user(map: &mut HeaderMap, user: &Headers) -> Result<(), String> {
 /// The headers of a failure reply: `{version} {KIND} {code}`.
 pub(crate) fn failure_headers(kind: RequestErrorKind, code: i32) -> HeaderMap {
     let mut map = HeaderMap::new();
-    let value = format!("{WIRE_VERSION} {} {code}", failure_name(kind));
+    let value = format!("{WIRE_VERSION} {} {code}", kind.as_str());
     map.insert(
         HeaderName::from_static(H_FAILURE),
         HeaderValue::from_str(&value).unwrap_or_default(),
@@ -162,35 +162,10 @@ pub(crate) fn is_reserved(name: &str) -> bool {
         .is_some_and(|p| p.eq_ignore_ascii_case(RESERVED))
 }
 
-/// The wire name of a failure kind.
-pub(crate) fn failure_name(kind: RequestErrorKind) -> &'static str {
-    match kind {
-        RequestErrorKind::NoHandlers => "NO_HANDLERS",
-        RequestErrorKind::Timeout => "TIMEOUT",
-        RequestErrorKind::RecipientFailure => "RECIPIENT_FAILURE",
-        RequestErrorKind::TypeMismatch => "TYPE_MISMATCH",
-        RequestErrorKind::QueueFull => "QUEUE_FULL",
-        RequestErrorKind::Dropped => "DROPPED",
-        RequestErrorKind::Codec => "CODEC",
-        RequestErrorKind::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
-        RequestErrorKind::Transport => "TRANSPORT",
-    }
-}
-
-/// The failure kind of a wire name; an unknown name (from a newer node)
-/// is a recipient failure.
+/// The failure kind a failure header names; a name this node does not
+/// know (a newer peer's) is a recipient failure.
 pub(crate) fn failure_kind(name: &str) -> RequestErrorKind {
-    match name {
-        "NO_HANDLERS" => RequestErrorKind::NoHandlers,
-        "TIMEOUT" => RequestErrorKind::Timeout,
-        "TYPE_MISMATCH" => RequestErrorKind::TypeMismatch,
-        "QUEUE_FULL" => RequestErrorKind::QueueFull,
-        "DROPPED" => RequestErrorKind::Dropped,
-        "CODEC" => RequestErrorKind::Codec,
-        "PAYLOAD_TOO_LARGE" => RequestErrorKind::PayloadTooLarge,
-        "TRANSPORT" => RequestErrorKind::Transport,
-        _ => RequestErrorKind::RecipientFailure,
-    }
+    RequestErrorKind::from_name(name).unwrap_or(RequestErrorKind::RecipientFailure)
 }
 
 /// What the bus reads from the headers of an incoming message.
@@ -440,7 +415,7 @@ mod tests {
             RequestErrorKind::PayloadTooLarge,
             RequestErrorKind::Transport,
         ] {
-            assert_eq!(failure_kind(failure_name(kind)), kind);
+            assert_eq!(failure_kind(kind.as_str()), kind);
         }
         assert_eq!(
             failure_kind("SOMETHING_NEW"),
