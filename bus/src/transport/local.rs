@@ -679,8 +679,9 @@ impl LocalTable {
         };
         let mut full = false;
         let mut mismatch = None;
-        let mut parts = Some((headers, reply, make));
-        let mut made: Option<Envelope> = None;
+        // What the next delivery sends: the parts of the one envelope, or
+        // the envelope a closed consumer handed back.
+        let mut next = Next::Parts(headers, reply, make);
         for i in 0..n {
             let slot = &slots[(start + i) % n];
             if !scope.admits(slot) {
@@ -695,9 +696,9 @@ impl LocalTable {
             }
             match slot.tx.try_reserve() {
                 Ok(room) => {
-                    let env = match (made.take(), parts.take()) {
-                        (Some(env), _) => env,
-                        (None, Some((headers, reply, make))) => Envelope {
+                    let env = match next {
+                        Next::Made(env) => env,
+                        Next::Parts(headers, reply, make) => Envelope {
                             address: Arc::clone(&entry.address),
                             headers,
                             body: make(),
@@ -705,14 +706,12 @@ impl LocalTable {
                             reply,
                             span: span::<TRACED>(&entry.address, kind, slot.type_name),
                         },
-                        // The parts make one envelope, kept until it is sent.
-                        (None, None) => continue,
                     };
                     match room.send(env) {
                         Ok(()) => return Ok(()),
                         // The consumer closed its queue after the room was
                         // reserved: the next one gets the same body.
-                        Err(env) => made = Some(env),
+                        Err(env) => next = Next::Made(env),
                     }
                 }
                 Err(NoRoom::Full) => full = true,
@@ -810,6 +809,15 @@ impl LocalTable {
         out.invalid_reasons = verdicts.into_refusal();
         out
     }
+}
+
+/// The message of a send or request on its way to one consumer: the
+/// parts of its envelope until the envelope is made (once, when a
+/// consumer has room), then the envelope itself, handed back by a consumer
+/// that closed after the room was reserved.
+enum Next<F> {
+    Parts(Headers, Option<ReplyTx>, F),
+    Made(Envelope),
 }
 
 #[cfg(test)]
