@@ -160,11 +160,17 @@
 //!
 //! | span | where | parent | fields |
 //! |---|---|---|---|
-//! | `send`, `publish`, `request` | the sender, for the whole call (a request: until its reply) | the caller's current span | `address`, `codec`, `body_size` (encoded, cluster only), `outcome` (`ok` or the error kind) |
+//! | `send`, `publish`, `request` | the sender, for the whole call (a request: until its reply) | the caller's current span | `address`, `codec`, `body_size` (encoded, cluster only), `outcome` (`ok` or the error kind, e.g. `NO_HANDLERS`) |
 //! | `receive` | a node, for a message from the cluster | the sender's span, from the headers (feature `opentelemetry`) | `address`, `codec`, `body_size`, `delivery` (durable addresses) |
 //! | `deliver` | from enqueueing to the consumer until it is done with the message; also a reply that expects an answer (a turn of [`Message::reply_and_request`]), while its receiver holds it | the operation's span, or `receive`; for a turn, the `reply` span that made it | `address`, `kind`, `body` (the consumer's Rust type) |
 //! | `handle` | a handler's run; what the handler logs is attributed to it | `deliver` | `address`, `outcome` (`ok`, `error`, `panic`) |
 //! | `reply` | [`Message::reply`] and [`Message::fail`] | `deliver` | `address`, `outcome` |
+//!
+//! An error kind is spelled one way everywhere: its `as_str` (and
+//! `Display`), e.g. [`RequestErrorKind::NoHandlers`] is `NO_HANDLERS` in a
+//! span's `outcome`, in the metric label `failure` or `reason`, and in the
+//! failure header on the wire (Vert.x's `ReplyFailure` names where it has
+//! one), so a search by a metric's label finds the traces.
 //!
 //! The spans carry `otel.kind` and, on failure, `otel.status_code`, which
 //! `tracing-opentelemetry` maps to OpenTelemetry's span kind and status.
@@ -299,7 +305,11 @@
 //!   is at-least-once instead: stored by the server before `Ok`,
 //!   acknowledged once handled, redelivered (with
 //!   [`Message::delivery_count`]) until then, and dead-lettered after its
-//!   maximum number of deliveries.
+//!   maximum number of deliveries. A handler that answers with
+//!   `m.reply(x)` handled the message: a reply to a message that expects
+//!   none does nothing (as in Vert.x), so its
+//!   [`NoReplyExpected`](ReplyErrorKind::NoReplyExpected) error is no
+//!   failure and the message is acknowledged (see [`HandlerResult`]).
 //! * A message the receiving node cannot decode (unknown codec name,
 //!   unsupported wire version, bad bytes) is never dropped silently: a
 //!   request is answered with a [`RequestErrorKind::Codec`] error naming
