@@ -24,6 +24,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let pong: Message<Pong> = bus.request("ping", Ping { n: 41 }).await?;
     assert_eq!(pong.body(), &Pong { n: 42 });
+    // A further turn of a message that expects no reply: nobody takes it,
+    // the error says why and hands the body back.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let tx = std::sync::Mutex::new(Some(tx));
+    let _t = bus.consumer("turn", move |m: Message<Ping>| {
+        let tx = tx.lock().unwrap().take();
+        async move {
+            let err = m
+                .reply_and_request::<Ping>(Pong { n: 7 })
+                .await
+                .unwrap_err();
+            if let Some(tx) = tx {
+                let _ = tx.send((err.kind(), err.to_string(), err.into_body::<Pong>()));
+            }
+        }
+    });
+    bus.send("turn", Ping { n: 1 }).await?;
+    let (kind, text, body) = rx.await?;
+    assert_eq!(kind, codecbus_bus::RequestErrorKind::NoHandlers);
+    assert_eq!(kind.as_str(), "NO_HANDLERS");
+    assert_eq!(
+        text,
+        "Reply to address turn not taken: the message expects no reply"
+    );
+    assert_eq!(body.as_deref(), Some(&Pong { n: 7 }));
     let bytes = codecbus_bus::codec::to_vec(&Ping { n: 1 })?;
     assert_eq!(bytes, b"\x81\xa1n\x01");
     println!("bus-only: derive and request work with codecbus-bus alone");
