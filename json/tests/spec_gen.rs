@@ -129,12 +129,12 @@ fn every_kind_of_constraint_is_violated() {
         "int": integer().range(1..=9),
         "float": float().range(0.0..1.0),
         "num": number().min(-5.0),
-        "name": string().length(2..=4).pattern("^[a-z]+$").unwrap(),
+        "name": string().length(2..=4).pattern("^[a-z]+$"),
         "tier": one_of_values(["gold", "silver"]),
         "tags": array_of(string()).length(1..=3).unique(),
         "pair": tuple((boolean(), null())),
         "opt"?: integer().nullable(),
-        "map": map_of(integer()).keys(string().pattern("^[a-z]+$").unwrap()).length(..=3),
+        "map": map_of(integer()).keys(string().pattern("^[a-z]+$")).length(..=3),
         "id": one_of((integer(), string())),
         "even": integer().check("an even number", |v| v.as_i64().is_some_and(|i| i % 2 == 0)),
     };
@@ -232,7 +232,7 @@ fn optional_and_nullable_values_are_both_ways() {
 
 #[test]
 fn what_cannot_be_generated_is_an_error() {
-    let never = string().length(3..=3).pattern("^[a-z]{5}$").unwrap();
+    let never = string().length(3..=3).pattern("^[a-z]{5}$");
     assert!(matches!(
         Spec::from(never).generator(),
         Err(GenError::Pattern { .. })
@@ -245,7 +245,7 @@ fn what_cannot_be_generated_is_an_error() {
         one_of_values(Vec::<JsValue>::new()).generator(),
         Err(GenError::Unsatisfiable { .. })
     ));
-    let endless = Spec::recursive(|me| object().required("next", me).into());
+    let endless = Spec::recursive(|me| object().required("next", me));
     assert!(matches!(endless.generator(), Err(GenError::TooDeep { .. })));
     assert_eq!(
         any_spec().invalid_generator().err(),

@@ -104,7 +104,7 @@ pub(crate) struct Check {
 /// use codecbus_json::spec::string;
 /// use codecbus_json::JsValue;
 ///
-/// let code = string().length(3..=3).pattern("^[A-Z]+$").unwrap();
+/// let code = string().length(3..=3).pattern("^[A-Z]+$");
 /// assert!(code.is_valid(&JsValue::from("EUR")));
 /// assert!(!code.is_valid(&JsValue::from("eur")));
 /// ```
@@ -240,7 +240,7 @@ pub struct TupleSpec {
 /// use codecbus_json::spec::{integer, map_of, string};
 /// use codecbus_json::jsobj;
 ///
-/// let stock = map_of(integer().min(0)).keys(string().pattern("^[a-z]+$").unwrap());
+/// let stock = map_of(integer().min(0)).keys(string().pattern("^[a-z]+$"));
 /// assert!(stock.is_valid(&jsobj! { "tea": 3, "milk": 0 }.into()));
 /// assert!(!stock.is_valid(&jsobj! { "Tea": 3 }.into()));
 /// ```
@@ -487,11 +487,15 @@ impl Spec {
     /// assert!(tree.is_valid(&t.into()));
     /// let bad = jsobj! { "value": 1, "children": [{ "value": "2" }] };
     /// assert_eq!(tree.validate(&bad.into())[0].pointer(), "/children/0/value");
+    ///
+    /// // The closure may return any builder, as `array_of` does.
+    /// let nested = Spec::recursive(|me| array_of(me).length(..=2));
+    /// assert!(nested.is_valid(&codecbus_json::jsarr![[], [[]]].into()));
     /// ```
-    pub fn recursive(f: impl FnOnce(Spec) -> Spec) -> Spec {
+    pub fn recursive<S: Into<Spec>>(f: impl FnOnce(Spec) -> S) -> Spec {
         Spec(Arc::new_cyclic(|me: &Weak<Node>| {
             let handle = Spec::from_kind(SpecKind::Ref(me.clone()));
-            let def = f(handle);
+            let def: Spec = f(handle).into();
             Arc::try_unwrap(def.0).unwrap_or_else(|shared| (*shared).clone())
         }))
     }
@@ -731,15 +735,70 @@ impl StrSpec {
     /// The string must match the regular expression `pattern` (`regex`
     /// crate syntax; it matches anywhere unless anchored with `^...$`).
     ///
+    /// For a pattern written in the code, as `Regex::new(..).unwrap()` is
+    /// used for one: a pattern that comes from data goes through
+    /// [`try_pattern`](StrSpec::try_pattern) instead.
+    ///
+    /// # Panics
+    ///
+    /// When `pattern` is not a valid expression or compiles to more than
+    /// the `regex` crate's size limit, with a message naming the pattern
+    /// and the `regex` crate's error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_json::spec::string;
+    /// use codecbus_json::JsValue;
+    ///
+    /// let sku = string().pattern("^[a-z]{3}$");
+    /// assert!(sku.is_valid(&JsValue::from("tea")));
+    /// assert!(!sku.is_valid(&JsValue::from("TEA")));
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn pattern(self, pattern: &str) -> Self {
+        match Regex::new(pattern) {
+            Ok(re) => self.matching(re),
+            Err(e) => panic!("invalid string pattern /{pattern}/: {e}"),
+        }
+    }
+
+    /// The string must match the regular expression `pattern`, as
+    /// [`pattern`](StrSpec::pattern), for a pattern that may be invalid
+    /// (read from a file, given by a user).
+    ///
     /// # Errors
     ///
     /// The `regex` crate's error when `pattern` is not a valid expression
     /// or compiles to more than its size limit.
-    pub fn pattern(self, pattern: &str) -> Result<Self, regex::Error> {
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_json::spec::string;
+    ///
+    /// let from_config = "^[a-z]+$";
+    /// let spec = string().try_pattern(from_config).expect("a valid pattern");
+    /// # let _ = spec;
+    /// assert!(string().try_pattern("(").is_err());
+    /// ```
+    pub fn try_pattern(self, pattern: &str) -> Result<Self, regex::Error> {
         Ok(self.matching(Regex::new(pattern)?))
     }
 
-    /// The string must match `regex`.
+    /// The string must match `regex`, already compiled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_json::spec::string;
+    /// use codecbus_json::JsValue;
+    /// use regex::Regex;
+    ///
+    /// let digits = Regex::new("^[0-9]+$").unwrap();
+    /// assert!(string().matching(digits).is_valid(&JsValue::from("42")));
+    /// ```
     #[must_use]
     pub fn matching(mut self, regex: Regex) -> Self {
         self.pattern = Some(regex);
