@@ -11,7 +11,9 @@
 //! The only strong edges go from parents to children, so a recursive spec
 //! is freed like any other when its last handle goes. A reference that has
 //! lost its root (a handle smuggled out of the closure and kept past the
-//! root) is reported as a violation, never followed.
+//! root) is reported as a violation, never followed. A modifier applied
+//! to the root of a recursive spec makes a new root whose references point
+//! at it (`rebind.rs`): the spec being defined includes its modifiers.
 //!
 //! The builder types ([`StrSpec`], [`IntSpec`], ...) are the constraint
 //! records stored in [`SpecKind`] themselves: the builder fills them in and
@@ -27,6 +29,7 @@ use std::sync::{Arc, Weak};
 
 use regex::Regex;
 
+use super::rebind::rebind;
 use crate::{JsInt, JsValue};
 
 /// A description of JSON values: their type, constraints, and the shape of
@@ -389,7 +392,22 @@ impl Spec {
     }
 
     /// A copy of the node to modify (shared children stay shared).
+    ///
+    /// A node that references point at is the root of a recursive spec:
+    /// the modified root is the spec being defined, so the references in
+    /// its copy are made to point at the copy (see `rebind`), and nested
+    /// levels follow the modifiers too.
     fn modified(self, f: impl FnOnce(&mut Node)) -> Spec {
+        if Arc::weak_count(&self.0) > 0 {
+            let mut node = (*self.0).clone();
+            f(&mut node);
+            let old = Arc::as_ptr(&self.0);
+            // `self` stays alive until the copy is made: addresses are
+            // compared, and none may be reused meanwhile.
+            let new = Spec(Arc::new_cyclic(|me| rebind(old, &node, me)));
+            drop(self);
+            return new;
+        }
         let mut node = Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone());
         f(&mut node);
         Spec(Arc::new(node))
@@ -466,6 +484,14 @@ impl Spec {
     /// containers (as the spec of an element, a member or a map value); it
     /// is followed lazily, so the definition is finite.
     ///
+    /// The result can be [named](Spec::named), made
+    /// [nullable](Spec::nullable) and [checked](Spec::check) like any spec,
+    /// and the spec being defined is the modified one: the handle refers to
+    /// it, so nested levels are named, nullable and checked too (the
+    /// unmodified result stays a spec of its own). A definition that is
+    /// itself a recursive spec is one spec with the result: both handles
+    /// refer to the result.
+    ///
     /// The handle refers to the result weakly: the result owns its
     /// definition, and no reference cycle keeps it alive. A handle kept
     /// past the result's last clone refers to nothing and rejects every
@@ -476,7 +502,7 @@ impl Spec {
     /// # Examples
     ///
     /// ```
-    /// use codecbus_json::spec::{array_of, integer, Spec};
+    /// use codecbus_json::spec::{array_of, integer, string, Spec};
     /// use codecbus_json::{jsobj, jsobj_spec};
     ///
     /// let tree = Spec::recursive(|tree| jsobj_spec! {
@@ -488,6 +514,15 @@ impl Spec {
     /// let bad = jsobj! { "value": 1, "children": [{ "value": "2" }] };
     /// assert_eq!(tree.validate(&bad.into())[0].pointer(), "/children/0/value");
     ///
+    /// // Modifiers apply at every level: nested categories may be null too.
+    /// let category = Spec::recursive(|t| jsobj_spec! { "code": string(), "sub"?: array_of(t) })
+    ///     .named("category")
+    ///     .nullable();
+    /// let nested = jsobj! { "code": "a", "sub": [null, { "code": "b", "sub": [null] }] };
+    /// assert!(category.is_valid(&nested.into()));
+    /// let bad = jsobj! { "code": "a", "sub": [{ "code": "b", "sub": [1] }] };
+    /// assert_eq!(category.validate(&bad.into())[0].to_string(), "/sub/0/sub/0: expected null or category, found 1");
+    ///
     /// // The closure may return any builder, as `array_of` does.
     /// let nested = Spec::recursive(|me| array_of(me).length(..=2));
     /// assert!(nested.is_valid(&codecbus_json::jsarr![[], [[]]].into()));
@@ -496,6 +531,12 @@ impl Spec {
         Spec(Arc::new_cyclic(|me: &Weak<Node>| {
             let handle = Spec::from_kind(SpecKind::Ref(me.clone()));
             let def: Spec = f(handle).into();
+            if Arc::weak_count(&def.0) > 0 {
+                // The definition is itself the root of a recursive spec
+                // (`recursive(|a| recursive(|b| ..))`): its references
+                // now stand for this root.
+                return rebind(Arc::as_ptr(&def.0), &def.0, me);
+            }
             Arc::try_unwrap(def.0).unwrap_or_else(|shared| (*shared).clone())
         }))
     }
