@@ -300,3 +300,60 @@ fn corpus_specs_generate() {
         }
     }
 }
+
+/// Over many draws of the single-violation generator, every location of
+/// the spec is broken about as often as any other: the whole value, a
+/// member, a member three levels down.
+#[test]
+fn violations_are_spread_over_every_location() {
+    let spec = jsobj_spec! {
+        "a": integer().min(0),
+        "b": {
+            "c": string().length(..=4),
+            "d": { "e": integer().range(0..=9) },
+        },
+    };
+    let locations = ["", "/a", "/b", "/b/c", "/b/d", "/b/d/e"];
+    let invalid = spec.invalid_generator().unwrap();
+    let mut runner = TestRunner::deterministic();
+    let draws = 3000;
+    let mut counts = [0usize; 6];
+    for _ in 0..draws {
+        let bad = invalid.new_tree(&mut runner).unwrap().current();
+        let mut at = bad.violation().pointer();
+        // A member a strict object does not name belongs to the object.
+        while !locations.contains(&at.as_str()) {
+            at.truncate(at.rfind('/').unwrap_or(0));
+        }
+        let i = locations.iter().position(|l| *l == at).unwrap();
+        counts[i] += 1;
+    }
+    let spread: Vec<String> = locations
+        .iter()
+        .zip(counts)
+        .map(|(l, n)| {
+            format!(
+                "{:>7}: {:5.1} %",
+                if l.is_empty() { "(root)" } else { l },
+                n as f64 * 100.0 / draws as f64
+            )
+        })
+        .collect();
+    eprintln!(
+        "violations by location over {draws} draws:\n{}",
+        spread.join("\n")
+    );
+    let uniform = draws / locations.len();
+    for (l, n) in locations.iter().zip(counts) {
+        assert!(
+            n * 3 >= uniform,
+            "{l:?} broken {n} times of {draws}:\n{}",
+            spread.join("\n")
+        );
+        assert!(
+            n <= uniform * 3,
+            "{l:?} broken {n} times of {draws}:\n{}",
+            spread.join("\n")
+        );
+    }
+}

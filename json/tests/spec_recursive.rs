@@ -194,7 +194,7 @@ fn nested_levels_fail_the_root_check_in_generated_violations() {
     let invalid = spec.invalid_generator().unwrap();
     let mut runner = TestRunner::deterministic();
     let mut nested_checks = 0;
-    for _ in 0..3000 {
+    for _ in 0..500 {
         let bad = invalid.new_tree(&mut runner).unwrap().current();
         let v = bad.violation();
         if v.pointer().starts_with("/sub/") && v.expected() == "a code of 2 characters" {

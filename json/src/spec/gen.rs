@@ -59,6 +59,13 @@
 //! and every violation of a member or an element is also generated inside
 //! a valid container, at its pointer.
 //!
+//! Each draw first picks the location to break, uniformly among the
+//! locations of the spec (the value itself, each member, the elements of
+//! an array or a tuple position, the keys and the values of a map, down to
+//! the depth values are generated), then one of the violations at that
+//! location, every other place of the value being valid: a member three
+//! levels down is broken as often as the whole value.
+//!
 //! # Limits
 //!
 //! * **Patterns.** Strings for a pattern are generated from the pattern
@@ -315,10 +322,10 @@ impl Spec {
         sizes: Sizes,
     ) -> Result<BoxedStrategy<InvalidValue>, GenError> {
         let all = Gen::new(sizes).invalid(self.node(), sizes.depth, false);
-        if all.is_empty() {
+        let Some(all) = all.into_strategy() else {
             return Err(GenError::NothingToViolate);
-        }
-        Ok(Union::new(all).prop_map(Bad::finish).boxed())
+        };
+        Ok(all.prop_map(Bad::finish).boxed())
     }
 }
 
@@ -558,6 +565,82 @@ impl Bad {
                     found: self.found,
                 },
             ),
+        }
+    }
+}
+
+/// The violations of a spec, by location: the places of the spec where a
+/// value can break it (the value itself, each member, the elements of an
+/// array, the keys and the values of a map; recursively, a recursive spec
+/// expanded as deep as values are generated).
+///
+/// A value breaks its spec in one location, drawn uniformly among all the
+/// spec's locations: each group of violations weighs the number of
+/// locations it holds, and within a location every kind of violation is as
+/// likely. A member three levels down is thus broken as often as the whole
+/// value, however many kinds of value the whole value rejects.
+#[derive(Default)]
+struct Breaks {
+    /// The violations at the spec's own place: one location.
+    here: Vec<Bads>,
+    /// The violations further in, each strategy with the number of
+    /// locations it draws from.
+    inner: Vec<(u64, Bads)>,
+}
+
+impl Breaks {
+    /// How many locations have violations.
+    fn locations(&self) -> u64 {
+        let here = u64::from(!self.here.is_empty());
+        self.inner
+            .iter()
+            .fold(here, |n, (w, _)| n.saturating_add(*w))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.here.is_empty() && self.inner.is_empty()
+    }
+
+    /// The same violations, each strategy passed through `f` (to move them
+    /// into a container), locations unchanged.
+    fn map(self, mut f: impl FnMut(Bads) -> Bads) -> Breaks {
+        Breaks {
+            here: self.here.into_iter().map(&mut f).collect(),
+            inner: self.inner.into_iter().map(|(w, s)| (w, f(s))).collect(),
+        }
+    }
+
+    /// A violation at a location drawn uniformly; `None` when there is
+    /// none.
+    fn into_strategy(self) -> Option<Bads> {
+        let mut parts = self.inner;
+        if !self.here.is_empty() {
+            parts.push((1, Union::new(self.here).boxed()));
+        }
+        match parts.len() {
+            0 => None,
+            1 => parts.pop().map(|(_, s)| s),
+            _ => {
+                // Union weights are `u32` and their sum must be one too:
+                // very large counts are scaled down together, into half
+                // the range (each weight at least 1).
+                let total = parts.iter().fold(0u64, |n, (w, _)| n.saturating_add(*w));
+                let scale = total / u64::from(u32::MAX / 2) + 1;
+                let weighted = parts
+                    .into_iter()
+                    .map(|(w, s)| (u32::try_from((w / scale).max(1)).unwrap_or(u32::MAX), s))
+                    .collect();
+                Some(Union::new_weighted(weighted).boxed())
+            }
+        }
+    }
+
+    /// Adds the violations of a part (a member, an element) as one group
+    /// of its locations.
+    fn nest(&mut self, part: Breaks) {
+        let n = part.locations();
+        if let Some(s) = part.into_strategy() {
+            self.inner.push((n, s));
         }
     }
 }
@@ -1196,14 +1279,15 @@ impl Gen {
 
     // ---- violations -----------------------------------------------------------
 
-    /// Values that break `node` once, each with its violation. `null_ok`:
-    /// a `null` here is accepted by an enclosing reference.
-    fn invalid(&self, node: &Node, depth: u32, null_ok: bool) -> Vec<Bads> {
+    /// Values that break `node` once, each with its violation, by
+    /// location. `null_ok`: a `null` here is accepted by an enclosing
+    /// reference.
+    fn invalid(&self, node: &Node, depth: u32, null_ok: bool) -> Breaks {
         let null_ok = null_ok || node.nullable;
         let mut out = match &node.kind {
             SpecKind::Ref(target) => match target.upgrade() {
                 Some(def) if depth > 0 => self.invalid(&def, depth - 1, null_ok),
-                _ => Vec::new(),
+                _ => Breaks::default(),
             },
             _ => self.invalid_kind(node, depth, null_ok),
         };
@@ -1215,7 +1299,7 @@ impl Gen {
                 move |v: &JsValue| !(null_ok && v.is_null()) && checks.iter().any(|c| !(c.test)(v));
             if let Some(s) = filtered(base, "fails a user check", fails) {
                 let checks = node.checks.clone();
-                out.push(
+                out.here.push(
                     s.prop_filter_map("fails a user check", move |v| {
                         let message = first_failing(&checks, &v)?;
                         let found = show(&v);
@@ -1247,9 +1331,10 @@ impl Gen {
         }
     }
 
-    fn invalid_kind(&self, node: &Node, depth: u32, null_ok: bool) -> Vec<Bads> {
-        let mut out = Vec::new();
-        self.mismatch(node, null_ok, &mut out);
+    fn invalid_kind(&self, node: &Node, depth: u32, null_ok: bool) -> Breaks {
+        let mut breaks = Breaks::default();
+        let out = &mut breaks.here;
+        self.mismatch(node, null_ok, out);
         match &node.kind {
             SpecKind::Int(i) => {
                 let expected: Arc<str> = format!("integer{}", int_range(i.min, i.max)).into();
@@ -1274,11 +1359,11 @@ impl Gen {
             }
             SpecKind::Float(f) => {
                 let expected: Arc<str> = format!("float{}", float_range(f.min, f.max)).into();
-                self.out_of_range(f.min, f.max, &expected, &mut out);
+                self.out_of_range(f.min, f.max, &expected, out);
             }
             SpecKind::Number(n) => {
                 let expected: Arc<str> = format!("number{}", float_range(n.min, n.max)).into();
-                self.out_of_range(n.min, n.max, &expected, &mut out);
+                self.out_of_range(n.min, n.max, &expected, out);
             }
             SpecKind::Str(s) => {
                 for (bad, expected) in self.bad_strings(s) {
@@ -1320,17 +1405,17 @@ impl Gen {
                     }
                 }
             }
-            SpecKind::Array(a) => self.bad_arrays(node, a, depth, &mut out),
-            SpecKind::Tuple(t) => self.bad_tuples(node, t, depth, &mut out),
-            SpecKind::Object(o) => self.bad_objects(o, depth, &mut out),
-            SpecKind::Map(m) => self.bad_maps(node, m, depth, &mut out),
+            SpecKind::Array(a) => self.bad_arrays(node, a, depth, &mut breaks),
+            SpecKind::Tuple(t) => self.bad_tuples(node, t, depth, &mut breaks),
+            SpecKind::Object(o) => self.bad_objects(o, depth, &mut breaks),
+            SpecKind::Map(m) => self.bad_maps(node, m, depth, &mut breaks),
             SpecKind::Any
             | SpecKind::Null
             | SpecKind::Bool
             | SpecKind::OneOf(_)
             | SpecKind::Ref(_) => {}
         }
-        out
+        breaks
     }
 
     /// Floats past either bound.
@@ -1391,11 +1476,12 @@ impl Gen {
         node: &Node,
         a: &super::model::ArraySpec,
         depth: u32,
-        out: &mut Vec<Bads>,
+        breaks: &mut Breaks,
     ) {
         let Ok(items) = self.valid(a.items.node(), depth) else {
             return;
         };
+        let out = &mut breaks.here;
         let expected: Arc<str> = describe(node).into();
         let hi = self.upper(a.min_len, a.max_len);
         let mut lengths = Vec::new();
@@ -1447,23 +1533,23 @@ impl Gen {
         }
         if let Some(s) = self.arrays(items, a.min_len.max(1), hi.max(1), a.unique) {
             let unique = a.unique;
-            let embedded = (s, Union::new(children), any::<Index>()).prop_filter_map(
-                "the element equals no other",
-                move |(arr, bad, i)| {
-                    let i = i.index(arr.len());
-                    if unique
-                        && arr
-                            .iter()
-                            .enumerate()
-                            .any(|(k, x)| k != i && *x == bad.value)
-                    {
-                        return None;
-                    }
-                    let container = JsValue::Array(arr.set(i, bad.value.clone()));
-                    Some(bad.within(Segment::Index(i), container))
-                },
-            );
-            out.push(embedded.boxed());
+            breaks.nest(children.map(|child| {
+                (s.clone(), child, any::<Index>())
+                    .prop_filter_map("the element equals no other", move |(arr, bad, i)| {
+                        let i = i.index(arr.len());
+                        if unique
+                            && arr
+                                .iter()
+                                .enumerate()
+                                .any(|(k, x)| k != i && *x == bad.value)
+                        {
+                            return None;
+                        }
+                        let container = JsValue::Array(arr.set(i, bad.value.clone()));
+                        Some(bad.within(Segment::Index(i), container))
+                    })
+                    .boxed()
+            }));
         }
     }
 
@@ -1472,7 +1558,7 @@ impl Gen {
         node: &Node,
         t: &super::model::TupleSpec,
         depth: u32,
-        out: &mut Vec<Bads>,
+        breaks: &mut Breaks,
     ) {
         let Ok(items) = t
             .items
@@ -1488,7 +1574,7 @@ impl Gen {
         let expected: Arc<str> = describe(node).into();
         if !t.items.is_empty() {
             let expected = Arc::clone(&expected);
-            out.push(
+            breaks.here.push(
                 tuples
                     .clone()
                     .prop_map(move |mut arr| {
@@ -1500,7 +1586,7 @@ impl Gen {
             );
         }
         let small = self.sizes.max_depth(1).max_len(2);
-        out.push(
+        breaks.here.push(
             (tuples.clone(), any_value(small))
                 .prop_map(move |(arr, extra)| {
                     let arr = arr.appended(extra);
@@ -1511,30 +1597,39 @@ impl Gen {
         );
         for (i, s) in t.items.iter().enumerate() {
             let children = self.invalid(s.node(), depth, false);
-            if children.is_empty() {
-                continue;
-            }
-            out.push(
-                (tuples.clone(), Union::new(children))
+            breaks.nest(children.map(|child| {
+                (tuples.clone(), child)
                     .prop_map(move |(arr, bad)| {
                         let container = JsValue::Array(arr.set(i, bad.value.clone()));
                         bad.within(Segment::Index(i), container)
                     })
-                    .boxed(),
-            );
+                    .boxed()
+            }));
         }
     }
 
-    fn bad_objects(&self, o: &super::model::ObjSpec, depth: u32, out: &mut Vec<Bads>) {
+    fn bad_objects(&self, o: &super::model::ObjSpec, depth: u32, breaks: &mut Breaks) {
         let Ok(objects) = self.objects(o, depth) else {
             return;
         };
         for f in &o.fields {
             let key = Arc::clone(&f.key);
+            // The member's location: its value's violations, and its
+            // absence when it is required.
+            let mut member = self.invalid(f.spec.node(), depth, false).map(|child| {
+                let key = Arc::clone(&key);
+                (objects.clone(), child)
+                    .prop_map(move |(obj, bad)| {
+                        let container =
+                            JsValue::Object(obj.set(Arc::clone(&key), bad.value.clone()));
+                        bad.within(Segment::Key(Arc::clone(&key)), container)
+                    })
+                    .boxed()
+            });
             if f.required {
                 let expected: Arc<str> = describe(f.spec.node()).into();
                 let key = Arc::clone(&key);
-                out.push(
+                member.here.push(
                     objects
                         .clone()
                         .prop_map(move |obj| {
@@ -1547,24 +1642,12 @@ impl Gen {
                         .boxed(),
                 );
             }
-            let children = self.invalid(f.spec.node(), depth, false);
-            if children.is_empty() {
-                continue;
-            }
-            out.push(
-                (objects.clone(), Union::new(children))
-                    .prop_map(move |(obj, bad)| {
-                        let container =
-                            JsValue::Object(obj.set(Arc::clone(&key), bad.value.clone()));
-                        bad.within(Segment::Key(Arc::clone(&key)), container)
-                    })
-                    .boxed(),
-            );
+            breaks.nest(member);
         }
         if o.strict {
             let named: Arc<[Arc<str>]> = o.fields.iter().map(|f| Arc::clone(&f.key)).collect();
             let small = self.sizes.max_depth(1).max_len(2);
-            out.push(
+            breaks.here.push(
                 (objects, text(0, self.sizes.str_len), any_value(small))
                     .prop_map(move |(obj, mut key, v)| {
                         while named.binary_search_by(|n| (**n).cmp(key.as_str())).is_ok() {
@@ -1584,7 +1667,7 @@ impl Gen {
         }
     }
 
-    fn bad_maps(&self, node: &Node, m: &super::model::MapSpec, depth: u32, out: &mut Vec<Bads>) {
+    fn bad_maps(&self, node: &Node, m: &super::model::MapSpec, depth: u32, breaks: &mut Breaks) {
         let (Some(keys), Ok(values)) = (
             self.keys(m.keys.node(), depth),
             self.valid(m.values.node(), depth),
@@ -1603,7 +1686,7 @@ impl Gen {
         for (lo, hi) in lengths {
             if let Some(s) = self.maps(keys.clone(), values.clone(), lo, hi) {
                 let expected = Arc::clone(&expected);
-                out.push(
+                breaks.here.push(
                     s.prop_map(move |obj| {
                         let found = show_obj_len(obj.len());
                         Bad::here(JsValue::Object(obj), &*expected, found)
@@ -1620,8 +1703,10 @@ impl Gen {
             return;
         };
         {
+            // The keys are a location of their own.
+            let mut keys = Breaks::default();
             for bad in self.bad_keys(m.keys.node(), depth) {
-                out.push(
+                keys.here.push(
                     (maps.clone(), bad, any::<Index>())
                         .prop_filter_map(
                             "a map member to replace",
@@ -1638,21 +1723,19 @@ impl Gen {
                         .boxed(),
                 );
             }
+            breaks.nest(keys);
         }
         let children = self.invalid(m.values.node(), depth, false);
-        if !children.is_empty() {
-            out.push(
-                (maps, Union::new(children), any::<Index>())
-                    .prop_filter_map("a map member to replace", |(obj, bad, i)| {
-                        let key = obj.keys().nth(i.index(obj.len()))?.to_owned();
-                        let key: Arc<str> = key.into();
-                        let container =
-                            JsValue::Object(obj.set(Arc::clone(&key), bad.value.clone()));
-                        Some(bad.within(Segment::Key(key), container))
-                    })
-                    .boxed(),
-            );
-        }
+        breaks.nest(children.map(|child| {
+            (maps.clone(), child, any::<Index>())
+                .prop_filter_map("a map member to replace", |(obj, bad, i)| {
+                    let key = obj.keys().nth(i.index(obj.len()))?.to_owned();
+                    let key: Arc<str> = key.into();
+                    let container = JsValue::Object(obj.set(Arc::clone(&key), bad.value.clone()));
+                    Some(bad.within(Segment::Key(key), container))
+                })
+                .boxed()
+        }));
     }
 
     /// Keys that break a map's key spec, each with what was expected and
