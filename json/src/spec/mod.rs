@@ -128,7 +128,7 @@ mod check;
 mod decode;
 pub(crate) mod describe;
 #[cfg(feature = "proptest")]
-#[path = "gen.rs"]
+#[path = "gen/mod.rs"]
 pub mod generators;
 mod macros;
 mod model;
