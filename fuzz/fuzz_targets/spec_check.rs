@@ -25,7 +25,7 @@ static SPEC: LazyLock<Spec> = LazyLock::new(|| {
     Spec::recursive(|me| {
         jsobj_spec! {
             "id"?: integer().min(-5).max(u64::MAX),
-            "name"?: string().length(..6).pattern("^[a-z]*$").expect("pattern").nullable(),
+            "name"?: string().length(..6).pattern("^[a-z]*$").nullable(),
             "kids"?: array_of(me.clone()).length(..5),
             "tags"?: array_of(string()).unique(),
             "at"?: tuple((number().range(-180.0..=180.0), number().range(-90.0..=90.0))),

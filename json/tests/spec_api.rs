@@ -151,13 +151,13 @@ fn strings() {
         t("", "string of 2..=3 characters", "a string of 1 character")
     );
     assert_eq!(one(&s, "abcd").2, "a string of 4 characters");
-    let p: Spec = string().pattern("^[a-z]+$").unwrap().into();
+    let p: Spec = string().pattern("^[a-z]+$").into();
     ok(&p, "abc");
     assert_eq!(
         one(&p, "aBc"),
         t("", "string matching /^[a-z]+$/", "\"aBc\"")
     );
-    assert!(string().pattern("(").is_err());
+    assert!(string().try_pattern("(").is_err());
     let long = "x".repeat(100);
     let found = one(&p, format!("{long}!")).2;
     assert!(
@@ -168,6 +168,40 @@ fn strings() {
         one(&string().length(..0), "").1,
         "string of 1..=0 characters"
     );
+}
+
+#[test]
+fn patterns_read_as_builders() {
+    // A literal pattern is a builder like any other: no `Result` to unwrap.
+    let code = string().length(3..=3).pattern("^[A-Z]+$");
+    ok(&code, "EUR");
+    assert_eq!(one(&code, "eur").1, "string matching /^[A-Z]+$/");
+    // A pattern from data keeps its error.
+    let from_data = ["^[0-9]+$", "("].map(|p| string().try_pattern(p).map(Spec::from));
+    assert!(
+        from_data[0]
+            .as_ref()
+            .is_ok_and(|s| s.is_valid(&"42".into()))
+    );
+    assert!(from_data[1].is_err());
+    let re = regex::Regex::new("^a").unwrap();
+    ok(&string().matching(re), "ab");
+}
+
+#[test]
+#[should_panic(expected = "invalid string pattern /[a-/")]
+fn an_invalid_literal_pattern_panics_naming_it() {
+    let _ = string().pattern("[a-");
+}
+
+#[test]
+fn recursive_takes_any_builder() {
+    // The closure returns the builder itself, without `.into()`.
+    let nested = Spec::recursive(|me| array_of(me).length(..=2));
+    ok(&nested, jsarr![[], [[], []]]);
+    assert_eq!(one(&nested, jsarr![[], [[], [], []]]).0, "/1");
+    let list = Spec::recursive(|me| object().required("head", integer()).optional("tail", me));
+    ok(&list, jsobj! { "head": 1, "tail": { "head": 2 } });
 }
 
 #[test]
@@ -283,7 +317,7 @@ fn objects_strict_lenient_optional() {
 #[test]
 fn maps() {
     let m: Spec = map_of(integer().min(0))
-        .keys(string().pattern("^[a-z]+$").unwrap())
+        .keys(string().pattern("^[a-z]+$"))
         .length(1..=2)
         .into();
     ok(&m, jsobj! { "a": 1, "b": 2 });
@@ -507,7 +541,7 @@ fn degenerate_recursion_is_rejected_not_followed() {
     let mut kept = None;
     let tree = Spec::recursive(|me| {
         kept = Some(me.clone());
-        array_of(me).into()
+        array_of(me)
     });
     ok(&tree, jsarr![[], [[]]]);
     drop(tree);
@@ -520,7 +554,7 @@ fn degenerate_recursion_is_rejected_not_followed() {
 
 #[test]
 fn hostile_input_is_an_error_not_a_panic() {
-    let nested = Spec::recursive(|me| array_of(me).into());
+    let nested = Spec::recursive(array_of);
     let any: Spec = any();
     let deep = "[".repeat(100_000) + &"]".repeat(100_000);
     for spec in [&nested, &any] {

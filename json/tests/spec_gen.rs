@@ -129,12 +129,12 @@ fn every_kind_of_constraint_is_violated() {
         "int": integer().range(1..=9),
         "float": float().range(0.0..1.0),
         "num": number().min(-5.0),
-        "name": string().length(2..=4).pattern("^[a-z]+$").unwrap(),
+        "name": string().length(2..=4).pattern("^[a-z]+$"),
         "tier": one_of_values(["gold", "silver"]),
         "tags": array_of(string()).length(1..=3).unique(),
         "pair": tuple((boolean(), null())),
         "opt"?: integer().nullable(),
-        "map": map_of(integer()).keys(string().pattern("^[a-z]+$").unwrap()).length(..=3),
+        "map": map_of(integer()).keys(string().pattern("^[a-z]+$")).length(..=3),
         "id": one_of((integer(), string())),
         "even": integer().check("an even number", |v| v.as_i64().is_some_and(|i| i % 2 == 0)),
     };
@@ -232,7 +232,7 @@ fn optional_and_nullable_values_are_both_ways() {
 
 #[test]
 fn what_cannot_be_generated_is_an_error() {
-    let never = string().length(3..=3).pattern("^[a-z]{5}$").unwrap();
+    let never = string().length(3..=3).pattern("^[a-z]{5}$");
     assert!(matches!(
         Spec::from(never).generator(),
         Err(GenError::Pattern { .. })
@@ -245,7 +245,7 @@ fn what_cannot_be_generated_is_an_error() {
         one_of_values(Vec::<JsValue>::new()).generator(),
         Err(GenError::Unsatisfiable { .. })
     ));
-    let endless = Spec::recursive(|me| object().required("next", me).into());
+    let endless = Spec::recursive(|me| object().required("next", me));
     assert!(matches!(endless.generator(), Err(GenError::TooDeep { .. })));
     assert_eq!(
         any_spec().invalid_generator().err(),
@@ -298,5 +298,62 @@ fn corpus_specs_generate() {
                 "{name}: {bad}"
             );
         }
+    }
+}
+
+/// Over many draws of the single-violation generator, every location of
+/// the spec is broken about as often as any other: the whole value, a
+/// member, a member three levels down.
+#[test]
+fn violations_are_spread_over_every_location() {
+    let spec = jsobj_spec! {
+        "a": integer().min(0),
+        "b": {
+            "c": string().length(..=4),
+            "d": { "e": integer().range(0..=9) },
+        },
+    };
+    let locations = ["", "/a", "/b", "/b/c", "/b/d", "/b/d/e"];
+    let invalid = spec.invalid_generator().unwrap();
+    let mut runner = TestRunner::deterministic();
+    let draws = 3000;
+    let mut counts = [0usize; 6];
+    for _ in 0..draws {
+        let bad = invalid.new_tree(&mut runner).unwrap().current();
+        let mut at = bad.violation().pointer();
+        // A member a strict object does not name belongs to the object.
+        while !locations.contains(&at.as_str()) {
+            at.truncate(at.rfind('/').unwrap_or(0));
+        }
+        let i = locations.iter().position(|l| *l == at).unwrap();
+        counts[i] += 1;
+    }
+    let spread: Vec<String> = locations
+        .iter()
+        .zip(counts)
+        .map(|(l, n)| {
+            format!(
+                "{:>7}: {:5.1} %",
+                if l.is_empty() { "(root)" } else { l },
+                n as f64 * 100.0 / draws as f64
+            )
+        })
+        .collect();
+    eprintln!(
+        "violations by location over {draws} draws:\n{}",
+        spread.join("\n")
+    );
+    let uniform = draws / locations.len();
+    for (l, n) in locations.iter().zip(counts) {
+        assert!(
+            n * 3 >= uniform,
+            "{l:?} broken {n} times of {draws}:\n{}",
+            spread.join("\n")
+        );
+        assert!(
+            n <= uniform * 3,
+            "{l:?} broken {n} times of {draws}:\n{}",
+            spread.join("\n")
+        );
     }
 }

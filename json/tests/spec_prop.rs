@@ -46,7 +46,7 @@ fn specs() -> Vec<Spec> {
         "b"?: string().length(..=2),
         "c"?: array_of(number().range(-1.0..=1.0)).length(..=3).unique(),
         "d"?: one_of((boolean(), null())),
-        "e"?: map_of(integer().nullable()).keys(string().pattern("^[a-c]$").unwrap()).length(..=2),
+        "e"?: map_of(integer().nullable()).keys(string().pattern("^[a-c]$")).length(..=2),
         "f"?: tuple((any(), boolean())),
         "g"?: one_of_values(["a", "b"]),
     };

@@ -110,7 +110,9 @@
 //! # Recursive specs
 //!
 //! [`Spec::recursive`] hands its closure a handle standing for the spec
-//! being defined; the handle is followed lazily when a value nests.
+//! being defined; the handle is followed lazily when a value nests. A
+//! recursive spec named, made nullable or checked is the spec its handle
+//! stands for: nested levels follow the modifiers too.
 //!
 //! ```
 //! use codecbus_json::spec::{array_of, integer, Spec};
@@ -126,11 +128,12 @@ mod check;
 mod decode;
 pub(crate) mod describe;
 #[cfg(feature = "proptest")]
-#[path = "gen.rs"]
+#[path = "gen/mod.rs"]
 pub mod generators;
 mod macros;
 mod model;
 mod parse;
+mod rebind;
 #[cfg(feature = "schema")]
 pub mod schema;
 mod validate;

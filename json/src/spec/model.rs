@@ -11,7 +11,9 @@
 //! The only strong edges go from parents to children, so a recursive spec
 //! is freed like any other when its last handle goes. A reference that has
 //! lost its root (a handle smuggled out of the closure and kept past the
-//! root) is reported as a violation, never followed.
+//! root) is reported as a violation, never followed. A modifier applied
+//! to the root of a recursive spec makes a new root whose references point
+//! at it (`rebind.rs`): the spec being defined includes its modifiers.
 //!
 //! The builder types ([`StrSpec`], [`IntSpec`], ...) are the constraint
 //! records stored in [`SpecKind`] themselves: the builder fills them in and
@@ -27,6 +29,7 @@ use std::sync::{Arc, Weak};
 
 use regex::Regex;
 
+use super::rebind::rebind;
 use crate::{JsInt, JsValue};
 
 /// A description of JSON values: their type, constraints, and the shape of
@@ -104,7 +107,7 @@ pub(crate) struct Check {
 /// use codecbus_json::spec::string;
 /// use codecbus_json::JsValue;
 ///
-/// let code = string().length(3..=3).pattern("^[A-Z]+$").unwrap();
+/// let code = string().length(3..=3).pattern("^[A-Z]+$");
 /// assert!(code.is_valid(&JsValue::from("EUR")));
 /// assert!(!code.is_valid(&JsValue::from("eur")));
 /// ```
@@ -240,7 +243,7 @@ pub struct TupleSpec {
 /// use codecbus_json::spec::{integer, map_of, string};
 /// use codecbus_json::jsobj;
 ///
-/// let stock = map_of(integer().min(0)).keys(string().pattern("^[a-z]+$").unwrap());
+/// let stock = map_of(integer().min(0)).keys(string().pattern("^[a-z]+$"));
 /// assert!(stock.is_valid(&jsobj! { "tea": 3, "milk": 0 }.into()));
 /// assert!(!stock.is_valid(&jsobj! { "Tea": 3 }.into()));
 /// ```
@@ -389,7 +392,22 @@ impl Spec {
     }
 
     /// A copy of the node to modify (shared children stay shared).
+    ///
+    /// A node that references point at is the root of a recursive spec:
+    /// the modified root is the spec being defined, so the references in
+    /// its copy are made to point at the copy (see `rebind`), and nested
+    /// levels follow the modifiers too.
     fn modified(self, f: impl FnOnce(&mut Node)) -> Spec {
+        if Arc::weak_count(&self.0) > 0 {
+            let mut node = (*self.0).clone();
+            f(&mut node);
+            let old = Arc::as_ptr(&self.0);
+            // `self` stays alive until the copy is made: addresses are
+            // compared, and none may be reused meanwhile.
+            let new = Spec(Arc::new_cyclic(|me| rebind(old, &node, me)));
+            drop(self);
+            return new;
+        }
         let mut node = Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone());
         f(&mut node);
         Spec(Arc::new(node))
@@ -466,6 +484,14 @@ impl Spec {
     /// containers (as the spec of an element, a member or a map value); it
     /// is followed lazily, so the definition is finite.
     ///
+    /// The result can be [named](Spec::named), made
+    /// [nullable](Spec::nullable) and [checked](Spec::check) like any spec,
+    /// and the spec being defined is the modified one: the handle refers to
+    /// it, so nested levels are named, nullable and checked too (the
+    /// unmodified result stays a spec of its own). A definition that is
+    /// itself a recursive spec is one spec with the result: both handles
+    /// refer to the result.
+    ///
     /// The handle refers to the result weakly: the result owns its
     /// definition, and no reference cycle keeps it alive. A handle kept
     /// past the result's last clone refers to nothing and rejects every
@@ -476,7 +502,7 @@ impl Spec {
     /// # Examples
     ///
     /// ```
-    /// use codecbus_json::spec::{array_of, integer, Spec};
+    /// use codecbus_json::spec::{array_of, integer, string, Spec};
     /// use codecbus_json::{jsobj, jsobj_spec};
     ///
     /// let tree = Spec::recursive(|tree| jsobj_spec! {
@@ -487,11 +513,30 @@ impl Spec {
     /// assert!(tree.is_valid(&t.into()));
     /// let bad = jsobj! { "value": 1, "children": [{ "value": "2" }] };
     /// assert_eq!(tree.validate(&bad.into())[0].pointer(), "/children/0/value");
+    ///
+    /// // Modifiers apply at every level: nested categories may be null too.
+    /// let category = Spec::recursive(|t| jsobj_spec! { "code": string(), "sub"?: array_of(t) })
+    ///     .named("category")
+    ///     .nullable();
+    /// let nested = jsobj! { "code": "a", "sub": [null, { "code": "b", "sub": [null] }] };
+    /// assert!(category.is_valid(&nested.into()));
+    /// let bad = jsobj! { "code": "a", "sub": [{ "code": "b", "sub": [1] }] };
+    /// assert_eq!(category.validate(&bad.into())[0].to_string(), "/sub/0/sub/0: expected null or category, found 1");
+    ///
+    /// // The closure may return any builder, as `array_of` does.
+    /// let nested = Spec::recursive(|me| array_of(me).length(..=2));
+    /// assert!(nested.is_valid(&codecbus_json::jsarr![[], [[]]].into()));
     /// ```
-    pub fn recursive(f: impl FnOnce(Spec) -> Spec) -> Spec {
+    pub fn recursive<S: Into<Spec>>(f: impl FnOnce(Spec) -> S) -> Spec {
         Spec(Arc::new_cyclic(|me: &Weak<Node>| {
             let handle = Spec::from_kind(SpecKind::Ref(me.clone()));
-            let def = f(handle);
+            let def: Spec = f(handle).into();
+            if Arc::weak_count(&def.0) > 0 {
+                // The definition is itself the root of a recursive spec
+                // (`recursive(|a| recursive(|b| ..))`): its references
+                // now stand for this root.
+                return rebind(Arc::as_ptr(&def.0), &def.0, me);
+            }
             Arc::try_unwrap(def.0).unwrap_or_else(|shared| (*shared).clone())
         }))
     }
@@ -731,15 +776,70 @@ impl StrSpec {
     /// The string must match the regular expression `pattern` (`regex`
     /// crate syntax; it matches anywhere unless anchored with `^...$`).
     ///
+    /// For a pattern written in the code, as `Regex::new(..).unwrap()` is
+    /// used for one: a pattern that comes from data goes through
+    /// [`try_pattern`](StrSpec::try_pattern) instead.
+    ///
+    /// # Panics
+    ///
+    /// When `pattern` is not a valid expression or compiles to more than
+    /// the `regex` crate's size limit, with a message naming the pattern
+    /// and the `regex` crate's error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_json::spec::string;
+    /// use codecbus_json::JsValue;
+    ///
+    /// let sku = string().pattern("^[a-z]{3}$");
+    /// assert!(sku.is_valid(&JsValue::from("tea")));
+    /// assert!(!sku.is_valid(&JsValue::from("TEA")));
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn pattern(self, pattern: &str) -> Self {
+        match Regex::new(pattern) {
+            Ok(re) => self.matching(re),
+            Err(e) => panic!("invalid string pattern /{pattern}/: {e}"),
+        }
+    }
+
+    /// The string must match the regular expression `pattern`, as
+    /// [`pattern`](StrSpec::pattern), for a pattern that may be invalid
+    /// (read from a file, given by a user).
+    ///
     /// # Errors
     ///
     /// The `regex` crate's error when `pattern` is not a valid expression
     /// or compiles to more than its size limit.
-    pub fn pattern(self, pattern: &str) -> Result<Self, regex::Error> {
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_json::spec::string;
+    ///
+    /// let from_config = "^[a-z]+$";
+    /// let spec = string().try_pattern(from_config).expect("a valid pattern");
+    /// # let _ = spec;
+    /// assert!(string().try_pattern("(").is_err());
+    /// ```
+    pub fn try_pattern(self, pattern: &str) -> Result<Self, regex::Error> {
         Ok(self.matching(Regex::new(pattern)?))
     }
 
-    /// The string must match `regex`.
+    /// The string must match `regex`, already compiled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_json::spec::string;
+    /// use codecbus_json::JsValue;
+    /// use regex::Regex;
+    ///
+    /// let digits = Regex::new("^[0-9]+$").unwrap();
+    /// assert!(string().matching(digits).is_valid(&JsValue::from("42")));
+    /// ```
     #[must_use]
     pub fn matching(mut self, regex: Regex) -> Self {
         self.pattern = Some(regex);
