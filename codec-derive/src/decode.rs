@@ -9,7 +9,9 @@
 // `__private::enter` first (and `leave` after), so the depth limit holds on every recursive path
 // (`struct N(Option<Box<N>>)` included). Errors pick up their path while
 // they travel outwards: `in_field` / `in_index` here, `in_variant` for enum
-// payloads (passed down as `suffix`, appended to every error built inside).
+// payloads (passed down as `suffix`, appended to every error built inside),
+// so the pointer of a variant's field is `/Variant/field`, where it sits
+// in `{"Variant": {"field": ..}}`.
 //
 // A named struct accepts both layouts whatever its own mode: a map by name
 // (the default) and an array by position (`as_array`, and what `rmp_serde::

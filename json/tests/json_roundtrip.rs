@@ -303,7 +303,7 @@ fn non_json_msgpack_is_a_clear_error() {
             ..
         }
     ));
-    assert_eq!(err.path_string(), "a[0]");
+    assert_eq!(err.pointer(), "/a/0");
     // Boolean map key
     let err = from_slice::<JsValue>(b"\x81\xc3\x01").unwrap_err();
     assert!(
