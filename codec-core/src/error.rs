@@ -9,7 +9,8 @@
 //! A location is shown as a JSON Pointer (RFC 6901), the notation the JSON
 //! specs use for their violations: `/items/3/price`, with `~` written `~0`
 //! and `/` written `~1` inside a segment. The empty pointer is the whole
-//! value; `Display` then names no location.
+//! value; `Display` then names no location. A failure in a map key is
+//! reported at the map's pointer: a key has no pointer of its own.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -121,7 +122,7 @@ impl fmt::Display for DecodeErrorKind {
 /// | `Field("price")` | `/price` | `{"price": ..}` |
 /// | `Variant("Shipped")` | `/Shipped` | `{"Shipped": ..}` (the externally tagged payload) |
 /// | `Index(3)` | `/3` | the fourth element of an array, tuple or tuple struct |
-/// | `Key("sku")` | `/sku` | `{"sku": ..}` in a map |
+/// | `Key("7")` | `/7` | `{7: ..}` (a key that is not a string, as text) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PathSegment {
@@ -132,7 +133,8 @@ pub enum PathSegment {
     Variant(&'static str),
     /// A position in an array, a tuple or a tuple struct.
     Index(usize),
-    /// The value under a map key (the key as text where it was a string).
+    /// The value under a map key: a string key as it is, any other key as
+    /// its text (an integer in decimal, `true`, `null`, `[1,2]`, ...).
     Key(String),
 }
 
@@ -275,7 +277,7 @@ impl DecodeError {
 
     /// Where the value that failed sits, as JSON Pointer text (RFC 6901):
     /// `/items/3/price`, with `~0` and `~1` escapes; `""` for the whole
-    /// value.
+    /// value. An error in a map key has the map's pointer.
     pub fn pointer(&self) -> String {
         Pointer(&self.inner.path).to_string()
     }
@@ -304,7 +306,9 @@ impl DecodeError {
         self
     }
 
-    /// Adds the enclosing map key to the path.
+    /// Adds the enclosing map key to the path: the key as text (a key
+    /// that is not a string as its textual form, e.g. an integer in
+    /// decimal).
     #[cold]
     #[must_use]
     pub fn in_key(mut self, key: impl Into<String>) -> Self {
