@@ -5,6 +5,12 @@
 //! travels outwards (`in_field`, `in_index`, ...). Segments are therefore
 //! stored innermost first and reversed for display. The success path pays
 //! nothing for the path.
+//!
+//! A location is shown as a JSON Pointer (RFC 6901), the notation the JSON
+//! specs use for their violations: `/items/3/price`, with `~` written `~0`
+//! and `/` written `~1` inside a segment. The empty pointer is the whole
+//! value; `Display` then names no location. A failure in a map key is
+//! reported at the map's pointer: a key has no pointer of its own.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -105,31 +111,99 @@ impl fmt::Display for DecodeErrorKind {
     }
 }
 
-/// One step of the path to the value that failed to decode.
+/// One step of the path to the value that failed to decode: one reference
+/// token of its JSON Pointer.
+///
+/// Each segment names where the value sits in the MessagePack data, so the
+/// pointer can be followed through the data as through JSON:
+///
+/// | segment | token | data |
+/// |---|---|---|
+/// | `Field("price")` | `/price` | `{"price": ..}` |
+/// | `Variant("Shipped")` | `/Shipped` | `{"Shipped": ..}` (the externally tagged payload) |
+/// | `Index(3)` | `/3` | the fourth element of an array, tuple or tuple struct |
+/// | `Key("7")` | `/7` | `{7: ..}` (a key that is not a string, as text) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PathSegment {
-    /// A struct field or struct-variant field.
+    /// A struct field or struct-variant field, by its name on the wire.
     Field(&'static str),
-    /// An enum variant.
+    /// The payload of an enum variant, under its name in the one-entry map
+    /// `{"Variant": payload}`.
     Variant(&'static str),
     /// A position in an array, a tuple or a tuple struct.
     Index(usize),
-    /// The value under a map key (the key as text where it was a string).
+    /// The value under a map key: a string key as it is, any other key as
+    /// its text (an integer in decimal, `true`, `null`, `[1,2]`, ...).
     Key(String),
 }
 
-/// A MessagePack decode failure: its kind, the byte offset, and the path of
-/// fields and indices leading to the value that failed (`items[3].price`).
+impl PathSegment {
+    /// The segment's text before escaping.
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Self::Field(name) | Self::Variant(name) => (*name).into(),
+            Self::Key(key) => key.as_str().into(),
+            Self::Index(i) => i.to_string().into(),
+        }
+    }
+}
+
+/// The segment as a JSON Pointer reference token, without the leading `/`:
+/// `~` is written `~0` and `/` is written `~1`.
+impl fmt::Display for PathSegment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.text();
+        let mut rest: &str = &text;
+        while let Some(at) = rest.find(['~', '/']) {
+            f.write_str(&rest[..at])?;
+            f.write_str(if rest.as_bytes()[at] == b'~' {
+                "~0"
+            } else {
+                "~1"
+            })?;
+            rest = &rest[at + 1..];
+        }
+        f.write_str(rest)
+    }
+}
+
+/// A path written as a JSON Pointer: `/` before each segment.
+struct Pointer<'a>(&'a [PathSegment]);
+
+impl fmt::Display for Pointer<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Stored innermost first.
+        for seg in self.0.iter().rev() {
+            write!(f, "/{seg}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A MessagePack decode failure: its kind, the byte offset, and where the
+/// value that failed sits, as a JSON Pointer (`/items/3/price`).
+///
+/// `Display` prints the kind, the detail, the pointer and the offset:
+/// ``integer out of range for u8 at `/items/3/qty` (byte 42)``. At the top
+/// level (the empty pointer) the location is left out.
 ///
 /// # Examples
 ///
 /// ```
-/// use codecbus_core::{from_slice, DecodeErrorKind};
+/// use codecbus_core::{from_slice, to_vec, DecodeErrorKind};
 ///
 /// // 0xa5 declares a 5-byte string but only 2 bytes follow.
 /// let err = from_slice::<String>(&[0xa5, b'h', b'i']).unwrap_err();
 /// assert_eq!(err.kind(), DecodeErrorKind::Truncated);
+/// assert_eq!(err.pointer(), "");
+/// assert_eq!(err.to_string(), "unexpected end of input (byte 0)");
+///
+/// // 300 does not fit the `u8` of the second element of the second list.
+/// let bytes = to_vec(&vec![vec![1u16], vec![2, 300]]).unwrap();
+/// let err = from_slice::<Vec<Vec<u8>>>(&bytes).unwrap_err();
+/// assert_eq!(err.pointer(), "/1/1");
+/// assert_eq!(err.to_string(), "integer out of range for u8 at `/1/1` (byte 5)");
 /// ```
 pub struct DecodeError {
     inner: Box<DecodeDetails>,
@@ -195,36 +269,17 @@ impl DecodeError {
         self.inner.detail.as_deref()
     }
 
-    /// The path from the outermost value to the one that failed.
+    /// The path from the outermost value to the one that failed, one
+    /// segment per level; [`pointer`](Self::pointer) writes it as text.
     pub fn path(&self) -> impl Iterator<Item = &PathSegment> {
         self.inner.path.iter().rev()
     }
 
-    /// The path rendered as `items[3].price` (empty at the top level).
-    pub fn path_string(&self) -> String {
-        let mut out = String::new();
-        for seg in self.path() {
-            match seg {
-                PathSegment::Field(name) | PathSegment::Variant(name) => {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(name);
-                }
-                PathSegment::Key(key) => {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(key);
-                }
-                PathSegment::Index(i) => {
-                    out.push('[');
-                    out.push_str(&i.to_string());
-                    out.push(']');
-                }
-            }
-        }
-        out
+    /// Where the value that failed sits, as JSON Pointer text (RFC 6901):
+    /// `/items/3/price`, with `~0` and `~1` escapes; `""` for the whole
+    /// value. An error in a map key has the map's pointer.
+    pub fn pointer(&self) -> String {
+        Pointer(&self.inner.path).to_string()
     }
 
     /// Adds the enclosing struct field to the path (called while unwinding).
@@ -251,7 +306,9 @@ impl DecodeError {
         self
     }
 
-    /// Adds the enclosing map key to the path.
+    /// Adds the enclosing map key to the path: the key as text (a key
+    /// that is not a string as its textual form, e.g. an integer in
+    /// decimal).
     #[cold]
     #[must_use]
     pub fn in_key(mut self, key: impl Into<String>) -> Self {
@@ -265,7 +322,7 @@ impl fmt::Debug for DecodeError {
         f.debug_struct("DecodeError")
             .field("kind", &self.inner.kind)
             .field("offset", &self.inner.offset)
-            .field("path", &self.path_string())
+            .field("pointer", &self.pointer())
             .field("detail", &self.inner.detail)
             .finish()
     }
@@ -278,7 +335,7 @@ impl fmt::Display for DecodeError {
             write!(f, " ({detail})")?;
         }
         if !self.inner.path.is_empty() {
-            write!(f, " at `{}`", self.path_string())?;
+            write!(f, " at `{}`", Pointer(&self.inner.path))?;
         }
         write!(f, " (byte {})", self.inner.offset)
     }
@@ -390,6 +447,24 @@ impl StdError for EncodeError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pointer_escapes_tilde_and_slash_and_is_empty_at_the_top() {
+        let err = DecodeError::new(DecodeErrorKind::Truncated, 3);
+        assert_eq!(err.pointer(), "");
+        assert_eq!(err.to_string(), "unexpected end of input (byte 3)");
+        let err = err
+            .in_key("c~d")
+            .in_index(2)
+            .in_field("a/b")
+            .in_variant("V~/");
+        assert_eq!(err.pointer(), "/V~0~1/a~1b/2/c~0d");
+        assert_eq!(
+            err.to_string(),
+            "unexpected end of input at `/V~0~1/a~1b/2/c~0d` (byte 3)"
+        );
+        assert_eq!(PathSegment::Key("~1/".into()).to_string(), "~01~1");
+    }
 
     #[test]
     fn results_are_one_pointer() {

@@ -9,7 +9,9 @@
 // `__private::enter` first (and `leave` after), so the depth limit holds on every recursive path
 // (`struct N(Option<Box<N>>)` included). Errors pick up their path while
 // they travel outwards: `in_field` / `in_index` here, `in_variant` for enum
-// payloads (passed down as `suffix`, appended to every error built inside).
+// payloads (passed down as `suffix`, appended to every error built inside),
+// so the pointer of a variant's field is `/Variant/field`, where it sits
+// in `{"Variant": {"field": ..}}`.
 //
 // A named struct accepts both layouts whatever its own mode: a map by name
 // (the default) and an array by position (`as_array`, and what `rmp_serde::
@@ -314,20 +316,21 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
     }
 
     // A bare string names a unit variant; naming a data variant that way is
-    // a type error on that variant.
+    // a type error at the enum's own pointer (the string is there: there is
+    // no payload to point into), the variant named in the detail.
     let string_arms = variants.iter().map(|v| {
         let ident = v.ident;
         let key = Literal::byte_string(v.wire_name.as_bytes());
-        let name = &v.wire_name;
         if v.style == Style::Unit {
             quote!(#key => Self::#ident {},)
         } else {
+            let detail = format!("variant `{}` has data", v.wire_name);
             quote! {
                 #key => return ::core::result::Result::Err(
                     #krate::DecodeError::new(
                         #krate::DecodeErrorKind::TypeMismatch { expected: "map", found: "string" },
                         __at,
-                    ).in_variant(#name),
+                    ).with_detail(#detail),
                 ),
             }
         }

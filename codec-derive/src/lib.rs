@@ -116,8 +116,11 @@
 //!   accepted too) and a one-entry map for any variant. An unknown name is
 //!   `DecodeErrorKind::UnknownVariant`, with the name as detail.
 //! * A unit struct reads `[]` or `nil`.
-//! * Errors carry the path to the failing value, built from field names,
-//!   array positions and variant names (`order.items[3].price`).
+//! * Errors carry the JSON Pointer (RFC 6901) of the failing value, built
+//!   from field names, array positions and variant names:
+//!   `/order/items/3/price`, and `/Shipped/at` for the field `at` of the
+//!   variant `Shipped`, where it sits in `{"Shipped": {"at": ..}}`. `~` and
+//!   `/` in a name are escaped as `~0` and `~1`.
 //!
 //! ```
 //! use codecbus_core::{DecodeErrorKind, MessageCodec, from_slice};
@@ -144,7 +147,8 @@
 //!
 //! // [{"name": "tea", "price": "3"}]
 //! let err = from_slice::<Vec<Item>>(b"\x91\x82\xa4name\xa3tea\xa5price\xa13").unwrap_err();
-//! assert_eq!(err.path_string(), "[0].price");
+//! assert_eq!(err.pointer(), "/0/price");
+//! assert_eq!(err.to_string(), "expected integer, found string at `/0/price` (byte 17)");
 //! # Ok::<(), codecbus_core::DecodeError>(())
 //! ```
 //!

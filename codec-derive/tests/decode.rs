@@ -176,7 +176,7 @@ fn keys_in_declared_order_then_anything_else() {
         w.write_i64(-1);
     });
     let e = err::<Item>(&bytes);
-    assert_eq!(e.path_string(), "price");
+    assert_eq!(e.pointer(), "/price");
 }
 
 #[test]
@@ -206,8 +206,8 @@ fn error_path_names_the_failing_value() {
             found: "string"
         }
     );
-    assert_eq!(e.path_string(), "order.items[3].price");
-    assert!(e.to_string().contains("at `order.items[3].price`"), "{e}");
+    assert_eq!(e.pointer(), "/order/items/3/price");
+    assert!(e.to_string().contains("at `/order/items/3/price`"), "{e}");
 }
 
 #[test]
@@ -300,7 +300,7 @@ fn as_array_rows() {
         w.write_u64(1);
         w.write_u64(2);
     }));
-    assert_eq!(e.path_string(), "label");
+    assert_eq!(e.pointer(), "/label");
 }
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
@@ -337,7 +337,9 @@ fn enum_forms_and_errors() {
             found: "string"
         }
     );
-    assert_eq!(e.path_string(), "Circle");
+    // The string is the enum's own value: there is no payload to point into.
+    assert_eq!(e.pointer(), "");
+    assert_eq!(e.detail(), Some("variant `Circle` has data"));
 
     let e = err::<Shape>(b"\x82\xa5Empty\xc0\xa5Empty\xc0");
     assert_eq!(
@@ -365,10 +367,10 @@ fn enum_forms_and_errors() {
             found: 3
         }
     );
-    assert_eq!(e.path_string(), "Rect");
+    assert_eq!(e.pointer(), "/Rect");
 
     let e = err::<Shape>(b"\x81\xa4Rect\x92\x01\xa1x");
-    assert_eq!(e.path_string(), "Rect[1]");
+    assert_eq!(e.pointer(), "/Rect/1");
 
     let bytes = mp(|w| {
         w.write_map_len(1).unwrap();
@@ -385,10 +387,10 @@ fn enum_forms_and_errors() {
     });
     let e = err::<Shape>(&bytes);
     assert_eq!(e.kind(), DecodeErrorKind::MissingField("price"));
-    assert_eq!(e.path_string(), "Poly.points[1]");
+    assert_eq!(e.pointer(), "/Poly/points/1");
 
     let e = err::<Shape>(b"\x81\xa6Circle\xa1x");
-    assert_eq!(e.path_string(), "Circle");
+    assert_eq!(e.pointer(), "/Circle");
 }
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]

@@ -341,7 +341,7 @@ fn wrong_types_carry_the_field_path() {
     r.skip_value().unwrap();
     bad.extend_from_slice(&value[at + r.position()..]);
     let err = from_slice::<Envelope>(&bad).unwrap_err();
-    assert_eq!(err.path_string(), "order");
+    assert_eq!(err.pointer(), "/order");
     // serde reports type errors as text; the kind says it came from there
     assert_eq!(err.kind(), DecodeErrorKind::Custom);
     assert_eq!(
@@ -354,7 +354,7 @@ fn wrong_types_carry_the_field_path() {
 
     // a mismatch deep inside the serde value: {"Pair": [7, {"Held": 5}]}
     let err = from_slice::<Event>(b"\x81\xa4Pair\x92\x07\x81\xa4Held\x05").unwrap_err();
-    assert_eq!(err.path_string(), "Pair[1]");
+    assert_eq!(err.pointer(), "/Pair/1");
     assert!(
         err.detail().unwrap().contains("invalid type: integer `5`"),
         "{err}"
@@ -363,7 +363,7 @@ fn wrong_types_carry_the_field_path() {
     // serde's own complaint: {"id": 1, "line": {"sku": "a"}}
     let err = from_slice::<Sparse>(b"\x82\xa2id\x01\xa4line\x81\xa3sku\xa1a").unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::Custom);
-    assert_eq!(err.path_string(), "line");
+    assert_eq!(err.pointer(), "/line");
     assert!(
         err.detail().unwrap().contains("missing field `quantity`"),
         "{err}"
@@ -379,7 +379,7 @@ fn wrong_types_carry_the_field_path() {
     value[at + 1] = 0xff;
     let err = from_slice::<Sparse>(&value).unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::InvalidUtf8, "{err}");
-    assert_eq!(err.path_string(), "line");
+    assert_eq!(err.pointer(), "/line");
 }
 
 #[test]
@@ -393,9 +393,9 @@ fn deep_nesting_is_bounded_by_the_readers_limit() {
     bytes.push(0x90);
     let err = from_slice::<Deep>(&bytes).unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::DepthLimitExceeded);
-    assert_eq!(err.path_string(), "nest");
+    assert_eq!(err.pointer(), "/nest");
 
-    // The levels around the field count: `Holder.inner[0].nest` starts
+    // The levels around the field count: `/inner/0/nest` of a `Holder` starts
     // three levels down (Holder, the Vec, Deep).
     let limits = DecodeLimits::default().max_depth(8);
     let fits = Holder {
@@ -412,7 +412,7 @@ fn deep_nesting_is_bounded_by_the_readers_limit() {
     .unwrap();
     let err = from_slice_with_limits::<Holder>(&deeper, limits).unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::DepthLimitExceeded);
-    assert_eq!(err.path_string(), "inner[0].nest");
+    assert_eq!(err.pointer(), "/inner/0/nest");
 }
 
 #[test]
@@ -420,7 +420,7 @@ fn declared_lengths_and_budgets_hold() {
     // {"nest": [4 294 967 295 × …]}: a length the input cannot hold.
     let err = from_slice::<Deep>(b"\x81\xa4nest\xdd\xff\xff\xff\xff\x90").unwrap_err();
     assert_eq!(err.kind(), DecodeErrorKind::LengthOverflow);
-    assert_eq!(err.path_string(), "nest");
+    assert_eq!(err.pointer(), "/nest");
 
     let bytes = to_vec(&Deep {
         nest: Nest(vec![nest(0), nest(0), nest(0)]),

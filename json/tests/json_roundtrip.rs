@@ -303,7 +303,7 @@ fn non_json_msgpack_is_a_clear_error() {
             ..
         }
     ));
-    assert_eq!(err.path_string(), "a[0]");
+    assert_eq!(err.pointer(), "/a/0");
     // Boolean map key
     let err = from_slice::<JsValue>(b"\x81\xc3\x01").unwrap_err();
     assert!(
@@ -355,6 +355,62 @@ fn non_json_msgpack_is_a_clear_error() {
     assert_eq!(v, JsValue::from(1.5));
     let sv: serde_json::Value = from_slice(b"\xcb\x7f\xf8\0\0\0\0\0\0").unwrap();
     assert_eq!(sv, serde_json::Value::Null);
+}
+
+#[test]
+fn decode_errors_are_located_by_json_pointer() {
+    // {"a/b": {"c~d": [bin]}}: the pointer escapes `/` and `~`.
+    let bytes = b"\x81\xa3a/b\x81\xa3c~d\x91\xc4\x00";
+    for err in [
+        from_slice::<JsValue>(bytes).unwrap_err(),
+        from_slice::<serde_json::Value>(bytes).unwrap_err(),
+    ] {
+        assert_eq!(err.pointer(), "/a~1b/c~0d/0");
+        assert!(err.to_string().contains(" at `/a~1b/c~0d/0` "), "{err}");
+    }
+    // An integer key is its decimal text: {7: [bin]}
+    let err = from_slice::<JsValue>(b"\x81\x07\x91\xc4\x00").unwrap_err();
+    assert_eq!(err.pointer(), "/7/0");
+}
+
+#[test]
+fn invalid_utf8_in_a_key_is_located_at_the_map() {
+    // {"a": [{"ok": 1, "\xff": 2}]}
+    let bytes = b"\x81\xa1a\x91\x82\xa2ok\x01\xa1\xff\x02";
+    let plain = from_slice::<JsValue>(bytes).unwrap_err();
+    let obj = from_slice::<JsObj>(bytes).unwrap_err();
+    let serde = from_slice::<serde_json::Value>(bytes).unwrap_err();
+    for err in [plain, obj, serde] {
+        assert_eq!(err.kind(), DecodeErrorKind::InvalidUtf8);
+        assert_eq!(err.pointer(), "/a/0");
+        assert_eq!(
+            err.to_string(),
+            "invalid UTF-8 in string at `/a/0` (byte 10)"
+        );
+    }
+    // The validating decode reports it as the plain decoder does.
+    let spec = codecbus_json::spec::any();
+    match spec.decode(bytes) {
+        Err(codecbus_json::spec::SpecDecodeError::Decode(e)) => {
+            assert_eq!(e.kind(), DecodeErrorKind::InvalidUtf8);
+            assert_eq!(e.pointer(), "/a/0");
+        }
+        other => panic!("{other:?}"),
+    }
+    let spec = codecbus_json::jsobj_spec! {
+        "a": codecbus_json::spec::array_of(codecbus_json::spec::map_of(codecbus_json::spec::integer())),
+    };
+    match spec.decode(bytes) {
+        Err(codecbus_json::spec::SpecDecodeError::Decode(e)) => {
+            assert_eq!(e.kind(), DecodeErrorKind::InvalidUtf8);
+            assert_eq!(e.pointer(), "/a/0");
+        }
+        other => panic!("{other:?}"),
+    }
+    // At the top level the pointer is empty and no location is shown.
+    let err = from_slice::<JsValue>(b"\x81\xa1\xff\x01").unwrap_err();
+    assert_eq!(err.pointer(), "");
+    assert_eq!(err.to_string(), "invalid UTF-8 in string (byte 2)");
 }
 
 // ---- codecs, registration, transform ---------------------------------------------

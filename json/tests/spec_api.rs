@@ -487,7 +487,7 @@ fn parse_and_decode_errors_that_are_not_violations() {
     let Err(SpecDecodeError::Decode(e)) = err else {
         panic!("{err:?}")
     };
-    assert_eq!(e.path_string(), "a[0]");
+    assert_eq!(e.pointer(), "/a/0");
 }
 
 #[test]

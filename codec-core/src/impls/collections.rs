@@ -4,7 +4,9 @@
 //! Declared lengths are checked against the input by the reader before any
 //! capacity is reserved, and reservations are charged to the allocation
 //! budget. Map rule for duplicate keys: the last value wins (as in
-//! `serde_json` and `rmp-serde`).
+//! `serde_json` and `rmp-serde`). A decode error in a value is located
+//! under its key (`/7` for the integer key 7); one in a key is located at
+//! the map, as a key has no JSON Pointer of its own.
 #![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
@@ -33,11 +35,12 @@ fn map_header<K, V>(r: &mut Reader<'_>) -> Result<usize, DecodeError> {
 #[inline]
 fn decode_entry<K: MessageCodec, V: MessageCodec>(
     r: &mut Reader<'_>,
-    i: usize,
 ) -> Result<(K, V), DecodeError> {
     let key_at = r.position();
-    let k = K::decode(r).map_err(|e| e.in_index(i))?;
-    let v = V::decode(r).map_err(|e| r.key_path(e, key_at, i))?;
+    // A key has no JSON Pointer of its own: an error in it keeps the
+    // map's, which the enclosing decoders add.
+    let k = K::decode(r)?;
+    let v = V::decode(r).map_err(|e| r.key_path(e, key_at))?;
     Ok((k, v))
 }
 
@@ -115,8 +118,8 @@ macro_rules! map {
                 let len = map_header::<K, V>(r)?;
                 #[allow(clippy::redundant_closure_call)]
                 let mut out = ($new)(len);
-                for i in 0..len {
-                    let entry = decode_entry::<K, V>(r, i)?;
+                for _ in 0..len {
+                    let entry = decode_entry::<K, V>(r)?;
                     map!(@add out, $add, entry);
                 }
                 r.leave();

@@ -821,16 +821,96 @@ impl<'de> Reader<'de> {
         Ok((ty, self.read_raw(len)?))
     }
 
-    /// Adds the map key that starts at byte `key_at` to `err`'s path: the
-    /// key's text when it is a string, its entry index otherwise.
+    /// Adds the map key that starts at byte `key_at` to `err`'s path, as
+    /// text: a string as it is, any other key as its textual form (see
+    /// [`write_key_text`](Self::write_key_text)). A key that cannot be read
+    /// again adds nothing, leaving the map's own location.
     #[cold]
-    pub(crate) fn key_path(&self, err: DecodeError, key_at: usize, index: usize) -> DecodeError {
+    pub(crate) fn key_path(&self, err: DecodeError, key_at: usize) -> DecodeError {
         let mut probe = self.clone();
         probe.rest = self.buf.get(key_at..).unwrap_or_default();
-        match probe.read_str() {
-            Ok(key) => err.in_key(key),
-            Err(_) => err.in_index(index),
+        let mut text = String::new();
+        match probe.write_key_text(&mut text, true) {
+            Ok(()) => err.in_key(text),
+            Err(_) => err,
         }
+    }
+
+    /// Appends the text of the value at the reader's position, for a map
+    /// key in a path: a string as it is (invalid UTF-8 replaced), an
+    /// integer in decimal, a float as Rust prints it, `true`/`false`,
+    /// `null`, `bin` as lowercase hex, an extension as `type:hex`. Arrays
+    /// and maps are written like JSON (`[1,"a"]`, `{"k":2}`), their strings
+    /// quoted; they count against the depth limit.
+    #[cold]
+    fn write_key_text(&mut self, out: &mut String, top: bool) -> Result<(), DecodeError> {
+        use std::fmt::Write as _;
+        let m = self.peek()?;
+        match ValueKind::of(m) {
+            ValueKind::Nil => {
+                self.read_nil()?;
+                out.push_str("null");
+            }
+            ValueKind::Bool => out.push_str(if self.read_bool()? { "true" } else { "false" }),
+            ValueKind::Int => match self.read_int()? {
+                Int::Unsigned(v) => {
+                    let _ = write!(out, "{v}");
+                }
+                Int::Negative(v) => {
+                    let _ = write!(out, "{v}");
+                }
+            },
+            ValueKind::Float if m == 0xca => {
+                let _ = write!(out, "{}", self.read_f32()?);
+            }
+            ValueKind::Float => {
+                let _ = write!(out, "{}", self.read_f64()?);
+            }
+            ValueKind::Str => {
+                let text = String::from_utf8_lossy(self.read_str_bytes()?);
+                if top {
+                    out.push_str(&text);
+                } else {
+                    let _ = write!(out, "{text:?}");
+                }
+            }
+            ValueKind::Bin => hex(out, self.read_bin()?),
+            ValueKind::Ext => {
+                let (ty, data) = self.read_ext()?;
+                let _ = write!(out, "{ty}:");
+                hex(out, data);
+            }
+            ValueKind::Array => {
+                self.enter()?;
+                let len = self.read_array_len()?;
+                out.push('[');
+                for i in 0..len {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    self.write_key_text(out, false)?;
+                }
+                out.push(']');
+                self.leave();
+            }
+            ValueKind::Map => {
+                self.enter()?;
+                let len = self.read_map_len()?;
+                out.push('{');
+                for i in 0..len {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    self.write_key_text(out, false)?;
+                    out.push(':');
+                    self.write_key_text(out, false)?;
+                }
+                out.push('}');
+                self.leave();
+            }
+            ValueKind::Reserved => return Err(self.mismatch("map key", m, self.position())),
+        }
+        Ok(())
     }
 
     /// Skips one complete value like [`skip_value`](Self::skip_value), and
@@ -957,6 +1037,14 @@ pub enum StructHeader {
 }
 
 #[inline]
+/// Appends `bytes` as lowercase hex.
+fn hex(out: &mut String, bytes: &[u8]) {
+    use std::fmt::Write as _;
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+}
+
 fn signed(v: i64) -> Int {
     if v >= 0 {
         Int::Unsigned(v as u64)
