@@ -78,6 +78,7 @@ pub struct EventBusBuilder {
     metrics: Option<crate::telemetry::options::MetricsOptions>,
     #[cfg(feature = "nats")]
     nats: Option<crate::transport::nats::NatsOptions>,
+    in_memory: Option<crate::transport::memory::InMemoryCluster>,
 }
 
 impl Default for EventBusBuilder {
@@ -92,6 +93,7 @@ impl Default for EventBusBuilder {
             metrics: None,
             #[cfg(feature = "nats")]
             nats: None,
+            in_memory: None,
         }
     }
 }
@@ -225,14 +227,31 @@ impl EventBusBuilder {
         self
     }
 
+    /// Joins an [`InMemoryCluster`](crate::InMemoryCluster): the bus built
+    /// exports its consumers (all but local-only ones) to the cluster's
+    /// other buses and sends, publishes and requests through it, as it
+    /// would through NATS, with no server. For tests of multi-node code.
+    ///
+    /// # Examples
+    ///
+    /// See [`InMemoryCluster`](crate::InMemoryCluster).
+    pub fn in_memory_cluster(
+        mut self,
+        cluster: &crate::transport::memory::InMemoryCluster,
+    ) -> Self {
+        self.in_memory = Some(cluster.clone());
+        self
+    }
+
     /// Builds the bus, collecting every codec registration linked into the
     /// program (the derive submits one per type) plus those added with
     /// [`codec`](EventBusBuilder::codec).
     ///
     /// Only crates linked into the binary contribute registrations.
     ///
-    /// The bus is purely in-process; a builder with a NATS configuration
-    /// (`nats`, with the `nats` feature) is finished with `connect` instead.
+    /// The bus is in-process, or a node of the in-memory cluster it was
+    /// given; a builder with a NATS configuration (`nats`, with the `nats`
+    /// feature) is finished with `connect` instead.
     ///
     /// # Errors
     ///
@@ -242,7 +261,7 @@ impl EventBusBuilder {
     /// a [`RegistryError`], names the types and the names);
     /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) when the
     /// builder has a NATS configuration (which needs `connect().await`).
-    pub fn build(self) -> Result<EventBus, BuildError> {
+    pub fn build(mut self) -> Result<EventBus, BuildError> {
         #[cfg(feature = "nats")]
         if self.nats.is_some() {
             return Err(BuildError::new(
@@ -254,9 +273,15 @@ impl EventBusBuilder {
         }
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
         let telemetry = self.telemetry();
-        Ok(EventBus {
-            state: Arc::new(self.into_state(registry, None, telemetry)),
-        })
+        let state = match self.in_memory.take() {
+            None => Arc::new(self.into_state(registry, None, telemetry)),
+            Some(cluster) => Arc::new_cyclic(|weak: &std::sync::Weak<State>| {
+                let node: std::sync::Weak<dyn crate::transport::Node> = weak.clone();
+                let transport = cluster.join(node);
+                self.into_state(registry, Some(Arc::new(transport)), telemetry)
+            }),
+        };
+        Ok(EventBus { state })
     }
 
     fn telemetry(&self) -> Telemetry {
@@ -345,6 +370,14 @@ impl EventBusBuilder {
         let Some(options) = self.nats.take() else {
             return self.build();
         };
+        if self.in_memory.is_some() {
+            return Err(BuildError::new(
+                crate::error::BuildErrorKind::Config,
+                "this builder joins both NATS and an in-memory cluster: a bus has one cluster transport"
+                    .to_owned(),
+                None,
+            ));
+        }
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
         let telemetry = self.telemetry();
         let connected = crate::transport::nats::connect(options, telemetry.client_events()).await?;
@@ -368,6 +401,7 @@ impl fmt::Debug for EventBusBuilder {
         d.field("metrics", &self.metrics);
         #[cfg(feature = "nats")]
         d.field("nats", &self.nats);
+        d.field("in_memory_cluster", &self.in_memory);
         d.finish_non_exhaustive()
     }
 }
@@ -455,7 +489,7 @@ impl EventBus {
     }
 
     /// Whether the bus has a cluster transport (it was built with
-    /// `connect` and a NATS configuration).
+    /// `connect` and a NATS configuration, or joined an in-memory cluster).
     pub fn is_clustered(&self) -> bool {
         self.state.remote.is_some()
     }

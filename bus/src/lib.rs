@@ -374,6 +374,7 @@ pub use crate::producer::MessageProducer;
 pub use crate::report::PublishReport;
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::options::{DEFAULT_METRICS_PREFIX, MetricsOptions};
+pub use crate::transport::memory::{DEFAULT_MAX_PAYLOAD, InMemoryCluster};
 /// The codec crate, `codecbus-core`, for users who depend on this crate
 /// alone (derived code reaches it as `codecbus_bus::codec`).
 pub use codecbus_core as codec;

@@ -27,7 +27,9 @@
 // consumer (this node's come back through it) and the caller serves this
 // node's local-only consumers with `Scope::LocalOnly`.
 
+pub(crate) mod cluster;
 pub(crate) mod local;
+pub(crate) mod memory;
 #[cfg(feature = "nats")]
 pub(crate) mod nats;
 

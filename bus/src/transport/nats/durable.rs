@@ -36,6 +36,9 @@ use crate::metrics::bump;
 use crate::reply::{self, Outcome};
 use crate::telemetry::probe::RefusedBy;
 use crate::telemetry::{Probe, Settled};
+use crate::transport::cluster::{
+    self, Arrival, Decoded, decode_checked, first_then_transform, undecodable,
+};
 use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::durable_options::{
@@ -46,9 +49,7 @@ use crate::transport::nats::jetstream::{
     DurableAddress, SEND_CONSUMER, ensure_consumer, node_consumer_config,
 };
 use crate::transport::nats::outbound::{NATS_MSG_ID, Prepared, Route, transport_error};
-use crate::transport::nats::reply::{
-    Arrival, Decoded, arrival, decode_checked, first_then_transform, undecodable,
-};
+use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound};
 
 /// A unique message id: a random per-process part and a counter.
@@ -313,12 +314,9 @@ impl DurableReader {
             Err(_) => (1, 0),
         };
         let (message, acker) = message.split();
-        let Arrival { head, probe, span } = arrival(
-            &inner,
-            &self.d.address,
-            message.headers.as_ref(),
-            message.payload.len(),
-        );
+        let head = wire::parse_headers(message.headers.as_ref());
+        let Arrival { probe, span } =
+            cluster::arrival(&inner, &self.d.address, &head, message.payload.len());
         if let Some(span) = &span {
             // Which delivery of the stored message this is.
             span.record("delivery", i64::from(delivered));

@@ -1,9 +1,9 @@
-// Outbound: what leaves this node. Checks that the connection is open, the
-// message fits `max_payload` and its subject was not refused moments ago,
-// encodes a body with its codec, publishes sends and publishes, and turns
-// NATS failures into the operation's error.
+// Outbound: what leaves this node over NATS. Checks that the connection is
+// open and the subject was not refused moments ago, makes the message's
+// frame (codec, headers, encoded body: `cluster::frame`, as every cluster
+// transport does), checks it fits `max_payload`, publishes sends and
+// publishes, and turns NATS failures into the operation's error.
 
-use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -11,49 +11,13 @@ use std::time::Duration;
 use async_nats::HeaderMap;
 use async_nats::connection::State;
 use bytes::Bytes;
-use codecbus_core::{AnyBody, CodecRegistration, Writer};
 
 use crate::error::{OperationKind, RequestError, RequestErrorKind};
-use crate::telemetry::spans;
 use crate::transport::Outbound;
+use crate::transport::cluster::{self, Frame, Refuse};
 use crate::transport::nats::connect::Link;
 use crate::transport::nats::refusals::REMEMBERED;
 use crate::transport::nats::wire;
-
-/// Why an outbound message did not leave.
-pub(super) enum Refuse {
-    Codec(String),
-    TooLarge(String),
-    Transport(String),
-}
-
-impl Refuse {
-    /// The operation's error for `out`, which did not leave: its address,
-    /// and its body handed back.
-    pub(super) fn into_error<K: OperationKind>(self, out: Outbound) -> crate::error::Error<K> {
-        let (kind, message) = match self {
-            Self::Codec(m) => (K::CODEC, m),
-            Self::TooLarge(m) => (K::PAYLOAD_TOO_LARGE, m),
-            Self::Transport(m) => (K::TRANSPORT, m),
-        };
-        crate::error::Error::new(kind, message)
-            .with_address(out.address)
-            .with_body(out.body)
-    }
-}
-
-/// The wire length of a header block, as the server counts it against
-/// `max_payload` ("NATS/1.0\r\n", "name: value\r\n" each, "\r\n").
-fn headers_len(headers: &HeaderMap) -> usize {
-    let mut len = 12;
-    for (name, values) in headers.iter() {
-        let name: &str = name.as_ref();
-        for v in values {
-            len += name.len() + 2 + v.as_str().len() + 2;
-        }
-    }
-    len
-}
 
 impl Link {
     fn check_open(&self) -> Result<(), Refuse> {
@@ -72,37 +36,32 @@ impl Link {
         Ok(())
     }
 
+    /// Checks that `frame` fits the server's `max_payload`.
     pub(super) fn check_size(
         &self,
         what: &str,
         address: &str,
-        headers: &HeaderMap,
-        body: usize,
+        frame: &Frame,
     ) -> Result<(), String> {
-        let max = self.client.max_payload();
-        let header_bytes = headers_len(headers);
-        let total = header_bytes + body;
-        if total > max {
-            return Err(format!(
-                "{what} to address {address} is {total} bytes ({body} of body, {header_bytes} of headers), over the NATS server's max_payload of {max} bytes"
-            ));
+        match cluster::too_large(
+            what,
+            address,
+            frame,
+            self.client.max_payload(),
+            <Self as cluster::Answers>::LIMIT,
+        ) {
+            Some(message) => Err(message),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Subject, headers and encoded body of an outbound message to `route`:
     /// the one path every message leaving this node takes, core or durable.
-    /// In order: the connection is open, the body has a codec, the subject
-    /// was not refused moments ago, the headers can travel, the body
-    /// encodes, and the whole fits `max_payload`.
+    /// In order: the connection is open, the subject was not refused
+    /// moments ago, the frame is made (the body has a codec, the headers
+    /// can travel, the body encodes), and the whole fits `max_payload`.
     pub(super) fn prepare(&self, out: &Outbound, route: Route<'_>) -> Result<Prepared, Refuse> {
         self.check_open()?;
-        let Some(codec) = out.codec else {
-            return Err(Refuse::Codec(format!(
-                "`{}` has no codec registered, so it cannot leave the process (derive MessageCodec on a non-generic type, or register one with EventBus::register_codec); to address {}",
-                out.type_name, out.address
-            )));
-        };
         let subject = match route {
             Route::Send => wire::send_subject(&self.prefix, &out.address),
             Route::Publish => wire::publish_subject(&self.prefix, &out.address),
@@ -117,33 +76,15 @@ impl Link {
                 REMEMBERED.as_secs()
             )));
         }
-        let mut headers = wire::outbound_headers(codec.name(), &out.headers)
-            .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
+        let mut frame = cluster::frame(out)?;
         if let Route::Stored { id, .. } = route {
-            let id = <async_nats::HeaderValue as std::str::FromStr>::from_str(id).map_err(|_| {
-                Refuse::Transport(format!(
-                    "message to address {}: its message id {id:?} cannot travel in a NATS header",
-                    out.address
-                ))
-            })?;
-            headers.insert(async_nats::HeaderName::from_static(NATS_MSG_ID), id);
+            // JetStream's duplicate suppression reads its own header.
+            frame.head.user.insert(NATS_MSG_ID, id);
         }
-        let body = encode(&codec, &out.body).map_err(|e| {
-            Refuse::Codec(format!(
-                "cannot encode a `{}` body (codec {:?}) for address {}: {e}",
-                codec.type_name(),
-                codec.name(),
-                out.address
-            ))
-        })?;
-        self.check_size("Message", &out.address, &headers, body.len())
+        self.check_size("Message", &out.address, &frame)
             .map_err(Refuse::TooLarge)?;
-        if let Some(probe) = &out.probe {
-            probe.bytes_written(body.len());
-        }
-        if out.traced {
-            spans::body_size(body.len());
-        }
+        let headers = wire::headers(&frame);
+        let body = frame.payload;
         Ok(Prepared {
             subject,
             headers,
@@ -190,40 +131,6 @@ pub(super) struct Prepared {
     pub(super) subject: String,
     pub(super) headers: HeaderMap,
     pub(super) body: Bytes,
-}
-
-/// Encoding buffers up to this capacity are kept for the next message on
-/// the same thread; a larger one leaves with its message.
-const KEEP_SCRATCH: usize = 64 * 1024;
-
-thread_local! {
-    /// The encoding buffer of this thread, empty between two messages.
-    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
-}
-
-/// Encodes `body` with `codec` into a buffer of exactly its size.
-///
-/// The encoder writes into a buffer reused from message to message and the
-/// result is copied out in one allocation of the final size, instead of
-/// growing a fresh vector from empty (an allocation and seven
-/// reallocations for a body of 1 KiB, each one possibly copying what was
-/// written so far). A body larger than
-/// [`KEEP_SCRATCH`] takes the buffer along instead of being copied.
-pub(super) fn encode(
-    codec: &CodecRegistration,
-    body: &AnyBody,
-) -> Result<Bytes, codecbus_core::EncodeError> {
-    let mut buf = SCRATCH.take();
-    buf.clear();
-    let mut w = Writer::from_vec(buf);
-    let result = codec.encode(&**body, &mut w);
-    let buf = w.into_vec();
-    if buf.capacity() > KEEP_SCRATCH {
-        return result.map(|()| Bytes::from(buf));
-    }
-    let encoded = result.map(|()| Bytes::copy_from_slice(&buf));
-    SCRATCH.set(buf);
-    encoded
 }
 
 impl Link {
@@ -281,20 +188,8 @@ pub(super) fn request_failed(
 ) -> RequestError {
     use async_nats::client::RequestErrorKind as Nats;
     match e.kind() {
-        Nats::NoResponders => RequestError::new(
-            RequestErrorKind::NoHandlers,
-            format!("No handlers for address {address}"),
-        ),
-        Nats::TimedOut => {
-            tracing::debug!(address, ?timeout, "request over NATS timed out");
-            RequestError::new(
-                RequestErrorKind::Timeout,
-                format!(
-                    "Timed out after waiting {}(ms) for a reply. address: {address}",
-                    timeout.as_millis()
-                ),
-            )
-        }
+        Nats::NoResponders => cluster::no_handlers(address),
+        Nats::TimedOut => cluster::timed_out(address, timeout),
         Nats::MaxPayloadExceeded => {
             RequestError::new(RequestErrorKind::PayloadTooLarge, e.to_string())
         }
@@ -302,20 +197,15 @@ pub(super) fn request_failed(
     }
 }
 
-/// Answers the requester waiting on `to` with a failure.
-pub(super) async fn publish_failure(
-    shared: Arc<Link>,
-    to: async_nats::Subject,
-    kind: RequestErrorKind,
-    code: i32,
-    message: String,
-) {
-    let headers = wire::failure_headers(kind, code);
+/// Answers the requester waiting on `to` with `frame` (a reply or a
+/// failure).
+pub(super) async fn publish_answer(shared: Arc<Link>, to: async_nats::Subject, frame: Frame) {
+    let headers = wire::headers(&frame);
     if let Err(e) = shared
         .client
-        .publish_with_headers(to, headers, Bytes::from(message))
+        .publish_with_headers(to, headers, frame.payload)
         .await
     {
-        tracing::debug!(error = %e, "cannot publish a failure reply");
+        tracing::debug!(error = %e, "cannot publish an answer to NATS");
     }
 }

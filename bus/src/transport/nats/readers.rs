@@ -1,8 +1,8 @@
 // Readers: one task per address with an exported consumer on this node,
 // holding its two subscriptions (publish, and the queue group for sends
-// and requests). A reader decodes what arrives (checking the consumers'
-// shared guard in the same pass), delivers it to the local consumers and
-// awaits the replies to requests.
+// and requests). A reader hands what arrives to the cluster's inbound path
+// (`cluster::deliver_publish`, `cluster::deliver_send`: decode, check,
+// deliver) and awaits the answers to requests.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,20 +15,10 @@ use futures_util::stream::FuturesUnordered;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::error::{NO_FAILURE_CODE, RequestErrorKind};
-use crate::interceptor::DeliveryKind;
-use crate::metrics::bump;
-use crate::reply;
-use crate::telemetry::Probe;
-use crate::telemetry::probe::RefusedBy;
 use crate::transport::BoxFuture;
 use crate::transport::Node;
-use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
+use crate::transport::cluster::{self, Answers, Delivered};
 use crate::transport::nats::connect::Link;
-use crate::transport::nats::outbound::publish_failure;
-use crate::transport::nats::reply::{
-    Arrival, Decoded, answer, arrival, decode_checked, first_then_transform, undecodable,
-};
 use crate::transport::nats::wire;
 
 pub(super) enum Stop {
@@ -133,192 +123,33 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        let Arrival { head, probe, span } = arrival(
-            &inner,
-            &self.address,
-            message.headers.as_ref(),
-            message.payload.len(),
-        );
-        let _entered = span.as_ref().map(tracing::Span::enter);
-        let (codec, body, checked) = match decode_checked(
-            &inner,
-            &self.address,
-            &head,
-            &message.payload,
-        ) {
-            Decoded::Body(codec, body, checked) => (codec, body, checked),
-            Decoded::Undecodable(error) => {
-                return dropped_undecodable(
-                    &inner,
-                    probe.as_deref(),
-                    &self.address,
-                    "publish",
-                    &error,
-                );
-            }
-            Decoded::Refused(_, reasons, consumers) => {
-                bump(&inner.counters().invalid, consumers as u64);
-                if let Some(probe) = &probe {
-                    probe.refused(RefusedBy::Invalid, consumers as u64);
-                }
-                tracing::warn!(address = &*self.address, %reasons, "publish from NATS refused by the consumers' spec");
-                return;
-            }
-        };
-        let fan = inner.local().deliver_all(
-            &self.address,
-            Scope::Exported,
-            codec.type_id(),
-            Verdicts::checked(&*body, checked),
-            first_then_transform(&codec, &body),
-            &head.user,
-            None,
-        );
-        fan.count(inner.counters(), probe.as_deref());
-        if let Some(reasons) = &fan.invalid_reasons {
-            tracing::warn!(
-                address = &*self.address,
-                invalid = fan.invalid,
-                %reasons,
-                "publish from NATS refused by a consumer's spec"
-            );
-        }
-        if fan.refused > 0 {
-            tracing::warn!(
-                address = &*self.address,
-                refused = fan.refused,
-                delivered = fan.delivered,
-                "publish from NATS refused by full consumer queues"
-            );
-        } else {
-            tracing::debug!(
-                address = &*self.address,
-                delivered = fan.delivered,
-                "publish from NATS delivered"
-            );
-        }
+        let frame = wire::frame(message.headers.as_ref(), message.payload);
+        cluster::deliver_publish(&inner, &self.address, &frame, "NATS");
     }
 
     fn on_send(&self, message: async_nats::Message, pending: &mut Pending) {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        let Arrival { head, probe, span } = arrival(
-            &inner,
-            &self.address,
-            message.headers.as_ref(),
-            message.payload.len(),
-        );
-        let _entered = span.as_ref().map(tracing::Span::enter);
-        let reply_to = message.reply.clone();
-        let kind = if reply_to.is_some() {
-            DeliveryKind::Request
-        } else {
-            DeliveryKind::Send
+        let frame = wire::frame(message.headers.as_ref(), message.payload);
+        let request = message.reply.is_some();
+        let delivered = cluster::deliver_send(&inner, &self.address, frame, request, "NATS");
+        let Some(to) = message.reply else {
+            return;
         };
-        let (codec, body, checked) = match decode_checked(
-            &inner,
-            &self.address,
-            &head,
-            &message.payload,
-        ) {
-            Decoded::Body(codec, body, checked) => (codec, body, checked),
-            Decoded::Refused(codec, reasons, _) => {
-                let refusal = Refusal::Invalid(reasons);
-                refusal.count(inner.counters(), probe.as_deref());
-                let err = refusal.into_error::<RequestErrorKind>(&self.address, codec.type_name());
-                match reply_to {
-                    Some(to) => pending.push(self.fail(
-                        to,
-                        err.kind(),
-                        NO_FAILURE_CODE,
-                        err.message().to_owned(),
-                    )),
-                    None => {
-                        tracing::warn!(address = &*self.address, reason = %err, "send from NATS refused by the consumers' spec");
-                    }
-                }
-                return;
-            }
-            Decoded::Undecodable(error) => {
-                undecodable(&inner, probe.as_deref());
-                match reply_to {
-                    Some(to) => {
-                        tracing::debug!(address = &*self.address, %error, "request from NATS not decodable; answering with a codec error");
-                        let message = format!("Request to address {}: {error}", self.address);
-                        pending.push(self.fail(
-                            to,
-                            RequestErrorKind::Codec,
-                            NO_FAILURE_CODE,
-                            message,
-                        ));
-                    }
-                    None => {
-                        tracing::warn!(address = &*self.address, %error, "send from NATS dropped: not decodable");
-                    }
-                }
-                return;
-            }
-        };
-        let (tx, rx) = match reply_to {
-            Some(_) => {
-                let (tx, rx) = reply::channel();
-                (Some(tx), Some(rx))
-            }
-            None => (None, None),
-        };
-        let result = inner.local().deliver_one(
-            &self.address,
-            Scope::Exported,
-            codec.type_id(),
-            Verdicts::checked(&*body, checked),
-            first_then_transform(&codec, &body),
-            head.user,
-            kind,
-            tx,
-        );
-        drop(body);
-        match result {
-            Ok(()) => {
-                count_delivered(inner.counters(), probe.as_deref());
-                if let (Some(to), Some(rx)) = (reply_to, rx) {
-                    pending.push(Box::pin(answer(
-                        Arc::clone(&self.shared),
-                        Weak::clone(&self.inner),
-                        Arc::clone(&self.address),
-                        to,
-                        rx,
-                    )));
-                }
-            }
-            Err(refusal) => {
-                refusal.count(inner.counters(), probe.as_deref());
-                let err = refusal.into_error::<RequestErrorKind>(&self.address, codec.type_name());
-                let (failure, text) = (err.kind(), err.message().to_owned());
-                match reply_to {
-                    Some(to) => pending.push(self.fail(to, failure, NO_FAILURE_CODE, text)),
-                    None => {
-                        tracing::warn!(address = &*self.address, reason = %text, "send from NATS not delivered")
-                    }
-                }
+        match delivered {
+            Delivered::Done => {}
+            Delivered::Awaiting(rx) => pending.push(Box::pin(cluster::answer(
+                Arc::clone(&self.shared),
+                Weak::clone(&self.inner),
+                Arc::clone(&self.address),
+                to,
+                rx,
+            ))),
+            Delivered::Failed(failure) => {
+                pending.push(self.shared.finish(to, failure));
             }
         }
-    }
-
-    fn fail(
-        &self,
-        to: async_nats::Subject,
-        kind: RequestErrorKind,
-        code: i32,
-        message: String,
-    ) -> BoxFuture<'static, ()> {
-        Box::pin(publish_failure(
-            Arc::clone(&self.shared),
-            to,
-            kind,
-            code,
-            message,
-        ))
     }
 }
 
@@ -351,16 +182,4 @@ impl Future for HandOver {
         cx.waker().wake_by_ref();
         Poll::Pending
     }
-}
-
-#[cold]
-fn dropped_undecodable(
-    inner: &Arc<dyn Node>,
-    probe: Option<&Probe>,
-    address: &str,
-    what: &str,
-    error: &str,
-) {
-    undecodable(inner, probe);
-    tracing::warn!(address, %error, "{what} from NATS dropped: not decodable");
 }

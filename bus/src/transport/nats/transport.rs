@@ -9,13 +9,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{PublishError, RequestError, RequestErrorKind, SendError};
-use crate::metrics::bump;
 use crate::reply::ReplyEnvelope;
-use crate::transport::local::Refusal;
+use crate::transport::cluster;
 use crate::transport::nats::connect::{Connected, Link};
 use crate::transport::nats::control::{Control, control_loop};
 use crate::transport::nats::outbound::{Prepared, Route, request_failed};
-use crate::transport::nats::reply::read_reply;
+use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound, RemoteCounts, RemoteTransport};
 
 pub(crate) struct NatsTransport {
@@ -49,21 +48,6 @@ impl NatsTransport {
         let (control, rx) = mpsc::unbounded_channel();
         tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));
         Self { shared, control }
-    }
-}
-
-/// Counts a request that NATS left unanswered (no responders, timeout):
-/// only the requester sees those.
-fn count_failure(inner: &Arc<dyn Node>, out: &Outbound, kind: RequestErrorKind) {
-    let counters = &inner.counters();
-    match kind {
-        RequestErrorKind::NoHandlers => {
-            Refusal::NoHandlers.count(counters, out.probe.as_deref());
-        }
-        RequestErrorKind::Timeout => {
-            bump(&counters.timeouts, 1);
-        }
-        _ => {}
     }
 }
 
@@ -122,7 +106,7 @@ impl RemoteTransport for NatsTransport {
                 Ok(reply) => reply,
                 Err(e) => {
                     let err = request_failed(e, &address, timeout, &s.servers);
-                    count_failure(&inner, &out, err.kind());
+                    cluster::count_unanswered(&inner, &out, err.kind());
                     let err = err.with_address(address);
                     // The body comes back when it surely reached nobody.
                     return Err(match err.kind() {
@@ -136,11 +120,9 @@ impl RemoteTransport for NatsTransport {
             // A failure the answering node reported is counted there, but
             // for a recipient failure, which the requester counts (as in
             // process).
-            read_reply(&self.shared, &inner, &address, reply).inspect_err(|err| {
-                if err.kind() == RequestErrorKind::RecipientFailure {
-                    bump(&inner.counters().recipient_failures, 1);
-                }
-            })
+            let frame = wire::frame(reply.headers.as_ref(), reply.payload);
+            cluster::read_answer(&self.shared, &inner, &address, frame, reply.reply)
+                .inspect_err(|err| cluster::count_answered_failure(&inner, err))
         })
     }
 

@@ -7,21 +7,11 @@ use std::fmt::Write as _;
 use std::str::FromStr;
 
 use async_nats::{HeaderMap, HeaderName, HeaderValue};
+use bytes::Bytes;
 
-use crate::error::RequestErrorKind;
-use crate::headers::Headers;
+use crate::transport::cluster::Frame;
 
-/// The wire format version this node writes and the only one it reads.
-pub(crate) const WIRE_VERSION: &str = "1";
-
-/// Header names of the bus; every name starting with [`RESERVED`]
-/// (ASCII case-insensitive) belongs to the bus.
-pub(crate) const RESERVED: &str = "Codecbus-";
-/// `{version} {codec name}` on every message with a body.
-pub(crate) const H_CODEC: &str = "Codecbus-Codec";
-/// `{version} {FAILURE_KIND} {code}` on a failure reply (the body is the
-/// UTF-8 message).
-pub(crate) const H_FAILURE: &str = "Codecbus-Failure";
+use crate::transport::cluster::{H_CODEC, H_FAILURE, Inbound, WIRE_VERSION, is_reserved};
 
 /// Subjects longer than this are refused: the server's control line
 /// (`max_control_line`, 4096 bytes by default) must still hold the reply
@@ -102,84 +92,44 @@ pub(crate) fn send_subject(prefix: &str, address: &str) -> Result<String, String
     subject(prefix, 's', address)
 }
 
-/// The headers of a message leaving this node: the bus's own, then the
-/// user's. User headers that cannot travel over NATS, or use the reserved
-/// `Codecbus-` prefix, are refused.
+/// The NATS headers of `frame`: the bus's own header (the codec, or the
+/// failure), then the user's, which [`frame`](crate::transport::cluster::frame)
+/// checked can travel.
 ///
 /// Why one bus header: `async-nats` parses and allocates every header on
 /// both sides, and a header costs about as much as a codec call; the
 /// version rides in front of the codec name.
-pub(crate) fn outbound_headers(codec: &str, user: &Headers) -> Result<HeaderMap, String> {
-    if codec.bytes().any(|b| b == b'\r' || b == b'\n') {
-        return Err(format!(
-            "codec name {codec:?} cannot travel in a NATS header"
-        ));
-    }
-    let mut value = String::with_capacity(WIRE_VERSION.len() + 1 + codec.len());
-    value.push_str(WIRE_VERSION);
-    value.push(' ');
-    value.push_str(codec);
+pub(crate) fn headers(frame: &Frame) -> HeaderMap {
+    let head = &frame.head;
     let mut map = HeaderMap::new();
-    // Checked above: no CR or LF, so the conversion cannot panic.
-    map.insert(HeaderName::from_static(H_CODEC), HeaderValue::from(value));
-    append_user(&mut map, user)?;
-    Ok(map)
-}
-
-fn append_user(map: &mut HeaderMap, user: &Headers) -> Result<(), String> {
-    for (name, value) in user.iter() {
-        if is_reserved(name) {
-            return Err(format!(
-                "header `{name}` uses the prefix `{RESERVED}`, which the bus reserves for its wire contract"
-            ));
+    if let Some(codec) = &head.codec {
+        let mut value = String::with_capacity(WIRE_VERSION.len() + 1 + codec.len());
+        value.push_str(WIRE_VERSION);
+        value.push(' ');
+        value.push_str(codec);
+        map.insert(HeaderName::from_static(H_CODEC), HeaderValue::from(value));
+    }
+    if let Some(kind) = &head.failure {
+        let code = head.failure_code.unwrap_or(crate::error::NO_FAILURE_CODE);
+        let value = format!("{WIRE_VERSION} {kind} {code}");
+        map.insert(HeaderName::from_static(H_FAILURE), HeaderValue::from(value));
+    }
+    for (name, value) in head.user.iter() {
+        // Checked when the frame was made; a header that still cannot
+        // travel is left out rather than risking a panic.
+        if let (Ok(n), Ok(v)) = (HeaderName::from_str(name), HeaderValue::from_str(value)) {
+            map.append(n, v);
         }
-        let n = HeaderName::from_str(name).map_err(|_| {
-            format!(
-                "header name {name:?} cannot travel over NATS (printable ASCII without `:` only)"
-            )
-        })?;
-        let v = HeaderValue::from_str(value).map_err(|_| {
-            format!("the value of header `{name}` cannot travel over NATS (no CR or LF)")
-        })?;
-        map.append(n, v);
     }
-    Ok(())
-}
-
-/// The headers of a failure reply: `{version} {KIND} {code}`.
-pub(crate) fn failure_headers(kind: RequestErrorKind, code: i32) -> HeaderMap {
-    let mut map = HeaderMap::new();
-    let value = format!("{WIRE_VERSION} {} {code}", kind.as_str());
-    map.insert(
-        HeaderName::from_static(H_FAILURE),
-        HeaderValue::from_str(&value).unwrap_or_default(),
-    );
     map
 }
 
-pub(crate) fn is_reserved(name: &str) -> bool {
-    name.get(..RESERVED.len())
-        .is_some_and(|p| p.eq_ignore_ascii_case(RESERVED))
-}
-
-/// The failure kind a failure header names; a name this node does not
-/// know (a newer peer's) is a recipient failure.
-pub(crate) fn failure_kind(name: &str) -> RequestErrorKind {
-    RequestErrorKind::from_name(name).unwrap_or(RequestErrorKind::RecipientFailure)
-}
-
-/// What the bus reads from the headers of an incoming message.
-#[derive(Default)]
-pub(crate) struct Inbound {
-    /// The wire version in the `Codecbus-Codec` header, if there is one.
-    /// Only that header's: the version of a `Codecbus-Failure` header is
-    /// not read, so a message carrying both decodes by its codec header
-    /// whatever order the client's header map iterates in.
-    pub(crate) version: Option<String>,
-    pub(crate) codec: Option<String>,
-    pub(crate) failure: Option<String>,
-    pub(crate) failure_code: Option<i32>,
-    pub(crate) user: Headers,
+/// A message's NATS headers and payload as a frame.
+pub(crate) fn frame(headers: Option<&HeaderMap>, payload: Bytes) -> Frame {
+    Frame {
+        head: parse_headers(headers),
+        payload,
+    }
 }
 
 /// Splits NATS headers into the bus's and the user's.
@@ -256,6 +206,9 @@ pub(crate) fn permission_violation(text: &str) -> Option<Violation<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::RequestErrorKind;
+    use crate::headers::Headers;
+    use crate::transport::cluster::{check_user_headers, failure_kind};
 
     fn esc(a: &str) -> String {
         let mut s = String::new();
@@ -334,7 +287,7 @@ mod tests {
         let user: Headers = [("Trace-Id", "42"), ("tag", "a"), ("tag", "b")]
             .into_iter()
             .collect();
-        let map = outbound_headers("my quote", &user).unwrap();
+        let map = headers(&Frame::body("my quote", user, Bytes::new()));
         assert_eq!(
             map.get(H_CODEC).map(HeaderValue::as_str),
             Some("1 my quote")
@@ -351,27 +304,57 @@ mod tests {
     fn bad_user_headers_are_refused() {
         let reserved: Headers = [("codecbus-codec", "x")].into_iter().collect();
         assert!(
-            outbound_headers("c", &reserved)
+            check_user_headers(&reserved)
                 .unwrap_err()
                 .contains("reserves")
         );
         let newline: Headers = [("a", "x\r\ny")].into_iter().collect();
         assert!(
-            outbound_headers("c", &newline)
+            check_user_headers(&newline)
                 .unwrap_err()
                 .contains("CR or LF")
         );
         let colon: Headers = [("a:b", "x")].into_iter().collect();
         assert!(
-            outbound_headers("c", &colon)
+            check_user_headers(&colon)
                 .unwrap_err()
                 .contains("cannot travel")
+        );
+        // What the check lets through, the client's header types take.
+        let fine: Headers = [("X-Tag", "a b\tc")].into_iter().collect();
+        check_user_headers(&fine).unwrap();
+        assert_eq!(headers(&Frame::body("c", fine, Bytes::new())).len(), 2);
+    }
+
+    #[test]
+    fn a_frames_length_is_what_the_server_counts() {
+        let user: Headers = [("Trace-Id", "42"), ("tag", "a")].into_iter().collect();
+        let frame = Frame::body("my quote", user, Bytes::from_static(b"abc"));
+        let map = headers(&frame);
+        let mut len = 12;
+        for (name, values) in map.iter() {
+            let name: &str = name.as_ref();
+            for v in values {
+                len += name.len() + 2 + v.as_str().len() + 2;
+            }
+        }
+        assert_eq!(frame.wire_len(), len + 3);
+        let failure = Frame::failure(RequestErrorKind::Timeout, -1, "late".to_owned());
+        let map = headers(&failure);
+        let value = map.get(H_FAILURE).map(HeaderValue::as_str).unwrap();
+        assert_eq!(
+            failure.wire_len(),
+            12 + H_FAILURE.len() + 2 + value.len() + 2 + 4
         );
     }
 
     #[test]
     fn failure_headers_round_trip() {
-        let map = failure_headers(RequestErrorKind::RecipientFailure, -7);
+        let map = headers(&Frame::failure(
+            RequestErrorKind::RecipientFailure,
+            -7,
+            String::new(),
+        ));
         let inbound = parse_headers(Some(&map));
         assert_eq!(inbound.version, None);
         assert_eq!(inbound.codec, None);
@@ -384,7 +367,7 @@ mod tests {
         // A HeaderMap iterates in no fixed order: a failure header of
         // another version must not decide how the codec header is read.
         for _ in 0..32 {
-            let mut map = outbound_headers("string", &Headers::default()).unwrap();
+            let mut map = headers(&Frame::body("string", Headers::default(), Bytes::new()));
             map.insert(
                 HeaderName::from_static(H_FAILURE),
                 HeaderValue::from_str("2 SOMETHING_NEW 5").unwrap(),

@@ -1,0 +1,683 @@
+//! One suite, two clusters: every case runs across two (or three) bus
+//! nodes joined by the in-memory cluster, and again across a real
+//! `nats-server` started by the harness (feature `nats`). What a user's
+//! multi-node code sees must not depend on which one carries it: routing
+//! (one node of the queue group for a send, every node for a publish),
+//! requests and conversations, headers, codecs by name, failures, the size
+//! limit.
+
+mod common;
+#[cfg(feature = "nats")]
+#[path = "common/nats.rs"]
+mod harness;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use codecbus_bus::{
+    DeliveryOptions, EventBus, InMemoryCluster, Message, PublishErrorKind, RequestErrorKind,
+    SendErrorKind,
+};
+use codecbus_core::MessageCodec;
+use codecbus_json::{JsObj, jsobj};
+use common::eventually;
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "test.order")]
+struct Order {
+    id: u64,
+    items: Vec<String>,
+    note: Option<String>,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "test.quote", immutable)]
+struct Quote {
+    order: u64,
+    total_cents: i64,
+}
+
+fn order(id: u64) -> Order {
+    Order {
+        id,
+        items: vec!["tea".into(), "cake".into()],
+        note: id.is_multiple_of(2).then(|| "even".to_owned()),
+    }
+}
+
+/// Counts messages per consumer name.
+#[derive(Default, Clone)]
+struct Tally(Arc<std::sync::Mutex<HashMap<&'static str, Vec<u64>>>>);
+
+impl Tally {
+    fn add(&self, who: &'static str, n: u64) {
+        self.0.lock().unwrap().entry(who).or_default().push(n);
+    }
+    fn get(&self, who: &str) -> Vec<u64> {
+        self.0.lock().unwrap().get(who).cloned().unwrap_or_default()
+    }
+    fn total(&self) -> usize {
+        self.0.lock().unwrap().values().map(Vec::len).sum()
+    }
+}
+
+fn counting(
+    bus: &EventBus,
+    address: &str,
+    who: &'static str,
+    tally: &Tally,
+) -> codecbus_bus::MessageConsumer {
+    let tally = tally.clone();
+    bus.consumer(address, move |m: Message<u64>| {
+        let tally = tally.clone();
+        async move { tally.add(who, *m.body()) }
+    })
+}
+
+/// What joins the nodes of a case.
+enum Cluster {
+    InMemory(InMemoryCluster),
+    #[cfg(feature = "nats")]
+    Nats(harness::NatsServer),
+}
+
+impl Cluster {
+    fn in_memory(max_payload: Option<usize>) -> Self {
+        Self::InMemory(
+            max_payload.map_or_else(InMemoryCluster::new, InMemoryCluster::with_max_payload),
+        )
+    }
+
+    #[cfg(feature = "nats")]
+    fn nats(test: &str, max_payload: Option<usize>) -> Option<Self> {
+        let config = harness::Config {
+            max_payload,
+            ..harness::Config::default()
+        };
+        harness::NatsServer::start_with(test, &config).map(Self::Nats)
+    }
+
+    /// A new node, with a 2 s request timeout.
+    async fn node(&self) -> EventBus {
+        let builder = EventBus::builder().default_timeout(Duration::from_secs(2));
+        match self {
+            Self::InMemory(cluster) => builder.in_memory_cluster(cluster).build().unwrap(),
+            #[cfg(feature = "nats")]
+            Self::Nats(server) => builder
+                .nats(common::nats_options(&server.url()))
+                .connect()
+                .await
+                .expect("connect to the test server"),
+        }
+    }
+}
+
+/// Runs each case against the in-memory cluster (`in_memory::`) and, with
+/// the `nats` feature, against a `nats-server` (`nats::`); a case may ask
+/// for a `max_payload`.
+macro_rules! suite {
+    ($($case:ident $(: max_payload = $max:expr)?;)*) => {
+        mod in_memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let max: Option<usize> = None $(.or(Some($max)))?;
+                    super::$case(super::Cluster::in_memory(max)).await;
+                }
+            )*
+        }
+
+        #[cfg(feature = "nats")]
+        mod nats {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let max: Option<usize> = None $(.or(Some($max)))?;
+                    let Some(cluster) = super::Cluster::nats(stringify!($case), max) else {
+                        return;
+                    };
+                    super::$case(cluster).await;
+                }
+            )*
+        }
+    };
+}
+
+suite! {
+    send_goes_to_exactly_one_consumer_across_both_nodes;
+    publish_reaches_every_consumer_on_every_node_once;
+    request_reply_with_derived_types_and_headers;
+    request_reply_with_jsobj;
+    conversations_of_several_turns_cross_nodes;
+    conversation_turns_fail_across_nodes;
+    conversation_turns_to_a_node_that_cannot_answer;
+    unknown_codec_on_the_receiving_node;
+    recipient_failure_crosses_the_wire;
+    no_responders_and_timeout;
+    oversize_payloads_fail_at_send: max_payload = 1024;
+    local_consumers_never_subscribe_and_last_unregister_unsubscribes;
+}
+
+async fn send_goes_to_exactly_one_consumer_across_both_nodes(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let tally = Tally::default();
+    let _a1 = counting(&a, "work", "a1", &tally);
+    let _a2 = counting(&a, "work", "a2", &tally);
+    let _b1 = counting(&b, "work", "b1", &tally);
+    a.flush().await.unwrap();
+    b.flush().await.unwrap();
+
+    const N: u64 = 200;
+    for n in 0..N {
+        let sender = if n.is_multiple_of(2) { &a } else { &b };
+        sender.send("work", n).await.unwrap();
+    }
+    eventually("every send handled", || tally.total() == N as usize).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut all: Vec<u64> = ["a1", "a2", "b1"]
+        .iter()
+        .flat_map(|w| tally.get(w))
+        .collect();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..N).collect::<Vec<_>>(),
+        "each send handled exactly once"
+    );
+    let on_a = tally.get("a1").len() + tally.get("a2").len();
+    let on_b = tally.get("b1").len();
+    // NATS picks a queue member at random; both nodes get a share, and on
+    // node a its two consumers take turns.
+    assert!(on_a > 0 && on_b > 0, "a: {on_a}, b: {on_b}");
+    let (a1, a2) = (tally.get("a1").len(), tally.get("a2").len());
+    assert!(
+        a1.abs_diff(a2) <= 1,
+        "round-robin inside node a: {a1} vs {a2}"
+    );
+    assert_eq!(a.metrics().remote_received + b.metrics().remote_received, N);
+}
+
+async fn publish_reaches_every_consumer_on_every_node_once(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let tally = Tally::default();
+    let _a1 = counting(&a, "news", "a1", &tally);
+    let _a2 = counting(&a, "news", "a2", &tally);
+    let _b1 = counting(&b, "news", "b1", &tally);
+    let local_tally = tally.clone();
+    let _a_local = a.local_consumer("news", move |m: Message<u64>| {
+        let t = local_tally.clone();
+        async move { t.add("a-local", *m.body()) }
+    });
+    let b_local_tally = tally.clone();
+    let _b_local = b.local_consumer("news", move |m: Message<u64>| {
+        let t = b_local_tally.clone();
+        async move { t.add("b-local", *m.body()) }
+    });
+    a.flush().await.unwrap();
+    b.flush().await.unwrap();
+
+    for n in 0..10u64 {
+        a.publish("news", n).await.unwrap();
+    }
+    eventually("every publish handled", || tally.total() == 40).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for who in ["a1", "a2", "b1", "a-local"] {
+        assert_eq!(tally.get(who), (0..10).collect::<Vec<_>>(), "{who}");
+    }
+    // A local consumer on another node never hears a remote publish.
+    assert!(tally.get("b-local").is_empty());
+    // One NATS message per publish and node, however many consumers.
+    assert_eq!(a.metrics().remote_received, 10);
+    assert_eq!(b.metrics().remote_received, 10);
+
+    // A publish with nobody anywhere is not an error across a cluster.
+    a.publish("nobody.listens", 1u64).await.unwrap();
+}
+
+async fn request_reply_with_derived_types_and_headers(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let _pricing = b.consumer("pricing", |m: Message<Order>| async move {
+        let trace = m.headers().get("trace-id").unwrap_or("none").to_owned();
+        let total = m.body().items.len() as i64 * 250;
+        m.reply_with(
+            Quote {
+                order: m.body().id,
+                total_cents: total,
+            },
+            DeliveryOptions::new()
+                .with_header("priced-by", "b")
+                .with_header("trace-seen", trace),
+        )
+    });
+    b.flush().await.unwrap();
+
+    for id in 0..20 {
+        let options = DeliveryOptions::new().with_header("Trace-Id", "t-1");
+        let reply: Message<Quote> = a.request_with("pricing", order(id), options).await.unwrap();
+        assert_eq!(
+            reply.body(),
+            &Quote {
+                order: id,
+                total_cents: 500
+            }
+        );
+        assert_eq!(reply.headers().get("priced-by"), Some("b"));
+        assert_eq!(reply.headers().get("trace-seen"), Some("t-1"));
+        assert_eq!(reply.address(), "pricing");
+    }
+    // The reply decoded on `a` is its own: nobody else holds it.
+    let mut reply: Message<Quote> = a.request("pricing", order(99)).await.unwrap();
+    assert_eq!(reply.headers().get("trace-seen"), Some("none"));
+    assert!(reply.body_mut().is_some());
+
+    // A reply of the wrong type for the requester.
+    let err = a.request::<Order>("pricing", order(1)).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
+
+    // A request of the wrong type for the consumer.
+    let err = a.request::<Quote>("pricing", 5u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::TypeMismatch);
+    assert!(
+        err.to_string().contains("test::Order") || err.to_string().contains("Order"),
+        "{err}"
+    );
+}
+
+async fn request_reply_with_jsobj(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let _echo = b.consumer("json.echo", |m: Message<JsObj>| async move {
+        let answer = m.body().set("seen", true);
+        m.reply(answer)
+    });
+    b.flush().await.unwrap();
+    let order = jsobj! {
+        "id": 7,
+        "customer": { "name": "Ada", "tier": "gold" },
+        "items": [{ "sku": "tea", "qty": 2 }, { "sku": "cake", "qty": 1 }],
+    };
+    let reply: Message<JsObj> = a.request("json.echo", order.clone()).await.unwrap();
+    assert_eq!(reply.body(), &order.set("seen", true));
+}
+
+/// `reply_and_request` across nodes: every turn crosses NATS, in both
+/// directions, with its own types and headers.
+async fn conversations_of_several_turns_cross_nodes(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let _count = common::counting_conversation(&b, "count");
+    // Types change from turn to turn; headers travel with each.
+    let _checkout = b.consumer("checkout", |m: Message<Order>| async move {
+        let total = m.body().items.len() as i64 * 250;
+        let quote = Quote {
+            order: m.body().id,
+            total_cents: total,
+        };
+        let options = DeliveryOptions::new().with_header("turn", "quote");
+        let accepted: Message<bool> = m.reply_and_request_with(quote, options).await.unwrap();
+        let seen = accepted.headers().get("turn").unwrap_or("none").to_owned();
+        let done = if *accepted.body() {
+            "paid"
+        } else {
+            "cancelled"
+        };
+        accepted.reply_with(
+            done.to_owned(),
+            DeliveryOptions::new().with_header("seen", seen),
+        )
+    });
+    b.flush().await.unwrap();
+
+    assert_eq!(common::count_with(&a, "count").await, [1, 3, 5, 7, 1008]);
+
+    for accept in [true, false] {
+        let quote: Message<Quote> = a.request("checkout", order(4)).await.unwrap();
+        assert_eq!(quote.body().total_cents, 500);
+        assert_eq!(quote.headers().get("turn"), Some("quote"));
+        assert!(quote.expects_reply());
+        let options = DeliveryOptions::new().with_header("turn", "accept");
+        let done: Message<String> = quote.reply_and_request_with(accept, options).await.unwrap();
+        let expected = if accept { "paid" } else { "cancelled" };
+        assert_eq!(done.body(), expected);
+        assert_eq!(done.headers().get("seen"), Some("accept"));
+    }
+    assert_eq!(
+        a.metrics().recipient_failures + b.metrics().recipient_failures,
+        0
+    );
+}
+
+/// How a turn ends when the other side does not answer it properly: the
+/// replier waiting in `reply_and_request` learns it, across NATS, with the
+/// same error kinds as in process.
+async fn conversation_turns_fail_across_nodes(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let (results, mut outcomes) = tokio::sync::mpsc::unbounded_channel();
+    let _ask = b.consumer("ask", move |m: Message<u64>| {
+        let results = results.clone();
+        async move {
+            let options = DeliveryOptions::new().with_timeout(Duration::from_millis(300));
+            let started = Instant::now();
+            let answer = m.reply_and_request_with::<u64>(*m.body(), options).await;
+            let outcome = answer
+                .map(|a| *a.body())
+                .map_err(|e| (e.kind(), e.failure_code(), e.to_string()));
+            results.send((outcome, started.elapsed())).unwrap();
+        }
+    });
+    b.flush().await.unwrap();
+    let mut next = async || outcomes.recv().await.unwrap();
+
+    // A plain answer.
+    let q: Message<u64> = a.request("ask", 1u64).await.unwrap();
+    q.reply(10u64).expect("the requester still waits");
+    assert_eq!(next().await.0, Ok(10));
+
+    // The requester fails the turn with a code.
+    let q: Message<u64> = a.request("ask", 2u64).await.unwrap();
+    q.fail(7, "no thanks").expect("the requester still waits");
+    let (outcome, _) = next().await;
+    assert_eq!(
+        outcome,
+        Err((
+            RequestErrorKind::RecipientFailure,
+            7,
+            "no thanks".to_owned()
+        ))
+    );
+
+    // The requester drops the turn without answering.
+    let q: Message<u64> = a.request("ask", 3u64).await.unwrap();
+    drop(q);
+    let (outcome, waited) = next().await;
+    let (kind, _, text) = outcome.unwrap_err();
+    assert_eq!(kind, RequestErrorKind::RecipientFailure, "{text}");
+    assert!(text.contains("without replying"), "{text}");
+    assert!(waited < Duration::from_millis(300), "{waited:?}");
+
+    // The requester answers with the wrong type for the replier.
+    let q: Message<u64> = a.request("ask", 4u64).await.unwrap();
+    q.reply("four".to_owned())
+        .expect("the requester still waits");
+    let (kind, _, text) = next().await.0.unwrap_err();
+    assert_eq!(kind, RequestErrorKind::TypeMismatch, "{text}");
+
+    // The requester answers with a type that cannot leave its node.
+    #[derive(MessageCodec, Clone, Debug)]
+    #[codec(unregistered)]
+    struct Unencodable;
+    let q: Message<u64> = a.request("ask", 5u64).await.unwrap();
+    q.reply(Unencodable).expect("the requester still waits");
+    let (kind, _, text) = next().await.0.unwrap_err();
+    assert_eq!(kind, RequestErrorKind::Codec, "{text}");
+
+    // The requester never answers: the replier's own timeout applies.
+    let q: Message<u64> = a.request("ask", 6u64).await.unwrap();
+    let (outcome, waited) = next().await;
+    assert_eq!(outcome.unwrap_err().0, RequestErrorKind::Timeout);
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_secs(2),
+        "{waited:?}"
+    );
+    drop(q);
+    assert_eq!(b.metrics().timeouts, 1);
+}
+
+/// Turns that cannot reach an answer: the requester cannot decode the turn
+/// (its failure goes back to the replier at once), or the requester's node
+/// is gone (the server answers "no responders").
+async fn conversation_turns_to_a_node_that_cannot_answer(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let (results, mut outcomes) = tokio::sync::mpsc::unbounded_channel();
+    let (go, wait) = tokio::sync::watch::channel(false);
+    let _ask = b.consumer("ask.quote", move |m: Message<u64>| {
+        let results = results.clone();
+        let mut wait = wait.clone();
+        async move {
+            if *m.body() == 2 {
+                // Answer only once the requester's node has gone.
+                wait.wait_for(|go| *go).await.unwrap();
+            }
+            let quote = Quote {
+                order: *m.body(),
+                total_cents: 1,
+            };
+            let options = DeliveryOptions::new().with_timeout(Duration::from_secs(5));
+            let started = Instant::now();
+            let err = m
+                .reply_and_request_with::<u64>(quote, options)
+                .await
+                .unwrap_err();
+            results
+                .send((err.kind(), err.to_string(), started.elapsed()))
+                .unwrap();
+        }
+    });
+    b.flush().await.unwrap();
+
+    // `a` cannot decode the turn: both sides learn it at once.
+    a.unregister_codec("test.quote").unwrap();
+    let err = a.request::<Quote>("ask.quote", 1u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Codec, "{err}");
+    let (kind, text, waited) = outcomes.recv().await.unwrap();
+    assert_eq!(kind, RequestErrorKind::Codec, "{text}");
+    assert!(text.contains("test.quote"), "{text}");
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+
+    // The requester's node closes before the turn is sent.
+    let c = c.node().await;
+    let request = tokio::spawn({
+        let c = c.clone();
+        async move { c.request::<Quote>("ask.quote", 2u64).await }
+    });
+    eventually("the request reached b", || b.metrics().delivered >= 2).await;
+    c.close().await;
+    let _ = request.await.unwrap();
+    // The server forgets the closed connection's subscriptions when it
+    // reads its end of the socket, a moment after `close` returned.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    go.send(true).unwrap();
+    let (kind, text, waited) = outcomes.recv().await.unwrap();
+    assert_eq!(kind, RequestErrorKind::NoHandlers, "{text}");
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+}
+
+async fn unknown_codec_on_the_receiving_node(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let handled = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&handled);
+    let _orders = b.consumer("orders", move |m: Message<Order>| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        async move { m.reply(1u64) }
+    });
+    b.flush().await.unwrap();
+    assert!(b.unregister_codec("test.order").is_some());
+
+    let err = a.request::<u64>("orders", order(1)).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Codec);
+    assert!(err.to_string().contains("\"test.order\""), "{err}");
+    assert_eq!(b.metrics().undecodable, 1);
+
+    a.send("orders", order(2)).await.unwrap();
+    a.publish("orders", order(3)).await.unwrap();
+    eventually("send and publish counted as undecodable", || {
+        b.metrics().undecodable == 3
+    })
+    .await;
+    assert_eq!(handled.load(Ordering::SeqCst), 0);
+
+    // A type without any codec cannot leave the sending node.
+    a.unregister_codec("test.quote").unwrap();
+    let q = Quote {
+        order: 1,
+        total_cents: 2,
+    };
+    let err = a.send("orders", q.clone()).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::Codec);
+    assert!(err.to_string().contains("no codec registered"), "{err}");
+    assert_eq!(err.into_body::<Quote>().as_deref(), Some(&q));
+}
+
+async fn recipient_failure_crosses_the_wire(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let _strict = b.consumer("strict", |m: Message<String>| async move {
+        match m.body().as_str() {
+            "fail" => {
+                m.fail(422, "not acceptable").expect("the requester waits");
+                Ok(())
+            }
+            "err" => Err("handler said no"),
+            "panic" => panic!("boom"),
+            "drop" => Ok(()),
+            _ => {
+                m.reply("fine".to_owned()).expect("the requester waits");
+                Ok(())
+            }
+        }
+    });
+    b.flush().await.unwrap();
+
+    let err = a
+        .request::<String>("strict", "fail".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(
+        (err.failure_code(), err.to_string().as_str()),
+        (422, "not acceptable")
+    );
+
+    let err = a
+        .request::<String>("strict", "err".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(err.to_string(), "handler said no");
+    assert_eq!(err.failure_code(), codecbus_bus::NO_FAILURE_CODE);
+
+    let err = a
+        .request::<String>("strict", "panic".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert!(err.to_string().contains("boom"), "{err}");
+
+    let err = a
+        .request::<String>("strict", "drop".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    assert!(err.to_string().starts_with("No reply"), "{err}");
+
+    let ok: Message<String> = a.request("strict", "hi".to_owned()).await.unwrap();
+    assert_eq!(ok.body(), "fine");
+    assert_eq!(a.metrics().recipient_failures, 4);
+}
+
+async fn no_responders_and_timeout(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+
+    let started = Instant::now();
+    let err = a.request::<u64>("nowhere", 1u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+    assert_eq!(err.to_string(), "No handlers for address nowhere");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "no responders is immediate"
+    );
+
+    let _mute = b.consumer("mute", |m: Message<u64>| async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        m.reply(0u64)
+    });
+    b.flush().await.unwrap();
+    let started = Instant::now();
+    let options = DeliveryOptions::new().with_timeout(Duration::from_millis(150));
+    let err = a
+        .request_with::<u64>("mute", 1u64, options)
+        .await
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(err.kind(), RequestErrorKind::Timeout);
+    assert!(
+        err.to_string()
+            .starts_with("Timed out after waiting 150(ms)"),
+        "{err}"
+    );
+    assert!(
+        waited >= Duration::from_millis(150) && waited < Duration::from_secs(1),
+        "{waited:?}"
+    );
+    assert_eq!(a.metrics().timeouts, 1);
+}
+
+async fn oversize_payloads_fail_at_send(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let _big = b.consumer("big", |m: Message<String>| async move {
+        m.reply("x".repeat(m.body().len() * 4))
+    });
+    b.flush().await.unwrap();
+    let body = "y".repeat(2000);
+
+    let err = a.send("big", body.clone()).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::PayloadTooLarge);
+    let text = err.to_string();
+    assert!(
+        text.contains("is 2041 bytes (2003 of body, 38 of headers), over ")
+            && text.ends_with("'s max_payload of 1024 bytes"),
+        "{text}"
+    );
+    assert_eq!(err.into_body::<String>().as_deref(), Some(&body));
+
+    let err = a.publish("big", body.clone()).await.unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::PayloadTooLarge);
+    let err = a.request::<String>("big", body).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::PayloadTooLarge);
+
+    // A reply over the limit comes back as the replier's error.
+    let err = a
+        .request::<String>("big", "z".repeat(300))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::PayloadTooLarge);
+    assert!(err.to_string().contains("Reply to address big"), "{err}");
+
+    let ok: Message<String> = a.request("big", "z".repeat(10)).await.unwrap();
+    assert_eq!(ok.body().len(), 40);
+}
+
+async fn local_consumers_never_subscribe_and_last_unregister_unsubscribes(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let _local = a.local_consumer("private", |m: Message<u64>| async move {
+        m.reply(*m.body() + 1)
+    });
+    a.flush().await.unwrap();
+    let err = b.request::<u64>("private", 1u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+    // On its own node a local consumer answers (nothing crosses NATS).
+    let two: Message<u64> = a.request("private", 1u64).await.unwrap();
+    assert_eq!(*two.body(), 2);
+    assert_eq!(b.metrics().remote_received + a.metrics().remote_received, 0);
+
+    let c1 = b.consumer("shared", |m: Message<u64>| async move { m.reply(1u64) });
+    let c2 = b.consumer("shared", |m: Message<u64>| async move { m.reply(2u64) });
+    b.flush().await.unwrap();
+    let _: Message<u64> = a.request("shared", 0u64).await.unwrap();
+    c1.unregister().await;
+    b.flush().await.unwrap();
+    let r: Message<u64> = a.request("shared", 0u64).await.unwrap();
+    assert_eq!(*r.body(), 2, "still subscribed while a consumer is left");
+    c2.unregister().await;
+    b.flush().await.unwrap();
+    let err = a.request::<u64>("shared", 0u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+
+    // A stream consumer unsubscribes when dropped.
+    let stream = b.consumer_stream::<u64>("streamed");
+    b.flush().await.unwrap();
+    a.send("streamed", 1u64).await.unwrap();
+    drop(stream);
+    b.flush().await.unwrap();
+    let err = a.request::<u64>("streamed", 0u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+}
