@@ -334,44 +334,30 @@
 #![deny(unreachable_pub)]
 #![deny(missing_docs)]
 
-mod body;
-mod bus;
-mod consumer;
-mod error;
-mod guard;
-mod headers;
-mod interceptor;
-mod message;
-mod metrics;
-mod oneshot;
-mod options;
-mod producer;
-mod registry;
-mod reply;
-mod report;
-mod routing;
-mod state;
+mod api;
+mod base;
+mod engine;
 mod telemetry;
 mod transport;
-mod waiting;
 
-pub use crate::body::{IntoBody, Shared};
-pub use crate::bus::{EventBus, EventBusBuilder};
-pub use crate::consumer::{HandlerResult, MessageConsumer, MessageStream};
-pub use crate::error::{
+pub use crate::api::builder::EventBusBuilder;
+pub use crate::api::bus::EventBus;
+pub use crate::api::consumer::{HandlerResult, MessageConsumer, MessageStream};
+pub use crate::api::message::Message;
+pub use crate::api::producer::MessageProducer;
+pub use crate::base::body::{IntoBody, Shared};
+pub use crate::base::error::{
     BuildError, BuildErrorKind, Error, NO_FAILURE_CODE, PublishError, PublishErrorKind,
     RegistryError, RegistryErrorKind, ReplyError, ReplyErrorKind, ReplyFailure, RequestError,
     RequestErrorKind, SendError, SendErrorKind,
 };
-pub use crate::headers::Headers;
-pub use crate::interceptor::{DeliveryContext, DeliveryKind, Verdict};
-pub use crate::message::Message;
-pub use crate::metrics::Metrics;
-pub use crate::options::{
+pub use crate::base::headers::Headers;
+pub use crate::base::interceptor::{DeliveryContext, DeliveryKind, Verdict};
+pub use crate::base::metrics::Metrics;
+pub use crate::base::options::{
     ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DEFAULT_TIMEOUT, DeliveryOptions,
 };
-pub use crate::producer::MessageProducer;
-pub use crate::report::PublishReport;
+pub use crate::base::report::PublishReport;
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::options::{DEFAULT_METRICS_PREFIX, MetricsOptions};
 pub use crate::transport::memory::{DEFAULT_MAX_PAYLOAD, InMemoryCluster};

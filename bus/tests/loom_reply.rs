@@ -1,4 +1,4 @@
-//! The reply cell (`bus/src/oneshot.rs`) under every interleaving `loom`
+//! The reply cell (`bus/src/base/oneshot.rs`) under every interleaving `loom`
 //! explores with up to two preemptions per thread: completions racing each
 //! other, the receiver, the last sender leaving, and the receiver going
 //! away. Built only with `--cfg loom`:
@@ -10,7 +10,7 @@
 #![cfg(loom)]
 #![allow(unreachable_pub, dead_code)]
 
-#[path = "../src/oneshot.rs"]
+#[path = "../src/base/oneshot.rs"]
 mod oneshot;
 
 use loom::future::block_on;

@@ -96,7 +96,7 @@ mod recorder {
 
     use super::options::{MetricsOptions, OTHER};
     use super::probe::{Names, Probe};
-    use crate::transport::local::AddressHasher;
+    use crate::base::hash::AddressHasher;
 
     /// Addresses remembered with their probe; past this many, an address
     /// seen for the first time is resolved on every message instead

@@ -68,7 +68,7 @@ mod enabled {
     #[cfg(feature = "jetstream")]
     use super::Settled;
     use super::{Chain, RefusedBy, Side};
-    use crate::error::{RequestErrorKind, SendErrorKind};
+    use crate::base::error::{RequestErrorKind, SendErrorKind};
 
     /// The series names, built once from the prefix.
     pub(crate) struct Names {
@@ -490,7 +490,7 @@ mod disabled {
     #[cfg(feature = "jetstream")]
     use super::Settled;
     use super::{Chain, RefusedBy, Side};
-    use crate::error::RequestErrorKind;
+    use crate::base::error::RequestErrorKind;
 
     /// Never made without the `metrics` feature.
     pub(crate) enum Probe {}

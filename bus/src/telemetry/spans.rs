@@ -16,8 +16,8 @@
 use tracing::field::Empty;
 use tracing::{Span, info_span};
 
-use crate::headers::Headers;
-use crate::interceptor::DeliveryKind;
+use crate::base::headers::Headers;
+use crate::base::interceptor::DeliveryKind;
 
 /// A delivery's span, travelling with the message: empty (one null
 /// pointer) unless traces are on. Dropping an empty one is a test of the
@@ -192,7 +192,7 @@ pub(crate) fn outcome(span: &Span, failure: Option<&str>) {
 /// [`outcome`] for an operation's result, by its error's kind.
 pub(crate) fn result<T, K: Copy + std::fmt::Display>(
     span: &Span,
-    result: &Result<T, crate::error::Error<K>>,
+    result: &Result<T, crate::base::error::Error<K>>,
 ) {
     match result {
         Ok(_) => outcome(span, None),

@@ -20,12 +20,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use codecbus_core::{AnyBody, CodecRegistration, Writer};
 
-use crate::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
-use crate::guard::{GuardRef, GuardedDecode};
-use crate::headers::Headers;
-use crate::interceptor::DeliveryKind;
-use crate::metrics::bump;
-use crate::reply::{self, Failure, Outcome, ReplyEnvelope, ReplyRx, Turn};
+use crate::base::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
+use crate::base::guard::{GuardRef, GuardedDecode};
+use crate::base::headers::Headers;
+use crate::base::interceptor::DeliveryKind;
+use crate::base::metrics::bump;
+use crate::base::reply::{self, Failure, Outcome, ReplyEnvelope, ReplyRx, Turn};
 use crate::telemetry::probe::RefusedBy;
 use crate::telemetry::{Probe, Side, spans};
 use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
@@ -152,16 +152,16 @@ pub(crate) enum Refuse {
 impl Refuse {
     /// The operation's error for `out`, which did not leave: its address,
     /// and its body handed back.
-    pub(crate) fn into_error<K: crate::error::OperationKind>(
+    pub(crate) fn into_error<K: crate::base::error::OperationKind>(
         self,
         out: Outbound,
-    ) -> crate::error::Error<K> {
+    ) -> crate::base::error::Error<K> {
         let (kind, message) = match self {
             Self::Codec(m) => (K::CODEC, m),
             Self::TooLarge(m) => (K::PAYLOAD_TOO_LARGE, m),
             Self::Transport(m) => (K::TRANSPORT, m),
         };
-        crate::error::Error::new(kind, message)
+        crate::base::error::Error::new(kind, message)
             .with_address(out.address)
             .with_body(out.body)
     }

@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::error::{PublishError, RequestError, SendError};
-use crate::reply::ReplyEnvelope;
+use crate::base::error::{PublishError, RequestError, SendError};
+use crate::base::reply::ReplyEnvelope;
 use crate::transport::cluster::{self, Answered, Answers, Delivered, Frame, Refuse};
 use crate::transport::{BoxFuture, Node, Outbound, RemoteCounts, RemoteTransport};
 

@@ -41,10 +41,10 @@ use std::time::Duration;
 
 use codecbus_core::{AnyBody, CodecRegistration};
 
-use crate::error::{PublishError, RequestError, SendError};
-use crate::headers::Headers;
-use crate::metrics::Counters;
-use crate::reply::ReplyEnvelope;
+use crate::base::error::{PublishError, RequestError, SendError};
+use crate::base::headers::Headers;
+use crate::base::metrics::Counters;
+use crate::base::reply::ReplyEnvelope;
 use crate::telemetry::{Probe, Telemetry};
 use crate::transport::local::LocalTable;
 

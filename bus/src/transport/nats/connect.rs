@@ -10,8 +10,8 @@ use std::time::Instant;
 use async_nats::{Client, Event, ServerAddr};
 use tokio::sync::watch;
 
-use crate::error::{BuildError, BuildErrorKind};
-use crate::metrics::bump;
+use crate::base::error::{BuildError, BuildErrorKind};
+use crate::base::metrics::bump;
 use crate::telemetry::ClientEvents;
 use crate::transport::nats::options::{NatsEvent, NatsOptions};
 use crate::transport::nats::refusals::Refusals;

@@ -79,7 +79,9 @@ pub(super) async fn control_loop(
                 shared.closing.store(true, Ordering::Release);
                 let drain_timeout = inner
                     .upgrade()
-                    .map_or(crate::options::DEFAULT_TIMEOUT, |bus| bus.default_timeout());
+                    .map_or(crate::base::options::DEFAULT_TIMEOUT, |bus| {
+                        bus.default_timeout()
+                    });
                 #[cfg(feature = "jetstream")]
                 futures_util::future::join_all(durable.drain().map(|(_, d)| d.stop())).await;
                 let mut tasks = Vec::with_capacity(readers.len());

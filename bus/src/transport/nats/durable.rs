@@ -29,11 +29,11 @@ use futures_util::stream::FuturesUnordered;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::error::OperationKind;
-use crate::headers::DELIVERY_HEADER;
-use crate::interceptor::DeliveryKind;
-use crate::metrics::bump;
-use crate::reply::{self, Outcome};
+use crate::base::error::OperationKind;
+use crate::base::headers::DELIVERY_HEADER;
+use crate::base::interceptor::DeliveryKind;
+use crate::base::metrics::bump;
+use crate::base::reply::{self, Outcome};
 use crate::telemetry::probe::RefusedBy;
 use crate::telemetry::{Probe, Settled};
 use crate::transport::cluster::{
@@ -86,7 +86,7 @@ impl Link {
         d: &DurableAddress,
         mut out: Outbound,
         publish: bool,
-    ) -> Result<(), crate::error::Error<K>> {
+    ) -> Result<(), crate::base::error::Error<K>> {
         let Some(durables) = &self.durables else {
             return self.fire(out, publish).await;
         };
@@ -137,7 +137,7 @@ impl Link {
             Ok(Err(e)) => Err(transport_error(K::TRANSPORT, &out.address, &self.servers, e)
                 .with_address(Arc::clone(&out.address))
                 .with_body(out.body)),
-            Err(_) => Err(crate::error::Error::new(
+            Err(_) => Err(crate::base::error::Error::new(
                 K::TRANSPORT,
                 format!(
                     "JetStream did not confirm storing the message to durable address {} within {} ms (DurableOptions::store_timeout; servers {}): it may or may not be stored, and a send again with the same {MESSAGE_ID_HEADER} header is stored once",
@@ -356,7 +356,7 @@ impl DurableReader {
                     probe.refused(RefusedBy::Invalid, refused as u64);
                 }
                 let reason = Refusal::Invalid(reasons)
-                    .into_error::<crate::error::RequestErrorKind>(
+                    .into_error::<crate::base::error::RequestErrorKind>(
                         &self.d.address,
                         codec.type_name(),
                     )
@@ -420,7 +420,7 @@ impl DurableReader {
                     refusal.count(inner.counters(), probe.as_deref());
                     let for_good = matches!(refusal, Refusal::Invalid(_));
                     let reason = refusal
-                        .into_error::<crate::error::RequestErrorKind>(
+                        .into_error::<crate::base::error::RequestErrorKind>(
                             &self.d.address,
                             codec.type_name(),
                         )

@@ -22,7 +22,7 @@ use async_nats::jetstream::context::{ConsumerInfoErrorKind, GetStreamErrorKind};
 use async_nats::jetstream::stream::{self, RetentionPolicy, StorageType};
 use async_nats::jetstream::{self as js, Context, ErrorCode};
 
-use crate::error::{BuildError, BuildErrorKind};
+use crate::base::error::{BuildError, BuildErrorKind};
 use crate::transport::nats::durable_options::{DEFAULT_STORE_TIMEOUT, DurableOptions, Retention};
 use crate::transport::nats::wire;
 

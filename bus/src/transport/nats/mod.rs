@@ -59,7 +59,7 @@ mod reply;
 mod transport;
 mod wire;
 
-pub(crate) use self::connect::connect;
+pub(crate) use self::connect::{Connected, connect};
 #[cfg(feature = "jetstream")]
 pub use self::durable_options::{
     DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,

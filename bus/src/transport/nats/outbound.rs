@@ -12,7 +12,7 @@ use async_nats::HeaderMap;
 use async_nats::connection::State;
 use bytes::Bytes;
 
-use crate::error::{OperationKind, RequestError, RequestErrorKind};
+use crate::base::error::{OperationKind, RequestError, RequestErrorKind};
 use crate::transport::Outbound;
 use crate::transport::cluster::{self, Frame, Refuse};
 use crate::transport::nats::connect::Link;
@@ -99,8 +99,8 @@ impl Link {
         kind: K,
         address: &str,
         subject: &str,
-    ) -> crate::error::Error<K> {
-        crate::error::Error::new(
+    ) -> crate::base::error::Error<K> {
+        crate::base::error::Error::new(
             kind,
             format!(
                 "the NATS server refused the message to address {address}: this connection has no permission to publish to subject {subject} (servers {})",
@@ -141,7 +141,7 @@ impl Link {
         &self,
         out: Outbound,
         publish: bool,
-    ) -> Result<(), crate::error::Error<K>> {
+    ) -> Result<(), crate::base::error::Error<K>> {
         let route = if publish { Route::Publish } else { Route::Send };
         let Prepared {
             subject,
@@ -170,8 +170,8 @@ pub(super) fn transport_error<K: Copy>(
     address: &str,
     servers: &str,
     err: impl std::error::Error + Send + Sync + 'static,
-) -> crate::error::Error<K> {
-    crate::error::Error::new(
+) -> crate::base::error::Error<K> {
+    crate::base::error::Error::new(
         kind,
         format!("NATS could not take the message to address {address} (servers {servers})"),
     )

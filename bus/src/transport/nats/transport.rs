@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::{PublishError, RequestError, RequestErrorKind, SendError};
-use crate::reply::ReplyEnvelope;
+use crate::base::error::{PublishError, RequestError, RequestErrorKind, SendError};
+use crate::base::reply::ReplyEnvelope;
 use crate::transport::cluster;
 use crate::transport::nats::connect::{Connected, Link};
 use crate::transport::nats::control::{Control, control_loop};

@@ -110,7 +110,9 @@ pub(crate) fn headers(frame: &Frame) -> HeaderMap {
         map.insert(HeaderName::from_static(H_CODEC), HeaderValue::from(value));
     }
     if let Some(kind) = &head.failure {
-        let code = head.failure_code.unwrap_or(crate::error::NO_FAILURE_CODE);
+        let code = head
+            .failure_code
+            .unwrap_or(crate::base::error::NO_FAILURE_CODE);
         let value = format!("{WIRE_VERSION} {kind} {code}");
         map.insert(HeaderName::from_static(H_FAILURE), HeaderValue::from(value));
     }
@@ -206,8 +208,8 @@ pub(crate) fn permission_violation(text: &str) -> Option<Violation<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::RequestErrorKind;
-    use crate::headers::Headers;
+    use crate::base::error::RequestErrorKind;
+    use crate::base::headers::Headers;
     use crate::transport::cluster::{check_user_headers, failure_kind};
 
     fn esc(a: &str) -> String {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use codecbus_core::CodecRegistration;
 
-use crate::error::{RegistryError, RegistryErrorKind};
+use crate::base::error::{RegistryError, RegistryErrorKind};
 
 #[derive(Default)]
 pub(crate) struct Registry {

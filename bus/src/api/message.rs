@@ -7,17 +7,17 @@ use std::time::Duration;
 
 use codecbus_core::{AnyBody, MessageCodec};
 
-use crate::body::IntoBody;
-use crate::error::{ReplyError, ReplyErrorKind, RequestError, RequestErrorKind};
-use crate::headers::{DELIVERY_HEADER, Headers};
-use crate::interceptor::DeliveryKind;
-use crate::options::DeliveryOptions;
-use crate::reply::{self, Closed, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
-use crate::routing;
-use crate::state::State;
+use crate::base::body::IntoBody;
+use crate::base::error::{ReplyError, ReplyErrorKind, RequestError, RequestErrorKind};
+use crate::base::headers::{DELIVERY_HEADER, Headers};
+use crate::base::interceptor::DeliveryKind;
+use crate::base::options::DeliveryOptions;
+use crate::base::reply::{self, Closed, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
+use crate::engine::Envelope;
+use crate::engine::routing;
+use crate::engine::state::State;
+use crate::engine::waiting;
 use crate::telemetry::spans::{self, SpanSlot};
-use crate::transport::local::Envelope;
-use crate::waiting;
 
 /// A message delivered to a consumer, or the reply a requester received.
 ///
@@ -438,7 +438,7 @@ impl<T> Message<T> {
             };
             return Err(self.closed_error(closed, body));
         }
-        crate::metrics::bump(&inner.counters.replies, 1);
+        crate::base::metrics::bump(&inner.counters.replies, 1);
         Ok(())
     }
 

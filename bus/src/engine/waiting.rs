@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use crate::error::{RequestError, RequestErrorKind};
-use crate::metrics::bump;
-use crate::reply::{Outcome, ReplyEnvelope, ReplyRx};
-use crate::state::State;
+use crate::base::error::{RequestError, RequestErrorKind};
+use crate::base::metrics::bump;
+use crate::base::reply::{Outcome, ReplyEnvelope, ReplyRx};
+use crate::engine::state::State;
 
 /// Awaits the reply to a request: the reply's envelope, which the caller
 /// turns into its `Message`.

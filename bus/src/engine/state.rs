@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use codecbus_core::CodecRegistration;
 
-use crate::guard::GuardRef;
-use crate::interceptor::Interceptors;
-use crate::metrics::Counters;
-use crate::options::ConsumerOptions;
-use crate::registry::Registry;
+use crate::base::guard::GuardRef;
+use crate::base::interceptor::Interceptors;
+use crate::base::metrics::Counters;
+use crate::base::options::ConsumerOptions;
+use crate::engine::registry::Registry;
 use crate::telemetry::Telemetry;
 use crate::transport::local::{self, LocalTable, QueueRx, Slot};
 use crate::transport::{Node, RemoteTransport};
@@ -30,15 +30,51 @@ pub(crate) struct State {
     pub(crate) telemetry: Telemetry,
 }
 
+/// What a new bus is made of, but for its cluster transport.
+pub(crate) struct Parts {
+    pub(crate) registry: Registry,
+    pub(crate) interceptors: Interceptors,
+    pub(crate) default_timeout: Duration,
+    pub(crate) default_capacity: usize,
+    pub(crate) telemetry: Telemetry,
+}
+
+/// The cluster a new bus joins.
+pub(crate) enum Joined {
+    /// None: the bus is in-process.
+    Alone,
+    /// An in-memory cluster.
+    InMemory(crate::transport::memory::InMemoryCluster),
+    /// A NATS server, connected (boxed: made once per bus).
+    #[cfg(feature = "nats")]
+    Nats(Box<crate::transport::nats::Connected>),
+}
+
 impl State {
-    pub(crate) fn new(
-        registry: Registry,
-        interceptors: Interceptors,
-        default_timeout: Duration,
-        default_capacity: usize,
-        remote: Option<Arc<dyn RemoteTransport>>,
-        telemetry: Telemetry,
-    ) -> Self {
+    /// A new bus's state, its transport started for it.
+    pub(crate) fn start(parts: Parts, joined: Joined) -> Arc<Self> {
+        Arc::new_cyclic(|weak: &std::sync::Weak<State>| {
+            let node: std::sync::Weak<dyn Node> = weak.clone();
+            let remote: Option<Arc<dyn RemoteTransport>> = match joined {
+                Joined::Alone => None,
+                Joined::InMemory(cluster) => Some(Arc::new(cluster.join(node))),
+                #[cfg(feature = "nats")]
+                Joined::Nats(connected) => Some(Arc::new(
+                    crate::transport::nats::NatsTransport::start(*connected, node),
+                )),
+            };
+            Self::new(parts, remote)
+        })
+    }
+
+    fn new(parts: Parts, remote: Option<Arc<dyn RemoteTransport>>) -> Self {
+        let Parts {
+            registry,
+            interceptors,
+            default_timeout,
+            default_capacity,
+            telemetry,
+        } = parts;
         Self {
             local: LocalTable::new(telemetry.traces()),
             registry: RwLock::new(registry),
@@ -177,7 +213,7 @@ impl Node for State {
 #[cfg(feature = "json")]
 fn guard_for<T: 'static>(address: &str, options: &ConsumerOptions) -> Option<GuardRef> {
     let spec = options.spec()?;
-    match crate::guard::spec_guard::<T>(spec) {
+    match crate::base::guard::spec_guard::<T>(spec) {
         Ok(guard) => Some(guard),
         Err(body) => panic!(
             "the consumer at address {address} takes `{body}`: a spec guards JsValue, JsObj or JsArray bodies only"

@@ -18,19 +18,19 @@ use std::sync::Arc;
 use codecbus_core::{AnyBody, MessageCodec};
 use tracing::{Instrument, Span};
 
-use crate::error::{OperationKind, PublishErrorKind, RequestErrorKind};
-use crate::error::{PublishError, RequestError, SendError, SendErrorKind};
-use crate::headers::Headers;
-use crate::interceptor::{self, DeliveryContext, DeliveryKind, InterceptorFn};
-use crate::metrics::bump;
-use crate::options::DeliveryOptions;
-use crate::reply::{self, ReplyEnvelope};
-use crate::report::PublishReport;
-use crate::state::State;
+use crate::base::error::{OperationKind, PublishErrorKind, RequestErrorKind};
+use crate::base::error::{PublishError, RequestError, SendError, SendErrorKind};
+use crate::base::headers::Headers;
+use crate::base::interceptor::{self, DeliveryContext, DeliveryKind, InterceptorFn};
+use crate::base::metrics::bump;
+use crate::base::options::DeliveryOptions;
+use crate::base::reply::{self, ReplyEnvelope};
+use crate::base::report::PublishReport;
+use crate::engine::state::State;
+use crate::engine::waiting;
 use crate::telemetry::{Chain, Probe, Side, spans};
 use crate::transport::Outbound;
 use crate::transport::local::{self, Refusal, Scope, Verdicts};
-use crate::waiting;
 
 #[cold]
 fn refusal_error<K: OperationKind>(
@@ -38,7 +38,7 @@ fn refusal_error<K: OperationKind>(
     address: &str,
     actual: &'static str,
     body: AnyBody,
-) -> crate::error::Error<K> {
+) -> crate::base::error::Error<K> {
     refusal
         .into_error(address, actual)
         .with_address(Arc::from(address))
@@ -46,8 +46,8 @@ fn refusal_error<K: OperationKind>(
 }
 
 #[cold]
-fn dropped_error<K: OperationKind>(address: &str, body: AnyBody) -> crate::error::Error<K> {
-    crate::error::Error::new(
+fn dropped_error<K: OperationKind>(address: &str, body: AnyBody) -> crate::base::error::Error<K> {
+    crate::base::error::Error::new(
         K::DROPPED,
         format!("Message to address {address} dropped by an outbound interceptor"),
     )
@@ -227,7 +227,7 @@ fn deliver_one<'o, T, K>(
     headers: Headers,
     kind: DeliveryKind,
     reply: Option<reply::ReplyTx>,
-) -> Result<(), crate::error::Error<K>>
+) -> Result<(), crate::base::error::Error<K>>
 where
     T: MessageCodec + Send + Sync + 'static,
     K: OperationKind,
@@ -264,8 +264,8 @@ where
 /// there.
 async fn in_span<R, K: Copy + std::fmt::Display>(
     span: Option<&Span>,
-    operation: impl Future<Output = Result<R, crate::error::Error<K>>>,
-) -> Result<R, crate::error::Error<K>> {
+    operation: impl Future<Output = Result<R, crate::base::error::Error<K>>>,
+) -> Result<R, crate::base::error::Error<K>> {
     let Some(span) = span else {
         return operation.await;
     };

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::headers::Headers;
+use crate::base::headers::Headers;
 
 /// How a message travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

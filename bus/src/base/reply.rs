@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use codecbus_core::AnyBody;
 
-use crate::error::RequestErrorKind;
-use crate::headers::Headers;
-use crate::oneshot;
+use crate::base::error::RequestErrorKind;
+use crate::base::headers::Headers;
+use crate::base::oneshot;
 
-pub(crate) use crate::oneshot::Closed;
+pub(crate) use crate::base::oneshot::Closed;
 
 /// The sending half: whoever holds one may answer the request.
 pub(crate) type ReplyTx = oneshot::Sender<Outcome>;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use codecbus_core::MessageCodec;
 
-use crate::body::IntoBody;
-use crate::bus::EventBus;
-use crate::error::SendError;
-use crate::options::DeliveryOptions;
+use crate::api::bus::EventBus;
+use crate::base::body::IntoBody;
+use crate::base::error::SendError;
+use crate::base::options::DeliveryOptions;
 
 /// Sends or publishes messages of type `T` to one address with fixed
 /// delivery options (Vert.x `MessageProducer`), from

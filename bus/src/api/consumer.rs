@@ -16,14 +16,14 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::error::{ReplyError, ReplyErrorKind, RequestErrorKind};
-use crate::message::Message;
-use crate::metrics::bump;
-use crate::reply::{Failure, Outcome};
-use crate::routing;
-use crate::state::State;
+use crate::api::message::Message;
+use crate::base::error::{ReplyError, ReplyErrorKind, RequestErrorKind};
+use crate::base::metrics::bump;
+use crate::base::reply::{Failure, Outcome};
+use crate::engine::routing;
+use crate::engine::state::State;
+use crate::engine::{Envelope, QueueRx};
 use crate::telemetry::spans;
-use crate::transport::local::{Envelope, QueueRx};
 
 /// What a handler may return: `()`, or `Result<(), E>` where an `Err` fails
 /// a pending request with [`RecipientFailure`](RequestErrorKind::RecipientFailure)
@@ -349,7 +349,7 @@ async fn dispatch<T, F, Fut>(
                     tracing::debug!(address = &*address, error = %text, "handler returned an error");
                     fail(&guard, RequestErrorKind::RecipientFailure, text);
                 } else if let Some(ack) = ack {
-                    let _ = ack.complete(crate::reply::handled());
+                    let _ = ack.complete(crate::base::reply::handled());
                 }
             }
             Err(panic) => {
@@ -408,11 +408,11 @@ fn discarded(rx: &QueueRx, inner: &State, n: u64) {
     }
 }
 
-fn fail(reply: &Option<crate::reply::ReplyTx>, kind: RequestErrorKind, message: String) {
+fn fail(reply: &Option<crate::base::reply::ReplyTx>, kind: RequestErrorKind, message: String) {
     if let Some(tx) = reply {
         let _ = tx.complete(Outcome::Failure(Failure {
             kind,
-            code: crate::error::NO_FAILURE_CODE,
+            code: crate::base::error::NO_FAILURE_CODE,
             message,
         }));
     }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::headers::Headers;
+use crate::base::headers::Headers;
 
 /// Options for one `send`, `publish`, `request` or reply: timeout, headers,
 /// local-only (Vert.x's `DeliveryOptions`).

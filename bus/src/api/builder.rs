@@ -1,0 +1,428 @@
+//! The builder of an [`EventBus`]: defaults, codecs, interceptors,
+//! traces and metrics, and the cluster transport it joins (NATS, or an
+//! in-memory cluster).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codecbus_core::CodecRegistration;
+
+use crate::api::bus::EventBus;
+use crate::base::error::BuildError;
+use crate::base::interceptor::{DeliveryContext, Interceptors, Verdict};
+use crate::base::options::{DEFAULT_QUEUE_CAPACITY, DEFAULT_TIMEOUT};
+use crate::engine::InMemoryCluster;
+use crate::engine::registry::Registry;
+use crate::engine::state::{Joined, Parts, State};
+#[cfg(feature = "nats")]
+use crate::engine::{NatsOptions, connect_nats};
+use crate::telemetry::Telemetry;
+
+/// Builds an [`EventBus`]: default timeout and queue capacity, extra codec
+/// registrations, interceptors.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use codecbus_bus::EventBus;
+///
+/// let bus = EventBus::builder()
+///     .default_timeout(Duration::from_secs(5))
+///     .default_queue_capacity(64)
+///     .build()
+///     .unwrap();
+/// assert_eq!(bus.default_timeout(), Duration::from_secs(5));
+/// ```
+#[must_use]
+pub struct EventBusBuilder {
+    default_timeout: Duration,
+    default_capacity: usize,
+    codecs: Vec<CodecRegistration>,
+    interceptors: Interceptors,
+    traces: bool,
+    #[cfg(feature = "metrics")]
+    metrics: Option<crate::telemetry::options::MetricsOptions>,
+    #[cfg(feature = "nats")]
+    nats: Option<NatsOptions>,
+    in_memory: Option<InMemoryCluster>,
+}
+
+impl Default for EventBusBuilder {
+    fn default() -> Self {
+        Self {
+            default_timeout: DEFAULT_TIMEOUT,
+            default_capacity: DEFAULT_QUEUE_CAPACITY,
+            codecs: Vec::new(),
+            interceptors: Interceptors::default(),
+            traces: false,
+            #[cfg(feature = "metrics")]
+            metrics: None,
+            #[cfg(feature = "nats")]
+            nats: None,
+            in_memory: None,
+        }
+    }
+}
+
+impl EventBusBuilder {
+    /// How long a request waits for its reply unless its options say
+    /// otherwise ([`DEFAULT_TIMEOUT`] by default).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// The queue capacity of consumers that do not set their own
+    /// ([`DEFAULT_QUEUE_CAPACITY`] by default).
+    ///
+    /// # Panics
+    ///
+    /// When `capacity` is 0.
+    pub fn default_queue_capacity(mut self, capacity: usize) -> Self {
+        assert!(
+            capacity > 0,
+            "a consumer queue needs a capacity of at least 1"
+        );
+        self.default_capacity = capacity;
+        self
+    }
+
+    /// Adds a codec registration to those collected from `inventory` (for
+    /// hand-written codecs, or types registered under a name of your
+    /// choosing). The same registration twice is harmless; a clash is a
+    /// build error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::{BuildErrorKind, EventBus};
+    /// use codecbus_core::CodecRegistration;
+    ///
+    /// let err = EventBus::builder()
+    ///     .codec(CodecRegistration::of::<Vec<u32>>("numbers"))
+    ///     .codec(CodecRegistration::of::<Vec<u64>>("numbers"))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
+    /// // The cause names the codec and both types.
+    /// let cause = std::error::Error::source(&err).unwrap().to_string();
+    /// assert!(cause.contains("\"numbers\"") && cause.contains("Vec<u32>") && cause.contains("Vec<u64>"));
+    /// ```
+    pub fn codec(mut self, registration: CodecRegistration) -> Self {
+        self.codecs.push(registration);
+        self
+    }
+
+    /// Adds an interceptor that sees every message this bus sends, publishes,
+    /// requests or replies, before delivery; it may change the headers and
+    /// may drop the message. Interceptors run in the order added.
+    ///
+    /// # Examples
+    ///
+    /// See [`DeliveryContext`](crate::DeliveryContext).
+    pub fn outbound_interceptor<F>(mut self, interceptor: F) -> Self
+    where
+        F: Fn(&mut DeliveryContext<'_>) -> Verdict + Send + Sync + 'static,
+    {
+        self.interceptors.outbound.push(Arc::new(interceptor));
+        self
+    }
+
+    /// Adds an interceptor that sees every message just before a consumer
+    /// of this bus handles it (or its stream yields it); it may change the
+    /// headers that consumer sees and may drop the message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::{DeliveryContext, EventBus, Message, Verdict};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let seen = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&seen);
+    /// let bus = EventBus::builder()
+    ///     .inbound_interceptor(move |_ctx: &mut DeliveryContext<'_>| {
+    ///         counter.fetch_add(1, Ordering::Relaxed);
+    ///         Verdict::Continue
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let _c = bus.consumer("a", |m: Message<u8>| async move { m.reply(0u8) });
+    /// let _: Message<u8> = bus.request("a", 1u8).await.unwrap();
+    /// assert_eq!(seen.load(Ordering::Relaxed), 1);
+    /// # }
+    /// ```
+    pub fn inbound_interceptor<F>(mut self, interceptor: F) -> Self
+    where
+        F: Fn(&mut DeliveryContext<'_>) -> Verdict + Send + Sync + 'static,
+    {
+        self.interceptors.inbound.push(Arc::new(interceptor));
+        self
+    }
+
+    /// Makes a `tracing` span for every send, publish and request, every
+    /// delivery to a consumer, every handler run and every reply (off by
+    /// default: no span is made, nothing is spent). A handler runs inside
+    /// its delivery's span, so what it logs is attributed to the message.
+    /// When the program's subscriber filters the bus's spans out (target
+    /// `codecbus_bus`, level INFO), the bus makes none and writes no
+    /// context, at the cost of one check per message. See the
+    /// [crate docs](crate#traces) for the spans and their fields.
+    pub fn traces(mut self, on: bool) -> Self {
+        self.traces = on;
+        self
+    }
+
+    /// Reports per-address metrics through the [`metrics`](https://docs.rs/metrics)
+    /// crate facade, to whatever recorder the program installs (Prometheus,
+    /// StatsD, OpenTelemetry, ...). Off by default. Install the recorder
+    /// before building the bus: the bus registers its series with the
+    /// recorder it finds when an address is first used.
+    ///
+    /// [`EventBus::metrics`] keeps counting either way; the two agree.
+    ///
+    /// # Examples
+    ///
+    /// See [`MetricsOptions`](crate::MetricsOptions).
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, options: crate::telemetry::options::MetricsOptions) -> Self {
+        self.metrics = Some(options);
+        self
+    }
+
+    /// Joins an [`InMemoryCluster`](crate::InMemoryCluster): the bus built
+    /// exports its consumers (all but local-only ones) to the cluster's
+    /// other buses and sends, publishes and requests through it, as it
+    /// would through NATS, with no server. For tests of multi-node code.
+    ///
+    /// # Examples
+    ///
+    /// See [`InMemoryCluster`](crate::InMemoryCluster).
+    pub fn in_memory_cluster(mut self, cluster: &InMemoryCluster) -> Self {
+        self.in_memory = Some(cluster.clone());
+        self
+    }
+
+    /// Builds the bus, collecting every codec registration linked into the
+    /// program (the derive submits one per type) plus those added with
+    /// [`codec`](EventBusBuilder::codec).
+    ///
+    /// Only crates linked into the binary contribute registrations.
+    ///
+    /// The bus is in-process, or a node of the in-memory cluster it was
+    /// given; a builder with a NATS configuration (`nats`, with the `nats`
+    /// feature) is finished with `connect` instead.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
+    /// when two different types use one codec name, or one type is
+    /// registered under two names (its [`source`](std::error::Error::source),
+    /// a [`RegistryError`], names the types and the names);
+    /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) when the
+    /// builder has a NATS configuration (which needs `connect().await`).
+    pub fn build(mut self) -> Result<EventBus, BuildError> {
+        #[cfg(feature = "nats")]
+        if self.nats.is_some() {
+            return Err(BuildError::new(
+                crate::base::error::BuildErrorKind::Config,
+                "this builder has a NATS configuration: finish it with `connect().await`, which connects to the server"
+                    .to_owned(),
+                None,
+            ));
+        }
+        let joined = match self.in_memory.take() {
+            None => Joined::Alone,
+            Some(cluster) => Joined::InMemory(cluster),
+        };
+        let parts = self.into_parts()?;
+        Ok(EventBus {
+            state: State::start(parts, joined),
+        })
+    }
+
+    fn telemetry(&self) -> Telemetry {
+        let telemetry = Telemetry::new(self.traces);
+        #[cfg(feature = "metrics")]
+        let telemetry = telemetry.with_metrics(self.metrics.as_ref());
+        telemetry
+    }
+
+    /// The bus's parts: its codecs (checked), interceptors, defaults and
+    /// telemetry.
+    fn into_parts(self) -> Result<Parts, BuildError> {
+        let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
+        let telemetry = self.telemetry();
+        Ok(Parts {
+            registry,
+            interceptors: self.interceptors,
+            default_timeout: self.default_timeout,
+            default_capacity: self.default_capacity,
+            telemetry,
+        })
+    }
+}
+
+#[cfg(feature = "nats")]
+impl EventBusBuilder {
+    /// Joins a cluster through NATS: the bus built by
+    /// [`connect`](EventBusBuilder::connect) exports its consumers (all but
+    /// local-only ones) and sends, publishes and requests through the NATS
+    /// server. See the [crate docs](crate#cluster-nats) for the mapping.
+    ///
+    /// # Examples
+    ///
+    /// See [`NatsOptions`](crate::NatsOptions).
+    pub fn nats(mut self, options: NatsOptions) -> Self {
+        self.nats = Some(options);
+        self
+    }
+
+    /// Builds the bus and, when it has a NATS configuration, connects to
+    /// the server before returning it; without one it is
+    /// [`build`](EventBusBuilder::build).
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](EventBusBuilder::build), and
+    /// [`BuildErrorKind::Connect`](crate::BuildErrorKind::Connect) when no
+    /// server can be reached or one refuses the connection (authentication,
+    /// TLS): the message names the servers, the source is the `async-nats`
+    /// error. [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) for
+    /// an invalid subject prefix or server URL, or an unreadable
+    /// credentials file.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling drops the connection being made; nothing else happened.
+    ///
+    /// # Panics
+    ///
+    /// When called outside a tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use codecbus_bus::{EventBus, Message, NatsOptions};
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let bus = EventBus::builder()
+    ///     .nats(NatsOptions::new("nats://127.0.0.1:4222"))
+    ///     .connect()
+    ///     .await?;
+    /// let _c = bus.consumer("double", |m: Message<u64>| async move {
+    ///     m.reply(*m.body() * 2)
+    /// });
+    /// bus.flush().await?; // the consumer is now reachable from other nodes
+    /// let four: Message<u64> = bus.request("double", 2u64).await?;
+    /// assert_eq!(*four.body(), 4);
+    /// bus.close().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect(mut self) -> Result<EventBus, BuildError> {
+        let Some(options) = self.nats.take() else {
+            return self.build();
+        };
+        if self.in_memory.is_some() {
+            return Err(BuildError::new(
+                crate::base::error::BuildErrorKind::Config,
+                "this builder joins both NATS and an in-memory cluster: a bus has one cluster transport"
+                    .to_owned(),
+                None,
+            ));
+        }
+        let parts = self.into_parts()?;
+        let connected = connect_nats(options, &parts.telemetry).await?;
+        Ok(EventBus {
+            state: State::start(parts, Joined::Nats(Box::new(connected))),
+        })
+    }
+}
+
+impl fmt::Debug for EventBusBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("EventBusBuilder");
+        d.field("default_timeout", &self.default_timeout)
+            .field("default_queue_capacity", &self.default_capacity)
+            .field("codecs", &self.codecs)
+            .field("traces", &self.traces);
+        #[cfg(feature = "metrics")]
+        d.field("metrics", &self.metrics);
+        #[cfg(feature = "nats")]
+        d.field("nats", &self.nats);
+        d.field("in_memory_cluster", &self.in_memory);
+        d.finish_non_exhaustive()
+    }
+}
+
+/// Making a bus: here, beside the builder, so that the handle does not
+/// depend on its builder.
+impl EventBus {
+    /// A bus with the defaults and every codec registration linked into the
+    /// program.
+    ///
+    /// # Panics
+    ///
+    /// When the linked registrations conflict: two types under one codec
+    /// name, or one type under two names (the message names both). Use
+    /// [`EventBus::try_new`] (or [`EventBusBuilder::build`]) to get that as
+    /// a [`BuildError`] instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let bus = codecbus_bus::EventBus::new();
+    /// assert!(bus.codecs().iter().any(|c| c.name() == "string"));
+    /// ```
+    pub fn new() -> Self {
+        match Self::try_new() {
+            Ok(bus) => bus,
+            // The whole chain: the message alone does not name the types.
+            Err(err) => panic!("{}", err.report()),
+        }
+    }
+
+    /// [`EventBus::new`] without the panic: a bus with the defaults and
+    /// every codec registration linked into the program, or the conflict
+    /// among them. The same as `EventBus::builder().build()`.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
+    /// when two types use one codec name or one type is registered under
+    /// two names; its [`source`](std::error::Error::source) names the types
+    /// and the names.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::EventBus;
+    ///
+    /// let bus = match EventBus::try_new() {
+    ///     Ok(bus) => bus,
+    ///     Err(err) => {
+    ///         eprintln!("{err}"); // cannot build the event bus: the codec registrations conflict
+    ///         if let Some(cause) = std::error::Error::source(&err) {
+    ///             eprintln!("caused by: {cause}"); // which name, which types
+    ///         }
+    ///         std::process::exit(1);
+    ///     }
+    /// };
+    /// assert!(bus.codec_by_name("u64").is_some());
+    /// ```
+    pub fn try_new() -> Result<Self, BuildError> {
+        Self::builder().build()
+    }
+
+    /// A builder, to set defaults, codecs and interceptors.
+    pub fn builder() -> EventBusBuilder {
+        EventBusBuilder::default()
+    }
+}
