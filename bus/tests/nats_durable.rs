@@ -744,3 +744,51 @@ async fn the_store_timeout_is_the_addresses_setting() {
         .expect("stored once the server came back, past JetStream's default 5 s");
     long.close().await;
 }
+
+/// A durable publish fanned out to two local consumers is acknowledged
+/// only when both handled it: one that fails later than the other has
+/// succeeded still gets the message again (and so does the other: its
+/// handler must be idempotent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_is_acknowledged_when_every_local_consumer_handled_it() {
+    let Some(server) = start_jetstream("durable publish, one of two fails") else {
+        return;
+    };
+    let bus = node(&server, "a", durable()).await;
+    let fast = Seen::default();
+    let slow = Seen::default();
+    let f = fast.clone();
+    let _fast = bus.consumer("payments", move |m: Message<Payment>| {
+        f.add(m.body().id, m.delivery_count());
+        async {}
+    });
+    let s = slow.clone();
+    let _slow = bus.consumer("payments", move |m: Message<Payment>| {
+        let s = s.clone();
+        async move {
+            // Fails after the other consumer has surely succeeded.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            s.add(m.body().id, m.delivery_count());
+            if m.delivery_count() == 1 {
+                Err("not yet")
+            } else {
+                Ok(())
+            }
+        }
+    });
+    bus.flush().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    bus.publish("payments", Payment { id: 5, cents: 1 })
+        .await
+        .unwrap();
+    eventually("the second delivery handled by both", || {
+        slow.len() == 2 && fast.len() == 2
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(slow.all(), [(5, 1), (5, 2)]);
+    assert_eq!(fast.all(), [(5, 1), (5, 2)]);
+    let m = bus.metrics();
+    assert_eq!((m.durable_redelivered, m.durable_acked), (1, 1));
+    bus.close().await;
+}

@@ -19,7 +19,7 @@ use tracing::Instrument;
 use crate::api::message::Message;
 use crate::base::error::{ReplyError, ReplyErrorKind, RequestErrorKind};
 use crate::base::metrics::bump;
-use crate::base::reply::{Failure, Outcome};
+use crate::base::reply::Completion;
 use crate::engine::routing;
 use crate::engine::state::State;
 use crate::engine::{Envelope, QueueRx};
@@ -306,34 +306,34 @@ async fn dispatch<T, F, Fut>(
         if !routing::intercept_in::<T>(&inner, &env.address, &mut env.headers, env.kind) {
             continue;
         }
-        // The dispatcher's own claim on the reply, to fail the request if
-        // the handler errs or panics after the message itself is gone.
-        let guard = env.reply.clone();
+        // The dispatcher's own claim on the message's completion, to fail
+        // the request (or the durable delivery) if the handler errs or
+        // panics after the message itself is gone, and to mark a durable
+        // delivery handled once the handler returned Ok.
+        let guard = env.completion.clone();
         let mut message = match Message::<T>::from_envelope(env, &inner) {
             Ok(message) => message,
             Err(env) => {
-                fail(
-                    &env.reply,
-                    RequestErrorKind::TypeMismatch,
-                    type_mismatch::<T>(&env),
-                );
+                env.completion
+                    .fail(RequestErrorKind::TypeMismatch, type_mismatch::<T>(&env));
                 continue;
             }
         };
         bump(&inner.counters.handled, 1);
-        // A durable delivery is acknowledged once the handler returned Ok.
-        let ack = message.ack_after_handler();
+        message.ack_after_handler();
         let start = rx.probe().and_then(|p| p.start());
         // Catch a panic both while creating the future and while polling it.
         // The handler's failure text, if it returned one, or its panic.
-        let result = match message.span().map(|d| spans::handle(d, &address)) {
-            None => match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
-                Ok(future) => AssertUnwindSafe(future)
-                    .catch_unwind()
-                    .await
-                    .map(HandlerResult::into_failure),
-                Err(panic) => Err(panic),
-            },
+        let handled = match message.span().map(|d| spans::handle(d, &address)) {
+            None => Handled::of(
+                match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
+                    Ok(future) => AssertUnwindSafe(future)
+                        .catch_unwind()
+                        .await
+                        .map(HandlerResult::into_failure),
+                    Err(panic) => Err(panic),
+                },
+            ),
             Some(span) => {
                 let made = span
                     .in_scope(|| std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))));
@@ -343,21 +343,20 @@ async fn dispatch<T, F, Fut>(
         if let (Some(start), Some(probe)) = (start, rx.probe()) {
             probe.processing_time(start.seconds());
         }
-        match result {
-            Ok(failure) => {
-                if let Some(text) = failure {
-                    tracing::debug!(address = &*address, error = %text, "handler returned an error");
-                    fail(&guard, RequestErrorKind::RecipientFailure, text);
-                } else if let Some(ack) = ack {
-                    let _ = ack.complete(crate::base::reply::handled());
+        match handled {
+            Handled::Ok => {
+                if let Completion::Ack(ack) = &guard {
+                    ack.handled();
                 }
             }
-            Err(panic) => {
+            Handled::Failed(text) => {
+                tracing::debug!(address = &*address, error = %text, "handler returned an error");
+                guard.fail(RequestErrorKind::RecipientFailure, text);
+            }
+            Handled::Panicked(text) => {
                 bump(&inner.counters.panics, 1);
-                let text = panic_text(&*panic);
                 tracing::warn!(address = &*address, panic = %text, "handler panicked; the consumer keeps running");
-                fail(
-                    &guard,
+                guard.fail(
                     RequestErrorKind::RecipientFailure,
                     format!("Handler at address {address} panicked: {text}"),
                 );
@@ -369,33 +368,51 @@ async fn dispatch<T, F, Fut>(
     discarded(&rx, &inner, n);
 }
 
+/// How a handler's run ended.
+enum Handled {
+    /// It returned `()` or `Ok(())` (or a reply nobody expected).
+    Ok,
+    /// It returned an error: its text.
+    Failed(String),
+    /// It panicked: the panic's text.
+    Panicked(String),
+}
+
+impl Handled {
+    /// The run's result: the handler's failure text, if any, or its panic.
+    fn of(result: std::thread::Result<Option<String>>) -> Self {
+        match result {
+            Ok(None) => Self::Ok,
+            Ok(Some(text)) => Self::Failed(text),
+            Err(panic) => Self::Panicked(panic_text(&*panic)),
+        }
+    }
+}
+
 /// The rest of a handler's run in its span (traces on): polls the future
 /// `made` in it, catching a panic, and records the outcome (`ok`, `error`
-/// or `panic`); returns the handler's failure text or its panic.
+/// or `panic`).
 #[inline(never)]
-async fn traced_run<Fut>(
-    made: std::thread::Result<Fut>,
-    span: tracing::Span,
-) -> std::thread::Result<Option<String>>
+async fn traced_run<Fut>(made: std::thread::Result<Fut>, span: tracing::Span) -> Handled
 where
     Fut: Future,
     Fut::Output: HandlerResult,
 {
-    let result = match made {
+    let handled = Handled::of(match made {
         Ok(future) => AssertUnwindSafe(future)
             .catch_unwind()
             .instrument(span.clone())
             .await
             .map(HandlerResult::into_failure),
         Err(panic) => Err(panic),
-    };
-    let failure = match &result {
-        Ok(None) => None,
-        Ok(Some(_)) => Some("error"),
-        Err(_) => Some("panic"),
+    });
+    let failure = match &handled {
+        Handled::Ok => None,
+        Handled::Failed(_) => Some("error"),
+        Handled::Panicked(_) => Some("panic"),
     };
     spans::outcome(&span, failure);
-    result
+    handled
 }
 
 /// Counts `n` messages discarded from `rx`'s queue.
@@ -405,16 +422,6 @@ fn discarded(rx: &QueueRx, inner: &State, n: u64) {
         if let Some(probe) = rx.probe() {
             probe.discarded(n);
         }
-    }
-}
-
-fn fail(reply: &Option<crate::base::reply::ReplyTx>, kind: RequestErrorKind, message: String) {
-    if let Some(tx) = reply {
-        let _ = tx.complete(Outcome::Failure(Failure {
-            kind,
-            code: crate::base::error::NO_FAILURE_CODE,
-            message,
-        }));
     }
 }
 
@@ -536,11 +543,9 @@ impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
                     bump(&self.inner.counters.handled, 1);
                     return Poll::Ready(Some(message));
                 }
-                Err(env) => fail(
-                    &env.reply,
-                    RequestErrorKind::TypeMismatch,
-                    type_mismatch::<T>(&env),
-                ),
+                Err(env) => env
+                    .completion
+                    .fail(RequestErrorKind::TypeMismatch, type_mismatch::<T>(&env)),
             }
         }
     }

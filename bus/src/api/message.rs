@@ -12,7 +12,9 @@ use crate::base::error::{ReplyError, ReplyErrorKind, RequestError, RequestErrorK
 use crate::base::headers::{DELIVERY_HEADER, Headers};
 use crate::base::interceptor::DeliveryKind;
 use crate::base::options::DeliveryOptions;
-use crate::base::reply::{self, Closed, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn};
+use crate::base::reply::{
+    self, Ack, Closed, Completion, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn,
+};
 use crate::engine::Envelope;
 use crate::engine::routing;
 use crate::engine::state::State;
@@ -55,32 +57,40 @@ pub struct Message<T> {
     headers: Headers,
     address: Arc<str>,
     kind: DeliveryKind,
-    reply: Option<(ReplyTx, Arc<State>)>,
-    /// Set for a durable delivery (NATS JetStream): its acknowledgement.
-    ack: Option<Ack>,
+    /// What awaits the message: nothing, an answer, or its
+    /// acknowledgement.
+    awaits: Awaits,
     /// How many times the message was delivered (1 unless durable).
     delivery: u32,
     /// The delivery's span (traces on): open while the message lives.
     span: SpanSlot,
 }
 
-/// The acknowledgement of a durable delivery, a reply cell the transport
-/// awaits: a reply ([`reply::handled`]) acknowledges the message, a
-/// failure asks for its redelivery, and every holder gone without either
-/// gives it back to the server unhandled (redelivered too).
-///
-/// A stream consumer's message acknowledges when it is dropped
-/// (`on_drop`); a handler consumer's is acknowledged by the dispatcher
-/// once the handler returned without an error.
-struct Ack {
-    tx: ReplyTx,
+/// What awaits a message once it is delivered.
+enum Awaits {
+    /// Nothing: a send or a publish.
+    Nothing,
+    /// An answer: the requester (or the replier of a conversation's turn),
+    /// through the bus that delivered it.
+    Reply(ReplyTx, Arc<State>),
+    /// The acknowledgement of a durable delivery (NATS JetStream).
+    Ack(MessageAck),
+}
+
+/// A durable delivery's share of its acknowledgement. A stream
+/// consumer's message is handled when it is dropped (`on_drop`); a
+/// handler consumer's is marked handled by its dispatcher once the
+/// handler returned without an error. A share let go unhandled gives the
+/// message back for redelivery, and [`Message::fail`] fails it.
+struct MessageAck {
+    ack: Arc<Ack>,
     on_drop: bool,
 }
 
-impl Drop for Ack {
+impl Drop for MessageAck {
     fn drop(&mut self) {
         if self.on_drop {
-            let _ = self.tx.complete(reply::handled());
+            self.ack.handled();
         }
     }
 }
@@ -93,44 +103,44 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             mut headers,
             body,
             kind,
-            reply,
+            completion,
             span,
         } = env;
-        match body.downcast::<T>() {
-            Ok(body) => {
-                // A send or publish carries a reply cell only when it is a
-                // durable delivery: the cell is its acknowledgement.
-                let (reply, ack, delivery) = match reply {
-                    Some(tx) if kind != DeliveryKind::Request => {
-                        let delivery = headers
-                            .get(DELIVERY_HEADER)
-                            .and_then(|n| n.parse().ok())
-                            .unwrap_or(1);
-                        headers.remove(DELIVERY_HEADER);
-                        (None, Some(Ack { tx, on_drop: true }), delivery)
-                    }
-                    reply => (reply.map(|tx| (tx, Arc::clone(inner))), None, 1),
-                };
-                Ok(Self {
-                    body,
-                    headers,
+        let body = match body.downcast::<T>() {
+            Ok(body) => body,
+            Err(body) => {
+                return Err(Envelope {
                     address,
+                    headers,
+                    body,
                     kind,
-                    reply,
-                    ack,
-                    delivery,
+                    completion,
                     span,
-                })
+                });
             }
-            Err(body) => Err(Envelope {
-                address,
-                headers,
-                body,
-                kind,
-                reply,
-                span,
-            }),
-        }
+        };
+        let (awaits, delivery) = match completion {
+            Completion::None => (Awaits::Nothing, 1),
+            Completion::Reply(tx) => (Awaits::Reply(tx, Arc::clone(inner)), 1),
+            Completion::Ack(ack) => {
+                let delivery = headers
+                    .get(DELIVERY_HEADER)
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(1);
+                headers.remove(DELIVERY_HEADER);
+                let ack = MessageAck { ack, on_drop: true };
+                (Awaits::Ack(ack), delivery)
+            }
+        };
+        Ok(Self {
+            body,
+            headers,
+            address,
+            kind,
+            awaits,
+            delivery,
+            span,
+        })
     }
 
     /// The reply message a requester receives: checks the type, then applies
@@ -174,8 +184,10 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             headers,
             address,
             kind: DeliveryKind::Reply,
-            reply: reply.map(|turn| (turn.tx, Arc::clone(inner))),
-            ack: None,
+            awaits: match reply {
+                Some(turn) => Awaits::Reply(turn.tx, Arc::clone(inner)),
+                None => Awaits::Nothing,
+            },
             delivery: 1,
             span,
         })
@@ -186,14 +198,13 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
         self.span.get()
     }
 
-    /// Hands a durable delivery's acknowledgement to the consumer's
-    /// dispatcher, which completes it once the handler returned `Ok`
-    /// (the message no longer acknowledges when dropped). `None` for any
-    /// other message.
-    pub(crate) fn ack_after_handler(&mut self) -> Option<ReplyTx> {
-        let ack = self.ack.as_mut()?;
-        ack.on_drop = false;
-        Some(ack.tx.clone())
+    /// Leaves a durable delivery's acknowledgement to the consumer's
+    /// dispatcher, which marks it handled once the handler returned `Ok`:
+    /// the message no longer counts as handled when dropped.
+    pub(crate) fn ack_after_handler(&mut self) {
+        if let Awaits::Ack(ack) = &mut self.awaits {
+            ack.on_drop = false;
+        }
     }
 }
 
@@ -264,7 +275,7 @@ impl<T> Message<T> {
     /// consumer's when the `Message` is dropped. [`fail`](Message::fail)
     /// asks for redelivery instead.
     pub fn is_durable(&self) -> bool {
-        self.ack.is_some()
+        matches!(self.awaits, Awaits::Ack(_))
     }
 
     /// Vert.x's `isSend`: `false` for a published message, `true` otherwise.
@@ -275,7 +286,7 @@ impl<T> Message<T> {
     /// Whether the sender waits for an answer that has not been given yet
     /// (Vert.x: the message has a reply address).
     pub fn expects_reply(&self) -> bool {
-        self.reply.as_ref().is_some_and(|(tx, _)| tx.is_open())
+        matches!(&self.awaits, Awaits::Reply(tx, _) if tx.is_open())
     }
 
     /// Answers the request with `body` (Vert.x `reply`).
@@ -417,7 +428,7 @@ impl<T> Message<T> {
         mut headers: Headers,
         answer: Option<(ReplyTx, Duration)>,
     ) -> Result<(), ReplyError> {
-        let Some((tx, inner)) = &self.reply else {
+        let Awaits::Reply(tx, inner) = &self.awaits else {
             return Err(self.reply_error(ReplyErrorKind::NoReplyExpected, body));
         };
         if !routing::intercept_out::<R>(inner, &self.address, &mut headers, DeliveryKind::Reply) {
@@ -556,7 +567,7 @@ impl<T> Message<T> {
     {
         let (timeout, headers, _) = options.into_parts();
         let body = body.into_arc();
-        let Some((_, inner)) = &self.reply else {
+        let Awaits::Reply(_, inner) = &self.awaits else {
             return Err(no_reply_expected(&self.address).with_body(body as AnyBody));
         };
         let inner = Arc::clone(inner);
@@ -636,17 +647,17 @@ impl<T> Message<T> {
     }
 
     fn complete_failure(&self, code: i32, message: String) -> Result<(), ReplyError> {
-        if let Some(ack) = &self.ack {
-            return ack
-                .tx
-                .complete(Outcome::Failure(Failure {
+        if let Awaits::Ack(share) = &self.awaits {
+            return share
+                .ack
+                .fail(Failure {
                     kind: RequestErrorKind::RecipientFailure,
                     code,
                     message,
-                }))
-                .map_err(|(closed, _)| self.closed_error(closed, None));
+                })
+                .map_err(|closed| self.closed_error(closed, None));
         }
-        let Some((tx, _)) = &self.reply else {
+        let Awaits::Reply(tx, _) = &self.awaits else {
             tracing::debug!(
                 address = &*self.address,
                 "failure for a message that expects no reply"

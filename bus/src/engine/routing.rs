@@ -24,7 +24,7 @@ use crate::base::headers::Headers;
 use crate::base::interceptor::{self, DeliveryContext, DeliveryKind, InterceptorFn};
 use crate::base::metrics::bump;
 use crate::base::options::DeliveryOptions;
-use crate::base::reply::{self, ReplyEnvelope};
+use crate::base::reply::{self, Completion, ReplyEnvelope};
 use crate::base::report::PublishReport;
 use crate::engine::state::State;
 use crate::engine::waiting;
@@ -226,7 +226,7 @@ fn deliver_one<'o, T, K>(
     body: Arc<T>,
     headers: Headers,
     kind: DeliveryKind,
-    reply: Option<reply::ReplyTx>,
+    completion: Completion,
 ) -> Result<(), crate::base::error::Error<K>>
 where
     T: MessageCodec + Send + Sync + 'static,
@@ -240,7 +240,7 @@ where
         || T::transform(&body) as AnyBody,
         headers,
         kind,
-        reply,
+        completion,
     );
     let probe = observer.probe().map(|p| &**p);
     if let Some(probe) = probe {
@@ -329,7 +329,7 @@ where
         body,
         headers,
         DeliveryKind::Send,
-        None,
+        Completion::None,
     )
 }
 
@@ -525,7 +525,7 @@ where
         body,
         headers,
         DeliveryKind::Request,
-        Some(tx),
+        Completion::Reply(tx),
     )?;
     waiting::await_reply(state, rx, address, timeout).await
 }

@@ -25,7 +25,7 @@ use crate::base::guard::{GuardRef, GuardedDecode};
 use crate::base::headers::Headers;
 use crate::base::interceptor::DeliveryKind;
 use crate::base::metrics::bump;
-use crate::base::reply::{self, Failure, Outcome, ReplyEnvelope, ReplyRx, Turn};
+use crate::base::reply::{self, Completion, Failure, Outcome, ReplyEnvelope, ReplyRx, Turn};
 use crate::telemetry::probe::RefusedBy;
 use crate::telemetry::{Probe, Side, spans};
 use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
@@ -749,11 +749,11 @@ pub(crate) fn deliver_send(
             return Delivered::Done;
         }
     };
-    let (tx, rx) = if request {
+    let (completion, rx) = if request {
         let (tx, rx) = reply::channel();
-        (Some(tx), Some(rx))
+        (Completion::Reply(tx), Some(rx))
     } else {
-        (None, None)
+        (Completion::None, None)
     };
     let result = inner.local().deliver_one(
         address,
@@ -763,7 +763,7 @@ pub(crate) fn deliver_send(
         first_then_transform(&codec, &body),
         head.user,
         kind,
-        tx,
+        completion,
     );
     drop(body);
     match result {

@@ -28,7 +28,7 @@ use crate::base::hash::AddressHasher;
 use crate::base::headers::Headers;
 use crate::base::interceptor::DeliveryKind;
 use crate::base::metrics::{Counters, bump};
-use crate::base::reply::ReplyTx;
+use crate::base::reply::{Ack, AckTx, Completion};
 use crate::telemetry::probe::{Probe, ProbeRef, RefusedBy};
 use crate::telemetry::spans::SpanSlot;
 
@@ -39,7 +39,9 @@ pub(crate) struct Envelope {
     /// Already this consumer's own body (transformed).
     pub(crate) body: AnyBody,
     pub(crate) kind: DeliveryKind,
-    pub(crate) reply: Option<ReplyTx>,
+    /// What awaits the message: nothing, its requester, or the transport
+    /// that acknowledges it.
+    pub(crate) completion: Completion,
     /// The delivery's span (traces on).
     pub(crate) span: SpanSlot,
 }
@@ -610,16 +612,16 @@ impl LocalTable {
         make: impl FnOnce() -> AnyBody,
         headers: Headers,
         kind: DeliveryKind,
-        reply: Option<ReplyTx>,
+        completion: Completion,
     ) -> Result<(), Refusal> {
         // Two copies: with traces off, no span code in the loop.
         if self.traced {
             self.deliver_one_to::<true>(
-                address, scope, type_id, verdicts, make, headers, kind, reply,
+                address, scope, type_id, verdicts, make, headers, kind, completion,
             )
         } else {
             self.deliver_one_to::<false>(
-                address, scope, type_id, verdicts, make, headers, kind, reply,
+                address, scope, type_id, verdicts, make, headers, kind, completion,
             )
         }
     }
@@ -634,7 +636,7 @@ impl LocalTable {
         make: impl FnOnce() -> AnyBody,
         headers: Headers,
         kind: DeliveryKind,
-        reply: Option<ReplyTx>,
+        completion: Completion,
     ) -> Result<(), Refusal> {
         let Some(entry) = self.entry(address) else {
             return Err(Refusal::NoHandlers);
@@ -650,7 +652,7 @@ impl LocalTable {
         let mut mismatch = None;
         // What the next delivery sends: the parts of the one envelope, or
         // the envelope a closed consumer handed back.
-        let mut next = Next::Parts(headers, reply, make);
+        let mut next = Next::Parts(headers, completion, make);
         for i in 0..n {
             let slot = &slots[(start + i) % n];
             if !scope.admits(slot) {
@@ -667,12 +669,12 @@ impl LocalTable {
                 Ok(room) => {
                     let env = match next {
                         Next::Made(env) => env,
-                        Next::Parts(headers, reply, make) => Envelope {
+                        Next::Parts(headers, completion, make) => Envelope {
                             address: Arc::clone(&entry.address),
                             headers,
                             body: make(),
                             kind,
-                            reply,
+                            completion,
                             span: span::<TRACED>(&entry.address, kind, slot.type_name),
                         },
                     };
@@ -715,7 +717,7 @@ impl LocalTable {
         verdicts: Verdicts<'_>,
         make: impl Fn() -> AnyBody,
         headers: &Headers,
-        ack: Option<&ReplyTx>,
+        ack: Option<&AckTx>,
     ) -> FanOut {
         if self.traced {
             self.deliver_all_to::<true>(address, scope, type_id, verdicts, make, headers, ack)
@@ -733,7 +735,7 @@ impl LocalTable {
         mut verdicts: Verdicts<'_>,
         make: impl Fn() -> AnyBody,
         headers: &Headers,
-        ack: Option<&ReplyTx>,
+        ack: Option<&AckTx>,
     ) -> FanOut {
         let mut out = FanOut::default();
         let Some(entry) = self.entry(address) else {
@@ -762,7 +764,8 @@ impl LocalTable {
                         headers: headers.clone(),
                         body: make(),
                         kind: DeliveryKind::Publish,
-                        reply: ack.cloned(),
+                        completion: ack
+                            .map_or(Completion::None, |tx| Completion::Ack(Ack::new(tx.clone()))),
                         span: span::<TRACED>(&entry.address, DeliveryKind::Publish, slot.type_name),
                     });
                     // Err: the consumer closed its queue since the room was
@@ -785,7 +788,7 @@ impl LocalTable {
 /// consumer has room), then the envelope itself, handed back by a consumer
 /// that closed after the room was reserved.
 enum Next<F> {
-    Parts(Headers, Option<ReplyTx>, F),
+    Parts(Headers, Completion, F),
     Made(Envelope),
 }
 
@@ -845,7 +848,7 @@ mod tests {
                 make(&table, &calls),
                 Headers::new(),
                 DeliveryKind::Send,
-                None,
+                Completion::None,
             )
         };
         assert!(one().is_ok());
@@ -956,7 +959,7 @@ mod tests {
                 make(&table, &calls),
                 Headers::new(),
                 DeliveryKind::Send,
-                None,
+                Completion::None,
             )
         };
         assert!(matches!(one(5), Err(Refusal::Invalid(reasons)) if reasons == "odd"));
@@ -979,7 +982,7 @@ mod tests {
                     make(&table, &calls),
                     Headers::new(),
                     DeliveryKind::Send,
-                    None,
+                    Completion::None,
                 )
                 .unwrap();
         }
@@ -1022,7 +1025,7 @@ mod tests {
             headers: Headers::new(),
             body: Arc::new(n),
             kind: DeliveryKind::Send,
-            reply: None,
+            completion: Completion::None,
             span: SpanSlot::NONE,
         };
         assert!(room.send(env(1)).is_ok());

@@ -6,11 +6,13 @@
 // reply cell as the acknowledgement, and ack, nak (redeliver after the
 // delay) or dead-letter by the outcome.
 //
-// Outcomes: the cell completed with `reply::handled` (handler returned
-// Ok, stream message dropped) acks; a failure (handler error or panic,
-// `Message::fail`, type mismatch) naks with the redelivery delay, or
-// dead-letters when it was the last allowed delivery; every holder gone
-// without either (the consumer went away) naks. A message delivered more
+// Outcomes: each delivery of the message holds a share of its
+// acknowledgement (`reply::Ack`); when every share was handled and let go
+// (handler returned Ok, stream message dropped) the receiver reads `None`
+// and the message is acked; a failure (handler error or panic,
+// `Message::fail`) naks with the redelivery delay, or dead-letters when it
+// was the last allowed delivery; a share let go unhandled (the consumer
+// went away, an inbound interceptor dropped it, a type mismatch) naks. A message delivered more
 // often than allowed (its handler kept timing out, or its node kept dying)
 // is dead-lettered without being handled again. Nothing is acked before
 // it was handled or stored at the dead-letter address.
@@ -33,7 +35,7 @@ use crate::base::error::OperationKind;
 use crate::base::headers::DELIVERY_HEADER;
 use crate::base::interceptor::DeliveryKind;
 use crate::base::metrics::bump;
-use crate::base::reply::{self, Outcome};
+use crate::base::reply::{self, Ack, Completion, Settlement};
 use crate::telemetry::probe::RefusedBy;
 use crate::telemetry::{Probe, Settled};
 use crate::transport::cluster::{
@@ -369,7 +371,7 @@ impl DurableReader {
         let mut headers = head.user;
         headers.remove(NATS_MSG_ID);
         headers.insert(DELIVERY_HEADER, delivered.to_string());
-        let (tx, rx) = reply::channel();
+        let (tx, rx) = reply::ack_channel();
         let delivery = if self.fan_out {
             let fan = inner.local().deliver_all(
                 &self.d.address,
@@ -413,7 +415,7 @@ impl DurableReader {
                     || Arc::clone(&body),
                     headers,
                     DeliveryKind::Send,
-                    Some(tx.clone()),
+                    Completion::Ack(Ack::new(tx.clone())),
                 )
                 .map(|()| count_delivered(inner.counters(), probe.as_deref()))
                 .map_err(|refusal| {
@@ -457,11 +459,13 @@ impl DurableReader {
                         Verdict::Nak(delay)
                     }
                 }
+                // Every delivery of it handled and let go: `None`.
                 Ok(()) => match rx.await {
-                    Some(Outcome::Reply(_)) => Verdict::Ack,
-                    Some(Outcome::Failure(failure)) if last => Verdict::DeadLetter(failure.message),
-                    Some(Outcome::Failure(_)) => Verdict::Nak(delay),
-                    None => Verdict::Nak(delay),
+                    None => Verdict::Ack,
+                    Some(Settlement::Failed(failure)) if last => {
+                        Verdict::DeadLetter(failure.message)
+                    }
+                    Some(Settlement::Failed(_) | Settlement::Unhandled) => Verdict::Nak(delay),
                 },
             };
             settle.run(verdict).await;
