@@ -42,6 +42,8 @@ mod registry;
 mod serde_body;
 #[cfg(feature = "serde-json")]
 mod serde_json_value;
+#[cfg(feature = "serde")]
+mod serde_macro;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-use crate::MessageCodec;
+use crate::codec::MessageCodec;
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::{Int, Reader, ValueKind};
 use crate::msgpack::write::Writer;
