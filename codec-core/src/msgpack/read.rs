@@ -653,10 +653,13 @@ impl<'de> Reader<'de> {
         self.read_raw(len)
     }
 
+    /// `data_at` is the offset of the string's first data byte (after its
+    /// header, which is 1, 2, 3 or 5 bytes long): the error is at the first
+    /// byte that is not valid UTF-8.
     #[cold]
     #[inline(never)]
-    fn utf8_error(at: usize, e: std::str::Utf8Error) -> DecodeError {
-        DecodeError::new(DecodeErrorKind::InvalidUtf8, at + 1 + e.valid_up_to()).with_source(e)
+    fn utf8_error(data_at: usize, e: std::str::Utf8Error) -> DecodeError {
+        DecodeError::new(DecodeErrorKind::InvalidUtf8, data_at + e.valid_up_to()).with_source(e)
     }
 
     /// Reads a string, borrowed from the input.
@@ -666,9 +669,10 @@ impl<'de> Reader<'de> {
     /// As [`read_str_len`](Self::read_str_len); [`DecodeErrorKind::InvalidUtf8`].
     #[inline(always)]
     pub fn read_str(&mut self) -> Result<&'de str, DecodeError> {
-        let at = self.position();
-        let bytes = self.read_str_bytes()?;
-        std::str::from_utf8(bytes).map_err(|e| Self::utf8_error(at, e))
+        let len = self.read_str_len()?;
+        let data_at = self.position();
+        let bytes = self.read_raw(len)?;
+        std::str::from_utf8(bytes).map_err(|e| Self::utf8_error(data_at, e))
     }
 
     /// Reads a string into a new `String`, charging its length to the
@@ -1081,6 +1085,31 @@ mod tests {
             r.read_string().unwrap_err().kind(),
             DecodeErrorKind::Truncated
         );
+    }
+
+    #[test]
+    fn invalid_utf8_is_located_at_its_byte_whatever_the_header() {
+        // "a\xffb" after each string header: 1, 2, 3 and 5 bytes long.
+        for (bytes, at) in [
+            (&b"\xa3a\xffb"[..], 2),
+            (b"\xd9\x03a\xffb", 3),
+            (b"\xda\x00\x03a\xffb", 4),
+            (b"\xdb\x00\x00\x00\x03a\xffb", 6),
+        ] {
+            for err in [
+                Reader::new(bytes).read_str().map(drop).unwrap_err(),
+                Reader::new(bytes).read_string().map(drop).unwrap_err(),
+            ] {
+                assert_eq!(err.kind(), DecodeErrorKind::InvalidUtf8, "{bytes:x?}");
+                assert_eq!(err.offset(), at, "{bytes:x?}");
+            }
+        }
+        // Behind other values, and with the bad byte first.
+        let mut r = Reader::new(b"\x01\xd9\x02\xff\x00");
+        r.read_u8().unwrap();
+        let err = r.read_str().unwrap_err();
+        assert_eq!(err.offset(), 3);
+        assert_eq!(err.to_string(), "invalid UTF-8 in string (byte 3)");
     }
 
     #[test]
