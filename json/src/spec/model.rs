@@ -21,7 +21,6 @@
 //! `pub(crate)` fields; every field's meaning is documented on it.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
@@ -30,7 +29,8 @@ use std::sync::{Arc, Weak};
 use regex::Regex;
 
 use super::rebind::rebind;
-use crate::{JsInt, JsValue};
+use crate::number::JsInt;
+use crate::tree::JsValue;
 
 /// A description of JSON values: their type, constraints, and the shape of
 /// their members and elements. Cheap to clone (one `Arc`), `Send` and
@@ -542,19 +542,6 @@ impl Spec {
     }
 }
 
-impl fmt::Debug for Spec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Spec({})", crate::spec::describe::describe(self.node()))
-    }
-}
-
-/// What the spec accepts, in words (`integer in 1..=100`).
-impl fmt::Display for Spec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::spec::describe::describe(self.node()))
-    }
-}
-
 /// Any JSON value.
 pub fn any() -> Spec {
     Spec::from_kind(SpecKind::Any)
@@ -1026,16 +1013,6 @@ macro_rules! into_spec {
             #[must_use]
             pub fn named(self, name: impl Into<Arc<str>>) -> Spec {
                 Spec::from(self).named(name)
-            }
-
-            /// As [`Spec::validate`].
-            pub fn validate(&self, value: &JsValue) -> Vec<crate::spec::Violation> {
-                Spec::from(self.clone()).validate(value)
-            }
-
-            /// As [`Spec::is_valid`].
-            pub fn is_valid(&self, value: &JsValue) -> bool {
-                Spec::from(self.clone()).is_valid(value)
             }
         }
     )*};
