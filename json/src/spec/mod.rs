@@ -124,7 +124,9 @@
 //! assert_eq!(err.violation().unwrap().pointer(), "/children/1/value");
 //! ```
 
+mod builders;
 mod check;
+mod construct;
 mod decode;
 pub(crate) mod describe;
 mod error;
@@ -139,10 +141,12 @@ mod rebind;
 pub mod schema;
 mod validate;
 
-pub use self::model::{
-    ArraySpec, FloatSpec, IntSpec, IntoSpecs, MapSpec, NumberSpec, ObjSpec, Spec, StrSpec,
-    TupleSpec, any, array, array_of, boolean, float, integer, map_of, null, number, object, one_of,
+pub use self::construct::{
+    IntoSpecs, any, array, array_of, boolean, float, integer, map_of, null, number, object, one_of,
     one_of_values, string, tuple,
+};
+pub use self::model::{
+    ArraySpec, FloatSpec, IntSpec, MapSpec, NumberSpec, ObjSpec, Spec, StrSpec, TupleSpec,
 };
 #[allow(unused_imports)] // the model's internals, for sibling modules
 pub(crate) use self::model::{Check, Field, Node, SpecKind};
