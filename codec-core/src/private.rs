@@ -5,7 +5,7 @@ pub use inventory;
 #[cfg(feature = "serde")]
 pub use serde;
 
-pub use crate::msgpack::read::StructHeader;
+pub use crate::msgpack::kind::StructHeader;
 pub use crate::registry::CodecRegistration;
 
 use crate::codec::Immutable;

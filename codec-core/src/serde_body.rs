@@ -18,7 +18,8 @@ use serde::de::DeserializeOwned;
 
 use crate::codec::MessageCodec;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
-use crate::msgpack::read::{Reader, ValueKind};
+use crate::msgpack::kind::ValueKind;
+use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
 
 /// Writes `value` as `rmp_serde::to_vec_named` would.

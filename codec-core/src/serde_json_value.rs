@@ -16,7 +16,8 @@ use serde_json::{Map, Number, Value};
 
 use crate::codec::MessageCodec;
 use crate::error::{DecodeError, EncodeError};
-use crate::msgpack::read::{Int, Reader, ValueKind};
+use crate::msgpack::kind::{Int, ValueKind};
+use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
 use crate::registry::CodecRegistration;
 
