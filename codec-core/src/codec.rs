@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
-use crate::msgpack::read::{DecodeLimits, Reader};
+use crate::msgpack::limits::DecodeLimits;
+use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
 
 /// A type that travels on the bus: how it is written as MessagePack, how it

@@ -42,6 +42,8 @@ mod registry;
 mod serde_body;
 #[cfg(feature = "serde-json")]
 mod serde_json_value;
+#[cfg(feature = "serde")]
+mod serde_macro;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -51,7 +53,9 @@ pub use crate::codec::{
     Immutable, MessageCodec, decode_prefix, encode_into, from_slice, from_slice_with_limits, to_vec,
 };
 pub use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, PathSegment};
-pub use crate::msgpack::read::{DecodeLimits, Int, Reader, ValueKind};
+pub use crate::msgpack::kind::{Int, ValueKind};
+pub use crate::msgpack::limits::DecodeLimits;
+pub use crate::msgpack::read::Reader;
 pub use crate::msgpack::write::Writer;
 pub use crate::registry::{AnyBody, CodecRegistration, registrations};
 #[cfg(feature = "serde")]

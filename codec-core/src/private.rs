@@ -5,10 +5,13 @@ pub use inventory;
 #[cfg(feature = "serde")]
 pub use serde;
 
-pub use crate::msgpack::read::StructHeader;
+pub use crate::msgpack::kind::StructHeader;
 pub use crate::registry::CodecRegistration;
 
-use crate::{DecodeError, Reader, Writer};
+use crate::codec::Immutable;
+use crate::error::{DecodeError, EncodeError};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 /// Enters one level of nesting. Generated decoders call it before a struct,
 /// newtype or enum payload and [`leave`] after it; on the error path the
@@ -49,7 +52,7 @@ pub fn write_raw(w: &mut Writer, bytes: &[u8]) {
 /// Compile-time check used by `#[codec(immutable)]`: the span of the call is
 /// the field's type, so the error points at the offending field.
 #[inline(always)]
-pub const fn assert_immutable<T: ?Sized + crate::Immutable>() {}
+pub const fn assert_immutable<T: ?Sized + Immutable>() {}
 
 /// Compile-time check that a non-immutable type can be deep-copied.
 #[inline(always)]
@@ -72,16 +75,13 @@ impl<T: Clone> CopyOnDelivery for T {}
 
 /// Encodes a byte slice as `bin` (`#[codec(bytes)]`).
 #[inline]
-pub fn encode_bytes<B: AsRef<[u8]> + ?Sized>(
-    bytes: &B,
-    w: &mut crate::Writer,
-) -> Result<(), crate::EncodeError> {
+pub fn encode_bytes<B: AsRef<[u8]> + ?Sized>(bytes: &B, w: &mut Writer) -> Result<(), EncodeError> {
     w.write_bin(bytes.as_ref())
 }
 
 /// Decodes `bin` (or `str`) into any owned byte container (`#[codec(bytes)]`).
 #[inline]
-pub fn decode_bytes<B: From<Vec<u8>>>(r: &mut crate::Reader<'_>) -> Result<B, crate::DecodeError> {
+pub fn decode_bytes<B: From<Vec<u8>>>(r: &mut Reader<'_>) -> Result<B, DecodeError> {
     let data = r.read_bin()?;
     r.charge_alloc(data.len())?;
     Ok(B::from(data.to_vec()))
@@ -92,8 +92,8 @@ pub fn decode_bytes<B: From<Vec<u8>>>(r: &mut crate::Reader<'_>) -> Result<B, cr
 #[inline]
 pub fn encode_bytes_opt<B: AsRef<[u8]>>(
     bytes: &Option<B>,
-    w: &mut crate::Writer,
-) -> Result<(), crate::EncodeError> {
+    w: &mut Writer,
+) -> Result<(), EncodeError> {
     match bytes {
         Some(b) => w.write_bin(b.as_ref()),
         None => {
@@ -106,9 +106,7 @@ pub fn encode_bytes_opt<B: AsRef<[u8]>>(
 /// Decodes `nil` as `None`, `bin` (or `str`) as `Some` (`#[codec(bytes)]`
 /// on an `Option`).
 #[inline]
-pub fn decode_bytes_opt<B: From<Vec<u8>>>(
-    r: &mut crate::Reader<'_>,
-) -> Result<Option<B>, crate::DecodeError> {
+pub fn decode_bytes_opt<B: From<Vec<u8>>>(r: &mut Reader<'_>) -> Result<Option<B>, DecodeError> {
     if r.try_read_nil() {
         return Ok(None);
     }
@@ -121,7 +119,7 @@ pub fn decode_bytes_opt<B: From<Vec<u8>>>(
 pub fn encode_serde<T: serde::Serialize + ?Sized>(
     value: &T,
     w: &mut Writer,
-) -> Result<(), crate::EncodeError> {
+) -> Result<(), EncodeError> {
     crate::serde_body::encode(value, w)
 }
 
@@ -160,7 +158,7 @@ pub mod serde {
 pub fn encode_serde<T: SerdeFeatureEnabled + ?Sized>(
     _: &T,
     _: &mut Writer,
-) -> Result<(), crate::EncodeError> {
+) -> Result<(), EncodeError> {
     unreachable!("no type implements SerdeFeatureEnabled")
 }
 

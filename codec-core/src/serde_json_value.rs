@@ -14,9 +14,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-use crate::MessageCodec;
+use crate::codec::MessageCodec;
 use crate::error::{DecodeError, EncodeError};
-use crate::msgpack::read::{Int, Reader, ValueKind};
+use crate::msgpack::kind::{Int, ValueKind};
+use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
 use crate::registry::CodecRegistration;
 

@@ -25,7 +25,7 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Data, Field, Input, Style, Variant};
 use crate::attr::DefaultValue;
-use crate::expand::Codegen;
+use crate::codegen::Codegen;
 
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     let helper = if input.all_fields().any(|f| f.attrs.with.is_some()) {

@@ -12,18 +12,9 @@ use syn::visit::{self, Visit};
 use syn::{DeriveInput, Ident, TypePath};
 
 use crate::ast::{Data, Input, Style};
+use crate::codegen::Codegen;
 use crate::ctxt::Ctxt;
 use crate::{decode, encode, fallback, register, transform, valid};
-
-/// What every code generator needs besides the input.
-pub(crate) struct Codegen<'a> {
-    /// `::codecbus_core`, or the `crate = "..."` path.
-    pub(crate) krate: &'a TokenStream,
-    pub(crate) as_array: bool,
-    pub(crate) immutable: bool,
-    /// The type's generics plus the bounds the generated impls need.
-    pub(crate) generics: syn::Generics,
-}
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();

@@ -534,6 +534,7 @@
 mod ast;
 mod attr;
 mod case;
+mod codegen;
 mod ctxt;
 mod decode;
 mod encode;

@@ -8,7 +8,7 @@ use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
 
 use crate::ast::Input;
-use crate::expand::Codegen;
+use crate::codegen::Codegen;
 
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     if input.is_generic() || input.attrs.unregistered.is_some() {

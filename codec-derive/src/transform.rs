@@ -6,7 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::ast::{Data, Field, Input};
-use crate::expand::Codegen;
+use crate::codegen::Codegen;
 
 /// The body of `transform(__body: &Arc<Self>) -> Arc<Self>`.
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {

@@ -14,41 +14,10 @@ use std::sync::Arc;
 
 use imbl::Vector;
 
-use super::JsValue;
+use crate::tree::{ArrayRepr as Repr, JsArray, JsValue};
 
 /// Arrays up to this length use the flat representation.
 pub(crate) const SMALL_MAX: usize = 32;
-
-/// An immutable JSON array: O(1) clone, structural sharing on update.
-///
-/// `&self` methods such as [`set`](Self::set) and
-/// [`appended`](Self::appended) return a new array and leave `self`
-/// unchanged. `&mut self` methods such as [`push`](Self::push) change only
-/// this handle: other clones of the array never see the change.
-///
-/// # Examples
-///
-/// ```
-/// use codecbus_json::{JsArray, jsarr};
-///
-/// let a = jsarr![1, "two", null];
-/// let b = a.set(5, true); // pads with nulls
-/// assert_eq!(a.len(), 3);
-/// assert_eq!(b.to_string(), r#"[1,"two",null,null,null,true]"#);
-///
-/// let mut c = a.clone();
-/// c.push(4.5);
-/// assert_eq!(a, jsarr![1, "two", null]); // the clone's push did not touch `a`
-/// assert_eq!(c.len(), 4);
-/// ```
-#[derive(Clone)]
-pub struct JsArray(Repr);
-
-#[derive(Clone)]
-enum Repr {
-    Small(Arc<[JsValue]>),
-    Large(Arc<Vector<JsValue>>),
-}
 
 impl JsArray {
     /// An empty array.

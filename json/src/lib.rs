@@ -267,11 +267,12 @@ mod ops;
 mod path;
 pub mod spec;
 mod text;
+mod tree;
 mod value;
 
-pub use self::array::{Iter as ArrayIter, JsArray};
+pub use self::array::Iter as ArrayIter;
 pub use self::number::{JsInt, JsIntRangeError};
-pub use self::object::{Iter as ObjIter, JsObj};
+pub use self::object::Iter as ObjIter;
 pub use self::path::{JsPath, JsPointerError, JsPointerErrorKind, Segment};
 pub use self::text::JsParseError;
-pub use self::value::JsValue;
+pub use self::tree::{JsArray, JsObj, JsValue};

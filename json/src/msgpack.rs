@@ -19,7 +19,8 @@ use codecbus_core::{
     Writer,
 };
 
-use super::{JsArray, JsInt, JsObj, JsValue};
+use crate::number::JsInt;
+use crate::tree::{JsArray, JsObj, JsValue};
 
 /// `deep_copy` as `Clone`: the values are immutable, a clone is a copy.
 macro_rules! copy_by_clone {

@@ -16,39 +16,10 @@ use std::sync::Arc;
 
 use imbl::OrdMap;
 
-use super::JsValue;
+use crate::tree::{JsObj, JsValue, Member, ObjRepr as Repr};
 
 /// Objects up to this many members use the flat representation.
 pub(crate) const SMALL_MAX: usize = 32;
-
-type Member = (Arc<str>, JsValue);
-
-/// An immutable JSON object: O(1) clone, structural sharing on update,
-/// members always in key order.
-///
-/// `&self` methods such as [`set`](Self::set) and
-/// [`without`](Self::without) return a new object and leave `self`
-/// unchanged. `&mut self` methods such as [`insert`](Self::insert) change
-/// only this handle: other clones of the object never see the change.
-///
-/// # Examples
-///
-/// ```
-/// use codecbus_json::jsobj;
-///
-/// let a = jsobj! { "name": "Ada", "born": 1815 };
-/// let b = a.set("died", 1852).without("born");
-/// assert_eq!(a.to_string(), r#"{"born":1815,"name":"Ada"}"#);
-/// assert_eq!(b.to_string(), r#"{"died":1852,"name":"Ada"}"#);
-/// ```
-#[derive(Clone)]
-pub struct JsObj(Repr);
-
-#[derive(Clone)]
-enum Repr {
-    Small(Arc<[Member]>),
-    Large(Arc<OrdMap<Arc<str>, JsValue>>),
-}
 
 impl JsObj {
     /// An empty object.

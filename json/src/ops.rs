@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use super::path::JsPath;
-use super::{JsArray, JsObj, JsValue};
+use crate::path::JsPath;
+use crate::tree::{JsArray, JsObj, JsValue};
 
 type MapFn<'a> = dyn FnMut(&JsPath, &JsValue) -> JsValue + 'a;
 type PredFn<'a> = dyn FnMut(&JsPath, &JsValue) -> bool + 'a;

@@ -13,7 +13,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use super::{JsArray, JsObj, JsValue};
+use crate::tree::{JsArray, JsObj, JsValue};
 
 /// One step of a [`JsPath`]: an object key or an array index.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

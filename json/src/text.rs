@@ -18,7 +18,8 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{JsArray, JsInt, JsObj, JsValue};
+use crate::number::JsInt;
+use crate::tree::{JsArray, JsObj, JsValue};
 
 // ---- Serialize --------------------------------------------------------------
 

@@ -3,49 +3,8 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use super::number::{self, JsInt};
-use super::{JsArray, JsObj};
-
-/// An immutable JSON value.
-///
-/// Cloning is O(1) whatever the size: strings, arrays and objects are
-/// shared, never copied. Updates return new values that share everything
-/// they did not change (see [`JsObj`], [`JsArray`] and the path methods
-/// such as [`set_in`](Self::set_in)).
-///
-/// Equality is JSON equality: object member order never matters (members
-/// are kept sorted) and numbers compare by value, exactly, so `1 == 1.0`
-/// but `2^53 + 1 != 2^53 as f64`. [`Hash`] agrees with it.
-///
-/// # Examples
-///
-/// ```
-/// use codecbus_json::JsValue;
-/// use codecbus_json::{jsarr, jsobj};
-///
-/// let v = JsValue::from(jsobj! { "tags": ["a", "b"], "n": 1 });
-/// assert_eq!(v, JsValue::from(jsobj! { "n": 1.0, "tags": jsarr!["a", "b"] }));
-/// assert_eq!(v.to_string(), r#"{"n":1,"tags":["a","b"]}"#);
-/// ```
-#[derive(Clone, Default)]
-pub enum JsValue {
-    /// JSON `null`.
-    #[default]
-    Null,
-    /// `true` or `false`.
-    Bool(bool),
-    /// An integer in `i64::MIN ..= u64::MAX`.
-    Int(JsInt),
-    /// A floating-point number. JSON text has no NaN or infinities: printing
-    /// one writes `null` (as `serde_json` does); MessagePack carries them.
-    Float(f64),
-    /// A string, shared.
-    Str(Arc<str>),
-    /// An array.
-    Array(JsArray),
-    /// An object.
-    Object(JsObj),
-}
+use crate::number::{self, JsInt};
+use crate::tree::{JsArray, JsObj, JsValue};
 
 impl JsValue {
     /// Whether this is `null`.

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use super::{DATE, DATETIME, TIME, Timestamp, read_ext_of};
-use crate::{
-    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Immutable, MessageCodec, Reader,
-    Writer,
-};
+use crate::codec::{Immutable, MessageCodec};
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 /// The fields of a DATE payload.
 struct DateParts {

@@ -62,7 +62,8 @@ pub const TIME: i8 = 5;
 /// A date and time of day without zone (Apache Ignite 3 id).
 pub const DATETIME: i8 = 6;
 
-use crate::{DecodeError, DecodeErrorKind, Reader};
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::msgpack::read::Reader;
 
 /// Reads an extension of type `expected` and returns its payload.
 pub(crate) fn read_ext_of<'de>(

@@ -3,8 +3,11 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
+use crate::codec::{Immutable, MessageCodec};
+use crate::error::{DecodeError, EncodeError};
 use crate::impls::container_transform;
-use crate::{DecodeError, EncodeError, Immutable, MessageCodec, Reader, Writer};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 /// An extension value carried as raw bytes: what an unknown extension type
 /// decodes into, so it can be passed on instead of failing.

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 
 use super::{TIMESTAMP, read_ext_of};
-use crate::{DecodeError, DecodeErrorKind, EncodeError, Immutable, MessageCodec, Reader, Writer};
+use crate::codec::{Immutable, MessageCodec};
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 /// An instant as the MessagePack spec's timestamp: seconds since the Unix
 /// epoch (may be negative) and nanoseconds `0..1_000_000_000`.

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 
 use super::{UUID, read_ext_of};
-use crate::{DecodeError, DecodeErrorKind, EncodeError, Immutable, MessageCodec, Reader, Writer};
+use crate::codec::{Immutable, MessageCodec};
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 impl Immutable for uuid::Uuid {}
 

@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
 use super::container_transform;
-use crate::{DecodeError, EncodeError, Immutable, MessageCodec, Reader, Writer};
+use crate::codec::{Immutable, MessageCodec};
+use crate::error::{DecodeError, EncodeError};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 /// Reads an array header and reserves for `T` elements, charging the budget.
 #[inline]
@@ -185,8 +188,11 @@ mod im_support {
     use std::hash::{BuildHasher, Hash};
 
     use super::{decode_entry, map_header, seq_header};
+    use crate::codec::{Immutable, MessageCodec};
+    use crate::error::{DecodeError, EncodeError};
     use crate::impls::container_transform;
-    use crate::{DecodeError, EncodeError, Immutable, MessageCodec, Reader, Writer};
+    use crate::msgpack::read::Reader;
+    use crate::msgpack::write::Writer;
 
     impl<T: Immutable + Clone + Send> Immutable for im::Vector<T> {}
     impl<T: Immutable + Send, S: Sync + Send> Immutable for im::HashSet<T, S> {}
@@ -207,7 +213,7 @@ mod im_support {
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
-    use crate::{from_slice, to_vec};
+    use crate::codec::{from_slice, to_vec};
 
     #[test]
     fn ordered_collections_sort_and_keep_the_last_of_equal_keys() {

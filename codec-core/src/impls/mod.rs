@@ -16,7 +16,7 @@ macro_rules! container_transform {
             if Self::IMMUTABLE {
                 return ::std::sync::Arc::clone(body);
             }
-            match <Self as $crate::MessageCodec>::deep_copy(&**body) {
+            match <Self as $crate::codec::MessageCodec>::deep_copy(&**body) {
                 Some(copy) => ::std::sync::Arc::new(copy),
                 // An element that cannot copy itself: shared, read-only.
                 None => ::std::sync::Arc::clone(body),

@@ -3,8 +3,12 @@
 
 use std::sync::Arc;
 
+use crate::codec::{Immutable, MessageCodec};
+use crate::error::DecodeError;
 use crate::error::{DecodeErrorKind, EncodeError, EncodeErrorKind};
-use crate::{DecodeError, Immutable, Int, MessageCodec, Reader, Writer};
+use crate::msgpack::kind::Int;
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 macro_rules! immutable_scalar {
     ($($ty:ty),*) => {$(

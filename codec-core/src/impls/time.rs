@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::codec::{Immutable, MessageCodec};
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::ext::Timestamp;
-use crate::{
-    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Immutable, MessageCodec, Reader,
-    Writer,
-};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 impl Immutable for Duration {}
 impl Immutable for SystemTime {}

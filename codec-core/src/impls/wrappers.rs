@@ -4,7 +4,10 @@
 use std::sync::Arc;
 
 use super::container_transform;
-use crate::{DecodeError, DecodeErrorKind, EncodeError, Immutable, MessageCodec, Reader, Writer};
+use crate::codec::{Immutable, MessageCodec};
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 impl<T: Immutable> Immutable for Option<T> {}
 impl<T: Immutable + ?Sized> Immutable for Box<T> {}

@@ -10,161 +10,9 @@
 //! (`Option<Box<Self>>`, newtypes, enum payloads).
 #![forbid(unsafe_code)]
 
+use super::kind::{Int, StructHeader, ValueKind};
+use super::limits::DecodeLimits;
 use crate::error::{DecodeError, DecodeErrorKind};
-
-/// Limits applied while decoding untrusted input.
-///
-/// The defaults suit messages from other processes on a bus; tighten them
-/// for input from outside your system, loosen them for bulk data.
-///
-/// | limit | default | what it bounds |
-/// |---|---|---|
-/// | [`max_depth`](Self::max_depth) | 128 | nested arrays, maps, structs, enum payloads, options |
-/// | [`max_collection_len`](Self::max_collection_len) | 16 777 216 | elements of one array or pairs of one map |
-/// | [`max_alloc_bytes`](Self::max_alloc_bytes) | 1 GiB | bytes reserved for strings and collections in one decode call |
-///
-/// # Examples
-///
-/// ```
-/// use codecbus_core::{from_slice_with_limits, DecodeErrorKind, DecodeLimits};
-///
-/// let limits = DecodeLimits::default().max_depth(2);
-/// // [[[1]]] is three arrays deep
-/// let err = from_slice_with_limits::<Vec<Vec<Vec<u8>>>>(&[0x91, 0x91, 0x91, 0x01], limits)
-///     .unwrap_err();
-/// assert_eq!(err.kind(), DecodeErrorKind::DepthLimitExceeded);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DecodeLimits {
-    max_depth: u32,
-    max_collection_len: usize,
-    max_alloc_bytes: usize,
-}
-
-impl DecodeLimits {
-    /// The default nesting limit.
-    pub const DEFAULT_MAX_DEPTH: u32 = 128;
-    /// The default limit on elements of one collection.
-    pub const DEFAULT_MAX_COLLECTION_LEN: usize = 1 << 24;
-    /// The default allocation budget of one decode call.
-    pub const DEFAULT_MAX_ALLOC_BYTES: usize = 1 << 30;
-
-    /// Sets the nesting limit.
-    #[must_use]
-    pub fn max_depth(mut self, depth: u32) -> Self {
-        self.max_depth = depth;
-        self
-    }
-
-    /// Sets the limit on elements of one array (pairs of one map).
-    #[must_use]
-    pub fn max_collection_len(mut self, len: usize) -> Self {
-        self.max_collection_len = len;
-        self
-    }
-
-    /// Sets the allocation budget of one decode call.
-    #[must_use]
-    pub fn max_alloc_bytes(mut self, bytes: usize) -> Self {
-        self.max_alloc_bytes = bytes;
-        self
-    }
-
-    /// The nesting limit.
-    pub fn depth_limit(&self) -> u32 {
-        self.max_depth
-    }
-
-    /// The limit on elements of one collection.
-    pub fn collection_len_limit(&self) -> usize {
-        self.max_collection_len
-    }
-
-    /// The allocation budget of one decode call.
-    pub fn alloc_bytes_limit(&self) -> usize {
-        self.max_alloc_bytes
-    }
-}
-
-impl Default for DecodeLimits {
-    fn default() -> Self {
-        Self {
-            max_depth: Self::DEFAULT_MAX_DEPTH,
-            max_collection_len: Self::DEFAULT_MAX_COLLECTION_LEN,
-            max_alloc_bytes: Self::DEFAULT_MAX_ALLOC_BYTES,
-        }
-    }
-}
-
-/// An integer as read from the wire, before it is narrowed to its target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Int {
-    /// A non-negative value (any marker).
-    Unsigned(u64),
-    /// A negative value.
-    Negative(i64),
-}
-
-/// The family of a MessagePack marker, for error messages and dispatch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ValueKind {
-    /// `nil`.
-    Nil,
-    /// `true` / `false`.
-    Bool,
-    /// Any integer form.
-    Int,
-    /// `float 32` or `float 64`.
-    Float,
-    /// Any string form.
-    Str,
-    /// Any `bin` form.
-    Bin,
-    /// Any array form.
-    Array,
-    /// Any map form.
-    Map,
-    /// Any extension form.
-    Ext,
-    /// The reserved byte `0xc1`.
-    Reserved,
-}
-
-impl ValueKind {
-    /// The kind of the value that starts with `marker`.
-    #[inline]
-    pub fn of(marker: u8) -> Self {
-        match marker {
-            0x00..=0x7f | 0xe0..=0xff | 0xcc..=0xd3 => Self::Int,
-            0x80..=0x8f | 0xde | 0xdf => Self::Map,
-            0x90..=0x9f | 0xdc | 0xdd => Self::Array,
-            0xa0..=0xbf | 0xd9..=0xdb => Self::Str,
-            0xc0 => Self::Nil,
-            0xc1 => Self::Reserved,
-            0xc2 | 0xc3 => Self::Bool,
-            0xc4..=0xc6 => Self::Bin,
-            0xc7..=0xc9 | 0xd4..=0xd8 => Self::Ext,
-            0xca | 0xcb => Self::Float,
-        }
-    }
-
-    /// A lowercase name for messages (`"string"`, `"map"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Nil => "nil",
-            Self::Bool => "boolean",
-            Self::Int => "integer",
-            Self::Float => "float",
-            Self::Str => "string",
-            Self::Bin => "binary",
-            Self::Array => "array",
-            Self::Map => "map",
-            Self::Ext => "extension",
-            Self::Reserved => "reserved marker 0xc1",
-        }
-    }
-}
 
 /// Reads MessagePack from a byte slice, enforcing [`DecodeLimits`].
 ///
@@ -653,10 +501,13 @@ impl<'de> Reader<'de> {
         self.read_raw(len)
     }
 
+    /// `data_at` is the offset of the string's first data byte (after its
+    /// header, which is 1, 2, 3 or 5 bytes long): the error is at the first
+    /// byte that is not valid UTF-8.
     #[cold]
     #[inline(never)]
-    fn utf8_error(at: usize, e: std::str::Utf8Error) -> DecodeError {
-        DecodeError::new(DecodeErrorKind::InvalidUtf8, at + 1 + e.valid_up_to()).with_source(e)
+    fn utf8_error(data_at: usize, e: std::str::Utf8Error) -> DecodeError {
+        DecodeError::new(DecodeErrorKind::InvalidUtf8, data_at + e.valid_up_to()).with_source(e)
     }
 
     /// Reads a string, borrowed from the input.
@@ -666,9 +517,10 @@ impl<'de> Reader<'de> {
     /// As [`read_str_len`](Self::read_str_len); [`DecodeErrorKind::InvalidUtf8`].
     #[inline(always)]
     pub fn read_str(&mut self) -> Result<&'de str, DecodeError> {
-        let at = self.position();
-        let bytes = self.read_str_bytes()?;
-        std::str::from_utf8(bytes).map_err(|e| Self::utf8_error(at, e))
+        let len = self.read_str_len()?;
+        let data_at = self.position();
+        let bytes = self.read_raw(len)?;
+        std::str::from_utf8(bytes).map_err(|e| Self::utf8_error(data_at, e))
     }
 
     /// Reads a string into a new `String`, charging its length to the
@@ -1027,15 +879,6 @@ impl<'de> Reader<'de> {
     }
 }
 
-/// The header of a struct on the wire: which layout, and how many entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StructHeader {
-    /// A map of this many key/value pairs (fields by name).
-    Map(usize),
-    /// An array of this many elements (fields by position).
-    Array(usize),
-}
-
 #[inline]
 /// Appends `bytes` as lowercase hex.
 fn hex(out: &mut String, bytes: &[u8]) {
@@ -1081,6 +924,31 @@ mod tests {
             r.read_string().unwrap_err().kind(),
             DecodeErrorKind::Truncated
         );
+    }
+
+    #[test]
+    fn invalid_utf8_is_located_at_its_byte_whatever_the_header() {
+        // "a\xffb" after each string header: 1, 2, 3 and 5 bytes long.
+        for (bytes, at) in [
+            (&b"\xa3a\xffb"[..], 2),
+            (b"\xd9\x03a\xffb", 3),
+            (b"\xda\x00\x03a\xffb", 4),
+            (b"\xdb\x00\x00\x00\x03a\xffb", 6),
+        ] {
+            for err in [
+                Reader::new(bytes).read_str().map(drop).unwrap_err(),
+                Reader::new(bytes).read_string().map(drop).unwrap_err(),
+            ] {
+                assert_eq!(err.kind(), DecodeErrorKind::InvalidUtf8, "{bytes:x?}");
+                assert_eq!(err.offset(), at, "{bytes:x?}");
+            }
+        }
+        // Behind other values, and with the bad byte first.
+        let mut r = Reader::new(b"\x01\xd9\x02\xff\x00");
+        r.read_u8().unwrap();
+        let err = r.read_str().unwrap_err();
+        assert_eq!(err.offset(), 3);
+        assert_eq!(err.to_string(), "invalid UTF-8 in string (byte 3)");
     }
 
     #[test]

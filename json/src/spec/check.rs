@@ -12,7 +12,8 @@ use std::ops::Bound;
 
 use super::describe::{self, describe, show, show_str, show_str_len};
 use super::model::{Check, IntSpec, Node, SpecKind, StrSpec};
-use crate::{JsInt, JsValue};
+use crate::number::JsInt;
+use crate::tree::JsValue;
 
 /// A broken constraint: what was expected and what was found.
 #[derive(Debug)]

@@ -21,7 +21,8 @@ use super::model::{MapSpec, Node, ObjSpec, SpecKind};
 use super::parse::{Ctx, Seen, first_duplicate};
 use super::validate::{self, Hops};
 use crate::msgpack::{EXPECTED_VALUE, Stacks, decode_key, decode_value};
-use crate::{JsArray, JsInt, JsObj, JsValue};
+use crate::number::JsInt;
+use crate::tree::{JsArray, JsObj, JsValue};
 
 /// The text of the marker error; never shown.
 const MARK: &str = "spec violation";

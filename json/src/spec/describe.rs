@@ -6,11 +6,12 @@
 //! its contents are not spelt out), and a found value is shown in at most
 //! about [`SHOWN`] characters.
 
+use std::fmt;
 use std::fmt::Write as _;
 use std::ops::Bound;
 
-use super::model::{Node, SpecKind};
-use crate::JsValue;
+use super::model::{Node, Spec, SpecKind};
+use crate::tree::JsValue;
 
 /// How many characters of a string a found value shows.
 const SHOWN: usize = 40;
@@ -236,4 +237,17 @@ pub(crate) fn show_array_len(n: usize) -> String {
 /// `"an object of 3 members"`.
 pub(crate) fn show_obj_len(n: usize) -> String {
     format!("an object of {}", plural(n, "member"))
+}
+
+impl fmt::Debug for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Spec({})", describe(self.node()))
+    }
+}
+
+/// What the spec accepts, in words (`integer in 1..=100`).
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&describe(self.node()))
+    }
 }

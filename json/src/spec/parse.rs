@@ -23,9 +23,11 @@ use super::check::{self, Miss, Scalar};
 use super::describe::{show, show_array_len, show_obj_len};
 use super::model::{MapSpec, Node, Spec, SpecKind};
 use super::validate::{self, Hops};
+use crate::number::JsInt;
+use crate::path::JsPath;
 use crate::path::Segment;
 use crate::text::{KeySeed, Stacks, ValueSeed, ValueVisitor};
-use crate::{JsArray, JsInt, JsObj, JsPath, JsValue};
+use crate::tree::{JsArray, JsObj, JsValue};
 
 /// The text of the marker error that stops serde at a violation; never
 /// shown, as the parked violation replaces it.

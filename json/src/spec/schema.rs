@@ -89,7 +89,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::model::{Node, Spec, SpecKind};
-use crate::{JsArray, JsInt, JsObj, JsValue};
+use crate::number::JsInt;
+use crate::tree::{JsArray, JsObj, JsValue};
 
 /// The `$schema` of every exported document.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";

@@ -18,7 +18,8 @@ use super::Violation;
 use super::check::{self, Miss, Scalar};
 use super::describe::{DANGLING, LEFT_RECURSIVE, show, show_array_len, show_obj_len};
 use super::model::{Node, SpecKind};
-use crate::{JsArray, JsObj, JsPath, JsValue};
+use crate::path::JsPath;
+use crate::tree::{JsArray, JsObj, JsValue};
 
 /// The references followed since the walk last entered a container: a
 /// reference met twice in this chain would loop without consuming input.
@@ -88,8 +89,8 @@ impl<'v> Walker<'v> {
         self.path
             .iter()
             .map(|s| match *s {
-                Step::Key(k) => crate::Segment::Key(Arc::from(k)),
-                Step::Index(i) => crate::Segment::Index(i),
+                Step::Key(k) => crate::path::Segment::Key(Arc::from(k)),
+                Step::Index(i) => crate::path::Segment::Index(i),
             })
             .collect()
     }

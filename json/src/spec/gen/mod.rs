@@ -116,7 +116,9 @@ use super::describe::{
     describe, float_range, int_range, show, show_array_len, show_obj_len, show_str, show_str_len,
 };
 use super::model::{Check, Node, Spec, SpecKind, StrSpec};
-use crate::{JsArray, JsInt, JsObj, JsPath, JsValue, Segment};
+use crate::number::JsInt;
+use crate::path::{JsPath, Segment};
+use crate::tree::{JsArray, JsObj, JsValue};
 
 mod arbitrary;
 mod invalid;
