@@ -127,6 +127,23 @@ impl Gen {
             },
             _ => self.invalid_kind(node, depth, null_ok),
         };
+        if !node.checks.is_empty() {
+            // A violation further in leaves this value otherwise valid: it
+            // must still pass this node's own checks, or it would break
+            // the spec twice.
+            out.inner = std::mem::take(&mut out.inner)
+                .into_iter()
+                .map(|(locations, s)| {
+                    let checks = node.checks.clone();
+                    let passes = move |bad: &Bad| checks.iter().all(|c| (c.test)(&bad.value));
+                    (
+                        locations,
+                        s.prop_filter("passes the enclosing user checks", passes)
+                            .boxed(),
+                    )
+                })
+                .collect();
+        }
         if !node.checks.is_empty()
             && let Ok(base) = self.valid_kind(node, depth)
         {
