@@ -4,7 +4,7 @@
 // connection as every other part of the transport shares it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use async_nats::{Client, Event, ServerAddr};
@@ -176,19 +176,4 @@ pub(crate) async fn connect(
         #[cfg(feature = "jetstream")]
         durables,
     })
-}
-
-/// The connection, as the control task, the readers and the transport share it.
-pub(super) struct Link {
-    pub(super) client: Client,
-    pub(super) prefix: Arc<str>,
-    pub(super) servers: String,
-    pub(super) closing: AtomicBool,
-    /// What the client's events counted.
-    pub(super) counts: Arc<ClientCounts>,
-    /// The publishes the server refused this connection.
-    pub(super) refusals: Arc<Refusals>,
-    /// The durable addresses (JetStream), if any.
-    #[cfg(feature = "jetstream")]
-    pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::transport::Node;
-use crate::transport::nats::connect::Link;
+use crate::transport::nats::link::Link;
 use crate::transport::nats::readers::{ReaderHandle, Stop, subscribe};
 
 pub(super) enum Control {

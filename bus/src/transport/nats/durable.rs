@@ -17,9 +17,7 @@
 // is dead-lettered without being handled again. Nothing is acked before
 // it was handled or stored at the dead-letter address.
 
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_nats::HeaderMap;
@@ -31,7 +29,6 @@ use futures_util::stream::FuturesUnordered;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::base::error::OperationKind;
 use crate::base::headers::DELIVERY_HEADER;
 use crate::base::interceptor::DeliveryKind;
 use crate::base::metrics::bump;
@@ -42,117 +39,16 @@ use crate::transport::cluster::{
     self, Arrival, Decoded, decode_checked, first_then_transform, undecodable,
 };
 use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
-use crate::transport::nats::connect::Link;
 use crate::transport::nats::durable_options::{
     DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
-    MESSAGE_ID_HEADER,
 };
 use crate::transport::nats::jetstream::{
     DurableAddress, SEND_CONSUMER, ensure_consumer, node_consumer_config,
 };
-use crate::transport::nats::outbound::{NATS_MSG_ID, Prepared, Route, transport_error};
+use crate::transport::nats::link::Link;
+use crate::transport::nats::link::NATS_MSG_ID;
 use crate::transport::nats::wire;
-use crate::transport::{BoxFuture, Node, Outbound};
-
-/// A unique message id: a random per-process part and a counter.
-fn generated_id() -> String {
-    static SEED: OnceLock<u64> = OnceLock::new();
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let seed = *SEED.get_or_init(|| {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        h.finish()
-    });
-    format!("{seed:016x}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
-impl Link {
-    /// The durable settings of `address`, when it is durable.
-    pub(super) fn durable(&self, address: &str) -> Option<Arc<DurableAddress>> {
-        self.durables.as_ref()?.get(address).cloned()
-    }
-
-    /// A send or publish to a durable address: stored in its stream, `Ok`
-    /// once the server acknowledged it, within the address's
-    /// [`store_timeout`](crate::DurableOptions::store_timeout). It leaves
-    /// by the same path as a core message ([`Link::prepare`]), to the
-    /// stream's subject; a refusal for lack of permission ends the wait at
-    /// once.
-    pub(super) async fn store<K: OperationKind>(
-        &self,
-        d: &DurableAddress,
-        mut out: Outbound,
-        publish: bool,
-    ) -> Result<(), crate::base::error::Error<K>> {
-        let Some(durables) = &self.durables else {
-            return self.fire(out, publish).await;
-        };
-        let id = match out.headers.get(MESSAGE_ID_HEADER) {
-            Some(id) => id.to_owned(),
-            None => {
-                let id = generated_id();
-                out.headers.insert(MESSAGE_ID_HEADER, id.clone());
-                id
-            }
-        };
-        let subject = if publish {
-            &d.publish_subject
-        } else {
-            &d.send_subject
-        };
-        let Prepared {
-            subject,
-            headers,
-            body,
-        } = match self.prepare(&out, Route::Stored { subject, id: &id }) {
-            Ok(prepared) => prepared,
-            Err(refuse) => return Err(refuse.into_error(out)),
-        };
-        // The server drops a publish it refuses and tells only with an
-        // asynchronous error: without this, the store would wait out its
-        // timeout.
-        let refused = self.refusals.refused(&subject);
-        let timeout = d.options.store_timeout;
-        let stored = async {
-            let ack = durables
-                .js
-                .publish_with_headers(subject.clone(), headers, body)
-                .await?;
-            ack.await.map(drop)
-        };
-        let stored = tokio::select! {
-            stored = tokio::time::timeout(timeout, stored) => stored,
-            () = refused => {
-                return Err(self
-                    .permission_refused(K::TRANSPORT, &out.address, &subject)
-                    .with_address(out.address)
-                    .with_body(out.body));
-            }
-        };
-        match stored {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(transport_error(K::TRANSPORT, &out.address, &self.servers, e)
-                .with_address(Arc::clone(&out.address))
-                .with_body(out.body)),
-            Err(_) => Err(crate::base::error::Error::new(
-                K::TRANSPORT,
-                format!(
-                    "JetStream did not confirm storing the message to durable address {} within {} ms (DurableOptions::store_timeout; servers {}): it may or may not be stored, and a send again with the same {MESSAGE_ID_HEADER} header is stored once",
-                    out.address,
-                    timeout.as_millis(),
-                    self.servers
-                ),
-            )
-            .with_address(Arc::clone(&out.address))
-            .with_body(out.body)),
-        }
-    }
-}
+use crate::transport::{BoxFuture, Node};
 
 /// The durable readers of one address on this node.
 pub(super) struct DurableReaders {

@@ -1,10 +1,13 @@
 // The NATS cluster transport (README "Cluster (NATS)" is the wire
-// contract; `wire.rs` holds its names). One file per job, top to bottom:
-// `transport` (the `RemoteTransport` impl) → `control` (the control task)
-// → `readers` (one task per subscribed address) → `reply` (decoding and
-// answering) → `outbound` (encoding and publishing) → `connect` (the
-// connection) → `options`, `refusals` (publishes the server refused),
-// `wire`.
+// contract; `wire.rs` holds its names). What every cluster transport does
+// alike (frames, decoding by codec name, delivery, answers) is
+// `transport/cluster/`; this folder carries frames over NATS. One file per
+// job, top to bottom: `transport` (the `RemoteTransport` impl) →
+// `control` (the control task) → `readers` (one task per subscribed
+// address) and `durable` (the durable readers) → `link` (the connection
+// and all it does: the one outbound path for core and durable messages,
+// the answers to NATS reply subjects) → `connect` (connecting) →
+// `options`, `refusals` (publishes the server refused), `wire`.
 //
 // Contract:
 // * One NATS connection per bus. Outbound messages are encoded once with
@@ -51,11 +54,10 @@ mod durable;
 mod durable_options;
 #[cfg(feature = "jetstream")]
 mod jetstream;
+mod link;
 mod options;
-mod outbound;
 mod readers;
 mod refusals;
-mod reply;
 mod transport;
 mod wire;
 

@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use crate::transport::BoxFuture;
 use crate::transport::Node;
 use crate::transport::cluster::{self, Answers, Delivered};
-use crate::transport::nats::connect::Link;
+use crate::transport::nats::link::Link;
 use crate::transport::nats::wire;
 
 pub(super) enum Stop {

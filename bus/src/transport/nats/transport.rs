@@ -11,9 +11,10 @@ use tokio::sync::{mpsc, oneshot};
 use crate::base::error::{PublishError, RequestError, RequestErrorKind, SendError};
 use crate::base::reply::ReplyEnvelope;
 use crate::transport::cluster;
-use crate::transport::nats::connect::{Connected, Link};
+use crate::transport::nats::connect::Connected;
 use crate::transport::nats::control::{Control, control_loop};
-use crate::transport::nats::outbound::{Prepared, Route, request_failed};
+use crate::transport::nats::link::Link;
+use crate::transport::nats::link::{Prepared, Route, request_failed};
 use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound, RemoteCounts, RemoteTransport};
 

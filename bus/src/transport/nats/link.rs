@@ -1,9 +1,31 @@
-// Outbound: what leaves this node over NATS. Checks that the connection is
-// open and the subject was not refused moments ago, makes the message's
-// frame (codec, headers, encoded body: `cluster::frame`, as every cluster
-// transport does), checks it fits `max_payload`, publishes sends and
-// publishes, and turns NATS failures into the operation's error.
+// `Link`: the connection as the control task, the readers and the
+// transport share it, and everything it does. What leaves this node goes
+// one way, core or durable: the connection is open, the subject was not
+// refused moments ago, the message's frame is made (codec, headers,
+// encoded body: `cluster::frame`, as every cluster transport does) and
+// fits `max_payload`; then a core publish, or a JetStream publish awaiting
+// the server's confirmation. Answers to requests and conversations go to
+// NATS reply subjects (`cluster::Answers`). NATS failures become the
+// operation's error.
 
+#[cfg(feature = "jetstream")]
+use std::hash::{BuildHasher, Hasher};
+#[cfg(feature = "jetstream")]
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicBool;
+#[cfg(feature = "jetstream")]
+use std::sync::atomic::AtomicU64;
+
+use async_nats::Client;
+
+use crate::transport::BoxFuture;
+use crate::transport::cluster::{Answered, Answers};
+use crate::transport::nats::connect::ClientCounts;
+#[cfg(feature = "jetstream")]
+use crate::transport::nats::durable_options::MESSAGE_ID_HEADER;
+#[cfg(feature = "jetstream")]
+use crate::transport::nats::jetstream::DurableAddress;
+use crate::transport::nats::refusals::Refusals;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -15,9 +37,23 @@ use bytes::Bytes;
 use crate::base::error::{OperationKind, RequestError, RequestErrorKind};
 use crate::transport::Outbound;
 use crate::transport::cluster::{self, Frame, Refuse};
-use crate::transport::nats::connect::Link;
 use crate::transport::nats::refusals::REMEMBERED;
 use crate::transport::nats::wire;
+
+/// The connection, as the control task, the readers and the transport share it.
+pub(super) struct Link {
+    pub(super) client: Client,
+    pub(super) prefix: Arc<str>,
+    pub(super) servers: String,
+    pub(super) closing: AtomicBool,
+    /// What the client's events counted.
+    pub(super) counts: Arc<ClientCounts>,
+    /// The publishes the server refused this connection.
+    pub(super) refusals: Arc<Refusals>,
+    /// The durable addresses (JetStream), if any.
+    #[cfg(feature = "jetstream")]
+    pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
+}
 
 impl Link {
     fn check_open(&self) -> Result<(), Refuse> {
@@ -207,5 +243,147 @@ pub(super) async fn publish_answer(shared: Arc<Link>, to: async_nats::Subject, f
         .await
     {
         tracing::debug!(error = %e, "cannot publish an answer to NATS");
+    }
+}
+
+impl Answers for Link {
+    type To = async_nats::Subject;
+
+    const LIMIT: &'static str = "the NATS server";
+
+    fn max_payload(&self) -> usize {
+        self.client.max_payload()
+    }
+
+    fn finish(self: &Arc<Self>, to: Self::To, frame: Frame) -> BoxFuture<'static, ()> {
+        Box::pin(publish_answer(Arc::clone(self), to, frame))
+    }
+
+    fn ask(
+        self: &Arc<Self>,
+        to: Self::To,
+        frame: Frame,
+        wait: Duration,
+        address: &Arc<str>,
+    ) -> BoxFuture<'static, Answered<Self::To>> {
+        let link = Arc::clone(self);
+        let address = Arc::clone(address);
+        Box::pin(async move {
+            let request = async_nats::Request::new()
+                .headers(wire::headers(&frame))
+                .payload(frame.payload)
+                .timeout(Some(wait));
+            let message = link
+                .client
+                .send_request(to, request)
+                .await
+                .map_err(|e| request_failed(e, &address, wait, &link.servers))?;
+            Ok((
+                wire::frame(message.headers.as_ref(), message.payload),
+                message.reply,
+            ))
+        })
+    }
+}
+
+/// A unique message id: a random per-process part and a counter.
+#[cfg(feature = "jetstream")]
+fn generated_id() -> String {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let seed = *SEED.get_or_init(|| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish()
+    });
+    format!("{seed:016x}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+#[cfg(feature = "jetstream")]
+impl Link {
+    /// The durable settings of `address`, when it is durable.
+    pub(super) fn durable(&self, address: &str) -> Option<Arc<DurableAddress>> {
+        self.durables.as_ref()?.get(address).cloned()
+    }
+
+    /// A send or publish to a durable address: stored in its stream, `Ok`
+    /// once the server acknowledged it, within the address's
+    /// [`store_timeout`](crate::DurableOptions::store_timeout). It leaves
+    /// by the same path as a core message ([`Link::prepare`]), to the
+    /// stream's subject; a refusal for lack of permission ends the wait at
+    /// once.
+    pub(super) async fn store<K: OperationKind>(
+        &self,
+        d: &DurableAddress,
+        mut out: Outbound,
+        publish: bool,
+    ) -> Result<(), crate::base::error::Error<K>> {
+        let Some(durables) = &self.durables else {
+            return self.fire(out, publish).await;
+        };
+        let id = match out.headers.get(MESSAGE_ID_HEADER) {
+            Some(id) => id.to_owned(),
+            None => {
+                let id = generated_id();
+                out.headers.insert(MESSAGE_ID_HEADER, id.clone());
+                id
+            }
+        };
+        let subject = if publish {
+            &d.publish_subject
+        } else {
+            &d.send_subject
+        };
+        let Prepared {
+            subject,
+            headers,
+            body,
+        } = match self.prepare(&out, Route::Stored { subject, id: &id }) {
+            Ok(prepared) => prepared,
+            Err(refuse) => return Err(refuse.into_error(out)),
+        };
+        // The server drops a publish it refuses and tells only with an
+        // asynchronous error: without this, the store would wait out its
+        // timeout.
+        let refused = self.refusals.refused(&subject);
+        let timeout = d.options.store_timeout;
+        let stored = async {
+            let ack = durables
+                .js
+                .publish_with_headers(subject.clone(), headers, body)
+                .await?;
+            ack.await.map(drop)
+        };
+        let stored = tokio::select! {
+            stored = tokio::time::timeout(timeout, stored) => stored,
+            () = refused => {
+                return Err(self
+                    .permission_refused(K::TRANSPORT, &out.address, &subject)
+                    .with_address(out.address)
+                    .with_body(out.body));
+            }
+        };
+        match stored {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(transport_error(K::TRANSPORT, &out.address, &self.servers, e)
+                .with_address(Arc::clone(&out.address))
+                .with_body(out.body)),
+            Err(_) => Err(crate::base::error::Error::new(
+                K::TRANSPORT,
+                format!(
+                    "JetStream did not confirm storing the message to durable address {} within {} ms (DurableOptions::store_timeout; servers {}): it may or may not be stored, and a send again with the same {MESSAGE_ID_HEADER} header is stored once",
+                    out.address,
+                    timeout.as_millis(),
+                    self.servers
+                ),
+            )
+            .with_address(Arc::clone(&out.address))
+            .with_body(out.body)),
+        }
     }
 }

@@ -1,0 +1,286 @@
+// A message between nodes as a frame: the wire's names, what a frame
+// holds and how large a NATS server counts it, and the frames of what
+// leaves this node (a message, a reply).
+
+use std::any::Any;
+use std::cell::Cell;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use codecbus_core::{AnyBody, CodecRegistration, Writer};
+
+use crate::base::error::{NO_FAILURE_CODE, RequestErrorKind};
+use crate::base::headers::Headers;
+use crate::base::reply::ReplyEnvelope;
+use crate::telemetry::spans;
+use crate::transport::{Node, Outbound};
+
+/// The wire format version this node writes and the only one it reads.
+pub(crate) const WIRE_VERSION: &str = "1";
+
+/// Header names of the bus; every name starting with [`RESERVED`]
+/// (ASCII case-insensitive) belongs to the bus.
+pub(crate) const RESERVED: &str = "Codecbus-";
+/// `{version} {codec name}` on every message with a body.
+pub(crate) const H_CODEC: &str = "Codecbus-Codec";
+/// `{version} {FAILURE_KIND} {code}` on a failure reply (the body is the
+/// UTF-8 message).
+pub(crate) const H_FAILURE: &str = "Codecbus-Failure";
+
+/// Whether `name` is one of the bus's own header names.
+pub(crate) fn is_reserved(name: &str) -> bool {
+    name.get(..RESERVED.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(RESERVED))
+}
+
+/// What the bus reads from the headers of an incoming message.
+#[derive(Default)]
+pub(crate) struct Inbound {
+    /// The wire version in the `Codecbus-Codec` header, if there is one.
+    /// Only that header's: the version of a `Codecbus-Failure` header is
+    /// not read, so a message carrying both decodes by its codec header
+    /// whatever order the client's header map iterates in.
+    pub(crate) version: Option<String>,
+    pub(crate) codec: Option<String>,
+    pub(crate) failure: Option<String>,
+    pub(crate) failure_code: Option<i32>,
+    pub(crate) user: Headers,
+}
+
+/// One message between nodes: what its headers say, and its body (the
+/// encoded value, or a failure's text).
+pub(crate) struct Frame {
+    pub(crate) head: Inbound,
+    pub(crate) payload: Bytes,
+}
+
+impl Frame {
+    /// A body encoded with the codec `codec`, with the user's headers.
+    pub(crate) fn body(codec: &str, user: Headers, payload: Bytes) -> Self {
+        Self {
+            head: Inbound {
+                version: Some(WIRE_VERSION.to_owned()),
+                codec: Some(codec.to_owned()),
+                user,
+                ..Inbound::default()
+            },
+            payload,
+        }
+    }
+
+    /// A failure answering a request.
+    pub(crate) fn failure(kind: RequestErrorKind, code: i32, message: String) -> Self {
+        Self {
+            head: Inbound {
+                failure: Some(kind.as_str().to_owned()),
+                failure_code: Some(code),
+                ..Inbound::default()
+            },
+            payload: Bytes::from(message),
+        }
+    }
+
+    /// Its size as a NATS server counts it against `max_payload`: the
+    /// header block ("NATS/1.0\r\n", "name: value\r\n" each, "\r\n") and
+    /// the body.
+    pub(crate) fn wire_len(&self) -> usize {
+        let mut len = 12;
+        let mut header = |name: &str, value_len: usize| len += name.len() + 2 + value_len + 2;
+        if let Some(codec) = &self.head.codec {
+            header(H_CODEC, WIRE_VERSION.len() + 1 + codec.len());
+        }
+        if let (Some(kind), Some(code)) = (&self.head.failure, self.head.failure_code) {
+            header(
+                H_FAILURE,
+                WIRE_VERSION.len() + 1 + kind.len() + 1 + code.to_string().len(),
+            );
+        }
+        for (name, value) in self.head.user.iter() {
+            header(name, value.len());
+        }
+        len + self.payload.len()
+    }
+}
+
+/// Checks that `user` headers can travel between nodes: names of
+/// printable ASCII without `:` outside the bus's reserved prefix, values
+/// without CR or LF (what a NATS header block can carry).
+pub(crate) fn check_user_headers(user: &Headers) -> Result<(), String> {
+    for (name, value) in user.iter() {
+        if is_reserved(name) {
+            return Err(format!(
+                "header `{name}` uses the prefix `{RESERVED}`, which the bus reserves for its wire contract"
+            ));
+        }
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+            return Err(format!(
+                "header name {name:?} cannot travel over NATS (printable ASCII without `:` only)"
+            ));
+        }
+        if value.bytes().any(|b| b == b'\r' || b == b'\n') {
+            return Err(format!(
+                "the value of header `{name}` cannot travel over NATS (no CR or LF)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Why an outbound message did not leave.
+pub(crate) enum Refuse {
+    Codec(String),
+    TooLarge(String),
+    Transport(String),
+}
+
+impl Refuse {
+    /// The operation's error for `out`, which did not leave: its address,
+    /// and its body handed back.
+    pub(crate) fn into_error<K: crate::base::error::OperationKind>(
+        self,
+        out: Outbound,
+    ) -> crate::base::error::Error<K> {
+        let (kind, message) = match self {
+            Self::Codec(m) => (K::CODEC, m),
+            Self::TooLarge(m) => (K::PAYLOAD_TOO_LARGE, m),
+            Self::Transport(m) => (K::TRANSPORT, m),
+        };
+        crate::base::error::Error::new(kind, message)
+            .with_address(out.address)
+            .with_body(out.body)
+    }
+}
+
+/// The frame of an outbound message: its codec (refused without one), its
+/// user headers (refused when they cannot travel) and its encoded body.
+/// The transport checks the size and sends it.
+pub(crate) fn frame(out: &Outbound) -> Result<Frame, Refuse> {
+    let Some(codec) = out.codec else {
+        return Err(Refuse::Codec(format!(
+            "`{}` has no codec registered, so it cannot leave the process (derive MessageCodec on a non-generic type, or register one with EventBus::register_codec); to address {}",
+            out.type_name, out.address
+        )));
+    };
+    if codec.name().bytes().any(|b| b == b'\r' || b == b'\n') {
+        return Err(Refuse::Transport(format!(
+            "message to address {}: codec name {:?} cannot travel in a NATS header",
+            out.address,
+            codec.name()
+        )));
+    }
+    check_user_headers(&out.headers)
+        .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
+    let body = encode(&codec, &out.body).map_err(|e| {
+        Refuse::Codec(format!(
+            "cannot encode a `{}` body (codec {:?}) for address {}: {e}",
+            codec.type_name(),
+            codec.name(),
+            out.address
+        ))
+    })?;
+    if let Some(probe) = &out.probe {
+        probe.bytes_written(body.len());
+    }
+    if out.traced {
+        spans::body_size(body.len());
+    }
+    Ok(Frame::body(codec.name(), out.headers.clone(), body))
+}
+
+/// The error for `frame` when it is larger than `max`, the `max_payload`
+/// of `limit` (who sets it, named in the message).
+pub(crate) fn too_large(
+    what: &str,
+    address: &str,
+    frame: &Frame,
+    max: usize,
+    limit: &str,
+) -> Option<String> {
+    let total = frame.wire_len();
+    (total > max).then(|| {
+        let body = frame.payload.len();
+        format!(
+            "{what} to address {address} is {total} bytes ({body} of body, {} of headers), over {limit}'s max_payload of {max} bytes",
+            total - body
+        )
+    })
+}
+
+/// Encoding buffers up to this capacity are kept for the next message on
+/// the same thread; a larger one leaves with its message.
+const KEEP_SCRATCH: usize = 64 * 1024;
+
+thread_local! {
+    /// The encoding buffer of this thread, empty between two messages.
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// Encodes `body` with `codec` into a buffer of exactly its size.
+///
+/// The encoder writes into a buffer reused from message to message and the
+/// result is copied out in one allocation of the final size, instead of
+/// growing a fresh vector from empty (an allocation and seven
+/// reallocations for a body of 1 KiB, each one possibly copying what was
+/// written so far). A body larger than
+/// [`KEEP_SCRATCH`] takes the buffer along instead of being copied.
+pub(crate) fn encode(
+    codec: &CodecRegistration,
+    body: &AnyBody,
+) -> Result<Bytes, codecbus_core::EncodeError> {
+    let mut buf = SCRATCH.take();
+    buf.clear();
+    let mut w = Writer::from_vec(buf);
+    let result = codec.encode(&**body, &mut w);
+    let buf = w.into_vec();
+    if buf.capacity() > KEEP_SCRATCH {
+        return result.map(|()| Bytes::from(buf));
+    }
+    let encoded = result.map(|()| Bytes::copy_from_slice(&buf));
+    SCRATCH.set(buf);
+    encoded
+}
+
+/// The frame answering a request with the reply `env`: its body encoded
+/// with its type's codec, its headers checked; or the failure to send in
+/// its place (the kind and text).
+pub(crate) fn reply_frame(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    env: &ReplyEnvelope,
+) -> Result<Frame, (RequestErrorKind, String)> {
+    let type_id = Any::type_id(&*env.body);
+    let Some(codec) = inner.codec_by_type(type_id) else {
+        return Err((
+            RequestErrorKind::Codec,
+            format!(
+                "Reply from address {address}: `{}` has no codec registered on the replying node, so it cannot leave the process",
+                env.type_name
+            ),
+        ));
+    };
+    let body = encode(&codec, &env.body).map_err(|e| {
+        (
+            RequestErrorKind::Codec,
+            format!(
+                "Reply from address {address}: cannot encode with codec {:?}: {e}",
+                codec.name()
+            ),
+        )
+    })?;
+    check_user_headers(&env.headers).map_err(|e| {
+        (
+            RequestErrorKind::Transport,
+            format!("Reply from address {address}: {e}"),
+        )
+    })?;
+    Ok(Frame::body(codec.name(), env.headers.clone(), body))
+}
+
+/// The frame answering a request whose consumer dropped it unanswered.
+pub(crate) fn no_reply_frame(address: &str) -> Frame {
+    Frame::failure(
+        RequestErrorKind::RecipientFailure,
+        NO_FAILURE_CODE,
+        format!("No reply: the consumer at address {address} dropped the message without replying"),
+    )
+}

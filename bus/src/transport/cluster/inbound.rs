@@ -1,0 +1,326 @@
+// A message arriving from the cluster for this node's consumers: counted,
+// decoded by the codec its headers name (checked by the consumers' shared
+// guard in the same pass where there is one) and delivered with
+// `Scope::Exported`, the first consumer getting the decoded allocation and
+// every further one the codec's transform of it.
+
+use std::cell::Cell;
+use std::sync::Arc;
+
+use codecbus_core::{AnyBody, CodecRegistration};
+
+use crate::base::error::{NO_FAILURE_CODE, RequestErrorKind};
+use crate::base::guard::{GuardRef, GuardedDecode};
+use crate::base::interceptor::DeliveryKind;
+use crate::base::metrics::bump;
+use crate::base::reply::{self, Completion, ReplyRx};
+use crate::telemetry::probe::RefusedBy;
+use crate::telemetry::{Probe, Side, spans};
+use crate::transport::Node;
+use crate::transport::cluster::frame::{Frame, H_CODEC, Inbound, WIRE_VERSION};
+use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
+
+/// A message with `head` and a body of `bytes` arrived from the cluster
+/// for this node's consumers of `address`: counts it and makes its span, a
+/// child of the sender's when the headers carry its context.
+pub(crate) struct Arrival {
+    pub(crate) probe: Option<Arc<Probe>>,
+    pub(crate) span: Option<tracing::Span>,
+}
+
+/// Counts an arrival and makes its `receive` span (traces on).
+pub(crate) fn arrival(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    head: &Inbound,
+    bytes: usize,
+) -> Arrival {
+    bump(&inner.counters().remote_received, 1);
+    let probe = inner.telemetry().probe(address);
+    if let Some(probe) = &probe {
+        probe.received(Side::Remote);
+        probe.bytes_read(bytes);
+    }
+    let span = inner.telemetry().tracing_now().then(|| {
+        let codec = head.codec.as_deref().unwrap_or("(none)");
+        spans::receive(address, codec, bytes, &head.user)
+    });
+    Arrival { probe, span }
+}
+
+/// Counts a message from the cluster that could not be decoded.
+pub(crate) fn undecodable(inner: &Arc<dyn Node>, probe: Option<&Probe>) {
+    bump(&inner.counters().undecodable, 1);
+    if let Some(probe) = probe {
+        probe.undecodable();
+    }
+}
+
+/// Decodes a body by the codec its headers name.
+pub(crate) fn decode(
+    inner: &Arc<dyn Node>,
+    head: &Inbound,
+    payload: &[u8],
+) -> Result<(CodecRegistration, AnyBody), String> {
+    let codec = codec_of(inner, head)?;
+    let body = decode_with(&codec, payload)?;
+    Ok((codec, body))
+}
+
+/// What became of an incoming payload.
+pub(crate) enum Decoded {
+    /// A body, and the guard that checked it while it was decoded.
+    Body(CodecRegistration, AnyBody, Option<GuardRef>),
+    /// Not a message of a codec this node knows, or not a value of it.
+    Undecodable(String),
+    /// The guard all of the address's exported consumers share refused
+    /// the value of this codec (its reasons), for that many consumers.
+    Refused(CodecRegistration, String, usize),
+}
+
+/// Decodes a message for `address`. When every exported consumer there
+/// has the same guard and that guard reads the message's codec, the guard
+/// checks while it decodes: a value it refuses is never delivered (nor, for
+/// a spec, even built).
+pub(crate) fn decode_checked(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    head: &Inbound,
+    payload: &[u8],
+) -> Decoded {
+    let Some((guard, consumers)) = inner.local().shared_guard(address, Scope::Exported) else {
+        return match decode(inner, head, payload) {
+            Ok((codec, body)) => Decoded::Body(codec, body, None),
+            Err(error) => Decoded::Undecodable(error),
+        };
+    };
+    let codec = match codec_of(inner, head) {
+        Ok(codec) => codec,
+        Err(error) => return Decoded::Undecodable(error),
+    };
+    match guard.decode(codec.name(), payload) {
+        Some(Ok(body)) => Decoded::Body(codec, body, Some(guard)),
+        Some(Err(GuardedDecode::Refused(reasons))) => Decoded::Refused(codec, reasons, consumers),
+        Some(Err(GuardedDecode::Undecodable(error))) => Decoded::Undecodable(format!(
+            "cannot decode {} bytes with codec {:?}: {error}",
+            payload.len(),
+            codec.name()
+        )),
+        None => match decode_with(&codec, payload) {
+            Ok(body) => Decoded::Body(codec, body, None),
+            Err(error) => Decoded::Undecodable(error),
+        },
+    }
+}
+
+/// A `make` for local delivery of a freshly decoded body: the first
+/// recipient gets the decoded allocation itself (nobody else holds it),
+/// every further one the codec's transform of it (shared for an immutable
+/// type, a deep copy otherwise), exactly as local delivery hands out
+/// bodies.
+pub(crate) fn first_then_transform<'a>(
+    codec: &'a CodecRegistration,
+    body: &'a AnyBody,
+) -> impl Fn() -> AnyBody + 'a {
+    let first = Cell::new(true);
+    move || {
+        if first.replace(false) {
+            Arc::clone(body)
+        } else {
+            codec.transform(body)
+        }
+    }
+}
+
+/// The codec a message's headers name, known on this node.
+pub(crate) fn codec_of(inner: &Arc<dyn Node>, head: &Inbound) -> Result<CodecRegistration, String> {
+    match head.version.as_deref() {
+        Some(WIRE_VERSION) => {}
+        Some(v) => {
+            return Err(format!(
+                "unsupported codecbus wire version {v:?} (this node reads version {WIRE_VERSION})"
+            ));
+        }
+        None => {
+            return Err(format!("not a codecbus message (no {H_CODEC} header)"));
+        }
+    }
+    let Some(name) = head.codec.as_deref() else {
+        return Err(format!("no codec name in the {H_CODEC} header"));
+    };
+    inner.codec_by_name(name).ok_or_else(|| {
+        format!("Unknown codec {name:?}: no codec is registered under that name on this node")
+    })
+}
+
+/// Decodes `payload`, the whole of it, with `codec`.
+pub(crate) fn decode_with(codec: &CodecRegistration, payload: &[u8]) -> Result<AnyBody, String> {
+    let name = codec.name();
+    let mut r = codecbus_core::Reader::new(payload);
+    let body = codec.decode(&mut r).map_err(|e| {
+        format!(
+            "cannot decode {} bytes with codec {name:?}: {e}",
+            payload.len()
+        )
+    })?;
+    if !r.is_empty() {
+        return Err(format!(
+            "cannot decode {} bytes with codec {name:?}: {} bytes left after the value",
+            payload.len(),
+            r.remaining()
+        ));
+    }
+    Ok(body)
+}
+
+/// Delivers a publish from the cluster to this node's exported consumers
+/// of `address`; `from` names the transport in logs.
+pub(crate) fn deliver_publish(inner: &Arc<dyn Node>, address: &str, frame: &Frame, from: &str) {
+    let Arrival { probe, span } = arrival(inner, address, &frame.head, frame.payload.len());
+    let _entered = span.as_ref().map(tracing::Span::enter);
+    let (codec, body, checked) = match decode_checked(inner, address, &frame.head, &frame.payload) {
+        Decoded::Body(codec, body, checked) => (codec, body, checked),
+        Decoded::Undecodable(error) => {
+            undecodable(inner, probe.as_deref());
+            tracing::warn!(address, %error, "publish from {from} dropped: not decodable");
+            return;
+        }
+        Decoded::Refused(_, reasons, consumers) => {
+            bump(&inner.counters().invalid, consumers as u64);
+            if let Some(probe) = &probe {
+                probe.refused(RefusedBy::Invalid, consumers as u64);
+            }
+            tracing::warn!(address, %reasons, "publish from {from} refused by the consumers' spec");
+            return;
+        }
+    };
+    let fan = inner.local().deliver_all(
+        address,
+        Scope::Exported,
+        codec.type_id(),
+        Verdicts::checked(&*body, checked),
+        first_then_transform(&codec, &body),
+        &frame.head.user,
+        None,
+    );
+    fan.count(inner.counters(), probe.as_deref());
+    if let Some(reasons) = &fan.invalid_reasons {
+        tracing::warn!(
+            address,
+            invalid = fan.invalid,
+            %reasons,
+            "publish from {from} refused by a consumer's spec"
+        );
+    }
+    if fan.refused > 0 {
+        tracing::warn!(
+            address,
+            refused = fan.refused,
+            delivered = fan.delivered,
+            "publish from {from} refused by full consumer queues"
+        );
+    } else {
+        tracing::debug!(
+            address,
+            delivered = fan.delivered,
+            "publish from {from} delivered"
+        );
+    }
+}
+
+/// What a send or request from the cluster needs from its transport
+/// after its delivery.
+pub(crate) enum Delivered {
+    /// Nothing (a send, delivered or not: it is logged and counted).
+    Done,
+    /// A request was delivered: await its answer here.
+    Awaiting(ReplyRx),
+    /// A request was not delivered: answer with this failure.
+    Failed(Frame),
+}
+
+/// Delivers a send (or, with `request`, a request) from the cluster to one
+/// of this node's exported consumers of `address`; `from` names the
+/// transport in logs.
+pub(crate) fn deliver_send(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    frame: Frame,
+    request: bool,
+    from: &str,
+) -> Delivered {
+    let Arrival { probe, span } = arrival(inner, address, &frame.head, frame.payload.len());
+    let _entered = span.as_ref().map(tracing::Span::enter);
+    let kind = if request {
+        DeliveryKind::Request
+    } else {
+        DeliveryKind::Send
+    };
+    let Frame { head, payload } = frame;
+    let (codec, body, checked) = match decode_checked(inner, address, &head, &payload) {
+        Decoded::Body(codec, body, checked) => (codec, body, checked),
+        Decoded::Refused(codec, reasons, _) => {
+            let refusal = Refusal::Invalid(reasons);
+            refusal.count(inner.counters(), probe.as_deref());
+            let err = refusal.into_error::<RequestErrorKind>(address, codec.type_name());
+            if request {
+                return Delivered::Failed(Frame::failure(
+                    err.kind(),
+                    NO_FAILURE_CODE,
+                    err.message().to_owned(),
+                ));
+            }
+            tracing::warn!(address, reason = %err, "send from {from} refused by the consumers' spec");
+            return Delivered::Done;
+        }
+        Decoded::Undecodable(error) => {
+            undecodable(inner, probe.as_deref());
+            if request {
+                tracing::debug!(address, %error, "request from {from} not decodable; answering with a codec error");
+                return Delivered::Failed(Frame::failure(
+                    RequestErrorKind::Codec,
+                    NO_FAILURE_CODE,
+                    format!("Request to address {address}: {error}"),
+                ));
+            }
+            tracing::warn!(address, %error, "send from {from} dropped: not decodable");
+            return Delivered::Done;
+        }
+    };
+    let (completion, rx) = if request {
+        let (tx, rx) = reply::channel();
+        (Completion::Reply(tx), Some(rx))
+    } else {
+        (Completion::None, None)
+    };
+    let result = inner.local().deliver_one(
+        address,
+        Scope::Exported,
+        codec.type_id(),
+        Verdicts::checked(&*body, checked),
+        first_then_transform(&codec, &body),
+        head.user,
+        kind,
+        completion,
+    );
+    drop(body);
+    match result {
+        Ok(()) => {
+            count_delivered(inner.counters(), probe.as_deref());
+            rx.map_or(Delivered::Done, Delivered::Awaiting)
+        }
+        Err(refusal) => {
+            refusal.count(inner.counters(), probe.as_deref());
+            let err = refusal.into_error::<RequestErrorKind>(address, codec.type_name());
+            if request {
+                return Delivered::Failed(Frame::failure(
+                    err.kind(),
+                    NO_FAILURE_CODE,
+                    err.message().to_owned(),
+                ));
+            }
+            tracing::warn!(address, reason = %err, "send from {from} not delivered");
+            Delivered::Done
+        }
+    }
+}
