@@ -18,11 +18,11 @@ use tracing::Instrument;
 
 use crate::api::message::Message;
 use crate::base::error::{ReplyError, ReplyErrorKind, RequestErrorKind};
-use crate::base::metrics::bump;
 use crate::base::reply::Completion;
 use crate::engine::routing;
 use crate::engine::state::State;
 use crate::engine::{Envelope, QueueRx};
+use crate::telemetry::record::{Event, record};
 use crate::telemetry::spans;
 
 /// What a handler may return: `()`, or `Result<(), E>` where an `Err` fails
@@ -319,7 +319,7 @@ async fn dispatch<T, F, Fut>(
                 continue;
             }
         };
-        bump(&inner.counters.handled, 1);
+        record(&inner.counters, None, Event::Handled);
         message.ack_after_handler();
         let start = rx.probe().and_then(|p| p.start());
         // Catch a panic both while creating the future and while polling it.
@@ -354,7 +354,7 @@ async fn dispatch<T, F, Fut>(
                 guard.fail(RequestErrorKind::RecipientFailure, text);
             }
             Handled::Panicked(text) => {
-                bump(&inner.counters.panics, 1);
+                record(&inner.counters, None, Event::Panicked);
                 tracing::warn!(address = &*address, panic = %text, "handler panicked; the consumer keeps running");
                 guard.fail(
                     RequestErrorKind::RecipientFailure,
@@ -418,10 +418,7 @@ where
 /// Counts `n` messages discarded from `rx`'s queue.
 fn discarded(rx: &QueueRx, inner: &State, n: u64) {
     if n > 0 {
-        bump(&inner.counters.discarded, n);
-        if let Some(probe) = rx.probe() {
-            probe.discarded(n);
-        }
+        record(&inner.counters, rx.probe(), Event::Discarded(n));
     }
 }
 
@@ -540,7 +537,7 @@ impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
             }
             match Message::<T>::from_envelope(env, &self.inner) {
                 Ok(message) => {
-                    bump(&self.inner.counters.handled, 1);
+                    record(&self.inner.counters, None, Event::Handled);
                     return Poll::Ready(Some(message));
                 }
                 Err(env) => env

@@ -19,6 +19,7 @@ use crate::engine::Envelope;
 use crate::engine::routing;
 use crate::engine::state::State;
 use crate::engine::waiting;
+use crate::telemetry::record::{Event, record};
 use crate::telemetry::spans::{self, SpanSlot};
 
 /// A message delivered to a consumer, or the reply a requester received.
@@ -449,7 +450,7 @@ impl<T> Message<T> {
             };
             return Err(self.closed_error(closed, body));
         }
-        crate::base::metrics::bump(&inner.counters.replies, 1);
+        record(&inner.counters, None, Event::Replied);
         Ok(())
     }
 
@@ -583,12 +584,15 @@ impl<T> Message<T> {
                 _ => RequestErrorKind::NoHandlers,
             }));
         }
-        let env = waiting::await_reply(&inner, rx, &self.address, timeout)
+        let env = waiting::await_reply(rx, &self.address, timeout)
             .await
             .inspect_err(|err| {
-                if let Some(probe) = inner.telemetry.probe(&self.address) {
-                    probe.reply_failure(err.kind());
-                }
+                let probe = inner.telemetry.probe(&self.address);
+                record(
+                    &inner.counters,
+                    probe.as_deref(),
+                    Event::ReplyFailed(err.kind()),
+                );
             })?;
         Message::from_reply(env, &inner)
     }

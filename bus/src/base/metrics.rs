@@ -1,4 +1,5 @@
-//! Bus counters.
+//! Bus counters, kept by `telemetry/record.rs`, the one place that
+//! records every event.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -59,13 +60,14 @@ pub struct Metrics {
     pub discarded: u64,
     /// Replies sent.
     pub replies: u64,
-    /// Requests that ended in a recipient failure (`fail`, an error, a
-    /// panic, no reply).
+    /// Requests (and conversation turns) of this node that ended in a
+    /// recipient failure (`fail`, an error, a panic, no reply, a body the
+    /// consumer's spec refused), wherever the recipient ran.
     pub recipient_failures: u64,
     /// Handlers that panicked (included in `recipient_failures` when the
     /// message was a request).
     pub panics: u64,
-    /// Requests that timed out.
+    /// Requests (and conversation turns) of this node that timed out.
     pub timeouts: u64,
     /// Messages this node received from the cluster transport (NATS):
     /// sends, publishes and requests for its consumers. Replies to its own

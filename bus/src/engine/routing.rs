@@ -22,15 +22,15 @@ use crate::base::error::{OperationKind, PublishErrorKind, RequestErrorKind};
 use crate::base::error::{PublishError, RequestError, SendError, SendErrorKind};
 use crate::base::headers::Headers;
 use crate::base::interceptor::{self, DeliveryContext, DeliveryKind, InterceptorFn};
-use crate::base::metrics::bump;
 use crate::base::options::DeliveryOptions;
 use crate::base::reply::{self, Completion, ReplyEnvelope};
 use crate::base::report::PublishReport;
 use crate::engine::state::State;
 use crate::engine::waiting;
+use crate::telemetry::record::{Event, record};
 use crate::telemetry::{Chain, Probe, Side, spans};
 use crate::transport::Outbound;
-use crate::transport::local::{self, Refusal, Scope, Verdicts};
+use crate::transport::local::{Refusal, Scope, Verdicts};
 
 #[cold]
 fn refusal_error<K: OperationKind>(
@@ -209,10 +209,8 @@ fn intercept(
     };
     let pass = interceptor::run(chain, &mut ctx);
     if !pass {
-        bump(&state.counters.dropped, 1);
-        if let Some(probe) = state.telemetry.probe(address) {
-            probe.dropped(which);
-        }
+        let probe = state.telemetry.probe(address);
+        record(&state.counters, probe.as_deref(), Event::Dropped(which));
         tracing::debug!(address, ?kind, "message dropped by an interceptor");
     }
     pass
@@ -243,12 +241,10 @@ where
         completion,
     );
     let probe = observer.probe().map(|p| &**p);
-    if let Some(probe) = probe {
-        probe.received(Side::Local);
-    }
+    record(&state.counters, probe, Event::Received(Side::Local));
     match result {
         Ok(()) => {
-            local::count_delivered(&state.counters, probe);
+            record(&state.counters, probe, Event::Delivered(1));
             tracing::debug!(address, ?kind, "delivered");
             Ok(())
         }
@@ -308,10 +304,7 @@ where
     T: MessageCodec + Send + Sync + 'static,
 {
     let (_, mut headers, local_only) = options.into_parts();
-    bump(&state.counters.sent, 1);
-    if let Some(probe) = observer.probe() {
-        probe.sent();
-    }
+    record(&state.counters, observer.probe().map(|p| &**p), Event::Sent);
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Send) {
         return Err(dropped_error(address, body));
     }
@@ -372,10 +365,7 @@ where
 {
     let (_, mut headers, local_only) = options.into_parts();
     let probe = observer.probe().map(|p| &**p);
-    bump(&state.counters.published, 1);
-    if let Some(probe) = probe {
-        probe.published();
-    }
+    record(&state.counters, probe, Event::Published);
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Publish) {
         return Err(dropped_error(address, body));
     }
@@ -409,10 +399,8 @@ where
     );
     let counters = &state.counters;
     let to_cluster = scope == Scope::LocalOnly;
-    if let Some(probe) = probe
-        && (!to_cluster || fan.address.is_some())
-    {
-        probe.received(Side::Local);
+    if !to_cluster || fan.address.is_some() {
+        record(counters, probe, Event::Received(Side::Local));
     }
     fan.count(counters, probe);
     tracing::debug!(
@@ -477,21 +465,34 @@ where
         request(state, observer, address, body, options),
     )
     .await;
-    if let Some(probe) = &probe {
-        match &result {
-            Ok(_) => {
-                if let Some(start) = start {
-                    probe.request_time(start.seconds());
-                }
-            }
-            Err(err) => probe.reply_failure(err.kind()),
-        }
+    if let (Some(probe), Some(start), Ok(_)) = (&probe, start, &result) {
+        probe.request_time(start.seconds());
     }
     result
 }
 
-/// `EventBus::request_with`, up to the reply's envelope.
+/// `EventBus::request_with`, up to the reply's envelope; a request that
+/// fails is recorded as a reply failure of its kind, here, whatever the
+/// transport.
 pub(crate) async fn request<'o, T>(
+    state: &Arc<State>,
+    observer: impl Observer<'o>,
+    address: &str,
+    body: Arc<T>,
+    options: DeliveryOptions,
+) -> Result<ReplyEnvelope, RequestError>
+where
+    T: MessageCodec + Send + Sync + 'static,
+{
+    let result = request_once(state, observer, address, body, options).await;
+    if let Err(err) = &result {
+        let probe = observer.probe().map(|p| &**p);
+        record(&state.counters, probe, Event::ReplyFailed(err.kind()));
+    }
+    result
+}
+
+async fn request_once<'o, T>(
     state: &Arc<State>,
     observer: impl Observer<'o>,
     address: &str,
@@ -503,10 +504,7 @@ where
 {
     let (timeout, mut headers, local_only) = options.into_parts();
     let timeout = timeout.unwrap_or(state.default_timeout);
-    bump(&state.counters.sent, 1);
-    if let Some(probe) = observer.probe() {
-        probe.sent();
-    }
+    record(&state.counters, observer.probe().map(|p| &**p), Event::Sent);
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Request) {
         return Err(dropped_error(address, body));
     }
@@ -527,5 +525,5 @@ where
         DeliveryKind::Request,
         Completion::Reply(tx),
     )?;
-    waiting::await_reply(state, rx, address, timeout).await
+    waiting::await_reply(rx, address, timeout).await
 }

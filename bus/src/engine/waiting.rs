@@ -1,6 +1,7 @@
 // Reply waiting: awaits the reply to a request (local, or a further turn
 // of a conversation) with its timeout, and turns a failure, a dropped
-// message or the timeout into the requester's error (counted).
+// message or the timeout into the requester's error (recorded by the
+// caller, where the request or turn ends).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,14 +10,11 @@ use std::task::Poll;
 use std::time::Duration;
 
 use crate::base::error::{RequestError, RequestErrorKind};
-use crate::base::metrics::bump;
 use crate::base::reply::{Outcome, ReplyEnvelope, ReplyRx};
-use crate::engine::state::State;
 
 /// Awaits the reply to a request: the reply's envelope, which the caller
 /// turns into its `Message`.
 pub(crate) async fn await_reply(
-    state: &State,
     rx: ReplyRx,
     address: &str,
     timeout: Duration,
@@ -50,34 +48,18 @@ pub(crate) async fn await_reply(
     match outcome {
         Ok(Some(Outcome::Reply(env))) => Ok(env),
         Ok(Some(Outcome::Failure(failure))) => {
-            // Local failures are recipient failures; a remote transport
-            // carrying a further turn of a conversation may also time
-            // out. Other kinds are counted where they happened (the
-            // answering node, or the requester's own refusal).
-            let counter = match failure.kind {
-                RequestErrorKind::RecipientFailure => Some(&state.counters.recipient_failures),
-                RequestErrorKind::Timeout => Some(&state.counters.timeouts),
-                _ => None,
-            };
-            if let Some(counter) = counter {
-                bump(counter, 1);
-            }
             Err(RequestError::new(failure.kind, failure.message)
                 .with_code(failure.code)
                 .with_address(Arc::from(address)))
         }
-        Ok(None) => {
-            bump(&state.counters.recipient_failures, 1);
-            Err(RequestError::new(
-                RequestErrorKind::RecipientFailure,
-                format!(
-                    "No reply: the consumer at address {address} dropped the message without replying"
-                ),
-            )
-            .with_address(Arc::from(address)))
-        }
+        Ok(None) => Err(RequestError::new(
+            RequestErrorKind::RecipientFailure,
+            format!(
+                "No reply: the consumer at address {address} dropped the message without replying"
+            ),
+        )
+        .with_address(Arc::from(address))),
         Err(_) => {
-            bump(&state.counters.timeouts, 1);
             tracing::debug!(address, ?timeout, "request timed out");
             Err(RequestError::new(
                 RequestErrorKind::Timeout,

@@ -12,6 +12,7 @@
 #[cfg(feature = "metrics")]
 pub(crate) mod options;
 pub(crate) mod probe;
+pub(crate) mod record;
 pub(crate) mod spans;
 
 use std::sync::Arc;

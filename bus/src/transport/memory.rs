@@ -385,7 +385,6 @@ impl RemoteTransport for MemoryTransport {
                 }
             };
             cluster::read_answer(&self.link, &inner, &address, frame, to)
-                .inspect_err(|err| cluster::count_answered_failure(&inner, err))
         })
     }
 

@@ -7,7 +7,6 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::base::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
-use crate::base::metrics::bump;
 use crate::base::reply::{self, Failure, Outcome, ReplyEnvelope, ReplyRx, Turn};
 use crate::transport::cluster::frame::{Frame, no_reply_frame, reply_frame, too_large};
 use crate::transport::cluster::inbound::{decode, undecodable};
@@ -216,25 +215,11 @@ pub(crate) fn timed_out(address: &str, timeout: Duration) -> RequestError {
     )
 }
 
-/// Counts a request the cluster left unanswered (no responders, timeout):
-/// only the requester sees those.
+/// Records a request the cluster left unanswered because no node takes
+/// it: a refusal for want of handlers, as in process. (Its failure is
+/// recorded where the request ends, as every request's.)
 pub(crate) fn count_unanswered(inner: &Arc<dyn Node>, out: &Outbound, kind: RequestErrorKind) {
-    let counters = inner.counters();
-    match kind {
-        RequestErrorKind::NoHandlers => {
-            Refusal::NoHandlers.count(counters, out.probe.as_deref());
-        }
-        RequestErrorKind::Timeout => {
-            bump(&counters.timeouts, 1);
-        }
-        _ => {}
-    }
-}
-
-/// Counts a failure the answering node sent back: counted there, but for
-/// a recipient failure, which the requester counts (as in process).
-pub(crate) fn count_answered_failure(inner: &Arc<dyn Node>, err: &RequestError) {
-    if err.kind() == RequestErrorKind::RecipientFailure {
-        bump(&inner.counters().recipient_failures, 1);
+    if kind == RequestErrorKind::NoHandlers {
+        Refusal::NoHandlers.count(inner.counters(), out.probe.as_deref());
     }
 }

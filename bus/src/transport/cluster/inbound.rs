@@ -12,9 +12,9 @@ use codecbus_core::{AnyBody, CodecRegistration};
 use crate::base::error::{NO_FAILURE_CODE, RequestErrorKind};
 use crate::base::guard::{GuardRef, GuardedDecode};
 use crate::base::interceptor::DeliveryKind;
-use crate::base::metrics::bump;
 use crate::base::reply::{self, Completion, ReplyRx};
 use crate::telemetry::probe::RefusedBy;
+use crate::telemetry::record::{Event, record};
 use crate::telemetry::{Probe, Side, spans};
 use crate::transport::Node;
 use crate::transport::cluster::frame::{Frame, H_CODEC, Inbound, WIRE_VERSION};
@@ -35,10 +35,13 @@ pub(crate) fn arrival(
     head: &Inbound,
     bytes: usize,
 ) -> Arrival {
-    bump(&inner.counters().remote_received, 1);
     let probe = inner.telemetry().probe(address);
+    record(
+        inner.counters(),
+        probe.as_deref(),
+        Event::Received(Side::Remote),
+    );
     if let Some(probe) = &probe {
-        probe.received(Side::Remote);
         probe.bytes_read(bytes);
     }
     let span = inner.telemetry().tracing_now().then(|| {
@@ -50,10 +53,7 @@ pub(crate) fn arrival(
 
 /// Counts a message from the cluster that could not be decoded.
 pub(crate) fn undecodable(inner: &Arc<dyn Node>, probe: Option<&Probe>) {
-    bump(&inner.counters().undecodable, 1);
-    if let Some(probe) = probe {
-        probe.undecodable();
-    }
+    record(inner.counters(), probe, Event::Undecodable);
 }
 
 /// Decodes a body by the codec its headers name.
@@ -186,10 +186,8 @@ pub(crate) fn deliver_publish(inner: &Arc<dyn Node>, address: &str, frame: &Fram
             return;
         }
         Decoded::Refused(_, reasons, consumers) => {
-            bump(&inner.counters().invalid, consumers as u64);
-            if let Some(probe) = &probe {
-                probe.refused(RefusedBy::Invalid, consumers as u64);
-            }
+            let refused = Event::Refused(RefusedBy::Invalid, consumers as u64);
+            record(inner.counters(), probe.as_deref(), refused);
             tracing::warn!(address, %reasons, "publish from {from} refused by the consumers' spec");
             return;
         }

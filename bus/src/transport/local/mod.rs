@@ -26,9 +26,10 @@ use crate::base::guard::{self, GuardRef};
 use crate::base::hash::AddressHasher;
 use crate::base::headers::Headers;
 use crate::base::interceptor::DeliveryKind;
-use crate::base::metrics::{Counters, bump};
+use crate::base::metrics::Counters;
 use crate::base::reply::{Ack, AckTx, Completion};
 use crate::telemetry::probe::{Probe, RefusedBy};
+use crate::telemetry::record::{Event, record};
 use crate::telemetry::spans::SpanSlot;
 
 mod envelope;
@@ -172,29 +173,19 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    /// The counter a refused point-to-point delivery bumps.
-    pub(crate) fn counter<'c>(&self, counters: &'c Counters) -> &'c AtomicU64 {
+    /// Why, as the `reason` of its record.
+    pub(crate) fn reason(&self) -> RefusedBy {
         match self {
-            Self::NoHandlers => &counters.no_handlers,
-            Self::TypeMismatch(_) => &counters.type_mismatches,
-            Self::QueueFull => &counters.refused,
-            Self::Invalid(_) => &counters.invalid,
+            Self::NoHandlers => RefusedBy::NoHandlers,
+            Self::TypeMismatch(_) => RefusedBy::TypeMismatch,
+            Self::QueueFull => RefusedBy::QueueFull,
+            Self::Invalid(_) => RefusedBy::Invalid,
         }
     }
 
-    /// Counts the refusal of one message in the bus counters and, with
-    /// metrics on, under its address.
+    /// Records the refusal of one message.
     pub(crate) fn count(&self, counters: &Counters, probe: Option<&Probe>) {
-        bump(self.counter(counters), 1);
-        if let Some(probe) = probe {
-            let by = match self {
-                Self::NoHandlers => RefusedBy::NoHandlers,
-                Self::TypeMismatch(_) => RefusedBy::TypeMismatch,
-                Self::QueueFull => RefusedBy::QueueFull,
-                Self::Invalid(_) => RefusedBy::Invalid,
-            };
-            probe.refused(by, 1);
-        }
+        record(counters, probe, Event::Refused(self.reason(), 1));
     }
 
     /// The operation's error (kind and message, no address or body yet)
@@ -247,15 +238,25 @@ impl FanOut {
     /// Counts what the fan-out did in the bus counters and, with metrics
     /// on, under its address.
     pub(crate) fn count(&self, counters: &Counters, probe: Option<&Probe>) {
-        bump(&counters.delivered, self.delivered as u64);
-        bump(&counters.refused, self.refused as u64);
-        bump(&counters.invalid, self.invalid as u64);
-        bump(&counters.type_mismatches, self.mismatched as u64);
-        if let Some(probe) = probe {
-            probe.delivered(self.delivered as u64);
-            probe.refused(RefusedBy::QueueFull, self.refused as u64);
-            probe.refused(RefusedBy::Invalid, self.invalid as u64);
-            probe.refused(RefusedBy::TypeMismatch, self.mismatched as u64);
+        let events = [
+            (self.delivered, Event::Delivered(self.delivered as u64)),
+            (
+                self.refused,
+                Event::Refused(RefusedBy::QueueFull, self.refused as u64),
+            ),
+            (
+                self.invalid,
+                Event::Refused(RefusedBy::Invalid, self.invalid as u64),
+            ),
+            (
+                self.mismatched,
+                Event::Refused(RefusedBy::TypeMismatch, self.mismatched as u64),
+            ),
+        ];
+        for (n, event) in events {
+            if n > 0 {
+                record(counters, probe, event);
+            }
         }
     }
 }
@@ -264,10 +265,7 @@ impl FanOut {
 /// under its address.
 #[inline]
 pub(crate) fn count_delivered(counters: &Counters, probe: Option<&Probe>) {
-    bump(&counters.delivered, 1);
-    if let Some(probe) = probe {
-        probe.delivered(1);
-    }
+    record(counters, probe, Event::Delivered(1));
 }
 
 /// The span of a delivery at `address` to a consumer of `body`, when

@@ -31,9 +31,9 @@ use tokio::task::JoinHandle;
 
 use crate::base::headers::DELIVERY_HEADER;
 use crate::base::interceptor::DeliveryKind;
-use crate::base::metrics::bump;
 use crate::base::reply::{self, Ack, Completion, Settlement};
 use crate::telemetry::probe::RefusedBy;
+use crate::telemetry::record::{Event, record};
 use crate::telemetry::{Probe, Settled};
 use crate::transport::cluster::{
     self, Arrival, Decoded, decode_checked, first_then_transform, undecodable,
@@ -249,10 +249,8 @@ impl DurableReader {
             // Checked while decoding: refused for good, never built.
             Decoded::Refused(codec, reasons, consumers) => {
                 let refused = if self.fan_out { consumers } else { 1 };
-                bump(&inner.counters().invalid, refused as u64);
-                if let Some(probe) = &probe {
-                    probe.refused(RefusedBy::Invalid, refused as u64);
-                }
+                let event = Event::Refused(RefusedBy::Invalid, refused as u64);
+                record(inner.counters(), probe.as_deref(), event);
                 let reason = Refusal::Invalid(reasons)
                     .into_error::<crate::base::error::RequestErrorKind>(
                         &self.d.address,
@@ -429,16 +427,11 @@ impl Settle {
             return;
         }
         if let Some(node) = self.node.upgrade() {
-            let counters = node.counters();
-            let counter = match outcome {
-                Settled::Acked => &counters.durable_acked,
-                Settled::Redelivered => &counters.durable_redelivered,
-                Settled::DeadLettered => &counters.dead_lettered,
-            };
-            bump(counter, 1);
-            if let Some(probe) = &self.probe {
-                probe.settled(outcome);
-            }
+            record(
+                node.counters(),
+                self.probe.as_deref(),
+                Event::Settled(outcome),
+            );
         }
     }
 

@@ -123,7 +123,6 @@ impl RemoteTransport for NatsTransport {
             // process).
             let frame = wire::frame(reply.headers.as_ref(), reply.payload);
             cluster::read_answer(&self.shared, &inner, &address, frame, reply.reply)
-                .inspect_err(|err| cluster::count_answered_failure(&inner, err))
         })
     }
 

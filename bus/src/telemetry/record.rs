@@ -1,0 +1,114 @@
+// One record per event. Everything the bus counts happens here, once:
+// the bus's own counters (`EventBus::metrics`), and with metrics on the
+// address's series (`probe.rs`), from the same event. A new event, or a
+// new sink, is one change in this file; the code where the event happens
+// names the event and nothing else.
+//
+// What is measured rather than counted (handler and request times, sizes
+// on the wire, the pending and handler gauges) goes straight to the probe.
+
+use crate::base::error::RequestErrorKind;
+use crate::base::metrics::{Counters, bump};
+#[cfg(feature = "jetstream")]
+use crate::telemetry::probe::Settled;
+use crate::telemetry::probe::{Chain, Probe, RefusedBy, Side};
+
+/// Something that happened to a message, as the bus counts it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Event {
+    /// A `send` or `request` was made.
+    Sent,
+    /// A `publish` was made.
+    Published,
+    /// A message arrived for this node's consumers: made here (`Local`,
+    /// counted in the series only), or from the cluster (`Remote`).
+    Received(Side),
+    /// Messages were enqueued for consumers.
+    Delivered(u64),
+    /// Deliveries were refused, for this reason.
+    Refused(RefusedBy, u64),
+    /// An interceptor dropped a message.
+    Dropped(Chain),
+    /// Queued messages were discarded (their consumer went away).
+    Discarded(u64),
+    /// A message was handed to a handler or taken from a stream.
+    Handled,
+    /// A reply was sent.
+    Replied,
+    /// A handler panicked.
+    Panicked,
+    /// A request (or a conversation's turn) ended without a reply, with
+    /// this failure: a timeout and a recipient failure are counted in the
+    /// bus counters too.
+    ReplyFailed(RequestErrorKind),
+    /// A message from the cluster could not be decoded.
+    Undecodable,
+    /// A durable message was settled with the server.
+    #[cfg(feature = "jetstream")]
+    Settled(Settled),
+}
+
+/// Records `event` in `counters` and, with metrics on, under the
+/// address of `probe`.
+#[inline]
+pub(crate) fn record(counters: &Counters, probe: Option<&Probe>, event: Event) {
+    match event {
+        Event::Sent => bump(&counters.sent, 1),
+        Event::Published => bump(&counters.published, 1),
+        Event::Received(Side::Local) => 0,
+        Event::Received(Side::Remote) => bump(&counters.remote_received, 1),
+        Event::Delivered(n) => bump(&counters.delivered, n),
+        Event::Refused(by, n) => {
+            let counter = match by {
+                RefusedBy::QueueFull => &counters.refused,
+                RefusedBy::Invalid => &counters.invalid,
+                RefusedBy::NoHandlers => &counters.no_handlers,
+                RefusedBy::TypeMismatch => &counters.type_mismatches,
+            };
+            bump(counter, n)
+        }
+        Event::Dropped(_) => bump(&counters.dropped, 1),
+        Event::Discarded(n) => bump(&counters.discarded, n),
+        Event::Handled => bump(&counters.handled, 1),
+        Event::Replied => bump(&counters.replies, 1),
+        Event::Panicked => bump(&counters.panics, 1),
+        Event::ReplyFailed(RequestErrorKind::Timeout) => bump(&counters.timeouts, 1),
+        Event::ReplyFailed(RequestErrorKind::RecipientFailure) => {
+            bump(&counters.recipient_failures, 1)
+        }
+        Event::ReplyFailed(_) => 0,
+        Event::Undecodable => bump(&counters.undecodable, 1),
+        #[cfg(feature = "jetstream")]
+        Event::Settled(outcome) => bump(
+            match outcome {
+                Settled::Acked => &counters.durable_acked,
+                Settled::Redelivered => &counters.durable_redelivered,
+                Settled::DeadLettered => &counters.dead_lettered,
+            },
+            1,
+        ),
+    };
+    if let Some(probe) = probe {
+        series(probe, event);
+    }
+}
+
+/// The event in the address's series (metrics on).
+#[inline(never)]
+fn series(probe: &Probe, event: Event) {
+    match event {
+        Event::Sent => probe.sent(),
+        Event::Published => probe.published(),
+        Event::Received(side) => probe.received(side),
+        Event::Delivered(n) => probe.delivered(n),
+        Event::Refused(by, n) => probe.refused(by, n),
+        Event::Dropped(chain) => probe.dropped(chain),
+        Event::Discarded(n) => probe.discarded(n),
+        Event::ReplyFailed(kind) => probe.reply_failure(kind),
+        Event::Undecodable => probe.undecodable(),
+        #[cfg(feature = "jetstream")]
+        Event::Settled(outcome) => probe.settled(outcome),
+        // The bus's own totals; no series of their own.
+        Event::Handled | Event::Replied | Event::Panicked => {}
+    }
+}
