@@ -4,18 +4,36 @@
 //! the same MessagePack bytes; and publish throughput from one node to a
 //! consumer on the other, against raw publish/subscribe of the same bytes.
 //!
-//! Groups: `bus::cluster/rtt/<payload>` (one element = one round trip) and
-//! `bus::cluster/publish/<payload>` (elements = messages, so criterion
-//! reports messages/s). `cargo bench --bench cluster`; `cargo test --bench
-//! cluster` runs each once. Without `nats-server` on `PATH` it prints a
-//! message and measures nothing.
+//! Baselines besides raw async-nats moving the bytes: raw async-nats doing
+//! the same derived codec calls by hand ("raw + codec": the publisher or
+//! requester encodes, the receiver decodes, a responder decodes and
+//! re-encodes), and, for the derived type, what a user writes instead of
+//! codecbus ("raw + rmp-serde"): raw async-nats and `rmp-serde` on a struct
+//! with the same fields deriving `serde::Serialize` and `Deserialize`
+//! (`payloads::serde_derived`), encoded with `rmp_serde::to_vec_named`
+//! (the same bytes as the derived codec's map encoding, checked at start)
+//! and decoded with `rmp_serde::from_slice` on the receiving side, with the
+//! header the bus sends (`Codecbus-Codec: 1 <codec name>`, checked at
+//! start against a node's reply) on every message, replies included.
+//! `JsObj` has no serde-derived counterpart, so its payload has no
+//! rmp-serde baseline.
+//!
+//! Groups: `bus::cluster/rtt/<payload>` (one element = one round trip:
+//! `codecbus`, `raw_async_nats`, and `raw_rmp_serde` for the derived type)
+//! and `bus::cluster/publish/<payload>` (elements = messages, so criterion
+//! reports messages/s: `codecbus`, `raw_async_nats`,
+//! `raw_async_nats_codec`, and `raw_rmp_serde` for the derived type).
+//! `cargo bench --bench cluster`; `cargo test --bench cluster` runs each
+//! once. Without `nats-server` on `PATH` it prints a message and measures
+//! nothing.
 //!
 //! After the criterion groups, under `cargo bench` only, two paired runs
 //! print ratios that hold on a loaded machine: `bus::cluster/paired-publish`
-//! (blocks of codecbus and raw + codec publishes alternating, throughput
-//! and CPU per message) and `bus::cluster/paired-rtt` (the same for round
-//! trips). A filter selects them by those names, e.g.
-//! `cargo bench --bench cluster -- paired-publish`.
+//! (blocks of codecbus, raw + codec and, for the derived type, raw +
+//! rmp-serde publishes alternating; throughput and CPU per message) and
+//! `bus::cluster/paired-rtt` (the same for round trips, with raw
+//! async-nats echoing the bytes as a further variant). A filter selects
+//! them by those names, e.g. `cargo bench --bench cluster -- paired-publish`.
 //!
 //! With the `jetstream` feature, `bus::cluster/durable/derived_obj`
 //! compares `send` to a durable address (stored by a `nats-server -js`
@@ -33,16 +51,20 @@ mod harness;
 #[path = "support/payloads.rs"]
 mod payloads;
 
+use std::any::TypeId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use async_nats::HeaderMap;
 use bytes::Bytes;
 use codecbus::bus::{ConsumerOptions, EventBus, Message, NatsOptions, Shared};
 use codecbus::json::{JsObj, JsValue};
 use codecbus::{MessageCodec, to_vec};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use tokio::runtime::Runtime;
 
 /// Messages per publish batch.
@@ -165,6 +187,113 @@ fn raw_rtt(c: &mut Criterion, cl: &Cluster, group: &str, payload: Bytes) {
     responder.abort();
 }
 
+/// The header the bus sends with every body of `T` across NATS:
+/// `Codecbus-Codec: <wire version> <codec name>`.
+fn codec_header<T: 'static>() -> HeaderMap {
+    let name = codecbus::registrations()
+        .find(|r| r.type_id() == TypeId::of::<T>())
+        .expect("a derived type is registered")
+        .name();
+    let mut headers = HeaderMap::new();
+    headers.insert("Codecbus-Codec", format!("1 {name}").as_str());
+    headers
+}
+
+/// Checks that the rmp-serde baseline carries what the bus carries: its
+/// encoding of `serde_body` is the bus's encoding of `body`, and a node
+/// answers a raw request carrying `headers` and those bytes (so it reads
+/// them as its own) with the same header and bytes that rmp-serde decodes
+/// to `serde_body`.
+fn check_rmp_serde<T, S>(cl: &Cluster, body: &T, serde_body: &S, headers: &HeaderMap)
+where
+    T: MessageCodec + Clone + Send + Sync + 'static,
+    S: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let bytes = rmp_serde::to_vec_named(serde_body).expect("encode");
+    assert_eq!(
+        bytes,
+        to_vec(body).expect("encode"),
+        "rmp-serde's bytes differ from the derived codec's"
+    );
+    cl.rt.block_on(async {
+        let consumer =
+            cl.b.consumer("bench.check.rmp_serde", |m: Message<T>| async move {
+                m.reply(Shared(Arc::clone(m.body_arc())))
+            });
+        cl.b.flush().await.expect("flush");
+        // The subject of a node's address (`codecbus.s.<address>`).
+        let reply = cl
+            .raw_a
+            .request_with_headers(
+                "codecbus.s.bench.check.rmp_serde",
+                headers.clone(),
+                Bytes::from(bytes.clone()),
+            )
+            .await
+            .expect("raw request to a node");
+        let codec = |h: &HeaderMap| h.get("Codecbus-Codec").map(|v| v.as_str().to_owned());
+        assert_eq!(
+            reply.headers.as_ref().and_then(codec),
+            codec(headers),
+            "the node's reply carries another codec header"
+        );
+        assert_eq!(&reply.payload[..], &bytes[..]);
+        let value: S = rmp_serde::from_slice(&reply.payload).expect("decode");
+        assert_eq!(&value, serde_body);
+        consumer.unregister().await;
+    });
+}
+
+/// Raw async-nats request/reply as a user writes it without codecbus:
+/// rmp-serde on a serde-derived type, with the header the bus sends. The
+/// requester encodes each request and decodes each reply; `raw_b` decodes
+/// each request and encodes its reply (with the same header).
+fn raw_rmp_serde_rtt<S>(c: &mut Criterion, cl: &Cluster, group: &str, body: S, headers: HeaderMap)
+where
+    S: Serialize + DeserializeOwned + Send + 'static,
+{
+    let subject = format!("raw.rmp_serde.rtt.{group}");
+    let mut sub = cl
+        .rt
+        .block_on(cl.raw_b.subscribe(subject.clone()))
+        .expect("subscribe");
+    let client = cl.raw_b.clone();
+    let reply_headers = headers.clone();
+    let responder = cl.rt.spawn(async move {
+        while let Some(m) = sub.next().await {
+            let value: S = rmp_serde::from_slice(&m.payload).expect("decode");
+            let bytes = Bytes::from(rmp_serde::to_vec_named(&value).expect("encode"));
+            if let Some(reply) = m.reply {
+                let _ = client
+                    .publish_with_headers(reply, reply_headers.clone(), bytes)
+                    .await;
+            }
+        }
+    });
+    cl.rt.block_on(settle(&cl.raw_b));
+    c.benchmark_group(group)
+        .throughput(Throughput::Elements(1))
+        .bench_function(BenchmarkId::from_parameter("raw_rmp_serde"), |bench| {
+            bench.iter_custom(|rounds| {
+                cl.rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..rounds {
+                        let bytes = Bytes::from(rmp_serde::to_vec_named(&body).expect("encode"));
+                        let reply = cl
+                            .raw_a
+                            .request_with_headers(subject.clone(), headers.clone(), bytes)
+                            .await
+                            .expect("raw request");
+                        let value: S = rmp_serde::from_slice(&reply.payload).expect("decode");
+                        std::hint::black_box(value);
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+    responder.abort();
+}
+
 /// codecbus publish from `a` to one consumer on `b`, `BATCH` per round.
 fn bus_publish<T>(c: &mut Criterion, cl: &Cluster, group: &str, name: &str, body: T)
 where
@@ -211,6 +340,7 @@ fn raw_publish(c: &mut Criterion, cl: &Cluster, group: &str, payload: Bytes) {
         cl,
         group,
         "raw_async_nats",
+        None,
         move || payload.clone(),
         |_| {},
     );
@@ -227,6 +357,7 @@ where
         cl,
         group,
         "raw_async_nats_codec",
+        None,
         move || Bytes::from(to_vec(&body).expect("encode")),
         |payload| {
             let value: T = codecbus::from_slice(payload).expect("decode");
@@ -235,13 +366,41 @@ where
     );
 }
 
-/// Raw async-nats publishing `make()` in batches to a subscriber on the
-/// other connection that hands each payload to `read`.
+/// Raw publish/subscribe as a user writes it without codecbus: rmp-serde
+/// on a serde-derived type, with the header the bus sends. The publisher
+/// encodes each message, the subscriber decodes it.
+fn raw_rmp_serde_publish<S>(
+    c: &mut Criterion,
+    cl: &Cluster,
+    group: &str,
+    body: S,
+    headers: HeaderMap,
+) where
+    S: Serialize + DeserializeOwned + 'static,
+{
+    raw_publish_with(
+        c,
+        cl,
+        group,
+        "raw_rmp_serde",
+        Some(headers),
+        move || Bytes::from(rmp_serde::to_vec_named(&body).expect("encode")),
+        |payload| {
+            let value: S = rmp_serde::from_slice(payload).expect("decode");
+            std::hint::black_box(value);
+        },
+    );
+}
+
+/// Raw async-nats publishing `make()` (with `headers`, if any) in batches
+/// to a subscriber on the other connection that hands each payload to
+/// `read`.
 fn raw_publish_with(
     c: &mut Criterion,
     cl: &Cluster,
     group: &str,
     name: &str,
+    headers: Option<HeaderMap>,
     make: impl Fn() -> Bytes,
     read: impl Fn(&[u8]) + Send + 'static,
 ) {
@@ -267,10 +426,15 @@ fn raw_publish_with(
                     let target = received.load(Ordering::Relaxed) + rounds * BATCH;
                     let start = Instant::now();
                     for _ in 0..rounds * BATCH {
-                        cl.raw_a
-                            .publish(subject.clone(), make())
-                            .await
-                            .expect("raw publish");
+                        match &headers {
+                            Some(headers) => {
+                                cl.raw_a
+                                    .publish_with_headers(subject.clone(), headers.clone(), make())
+                                    .await
+                            }
+                            None => cl.raw_a.publish(subject.clone(), make()).await,
+                        }
+                        .expect("raw publish");
                     }
                     wait_for(&received, target).await;
                     start.elapsed()
@@ -305,25 +469,43 @@ async fn wait_for(counter: &AtomicU64, target: u64) {
     }
 }
 
+/// The value the rmp-serde baseline sends in the paired runs, and the
+/// header it sends with it (the bus's, see [`codec_header`]).
+struct RmpSerde<S> {
+    body: S,
+    headers: HeaderMap,
+}
+
 /// The round-trip overhead measured the way a noisy machine allows:
-/// blocks of the three variants alternate, so load changes hit all alike.
+/// blocks of the variants alternate, so load changes hit all alike.
 /// Prints mean times, this process's CPU time per round trip (from Linux
 /// `schedstat`) and the median per-block ratios. Only under `cargo bench`.
 ///
 /// The variants: codecbus; raw async-nats echoing the bytes (the goal's
 /// baseline); raw async-nats doing the codec work by hand (encode the
 /// request, decode and re-encode it in the responder, decode the reply),
-/// which separates what the bus adds from what typed messages cost.
-fn paired_ratio<T>(cl: &Cluster, name: &str, body: T, payload: Bytes)
+/// which separates what the bus adds from what typed messages cost; and,
+/// with `serde`, raw async-nats with rmp-serde on a serde-derived type
+/// doing the same work and sending the bus's header on request and reply
+/// (what a user writes instead of codecbus).
+fn paired_ratio<T, S>(cl: &Cluster, name: &str, body: T, payload: Bytes, serde: Option<RmpSerde<S>>)
 where
     T: MessageCodec + Clone + Send + Sync + 'static,
+    S: Serialize + DeserializeOwned + Send + 'static,
 {
     const BLOCKS: usize = 40;
     const PER_BLOCK: u32 = 200;
-    const VARIANTS: [&str; 3] = ["codecbus", "raw async-nats", "raw async-nats + codec"];
+    const VARIANTS: [&str; 4] = [
+        "codecbus",
+        "raw async-nats",
+        "raw async-nats + codec",
+        "raw async-nats + rmp-serde",
+    ];
+    let variants = if serde.is_some() { 4 } else { 3 };
     let address = format!("bench.paired.{name}");
     let subject = format!("raw.paired.{name}");
     let codec_subject = format!("raw.paired.codec.{name}");
+    let serde_subject = format!("raw.paired.rmp_serde.{name}");
     let body = Arc::new(body);
     let (elapsed, cpu, ratios) = cl.rt.block_on(async {
         let consumer = cl.b.consumer(&address, |m: Message<T>| async move {
@@ -358,13 +540,36 @@ where
                 }
             }
         });
+        let serde_echo = match &serde {
+            Some(serde) => {
+                let mut sub = cl
+                    .raw_b
+                    .subscribe(serde_subject.clone())
+                    .await
+                    .expect("subscribe");
+                let client = cl.raw_b.clone();
+                let headers = serde.headers.clone();
+                Some(tokio::spawn(async move {
+                    while let Some(m) = sub.next().await {
+                        let value: S = rmp_serde::from_slice(&m.payload).expect("decode");
+                        let bytes = Bytes::from(rmp_serde::to_vec_named(&value).expect("encode"));
+                        if let Some(reply) = m.reply {
+                            let _ = client
+                                .publish_with_headers(reply, headers.clone(), bytes)
+                                .await;
+                        }
+                    }
+                }))
+            }
+            None => None,
+        };
         settle(&cl.raw_b).await;
-        let mut elapsed = [Duration::ZERO; 3];
-        let mut cpu = [0u64; 3];
-        let mut ratios = [Vec::with_capacity(BLOCKS), Vec::with_capacity(BLOCKS)];
+        let mut elapsed = [Duration::ZERO; 4];
+        let mut cpu = [0u64; 4];
+        let mut ratios: [Vec<f64>; 3] = std::array::from_fn(|_| Vec::with_capacity(BLOCKS));
         for _ in 0..BLOCKS {
-            let mut block = [Duration::ZERO; 3];
-            for (variant, time) in block.iter_mut().enumerate() {
+            let mut block = [Duration::ZERO; 4];
+            for (variant, time) in block.iter_mut().enumerate().take(variants) {
                 let cpu0 = schedstat()[0];
                 let start = Instant::now();
                 for _ in 0..PER_BLOCK {
@@ -384,7 +589,7 @@ where
                                 .expect("raw request");
                             std::hint::black_box(reply);
                         }
-                        _ => {
+                        2 => {
                             let bytes = Bytes::from(to_vec(&*body).expect("encode"));
                             let reply = cl
                                 .raw_a
@@ -394,29 +599,49 @@ where
                             let value: T = codecbus::from_slice(&reply.payload).expect("decode");
                             std::hint::black_box(value);
                         }
+                        _ => {
+                            let serde = serde.as_ref().expect("a fourth variant with serde");
+                            let bytes =
+                                Bytes::from(rmp_serde::to_vec_named(&serde.body).expect("encode"));
+                            let reply = cl
+                                .raw_a
+                                .request_with_headers(
+                                    serde_subject.clone(),
+                                    serde.headers.clone(),
+                                    bytes,
+                                )
+                                .await
+                                .expect("raw request");
+                            let value: S = rmp_serde::from_slice(&reply.payload).expect("decode");
+                            std::hint::black_box(value);
+                        }
                     }
                 }
                 *time = start.elapsed();
                 cpu[variant] += schedstat()[0] - cpu0;
                 elapsed[variant] += *time;
             }
-            ratios[0].push(block[0].as_secs_f64() / block[1].as_secs_f64());
-            ratios[1].push(block[0].as_secs_f64() / block[2].as_secs_f64());
+            for (against, ratios) in ratios.iter_mut().enumerate().take(variants - 1) {
+                ratios.push(block[0].as_secs_f64() / block[against + 1].as_secs_f64());
+            }
         }
         echo.abort();
         typed_echo.abort();
+        if let Some(serde_echo) = serde_echo {
+            serde_echo.abort();
+        }
         consumer.unregister().await;
         (elapsed, cpu, ratios)
     });
     let n = f64::from(PER_BLOCK) * BLOCKS as f64;
-    for (i, variant) in VARIANTS.iter().enumerate() {
+    for (i, variant) in VARIANTS.iter().enumerate().take(variants) {
         eprintln!(
-            "bus::cluster/paired-rtt/{name}: {variant:<24} {:>6.1} µs per round trip, {:>5.1} µs of it on this process's CPU (both nodes)",
+            "bus::cluster/paired-rtt/{name}: {variant:<26} {:>6.1} µs per round trip, {:>5.1} µs of it on this process's CPU (both nodes)",
             elapsed[i].as_secs_f64() * 1e6 / n,
             cpu[i] as f64 / 1e3 / n
         );
     }
-    for (ratios, against) in ratios.into_iter().zip(&VARIANTS[1..]) {
+    for (ratios, against) in ratios.into_iter().zip(&VARIANTS[1..variants]) {
         let mut sorted = ratios;
         sorted.sort_by(f64::total_cmp);
         eprintln!(
@@ -472,30 +697,39 @@ impl Arrivals {
 }
 
 /// Publish throughput measured the way a noisy machine allows: blocks of
-/// codecbus and of raw async-nats doing the same codec work (encode on the
-/// publisher, decode on the subscriber) alternate, so load changes hit
-/// both alike. Each block publishes `PER_BLOCK` messages from `a` and
-/// awaits their arrival on `b`. Prints messages/s, this process's CPU
-/// time per message (both nodes, from `schedstat`) and the median of the
-/// per-block throughput ratios. Only under `cargo bench`.
-fn paired_publish<T>(cl: &Cluster, name: &str, body: T)
+/// codecbus, of raw async-nats doing the same codec work (encode on the
+/// publisher, decode on the subscriber) and, with `serde`, of raw
+/// async-nats with rmp-serde on a serde-derived type doing the same work
+/// and sending the bus's header (what a user writes instead of codecbus)
+/// alternate, so load changes hit all alike. Each block publishes
+/// `PER_BLOCK` messages from `a` and awaits their arrival on `b`. Prints
+/// messages/s, this process's CPU time per message (both nodes, from
+/// `schedstat`) and, against each baseline, the median of the per-block
+/// throughput ratios. Only under `cargo bench`.
+fn paired_publish<T, S>(cl: &Cluster, name: &str, body: T, serde: Option<RmpSerde<S>>)
 where
     T: MessageCodec + Clone + Send + Sync + 'static,
+    S: Serialize + DeserializeOwned + Send + 'static,
 {
     const BLOCKS: usize = 30;
     const PER_BLOCK: u64 = 4000;
-    const VARIANTS: [&str; 2] = ["codecbus", "raw async-nats + codec"];
+    const VARIANTS: [&str; 3] = [
+        "codecbus",
+        "raw async-nats + codec",
+        "raw async-nats + rmp-serde",
+    ];
+    let variants = if serde.is_some() { 3 } else { 2 };
     let address = format!("bench.paired.publish.{name}");
     let subject = format!("raw.paired.publish.{name}");
+    let serde_subject = format!("raw.paired.publish.rmp_serde.{name}");
     let body = Arc::new(body);
-    let bus_arrivals = Arc::new(Arrivals::default());
-    let raw_arrivals = Arc::new(Arrivals::default());
+    let arrivals: [Arc<Arrivals>; 3] = std::array::from_fn(|_| Arc::default());
     let (elapsed, cpu, ratios) = cl.rt.block_on(async {
-        let arrivals = Arc::clone(&bus_arrivals);
+        let bus_arrivals = Arc::clone(&arrivals[0]);
         let options = ConsumerOptions::new().with_queue_capacity(1 << 20);
         let consumer =
             cl.b.consumer_with(&address, options, move |_m: Message<T>| {
-                arrivals.arrived();
+                bus_arrivals.arrived();
                 async {}
             });
         cl.b.flush().await.expect("flush");
@@ -504,71 +738,110 @@ where
             .subscribe(subject.clone())
             .await
             .expect("subscribe");
-        let arrivals = Arc::clone(&raw_arrivals);
+        let raw_arrivals = Arc::clone(&arrivals[1]);
         let reader = tokio::spawn(async move {
             while let Some(m) = sub.next().await {
                 let value: T = codecbus::from_slice(&m.payload).expect("decode");
                 std::hint::black_box(value);
-                arrivals.arrived();
+                raw_arrivals.arrived();
             }
         });
+        let serde_reader = if serde.is_some() {
+            let mut sub = cl
+                .raw_b
+                .subscribe(serde_subject.clone())
+                .await
+                .expect("subscribe");
+            let serde_arrivals = Arc::clone(&arrivals[2]);
+            Some(tokio::spawn(async move {
+                while let Some(m) = sub.next().await {
+                    let value: S = rmp_serde::from_slice(&m.payload).expect("decode");
+                    std::hint::black_box(value);
+                    serde_arrivals.arrived();
+                }
+            }))
+        } else {
+            None
+        };
         settle(&cl.raw_b).await;
-        let mut elapsed = [Duration::ZERO; 2];
-        let mut cpu = [0u64; 2];
-        let mut ratios = Vec::with_capacity(BLOCKS);
+        let mut elapsed = [Duration::ZERO; 3];
+        let mut cpu = [0u64; 3];
+        let mut ratios: [Vec<f64>; 2] = std::array::from_fn(|_| Vec::with_capacity(BLOCKS));
         for _ in 0..BLOCKS {
-            let mut block = [Duration::ZERO; 2];
-            for (variant, time) in block.iter_mut().enumerate() {
+            let mut block = [Duration::ZERO; 3];
+            for (variant, time) in block.iter_mut().enumerate().take(variants) {
                 let cpu0 = schedstat()[0];
                 let start = Instant::now();
-                if variant == 0 {
-                    let target = bus_arrivals.expect(PER_BLOCK);
-                    for _ in 0..PER_BLOCK {
-                        cl.a.publish(&address, Shared(Arc::clone(&body)))
-                            .await
-                            .expect("publish");
+                let target = arrivals[variant].expect(PER_BLOCK);
+                match variant {
+                    0 => {
+                        for _ in 0..PER_BLOCK {
+                            cl.a.publish(&address, Shared(Arc::clone(&body)))
+                                .await
+                                .expect("publish");
+                        }
                     }
-                    bus_arrivals.wait_for(target).await;
-                } else {
-                    let target = raw_arrivals.expect(PER_BLOCK);
-                    for _ in 0..PER_BLOCK {
-                        let bytes = Bytes::from(to_vec(&*body).expect("encode"));
-                        cl.raw_a
-                            .publish(subject.clone(), bytes)
-                            .await
-                            .expect("raw publish");
+                    1 => {
+                        for _ in 0..PER_BLOCK {
+                            let bytes = Bytes::from(to_vec(&*body).expect("encode"));
+                            cl.raw_a
+                                .publish(subject.clone(), bytes)
+                                .await
+                                .expect("raw publish");
+                        }
                     }
-                    raw_arrivals.wait_for(target).await;
+                    _ => {
+                        let serde = serde.as_ref().expect("a third variant with serde");
+                        for _ in 0..PER_BLOCK {
+                            let bytes =
+                                Bytes::from(rmp_serde::to_vec_named(&serde.body).expect("encode"));
+                            cl.raw_a
+                                .publish_with_headers(
+                                    serde_subject.clone(),
+                                    serde.headers.clone(),
+                                    bytes,
+                                )
+                                .await
+                                .expect("raw publish");
+                        }
+                    }
                 }
+                arrivals[variant].wait_for(target).await;
                 *time = start.elapsed();
                 cpu[variant] += schedstat()[0] - cpu0;
                 elapsed[variant] += *time;
             }
             // Throughput ratio: the inverse of the time ratio.
-            ratios.push(block[1].as_secs_f64() / block[0].as_secs_f64());
+            for (against, ratios) in ratios.iter_mut().enumerate().take(variants - 1) {
+                ratios.push(block[against + 1].as_secs_f64() / block[0].as_secs_f64());
+            }
         }
         reader.abort();
+        if let Some(serde_reader) = serde_reader {
+            serde_reader.abort();
+        }
         consumer.unregister().await;
         (elapsed, cpu, ratios)
     });
     let n = PER_BLOCK as f64 * BLOCKS as f64;
-    for (i, variant) in VARIANTS.iter().enumerate() {
+    for (i, variant) in VARIANTS.iter().enumerate().take(variants) {
         eprintln!(
-            "bus::cluster/paired-publish/{name}: {variant:<24} {:>8.0} msg/s, {:>5.2} µs of this process's CPU per message (both nodes)",
+            "bus::cluster/paired-publish/{name}: {variant:<26} {:>8.0} msg/s, {:>5.2} µs of this process's CPU per message (both nodes)",
             n / elapsed[i].as_secs_f64(),
             cpu[i] as f64 / 1e3 / n
         );
     }
-    let mut sorted = ratios;
-    sorted.sort_by(f64::total_cmp);
-    eprintln!(
-        "bus::cluster/paired-publish/{name}: codecbus / {} throughput = {:.3} (median of {BLOCKS} alternating blocks of {PER_BLOCK}; quartiles {:.3}..{:.3}); CPU per message {:.3}",
-        VARIANTS[1],
-        sorted[BLOCKS / 2],
-        sorted[BLOCKS / 4],
-        sorted[BLOCKS * 3 / 4],
-        cpu[0] as f64 / cpu[1] as f64
-    );
+    for (i, (ratios, against)) in ratios.into_iter().zip(&VARIANTS[1..variants]).enumerate() {
+        let mut sorted = ratios;
+        sorted.sort_by(f64::total_cmp);
+        eprintln!(
+            "bus::cluster/paired-publish/{name}: codecbus / {against} throughput = {:.3} (median of {BLOCKS} alternating blocks of {PER_BLOCK}; quartiles {:.3}..{:.3}); CPU per message {:.3}",
+            sorted[BLOCKS / 2],
+            sorted[BLOCKS / 4],
+            sorted[BLOCKS * 3 / 4],
+            cpu[0] as f64 / cpu[i + 1] as f64
+        );
+    }
 }
 
 /// This thread's time on a CPU and time runnable but waiting for one, in
@@ -595,10 +868,20 @@ fn cluster_benches(c: &mut Criterion) {
         derived_bytes.len(),
         jsobj_bytes.len()
     );
+    // The rmp-serde baseline of the derived type: the same fields on a
+    // serde-derived struct, with the header the bus sends.
+    let serde_derived = payloads::serde_derived::customer(0);
+    let derived_header = codec_header::<payloads::immutable::Customer>();
+    check_rmp_serde(&cl, &derived, &serde_derived, &derived_header);
+    let rmp_serde_baseline = || RmpSerde {
+        body: serde_derived.clone(),
+        headers: derived_header.clone(),
+    };
 
     let rtt = "bus::cluster/rtt/derived_obj";
     bus_rtt(c, &cl, rtt, "codecbus", derived.clone());
     raw_rtt(c, &cl, rtt, derived_bytes.clone());
+    raw_rmp_serde_rtt(c, &cl, rtt, serde_derived.clone(), derived_header.clone());
     let rtt = "bus::cluster/rtt/jsobj_obj";
     bus_rtt::<JsObj>(c, &cl, rtt, "codecbus", jsobj.clone());
     raw_rtt(c, &cl, rtt, jsobj_bytes.clone());
@@ -607,6 +890,13 @@ fn cluster_benches(c: &mut Criterion) {
     bus_publish(c, &cl, publish, "codecbus", derived.clone());
     raw_publish(c, &cl, publish, derived_bytes.clone());
     raw_codec_publish(c, &cl, publish, derived.clone());
+    raw_rmp_serde_publish(
+        c,
+        &cl,
+        publish,
+        serde_derived.clone(),
+        derived_header.clone(),
+    );
     let publish = "bus::cluster/publish/jsobj_obj";
     bus_publish::<JsObj>(c, &cl, publish, "codecbus", jsobj.clone());
     raw_publish(c, &cl, publish, jsobj_bytes.clone());
@@ -616,13 +906,26 @@ fn cluster_benches(c: &mut Criterion) {
     let bench = std::env::args().any(|a| a == "--bench");
     let filter = std::env::args().skip(1).find(|a| !a.starts_with("--"));
     let paired = |what: &str| bench && filter.as_ref().is_none_or(|f| what.contains(f.as_str()));
+    // `JsObj` has no serde-derived counterpart: no rmp-serde baseline.
+    let no_rmp_serde = || None::<RmpSerde<()>>;
     if paired("bus::cluster/paired-publish") {
-        paired_publish(&cl, "derived_obj", derived.clone());
-        paired_publish::<JsObj>(&cl, "jsobj_obj", jsobj.clone());
+        paired_publish(
+            &cl,
+            "derived_obj",
+            derived.clone(),
+            Some(rmp_serde_baseline()),
+        );
+        paired_publish::<JsObj, _>(&cl, "jsobj_obj", jsobj.clone(), no_rmp_serde());
     }
     if paired("bus::cluster/paired-rtt") {
-        paired_ratio(&cl, "derived_obj", derived, derived_bytes);
-        paired_ratio::<JsObj>(&cl, "jsobj_obj", jsobj, jsobj_bytes);
+        paired_ratio(
+            &cl,
+            "derived_obj",
+            derived,
+            derived_bytes,
+            Some(rmp_serde_baseline()),
+        );
+        paired_ratio::<JsObj, _>(&cl, "jsobj_obj", jsobj, jsobj_bytes, no_rmp_serde());
     }
 
     cl.rt.block_on(async {

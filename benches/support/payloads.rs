@@ -3,25 +3,23 @@
 //!
 //! One REST-like object (`obj`: 15 keys, a nested object, an array of 10
 //! small objects, strings of 10–40 characters), arrays of 4 and 100 of them,
-//! and the twitter document. Each exists as a derived struct twice — with
-//! and without `#[codec(immutable)]` — and as JSON, both as the immutable
-//! `JsValue` and as the deep-copied `serde_json::Value`, all holding the
-//! same data.
+//! and the twitter document. Each exists as a derived struct twice (with
+//! and without `#[codec(immutable)]`), once more as a struct deriving only
+//! serde's traits (`serde_derived`: what a user of rmp-serde writes), and
+//! as JSON, both as the immutable `JsValue` and as the deep-copied
+//! `serde_json::Value`, all holding the same data.
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
-/// Defines the payload structs in a module, with the given container
-/// attributes, so both variants have the same fields.
+/// Defines the payload structs in a module, with the given derives and
+/// container attributes, so all variants have the same fields.
 macro_rules! payload_types {
-    ($module:ident $(, #[$attr:meta])*) => {
+    ($module:ident, [$($derive:path),*] $(, #[$attr:meta])*) => {
         pub mod $module {
-            use codecbus::MessageCodec;
-            use serde::Serialize;
-
             /// A customer record, the `obj` payload.
-            #[derive(MessageCodec, Serialize, Clone, Debug, PartialEq)]
+            #[derive($($derive,)* Clone, Debug, PartialEq)]
             $(#[$attr])*
             pub struct Customer {
                 pub id: u64,
@@ -42,7 +40,7 @@ macro_rules! payload_types {
             }
 
             /// The nested object.
-            #[derive(MessageCodec, Serialize, Clone, Debug, PartialEq)]
+            #[derive($($derive,)* Clone, Debug, PartialEq)]
             $(#[$attr])*
             pub struct Address {
                 pub street: String,
@@ -52,7 +50,7 @@ macro_rules! payload_types {
             }
 
             /// One of the ten small objects.
-            #[derive(MessageCodec, Serialize, Clone, Debug, PartialEq)]
+            #[derive($($derive,)* Clone, Debug, PartialEq)]
             $(#[$attr])*
             pub struct Order {
                 pub sku: String,
@@ -95,8 +93,13 @@ macro_rules! payload_types {
     };
 }
 
-payload_types!(copied);
-payload_types!(immutable, #[codec(immutable)]);
+payload_types!(copied, [codecbus::MessageCodec, serde::Serialize]);
+payload_types!(
+    immutable,
+    [codecbus::MessageCodec, serde::Serialize],
+    #[codec(immutable)]
+);
+payload_types!(serde_derived, [serde::Serialize, serde::Deserialize]);
 
 /// The payload names, in the order tables and charts show them.
 pub const PAYLOADS: [&str; 4] = ["obj", "arr4", "arr100", "twitter"];
