@@ -331,6 +331,40 @@
 //!
 //! The subjects, queue groups and headers (the wire contract) are listed
 //! in the README.
+//!
+//! # The in-memory cluster
+//!
+//! An [`InMemoryCluster`] joins several buses of one process as NATS joins
+//! them, with no server and no feature: for tests of multi-node code in
+//! plain `cargo test`. Sends go to one node with a consumer, publishes to
+//! each, bodies are really encoded and decoded by codec name, headers
+//! travel, `max_payload` holds, and failures come back as they do over
+//! NATS (the same conformance suite runs against both).
+//!
+//! ```
+//! use codecbus_bus::{EventBus, InMemoryCluster, Message};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let cluster = InMemoryCluster::new();
+//! let a = EventBus::builder().in_memory_cluster(&cluster).build().unwrap();
+//! let b = EventBus::builder().in_memory_cluster(&cluster).build().unwrap();
+//! let _c = b.consumer("news", |_m: Message<String>| async {});
+//! a.publish("news", "hello".to_string()).await.unwrap();
+//! assert_eq!(b.metrics().remote_received, 1);
+//! # }
+//! ```
+//!
+//! # The code
+//!
+//! Three rooms over a common vocabulary, each importing only from below:
+//! `api/` (the handle, its builder, messages, consumers, producers) hands
+//! its work to `engine/` (state, routing, reply waiting, the codec
+//! registry), which delivers through `transport/` (local queues; the
+//! cluster's shared inbound and outbound paths; the in-memory cluster;
+//! NATS). `telemetry/` records every event once, for the counters and the
+//! metric series, and makes the spans; `base/` holds the vocabulary all of
+//! them speak (errors, headers, options, how a message completes).
 #![deny(unreachable_pub)]
 #![deny(missing_docs)]
 

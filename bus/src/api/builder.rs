@@ -223,7 +223,7 @@ impl EventBusBuilder {
     /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
     /// when two different types use one codec name, or one type is
     /// registered under two names (its [`source`](std::error::Error::source),
-    /// a [`RegistryError`], names the types and the names);
+    /// a [`RegistryError`](crate::RegistryError), names the types and the names);
     /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) when the
     /// builder has a NATS configuration (which needs `connect().await`).
     pub fn build(mut self) -> Result<EventBus, BuildError> {

@@ -212,7 +212,7 @@ impl EventBus {
     }
 
     /// The codec registered as `name` (a lookup: the builder's
-    /// [`codec`](EventBusBuilder::codec) adds one).
+    /// [`codec`](crate::EventBusBuilder::codec) adds one).
     ///
     /// # Examples
     ///
