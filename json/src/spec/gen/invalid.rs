@@ -131,16 +131,14 @@ impl Gen {
             // A violation further in leaves this value otherwise valid: it
             // must still pass this node's own checks, or it would break
             // the spec twice.
+            // (Sampled first, as for valid values: a check few random
+            // containers pass picks from the samples that did.)
             out.inner = std::mem::take(&mut out.inner)
                 .into_iter()
-                .map(|(locations, s)| {
+                .filter_map(|(locations, s)| {
                     let checks = node.checks.clone();
                     let passes = move |bad: &Bad| checks.iter().all(|c| (c.test)(&bad.value));
-                    (
-                        locations,
-                        s.prop_filter("passes the enclosing user checks", passes)
-                            .boxed(),
-                    )
+                    filtered(s, "passes the enclosing user checks", passes).map(|s| (locations, s))
                 })
                 .collect();
         }

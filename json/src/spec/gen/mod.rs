@@ -347,7 +347,7 @@ type Bads = BoxedStrategy<Bad>;
 
 /// A value that breaks its spec once, while it is being built: the path is
 /// kept innermost segment first, so a container prepends its own in O(1).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Bad {
     value: JsValue,
     at: Vec<Segment>,
