@@ -259,17 +259,17 @@ pub(crate) fn deliver_send(
         Decoded::Body(codec, body, checked) => (codec, body, checked),
         Decoded::Refused(codec, reasons, _) => {
             let refusal = Refusal::Invalid(reasons);
-            refusal.count(inner.counters(), probe.as_deref());
-            let err = refusal.into_error::<RequestErrorKind>(address, codec.type_name());
-            if request {
-                return Delivered::Failed(Frame::failure(
-                    err.kind(),
-                    NO_FAILURE_CODE,
-                    err.message().to_owned(),
-                ));
-            }
-            tracing::warn!(address, reason = %err, "send from {from} refused by the consumers' spec");
-            return Delivered::Done;
+            let why = "refused by the consumers' spec";
+            return refused(
+                inner,
+                probe.as_deref(),
+                address,
+                &codec,
+                refusal,
+                request,
+                from,
+                why,
+            );
         }
         Decoded::Undecodable(error) => {
             undecodable(inner, probe.as_deref());
@@ -308,17 +308,43 @@ pub(crate) fn deliver_send(
             rx.map_or(Delivered::Done, Delivered::Awaiting)
         }
         Err(refusal) => {
-            refusal.count(inner.counters(), probe.as_deref());
-            let err = refusal.into_error::<RequestErrorKind>(address, codec.type_name());
-            if request {
-                return Delivered::Failed(Frame::failure(
-                    err.kind(),
-                    NO_FAILURE_CODE,
-                    err.message().to_owned(),
-                ));
-            }
-            tracing::warn!(address, reason = %err, "send from {from} not delivered");
-            Delivered::Done
+            let why = "not delivered";
+            refused(
+                inner,
+                probe.as_deref(),
+                address,
+                &codec,
+                refusal,
+                request,
+                from,
+                why,
+            )
         }
     }
+}
+
+/// A send or request from the cluster that this node refused: recorded;
+/// a request is answered with the refusal's error, a send is logged.
+#[allow(clippy::too_many_arguments)]
+fn refused(
+    inner: &Arc<dyn Node>,
+    probe: Option<&Probe>,
+    address: &str,
+    codec: &CodecRegistration,
+    refusal: Refusal,
+    request: bool,
+    from: &str,
+    why: &str,
+) -> Delivered {
+    refusal.count(inner.counters(), probe);
+    let err = refusal.into_error::<RequestErrorKind>(address, codec.type_name());
+    if request {
+        return Delivered::Failed(Frame::failure(
+            err.kind(),
+            NO_FAILURE_CODE,
+            err.message().to_owned(),
+        ));
+    }
+    tracing::warn!(address, reason = %err, "send from {from} {why}");
+    Delivered::Done
 }
