@@ -155,6 +155,22 @@ impl Field<'_> {
     }
 }
 
+/// The encoded fields of a keyed struct (`#[codec(key = N)]` on its fields)
+/// with their keys, in key order; `None` when the fields have no keys.
+/// Valid input only: every encoded field has a key, each key once.
+pub(crate) fn keyed_fields<'f, 'a>(fields: &'f [Field<'a>]) -> Option<Vec<(u32, &'f Field<'a>)>> {
+    let mut keyed: Vec<(u32, &Field<'_>)> = fields
+        .iter()
+        .filter(|f| f.is_encoded())
+        .filter_map(|f| Some((f.attrs.key?.index, f)))
+        .collect();
+    if keyed.is_empty() {
+        return None;
+    }
+    keyed.sort_by_key(|&(key, _)| key);
+    Some(keyed)
+}
+
 /// `T` of a type spelled `Option<T>`.
 fn option_argument(ty: &syn::Type) -> Option<&syn::Type> {
     let syn::Type::Path(path) = ty else {

@@ -53,7 +53,7 @@ const CONTAINER_KEYS: &[Symbol] = &[
     UNREGISTERED,
     BOUND,
 ];
-const FIELD_KEYS: &[Symbol] = &[RENAME, SKIP, DEFAULT, BYTES, WITH, SKIP_IF, SERDE];
+const FIELD_KEYS: &[Symbol] = &[RENAME, SKIP, DEFAULT, BYTES, WITH, SKIP_IF, SERDE, KEY];
 const VARIANT_KEYS: &[Symbol] = &[RENAME];
 
 /// One attribute value plus the span of its key, with duplicate detection.
@@ -150,7 +150,24 @@ pub(crate) struct Field {
     pub(crate) with: Option<(Span, ExprPath)>,
     /// `skip_if = "path"`: key span and predicate path.
     pub(crate) skip_if: Option<(Span, ExprPath)>,
+    /// `key = N`: the field's index in the keyed array layout.
+    pub(crate) key: Option<Key>,
 }
+
+/// `#[codec(key = N)]` on a field.
+#[derive(Copy, Clone)]
+pub(crate) struct Key {
+    /// Span of the `key` path.
+    pub(crate) span: Span,
+    /// Span of the integer literal.
+    pub(crate) lit: Span,
+    /// The index in the array.
+    pub(crate) index: u32,
+}
+
+/// The largest `key`: the array is one longer, and its length must fit the
+/// 32-bit length of a MessagePack array header.
+pub(crate) const MAX_KEY: u32 = u32::MAX - 1;
 
 /// Variant attributes.
 pub(crate) struct Variant {
@@ -250,6 +267,7 @@ impl Field {
         let mut serde = Attr::none(cx, SERDE);
         let mut with = Attr::none(cx, WITH);
         let mut skip_if = Attr::none(cx, SKIP_IF);
+        let mut key = Attr::none(cx, KEY);
 
         for_each_key(cx, attrs, Level::Field, |meta| {
             if meta.path == RENAME {
@@ -290,6 +308,10 @@ impl Field {
                 if let Some(path) = lit_path(cx, meta, SKIP_IF)? {
                     skip_if.set(&meta.path, path);
                 }
+            } else if meta.path == KEY {
+                if let Some((lit, index)) = lit_key(cx, meta)? {
+                    key.set(&meta.path, (lit, index));
+                }
             } else {
                 return Ok(false);
             }
@@ -308,6 +330,9 @@ impl Field {
             serde: serde.flag(),
             with: with.get(),
             skip_if: skip_if.get(),
+            key: key
+                .get()
+                .map(|(span, (lit, index))| Key { span, lit, index }),
         }
     }
 }
@@ -494,6 +519,51 @@ fn lit_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: Symbol) -> syn::Result<O
         format_args!("expected a string literal: `{name} = \"...\"`"),
     );
     Ok(None)
+}
+
+/// The integer literal of `key = N` and its value; anything else, or a
+/// value above `MAX_KEY`, is reported at the value.
+fn lit_key(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<(Span, u32)>> {
+    if !meta.input.peek(Token![=]) {
+        let rest = skip_value(meta)?;
+        let mut tokens = meta.path.to_token_stream();
+        tokens.extend(rest);
+        cx.error_spanned_by(tokens, "`key` needs a value: `key = N`");
+        return Ok(None);
+    }
+    meta.input.parse::<Token![=]>()?;
+    let rest = skip_value(meta)?;
+    let lit = match syn::parse2::<syn::Expr>(rest.clone()) {
+        Ok(mut expr) => loop {
+            match expr {
+                syn::Expr::Group(group) => expr = *group.expr,
+                syn::Expr::Paren(paren) => expr = *paren.expr,
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(lit),
+                    ..
+                }) if lit.suffix().is_empty() => break Some(lit),
+                _ => break None,
+            }
+        },
+        Err(_) => None,
+    };
+    let Some(lit) = lit else {
+        cx.error_spanned_by(rest, "expected a non-negative integer literal: `key = N`");
+        return Ok(None);
+    };
+    match lit.base10_parse::<u64>() {
+        Ok(index) if index <= u64::from(MAX_KEY) => Ok(Some((lit.span(), index as u32))),
+        _ => {
+            cx.error_spanned_by(
+                &lit,
+                format_args!(
+                    "key {} is too large: the largest key is {MAX_KEY}",
+                    lit.base10_digits()
+                ),
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// A string literal, also when a `macro_rules!` expansion wrapped it in an

@@ -23,7 +23,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::ast::{Data, Field, Input, Style, Variant};
+use crate::ast::{Data, Field, Input, Style, Variant, keyed_fields};
 use crate::attr::DefaultValue;
 use crate::codegen::Codegen;
 
@@ -121,7 +121,7 @@ fn named_body(
     let header = quote!(#krate::__private::StructHeader);
     let map_arm = quote!(#header::Map(__len) => #map,);
     let seq_arm = quote!(#header::Array(__len) => #seq,);
-    let arms = if cg.as_array {
+    let arms = if cg.as_array || keyed_fields(fields).is_some() {
         quote!(#seq_arm #map_arm)
     } else {
         quote!(#map_arm #seq_arm)
@@ -250,7 +250,11 @@ fn map_block(
     }}
 }
 
-/// Decodes `__len` array elements into the encoded fields, in order.
+/// Decodes `__len` array elements into the encoded fields: by position, or
+/// by key for a keyed struct (`#[codec(key = N)]`), where element N is the
+/// field with key N, elements at other indexes (gaps, or fields of a newer
+/// version) are skipped, a `nil` at a `default` field is its default, and a
+/// field past the end of the array is missing as from a map.
 fn seq_block(
     cg: &Codegen<'_>,
     fields: &[Field<'_>],
@@ -258,18 +262,27 @@ fn seq_block(
     suffix: &TokenStream,
 ) -> TokenStream {
     let krate = cg.krate;
-    let encoded: Vec<(usize, &Field<'_>)> = fields
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.is_encoded())
-        .collect();
-    let expected = encoded.len();
+    let keyed = keyed_fields(fields);
+    let try_ = try_suffix(suffix);
+    // (position in the array, slot, field)
+    let positions: Vec<(usize, syn::Ident, &Field<'_>)> = match &keyed {
+        Some(keyed) => keyed
+            .iter()
+            .map(|&(key, f)| (key as usize, slot_of(fields, f), f))
+            .collect(),
+        None => fields
+            .iter()
+            .filter(|f| f.is_encoded())
+            .enumerate()
+            .map(|(pos, f)| (pos, slot_of(fields, f), f))
+            .collect(),
+    };
+    let expected = positions.len();
     let wrong_length = quote! {
         __r.error(#krate::DecodeErrorKind::WrongLength { expected: #expected, found: __len }) #suffix
     };
 
-    let lets = encoded.iter().enumerate().map(|(pos, &(i, f))| {
-        let slot = format_ident!("__f{}", i);
+    let lets = positions.iter().map(|(pos, slot, f)| {
         let ty = f.ty;
         let value = field_decode(cg, f);
         let segment = match &f.member {
@@ -279,20 +292,50 @@ fn seq_block(
             }
             syn::Member::Unnamed(_) => quote!(in_index(#pos)),
         };
-        let missing = missing_value(cg, f, &wrong_length);
+        let value = quote!(#value.map_err(|__e| __e.#segment #suffix)?);
+        if keyed.is_none() {
+            let missing = missing_value(cg, f, &wrong_length);
+            return quote! {
+                let #slot: #ty = if __len > #pos {
+                    #value
+                } else {
+                    #missing
+                };
+            };
+        }
+        let name = &f.wire_name;
+        let missing_field = quote! {
+            __r.error(#krate::DecodeErrorKind::MissingField(#name)) #suffix
+        };
+        let missing = missing_value(cg, f, &missing_field);
+        let value = match &f.attrs.default.1 {
+            DefaultValue::None => value,
+            _ => quote! {
+                if __r.try_read_nil() {
+                    #missing
+                } else {
+                    #value
+                }
+            },
+        };
         quote! {
+            while __i < #pos && __i < __len {
+                __r.skip_value() #try_;
+                __i += 1;
+            }
             let #slot: #ty = if __len > #pos {
-                #value.map_err(|__e| __e.#segment #suffix)?
+                __i += 1;
+                #value
             } else {
                 #missing
             };
         }
     });
 
-    let inits = fields.iter().enumerate().map(|(i, f)| {
+    let inits = fields.iter().map(|f| {
         let member = &f.member;
         if f.is_encoded() {
-            let slot = format_ident!("__f{}", i);
+            let slot = slot_of(fields, f);
             quote!(#member: #slot)
         } else {
             let value = skipped_value(f);
@@ -300,13 +343,42 @@ fn seq_block(
         }
     });
 
+    let (head, tail) = if keyed.is_some() {
+        (
+            quote!(let mut __i: ::core::primitive::usize = 0;),
+            quote! {
+                while __i < __len {
+                    __r.skip_value() #try_;
+                    __i += 1;
+                }
+            },
+        )
+    } else {
+        (
+            quote! {
+                if __len > #expected {
+                    return ::core::result::Result::Err(#wrong_length);
+                }
+            },
+            TokenStream::new(),
+        )
+    };
+
     quote! {{
-        if __len > #expected {
-            return ::core::result::Result::Err(#wrong_length);
-        }
+        #head
         #(#lets)*
+        #tail
         #ctor { #(#inits,)* }
     }}
+}
+
+/// The local holding a field's decoded value: `__f` and its index.
+fn slot_of(fields: &[Field<'_>], field: &Field<'_>) -> syn::Ident {
+    let i = fields
+        .iter()
+        .position(|f| std::ptr::eq(f, field))
+        .expect("field of these fields");
+    format_ident!("__f{}", i)
 }
 
 fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {

@@ -10,7 +10,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::ast::{Data, Field, Input, Style, Variant};
+use crate::ast::{Data, Field, Input, Style, Variant, keyed_fields};
 use crate::codegen::Codegen;
 
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
@@ -155,6 +155,20 @@ fn named_body<'f, 'a: 'f>(
     fields: &'f [Field<'a>],
     access: impl Fn(&'f Field<'a>) -> TokenStream,
 ) {
+    if let Some(keyed) = keyed_fields(fields) {
+        // An array indexed by key: element N is the field with key N, a
+        // key no field has is `nil`.
+        let len = keyed.last().map_or(0, |&(key, _)| key as usize + 1);
+        emit.raw(&array_header(len));
+        let mut next = 0;
+        for (key, field) in keyed {
+            nils(emit, (key - next) as usize);
+            emit.call(field_encode(cg, field, &access(field)));
+            next = key + 1;
+        }
+        return;
+    }
+
     let encoded: Vec<&Field<'_>> = fields.iter().filter(|f| f.is_encoded()).collect();
     if cg.as_array {
         emit.raw(&array_header(encoded.len()));
@@ -218,6 +232,22 @@ fn named_body<'f, 'a: 'f>(
             emit.raw(&str_bytes(&field.wire_name));
             emit.call(field_encode(cg, field, &access(field)));
         }
+    }
+}
+
+/// `count` nils: raw bytes for a short gap, a loop for a long one.
+fn nils(emit: &mut Emit, count: usize) {
+    const RAW_UP_TO: usize = 32;
+    if count <= RAW_UP_TO {
+        emit.raw(&vec![0xc0; count]);
+    } else {
+        let krate = &emit.krate;
+        let call = quote! {
+            for _ in 0..#count {
+                #krate::__private::write_raw(__w, b"\xc0");
+            }
+        };
+        emit.call(call);
     }
 }
 

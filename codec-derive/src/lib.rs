@@ -68,7 +68,7 @@
 //!
 //! | Rust | MessagePack |
 //! |---|---|
-//! | `struct S { a, b }` | map `{"a": .., "b": ..}`; with `as_array` an array `[a, b]` |
+//! | `struct S { a, b }` | map `{"a": .., "b": ..}`; with `as_array` an array `[a, b]`; with `key = N` on the fields an array indexed by key |
 //! | `struct S(T)` (newtype) | the inner value itself |
 //! | `struct S(A, B)` | array `[a, b]` |
 //! | `struct S;` / `struct S()` / `struct S {}` | `[]` / `[]` / `{}` |
@@ -220,6 +220,41 @@
 //!
 //! assert_eq!(to_vec(&Point { x: 1, y: -1 })?, b"\x92\x01\xff");
 //! # Ok::<(), codecbus_core::EncodeError>(())
+//! ```
+//!
+//! ## `#[codec(key = N)]`
+//!
+//! On every encoded field of a struct with named fields: the struct is
+//! written as an array indexed by key, element `N` holding the field with
+//! key `N`, a key no field has (a removed field) written as `nil`, the
+//! array one longer than the largest key. Unlike `as_array` the bytes do
+//! not depend on the order or the names of the fields in the source, so
+//! fields can be reordered and renamed freely. Decoding skips elements at
+//! indexes no field has (gaps, fields of a newer version); a field past
+//! the end of a shorter array is `None` for an `Option`, its default with
+//! `default` (also for a `nil` in its place), else
+//! `DecodeErrorKind::MissingField`. So a version that adds keys at the end
+//! and one that retires keys read each other's bytes. A map by field name
+//! is read too. Keys are integer literals up to `u32::MAX - 1`, each used
+//! once; a skipped field has no key. Not allowed with `as_array`, on tuple
+//! structs or on the fields of enum variants.
+//!
+//! ```
+//! use codecbus_core::{MessageCodec, from_slice, to_vec};
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! struct User {
+//!     #[codec(key = 0)]
+//!     id: u8,
+//!     // key 1 was a field since removed
+//!     #[codec(key = 2)]
+//!     name: String,
+//! }
+//!
+//! let bytes = to_vec(&User { id: 7, name: "ada".into() })?;
+//! assert_eq!(bytes, b"\x93\x07\xc0\xa3ada");
+//! assert_eq!(from_slice::<User>(&bytes)?.id, 7);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! ## `#[codec(rename_all = "...")]`
@@ -523,7 +558,8 @@
 //! (a field attribute on a variant), values of the wrong form, unknown
 //! `rename_all` rules, two fields or variants with one wire name, and
 //! combinations that cannot work (`skip_if` with `as_array`, `skip` with
-//! `rename`, `bytes` with `with` or `serde`), and a `bound` that does not
+//! `rename`, `bytes` with `with` or `serde`), `key` on some fields but not
+//! all, twice the same key, or `key` with `as_array`, `skip` or `skip_if`, and a `bound` that does not
 //! parse as where-clause predicates. After such an error the type still gets a
 //! placeholder `MessageCodec` impl, so its uses elsewhere do not add errors
 //! of their own. Type errors point at the field: a field type without

@@ -22,6 +22,7 @@ pub(crate) const UNREGISTERED: Symbol = Symbol("unregistered");
 // field (and `rename` on variants)
 pub(crate) const BYTES: Symbol = Symbol("bytes");
 pub(crate) const DEFAULT: Symbol = Symbol("default");
+pub(crate) const KEY: Symbol = Symbol("key");
 pub(crate) const RENAME: Symbol = Symbol("rename");
 pub(crate) const SERDE: Symbol = Symbol("serde");
 pub(crate) const SKIP: Symbol = Symbol("skip");

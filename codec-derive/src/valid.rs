@@ -54,6 +54,7 @@ fn check_fields(cx: &Ctxt, input: &Input<'_>, style: Style, fields: &[Field<'_>]
                 ("serde", attrs.serde),
                 ("with", attrs.with.as_ref().map(|(span, _)| *span)),
                 ("skip_if", attrs.skip_if.as_ref().map(|(span, _)| *span)),
+                ("key", attrs.key.map(|key| key.span)),
             ];
             for (key, span) in others {
                 if let Some(span) = span {
@@ -86,6 +87,28 @@ fn check_fields(cx: &Ctxt, input: &Input<'_>, style: Style, fields: &[Field<'_>]
             }
         }
 
+        if let Some(key) = attrs.key {
+            if what == "variant" {
+                cx.error_at(
+                    key.span,
+                    "`key` is not allowed on a field of an enum variant: put it on the named \
+                     fields of a struct",
+                );
+            } else if !named {
+                cx.error_at(
+                    key.span,
+                    "`key` is not allowed on a tuple field: put it on the named fields of a \
+                     struct",
+                );
+            } else if let Some((span, _)) = &attrs.skip_if {
+                cx.error_at(
+                    *span,
+                    "`skip_if` is not allowed on a field with `key`: every key has its \
+                     position in the array",
+                );
+            }
+        }
+
         if !named {
             if let Some(lit) = &attrs.rename {
                 cx.error_spanned_by(
@@ -108,6 +131,10 @@ fn check_fields(cx: &Ctxt, input: &Input<'_>, style: Style, fields: &[Field<'_>]
         }
     }
 
+    if style == Style::Named && what == "struct" {
+        check_keys(cx, input, fields);
+    }
+
     if style == Style::Named {
         let mut seen: BTreeMap<&str, &Field<'_>> = BTreeMap::new();
         for field in fields.iter().filter(|f| f.is_encoded()) {
@@ -121,6 +148,47 @@ fn check_fields(cx: &Ctxt, input: &Input<'_>, style: Style, fields: &[Field<'_>]
                     ),
                 );
                 seen.insert(&first.wire_name, first);
+            }
+        }
+    }
+}
+
+/// Keyed fields (`key = N`): all encoded fields or none, each key once, and
+/// no `as_array` on the type.
+fn check_keys(cx: &Ctxt, input: &Input<'_>, fields: &[Field<'_>]) {
+    let encoded = || fields.iter().filter(|f| f.is_encoded());
+    if !encoded().any(|f| f.attrs.key.is_some()) {
+        return;
+    }
+    if let Some(as_array) = input.attrs.as_array {
+        cx.error_at(
+            as_array,
+            "`as_array` cannot be combined with `key` on fields: keyed fields are written as an \
+             array by key already; remove one",
+        );
+    }
+    let mut seen: BTreeMap<u32, &Field<'_>> = BTreeMap::new();
+    for field in encoded() {
+        match field.attrs.key {
+            None => cx.error_at(
+                field
+                    .original
+                    .ident
+                    .as_ref()
+                    .map_or_else(|| name_span(field), |ident| ident.span()),
+                "every field needs `#[codec(key = N)]` once one has it; give this field a key \
+                 or `#[codec(skip)]`",
+            ),
+            Some(key) => {
+                if let Some(first) = seen.get(&key.index) {
+                    let first_name = first.member.to_token_stream().to_string();
+                    cx.error_at(
+                        key.lit,
+                        format_args!("duplicate key {}, also on field `{first_name}`", key.index),
+                    );
+                } else {
+                    seen.insert(key.index, field);
+                }
             }
         }
     }

@@ -1,0 +1,11 @@
+use codecbus_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+struct S {
+    #[codec(key = 0)]
+    a: u8,
+    #[codec(skip, key = 1)]
+    b: u8,
+}
+
+fn main() {}
