@@ -153,19 +153,36 @@ impl PathSegment {
 /// `~` is written `~0` and `/` is written `~1`.
 impl fmt::Display for PathSegment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = self.text();
-        let mut rest: &str = &text;
-        while let Some(at) = rest.find(['~', '/']) {
-            f.write_str(&rest[..at])?;
-            f.write_str(if rest.as_bytes()[at] == b'~' {
-                "~0"
-            } else {
-                "~1"
-            })?;
-            rest = &rest[at + 1..];
-        }
-        f.write_str(rest)
+        write_pointer_token(f, &self.text())
     }
+}
+
+/// Writes `token` as a JSON Pointer reference token (RFC 6901), without
+/// the leading `/`: `~` as `~0`, `/` as `~1`, everything else as it is.
+///
+/// # Errors
+///
+/// Only those of `out`.
+///
+/// # Examples
+///
+/// ```
+/// let mut s = String::new();
+/// codecbus_core::write_pointer_token(&mut s, "a/b~c").unwrap();
+/// assert_eq!(s, "a~1b~0c");
+/// ```
+pub fn write_pointer_token(out: &mut impl fmt::Write, token: &str) -> fmt::Result {
+    let mut rest = token;
+    while let Some(at) = rest.find(['~', '/']) {
+        out.write_str(&rest[..at])?;
+        out.write_str(if rest.as_bytes()[at] == b'~' {
+            "~0"
+        } else {
+            "~1"
+        })?;
+        rest = &rest[at + 1..];
+    }
+    out.write_str(rest)
 }
 
 /// A path written as a JSON Pointer: `/` before each segment.

@@ -52,7 +52,9 @@ pub mod __private;
 pub use crate::codec::{
     Immutable, MessageCodec, decode_prefix, encode_into, from_slice, from_slice_with_limits, to_vec,
 };
-pub use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, PathSegment};
+pub use crate::error::{
+    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, PathSegment, write_pointer_token,
+};
 pub use crate::msgpack::kind::{Int, ValueKind};
 pub use crate::msgpack::limits::DecodeLimits;
 pub use crate::msgpack::read::Reader;

@@ -92,19 +92,7 @@ impl fmt::Display for Segment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Segment::Index(i) => write!(f, "{i}"),
-            Segment::Key(k) => {
-                let mut rest: &str = k;
-                while let Some(at) = rest.find(['~', '/']) {
-                    f.write_str(&rest[..at])?;
-                    f.write_str(if rest.as_bytes()[at] == b'~' {
-                        "~0"
-                    } else {
-                        "~1"
-                    })?;
-                    rest = &rest[at + 1..];
-                }
-                f.write_str(rest)
-            }
+            Segment::Key(k) => codecbus_core::write_pointer_token(f, k),
         }
     }
 }
