@@ -89,6 +89,29 @@ pub(crate) enum SpecKind {
     Ref(Weak<Node>),
 }
 
+impl SpecKind {
+    /// The specs this kind holds (a reference's target is not one of them:
+    /// it is followed, not held).
+    pub(crate) fn children(&self) -> Vec<&Spec> {
+        match self {
+            Self::Array(a) => vec![&a.items],
+            Self::Tuple(t) => t.items.iter().collect(),
+            Self::Object(o) => o.fields.iter().map(|f| &f.spec).collect(),
+            Self::Map(m) => vec![&m.keys, &m.values],
+            Self::OneOf(alts) => alts.iter().collect(),
+            Self::Any
+            | Self::Null
+            | Self::Bool
+            | Self::Str(_)
+            | Self::Int(_)
+            | Self::Float(_)
+            | Self::Number(_)
+            | Self::Values(_)
+            | Self::Ref(_) => Vec::new(),
+        }
+    }
+}
+
 /// A user predicate with the message reported when it returns `false`.
 #[derive(Clone)]
 pub(crate) struct Check {

@@ -48,26 +48,6 @@ struct Rebinder {
     copies: HashMap<*const Node, Spec>,
 }
 
-/// The specs a kind holds.
-fn children(kind: &SpecKind) -> Vec<&Spec> {
-    match kind {
-        SpecKind::Array(a) => vec![&a.items],
-        SpecKind::Tuple(t) => t.items.iter().collect(),
-        SpecKind::Object(o) => o.fields.iter().map(|f| &f.spec).collect(),
-        SpecKind::Map(m) => vec![&m.keys, &m.values],
-        SpecKind::OneOf(alts) => alts.iter().collect(),
-        SpecKind::Any
-        | SpecKind::Null
-        | SpecKind::Bool
-        | SpecKind::Str(_)
-        | SpecKind::Int(_)
-        | SpecKind::Float(_)
-        | SpecKind::Number(_)
-        | SpecKind::Values(_)
-        | SpecKind::Ref(_) => Vec::new(),
-    }
-}
-
 impl Rebinder {
     /// The roots outside `node` that references in its subtree point at
     /// (references are not followed, so this ends).
@@ -78,7 +58,8 @@ impl Rebinder {
         }
         let mut out: Vec<*const Node> = match &node.kind {
             SpecKind::Ref(target) => vec![target.as_ptr()],
-            kind => children(kind)
+            kind => kind
+                .children()
                 .into_iter()
                 .flat_map(|c| self.refs(c.node()).to_vec())
                 .collect(),

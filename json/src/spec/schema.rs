@@ -302,31 +302,18 @@ impl Exporter {
         if !seen.insert(addr(node)) {
             return;
         }
-        let mut each = |specs: &mut dyn Iterator<Item = &Spec>, this: &mut Exporter| {
-            for s in specs {
-                this.find_targets(s.node(), seen);
-            }
-        };
         match &node.kind {
-            SpecKind::Array(a) => each(&mut std::iter::once(&a.items), self),
-            SpecKind::Tuple(t) => each(&mut t.items.iter(), self),
-            SpecKind::Object(o) => each(&mut o.fields.iter().map(|f| &f.spec), self),
-            SpecKind::Map(m) => each(&mut [&m.keys, &m.values].into_iter(), self),
-            SpecKind::OneOf(alts) => each(&mut alts.iter(), self),
             SpecKind::Ref(target) => {
                 if let Some(def) = target.upgrade() {
                     self.targets.insert(addr(&def));
                     self.find_targets(&def, seen);
                 }
             }
-            SpecKind::Any
-            | SpecKind::Null
-            | SpecKind::Bool
-            | SpecKind::Str(_)
-            | SpecKind::Int(_)
-            | SpecKind::Float(_)
-            | SpecKind::Number(_)
-            | SpecKind::Values(_) => {}
+            kind => {
+                for child in kind.children() {
+                    self.find_targets(child.node(), seen);
+                }
+            }
         }
     }
 
