@@ -3,6 +3,7 @@
 // leaves this node (a message, a reply).
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -40,9 +41,13 @@ pub(crate) struct Inbound {
     /// Only that header's: the version of a `Codecbus-Failure` header is
     /// not read, so a message carrying both decodes by its codec header
     /// whatever order the client's header map iterates in.
-    pub(crate) version: Option<String>,
-    pub(crate) codec: Option<String>,
-    pub(crate) failure: Option<String>,
+    ///
+    /// Borrowed in a frame this node makes (its names are static), owned
+    /// in one parsed from the wire: a message leaving pays no allocation
+    /// for them.
+    pub(crate) version: Option<Cow<'static, str>>,
+    pub(crate) codec: Option<Cow<'static, str>>,
+    pub(crate) failure: Option<Cow<'static, str>>,
     pub(crate) failure_code: Option<i32>,
     pub(crate) user: Headers,
 }
@@ -56,11 +61,11 @@ pub(crate) struct Frame {
 
 impl Frame {
     /// A body encoded with the codec `codec`, with the user's headers.
-    pub(crate) fn body(codec: &str, user: Headers, payload: Bytes) -> Self {
+    pub(crate) fn body(codec: &'static str, user: Headers, payload: Bytes) -> Self {
         Self {
             head: Inbound {
-                version: Some(WIRE_VERSION.to_owned()),
-                codec: Some(codec.to_owned()),
+                version: Some(Cow::Borrowed(WIRE_VERSION)),
+                codec: Some(Cow::Borrowed(codec)),
                 user,
                 ..Inbound::default()
             },
@@ -72,7 +77,7 @@ impl Frame {
     pub(crate) fn failure(kind: RequestErrorKind, code: i32, message: String) -> Self {
         Self {
             head: Inbound {
-                failure: Some(kind.as_str().to_owned()),
+                failure: Some(Cow::Borrowed(kind.as_str())),
                 failure_code: Some(code),
                 ..Inbound::default()
             },

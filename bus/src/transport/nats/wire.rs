@@ -153,11 +153,11 @@ pub(crate) fn parse_headers(map: Option<&HeaderMap>) -> Inbound {
         };
         let (version, rest) = first.split_once(' ').unwrap_or((first, ""));
         if name.eq_ignore_ascii_case(H_CODEC) {
-            inbound.version = Some(version.to_owned());
-            inbound.codec = Some(rest.to_owned());
+            inbound.version = Some(version.to_owned().into());
+            inbound.codec = Some(rest.to_owned().into());
         } else if name.eq_ignore_ascii_case(H_FAILURE) {
             let (kind, code) = rest.split_once(' ').unwrap_or((rest, ""));
-            inbound.failure = Some(kind.to_owned());
+            inbound.failure = Some(kind.to_owned().into());
             inbound.failure_code = code.trim().parse().ok();
         }
     }
