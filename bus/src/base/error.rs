@@ -177,8 +177,7 @@ pub enum ReplyErrorKind {
     Dropped,
 }
 
-/// Gives each error kind its one spelling: `as_str`, `Display`, and the
-/// parse back from it (`from_name`, for what arrives over the wire).
+/// Gives each error kind its one spelling: `as_str` and `Display`.
 macro_rules! kind_names {
     ($($kind:ident { $($variant:ident => $name:literal),* $(,)? })*) => {$(
         impl $kind {
@@ -192,16 +191,6 @@ macro_rules! kind_names {
                 }
             }
 
-            /// The kind named `name` ([`as_str`](Self::as_str)'s spelling).
-            // Only request failures arrive over the wire (read with the
-            // `nats` feature); the other kinds have it for symmetry.
-            #[allow(dead_code)]
-            pub(crate) fn from_name(name: &str) -> Option<Self> {
-                match name {
-                    $($name => Some(Self::$variant),)*
-                    _ => None,
-                }
-            }
         }
 
         impl fmt::Display for $kind {
@@ -249,6 +238,27 @@ kind_names! {
         AlreadyAnswered => "ALREADY_ANSWERED",
         RequesterGone => "REQUESTER_GONE",
         Dropped => "DROPPED",
+    }
+}
+
+impl RequestErrorKind {
+    /// Every kind, to read one back from its name.
+    const ALL: [Self; 9] = [
+        Self::NoHandlers,
+        Self::Timeout,
+        Self::RecipientFailure,
+        Self::TypeMismatch,
+        Self::QueueFull,
+        Self::Dropped,
+        Self::Codec,
+        Self::PayloadTooLarge,
+        Self::Transport,
+    ];
+
+    /// The kind named `name` ([`as_str`](Self::as_str)'s spelling): what a
+    /// failure that crossed the cluster says it was.
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == name)
     }
 }
 
