@@ -10,8 +10,9 @@ mod common;
 #[cfg(feature = "nats")]
 #[path = "common/nats.rs"]
 mod harness;
+#[path = "common/tally.rs"]
+mod tally;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -23,6 +24,7 @@ use codecbus_bus::{
 use codecbus_core::MessageCodec;
 use codecbus_json::{JsObj, jsobj};
 use common::eventually;
+use tally::{Tally, counting};
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
 #[codec(name = "test.order")]
@@ -45,35 +47,6 @@ fn order(id: u64) -> Order {
         items: vec!["tea".into(), "cake".into()],
         note: id.is_multiple_of(2).then(|| "even".to_owned()),
     }
-}
-
-/// Counts messages per consumer name.
-#[derive(Default, Clone)]
-struct Tally(Arc<std::sync::Mutex<HashMap<&'static str, Vec<u64>>>>);
-
-impl Tally {
-    fn add(&self, who: &'static str, n: u64) {
-        self.0.lock().unwrap().entry(who).or_default().push(n);
-    }
-    fn get(&self, who: &str) -> Vec<u64> {
-        self.0.lock().unwrap().get(who).cloned().unwrap_or_default()
-    }
-    fn total(&self) -> usize {
-        self.0.lock().unwrap().values().map(Vec::len).sum()
-    }
-}
-
-fn counting(
-    bus: &EventBus,
-    address: &str,
-    who: &'static str,
-    tally: &Tally,
-) -> codecbus_bus::MessageConsumer {
-    let tally = tally.clone();
-    bus.consumer(address, move |m: Message<u64>| {
-        let tally = tally.clone();
-        async move { tally.add(who, *m.body()) }
-    })
 }
 
 /// What joins the nodes of a case.

@@ -8,8 +8,9 @@
 mod common;
 #[path = "common/nats.rs"]
 mod harness;
+#[path = "common/tally.rs"]
+mod tally;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -18,54 +19,13 @@ use codecbus_bus::{
     BuildErrorKind, ConsumerOptions, DeliveryOptions, EventBus, Message, RequestErrorKind,
     SendErrorKind,
 };
-use codecbus_core::MessageCodec;
 use harness::{Config, NatsServer};
 
-#[derive(MessageCodec, Clone, Debug, PartialEq)]
-#[codec(name = "test.order")]
-struct Order {
-    id: u64,
-    items: Vec<String>,
-    note: Option<String>,
-}
-
-#[derive(MessageCodec, Clone, Debug, PartialEq)]
-#[codec(name = "test.quote", immutable)]
-struct Quote {
-    order: u64,
-    total_cents: i64,
-}
-
 use common::{eventually, nats_options as options};
+use tally::{Tally, counting};
 
 async fn node(server: &NatsServer) -> EventBus {
     common::nats_node(&server.url()).await
-}
-
-/// Counts messages per consumer name.
-#[derive(Default, Clone)]
-struct Tally(Arc<std::sync::Mutex<HashMap<&'static str, Vec<u64>>>>);
-
-impl Tally {
-    fn add(&self, who: &'static str, n: u64) {
-        self.0.lock().unwrap().entry(who).or_default().push(n);
-    }
-    fn get(&self, who: &str) -> Vec<u64> {
-        self.0.lock().unwrap().get(who).cloned().unwrap_or_default()
-    }
-}
-
-fn counting(
-    bus: &EventBus,
-    address: &str,
-    who: &'static str,
-    tally: &Tally,
-) -> codecbus_bus::MessageConsumer {
-    let tally = tally.clone();
-    bus.consumer(address, move |m: Message<u64>| {
-        let tally = tally.clone();
-        async move { tally.add(who, *m.body()) }
-    })
 }
 
 #[tokio::test]
