@@ -2,8 +2,9 @@
 //! traces off (the default), metrics on (a Prometheus recorder; with and
 //! without the handler and request timings), traces on (spans exported
 //! through `tracing-opentelemetry` and a batch processor; 1% of traces
-//! sampled, or all), and metrics with all traces, side by side in one
-//! process.
+//! sampled by the bus, `trace_sampling(0.01)`; 1% sampled by the
+//! OpenTelemetry SDK's sampler alone, the bus making every span; or all),
+//! and metrics with all traces, side by side in one process.
 //!
 //! Two settings: the local bounce (requester and echoing consumer on one
 //! bus, an immutable body shared without copies) and a NATS round trip
@@ -50,16 +51,18 @@ enum Setting {
     Metrics,
     Filtered,
     Sampled,
+    SdkSampled,
     Traces,
     Both,
 }
 
-const SETTINGS: [Setting; 7] = [
+const SETTINGS: [Setting; 8] = [
     Setting::Off,
     Setting::Counters,
     Setting::Metrics,
     Setting::Filtered,
     Setting::Sampled,
+    Setting::SdkSampled,
     Setting::Traces,
     Setting::Both,
 ];
@@ -72,6 +75,7 @@ impl Setting {
             Self::Metrics => "metrics",
             Self::Filtered => "traces, filtered out",
             Self::Sampled => "traces, 1% sampled",
+            Self::SdkSampled => "traces, 1% by the SDK",
             Self::Traces => "traces, all sampled",
             Self::Both => "metrics and all traces",
         }
@@ -84,9 +88,14 @@ impl Setting {
             Self::Metrics | Self::Both => builder.metrics(MetricsOptions::new()),
             _ => builder,
         };
+        let builder = if self == Self::Sampled {
+            builder.trace_sampling(0.01)
+        } else {
+            builder
+        };
         builder.traces(matches!(
             self,
-            Self::Filtered | Self::Sampled | Self::Traces | Self::Both
+            Self::Filtered | Self::Sampled | Self::SdkSampled | Self::Traces | Self::Both
         ))
     }
 
@@ -94,8 +103,8 @@ impl Setting {
     fn dispatch(self, otel: &Otel) -> Option<&Dispatch> {
         match self {
             Self::Filtered => Some(&otel.filtered),
-            Self::Sampled => Some(&otel.sampled),
-            Self::Traces | Self::Both => Some(&otel.all),
+            Self::SdkSampled => Some(&otel.sdk_sampled),
+            Self::Sampled | Self::Traces | Self::Both => Some(&otel.all),
             _ => None,
         }
     }
@@ -104,13 +113,14 @@ impl Setting {
 /// The subscribers of the traced settings: the OpenTelemetry layer as the
 /// README recommends it for the bus (no per-span thread, source location
 /// or busy/idle attributes) under an INFO level filter, spans exported in
-/// batches, every trace sampled or 1% of them (decided where a trace
+/// batches, every trace sampled (the SDK's sampler follows the bus's
+/// decision) or 1% of them by the SDK's sampler (decided where a trace
 /// starts, followed by its children on every node).
 /// `filtered` is the same layer under a WARN filter: the bus makes its
 /// spans, the subscriber takes none of them.
 struct Otel {
     all: Dispatch,
-    sampled: Dispatch,
+    sdk_sampled: Dispatch,
     filtered: Dispatch,
 }
 
@@ -129,8 +139,11 @@ fn otel() -> Otel {
         Dispatch::new(tracing_subscriber::registry().with(layer).with(level))
     };
     Otel {
-        all: dispatch(Sampler::AlwaysOn, LevelFilter::INFO),
-        sampled: dispatch(
+        all: dispatch(
+            Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
+            LevelFilter::INFO,
+        ),
+        sdk_sampled: dispatch(
             Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(0.01))),
             LevelFilter::INFO,
         ),
@@ -255,6 +268,7 @@ fn nats(rt: &Runtime, otel: &Otel) {
                 Setting::Metrics => "obs.metrics",
                 Setting::Filtered => "obs.filtered",
                 Setting::Sampled => "obs.sampled",
+                Setting::SdkSampled => "obs.sdk_sampled",
                 Setting::Traces => "obs.traces",
                 Setting::Both => "obs.both",
             };

@@ -185,6 +185,14 @@
 //! stays in the trace turn after turn: the answer to a turn is a `reply`
 //! span under that turn's `deliver` span.
 //!
+//! In production, sample: [`EventBusBuilder::trace_sampling`]`(0.01)`
+//! starts a trace for one operation in a hundred made outside any span;
+//! an operation inside a span follows that span's trace (untraced inside
+//! an unsampled OpenTelemetry span, whose context it still carries on),
+//! and a message from the cluster follows the sampled flag of its
+//! `traceparent`. A message outside every sampled trace makes no span and
+//! costs about what it costs with traces off.
+//!
 //! With traces off (the default) no span is made and nothing is written
 //! into headers. What traces cost per round trip is measured in the
 //! README ("What observability costs").

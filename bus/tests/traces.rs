@@ -389,6 +389,166 @@ async fn failures_are_marked_on_their_spans() {
     assert_eq!(text(&send[0], "outcome").as_deref(), Some("NO_HANDLERS"));
 }
 
+/// A consumer at `address` answering with the `traceparent` it got
+/// (empty without one).
+fn echo_traceparent(bus: &EventBus, address: &str) -> codecbus_bus::MessageConsumer {
+    bus.consumer(address, |m: Message<u32>| async move {
+        let traceparent = m
+            .headers()
+            .get("traceparent")
+            .unwrap_or_default()
+            .to_owned();
+        m.reply(traceparent)
+    })
+}
+
+/// The finished span of the program's own named `name`.
+fn caller_span(name: &str) -> SpanData {
+    let spans: Vec<SpanData> = exporter()
+        .get_finished_spans()
+        .expect("read the exporter")
+        .into_iter()
+        .filter(|s| s.name == name)
+        .collect();
+    assert_eq!(spans.len(), 1, "one {name} span");
+    spans.into_iter().next().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_sampling_a_trace_starts_by_chance_and_a_sampled_caller_is_followed() {
+    use tracing::Instrument;
+
+    exporter();
+    let bus = EventBus::builder()
+        .traces(true)
+        .trace_sampling(0.0)
+        .build()
+        .unwrap();
+    let _skip = echo_traceparent(&bus, "trace.sampling.outside");
+    let _join = echo_traceparent(&bus, "trace.sampling.inside");
+    // Outside any span, a ratio of 0 starts no trace: no span, no context.
+    for _ in 0..20 {
+        let reply: Message<String> = bus.request("trace.sampling.outside", 1u32).await.unwrap();
+        assert_eq!(reply.body(), "");
+    }
+    // Inside the program's own (sampled) span, the bus joins its trace.
+    let reply: Message<String> = bus
+        .request("trace.sampling.inside", 1u32)
+        .instrument(tracing::info_span!("caller.sampled"))
+        .await
+        .unwrap();
+    let spans = wait_for(
+        "trace.sampling.inside",
+        &["request", "deliver", "handle", "reply"],
+    )
+    .await;
+    let caller = caller_span("caller.sampled");
+    let request = one(&spans, "request");
+    assert_child(request, &caller);
+    assert_child(one(&spans, "deliver"), request);
+    assert_eq!(
+        reply.body(),
+        &format!("00-{}-{}-01", trace(request), id(request))
+    );
+    // Every span of this test has been exported by now (the simple
+    // exporter exports as each span ends): none about the first address.
+    assert!(spans_at("trace.sampling.outside").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsampled_caller_gets_no_spans_and_its_context_travels_on() {
+    use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceState};
+    use tracing::Instrument;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    exporter();
+    // Every trace the bus starts is sampled; this one was decided
+    // upstream, not sampled.
+    let bus = EventBus::builder().traces(true).build().unwrap();
+    let _c = echo_traceparent(&bus, "trace.unsampled");
+    let upstream = SpanContext::new(
+        TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap(),
+        SpanId::from_hex("00f067aa0ba902b7").unwrap(),
+        TraceFlags::default(),
+        true,
+        TraceState::default(),
+    );
+    let caller = tracing::info_span!("caller.unsampled");
+    caller
+        .set_parent(opentelemetry::Context::new().with_remote_span_context(upstream))
+        .unwrap();
+    let caller_id = caller.context().span().span_context().span_id();
+    let reply: Message<String> = bus
+        .request("trace.unsampled", 1u32)
+        .instrument(caller)
+        .await
+        .unwrap();
+    // The consumer got the caller's context, its flags "not sampled".
+    assert_eq!(
+        reply.body(),
+        &format!("00-4bf92f3577b34da6a3ce929d0e0e4736-{caller_id}-00")
+    );
+    // A sampled request after it, to know the exporter has had time.
+    let _marker = echo_traceparent(&bus, "trace.unsampled.marker");
+    let _: Message<String> = bus.request("trace.unsampled.marker", 1u32).await.unwrap();
+    wait_for(
+        "trace.unsampled.marker",
+        &["request", "deliver", "handle", "reply"],
+    )
+    .await;
+    assert!(spans_at("trace.unsampled").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn across_nodes_the_senders_sampling_decision_is_followed() {
+    use tracing::Instrument;
+
+    let Some(server) =
+        harness::NatsServer::start("across_nodes_the_senders_sampling_decision_is_followed")
+    else {
+        return;
+    };
+    exporter();
+    let node = || async {
+        EventBus::builder()
+            .traces(true)
+            .trace_sampling(0.0)
+            .default_timeout(Duration::from_secs(5))
+            .nats(common::nats_options(&server.url()))
+            .connect()
+            .await
+            .expect("connect to the test server")
+    };
+    let (a, b) = (node().await, node().await);
+    let _skip = echo_traceparent(&b, "trace.remote.skip");
+    let _join = echo_traceparent(&b, "trace.remote.join");
+    b.flush().await.unwrap();
+    // A request outside any trace is not sampled at the sender, and the
+    // receiving node starts none either.
+    let reply: Message<String> = a.request("trace.remote.skip", 1u32).await.unwrap();
+    assert_eq!(reply.body(), "");
+    // One made in a sampled trace is traced on both nodes, as one trace.
+    let _: Message<String> = a
+        .request("trace.remote.join", 1u32)
+        .instrument(tracing::info_span!("caller.remote"))
+        .await
+        .unwrap();
+    let spans = wait_for(
+        "trace.remote.join",
+        &["request", "receive", "deliver", "handle", "reply"],
+    )
+    .await;
+    let caller = caller_span("caller.remote");
+    let request = one(&spans, "request");
+    assert_child(request, &caller);
+    let receive = one(&spans, "receive");
+    assert_child(receive, request);
+    assert_child(one(&spans, "deliver"), receive);
+    assert!(spans_at("trace.remote.skip").is_empty());
+    a.close().await;
+    b.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_traces_no_span_is_made() {
     exporter();

@@ -17,7 +17,7 @@ use crate::engine::registry::Registry;
 use crate::engine::state::{Joined, Parts, State};
 #[cfg(feature = "nats")]
 use crate::engine::{NatsOptions, connect_nats};
-use crate::telemetry::Telemetry;
+use crate::telemetry::{Sampling, Telemetry};
 
 /// Builds an [`EventBus`]: default timeout and queue capacity, extra codec
 /// registrations, interceptors.
@@ -42,6 +42,7 @@ pub struct EventBusBuilder {
     codecs: Vec<CodecRegistration>,
     interceptors: Interceptors,
     traces: bool,
+    trace_sampling: f64,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::telemetry::options::MetricsOptions>,
     #[cfg(feature = "nats")]
@@ -57,6 +58,7 @@ impl Default for EventBusBuilder {
             codecs: Vec::new(),
             interceptors: Interceptors::default(),
             traces: false,
+            trace_sampling: 1.0,
             #[cfg(feature = "metrics")]
             metrics: None,
             #[cfg(feature = "nats")]
@@ -178,6 +180,54 @@ impl EventBusBuilder {
         self
     }
 
+    /// With [`traces`](Self::traces) on, the share of traces the bus
+    /// starts, from 0 to 1 (default 1: every message is traced). Sampling
+    /// is decided once, where a trace starts, and followed by everything
+    /// after it:
+    ///
+    /// * a send, publish or request made inside a span joins that span's
+    ///   trace, traced when the trace is sampled (its OpenTelemetry
+    ///   context says so; any span without one counts as sampled); inside
+    ///   an unsampled OpenTelemetry span it makes no span and carries that
+    ///   span's context on, so the trace stays whole for whoever samples
+    ///   it downstream;
+    /// * one made outside any span starts a trace with probability
+    ///   `ratio`;
+    /// * a message from the cluster follows the sampled flag of the
+    ///   `traceparent` header it carries (feature `opentelemetry` on the
+    ///   sending node); one without context is traced only when `ratio`
+    ///   is 1.
+    ///
+    /// A message outside every sampled trace makes no span: it costs about
+    /// what it costs with traces off. With OpenTelemetry, let the SDK's
+    /// sampler follow its parent (`Sampler::ParentBased`) so that what the
+    /// bus samples is exported.
+    ///
+    /// # Errors
+    ///
+    /// A ratio that is not a number from 0 to 1 makes
+    /// [`build`](Self::build) (or `connect`) fail with
+    /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::EventBus;
+    ///
+    /// // Spans for one trace in a hundred.
+    /// let bus = EventBus::builder()
+    ///     .traces(true)
+    ///     .trace_sampling(0.01)
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(bus);
+    /// assert!(EventBus::builder().trace_sampling(1.5).build().is_err());
+    /// ```
+    pub fn trace_sampling(mut self, ratio: f64) -> Self {
+        self.trace_sampling = ratio;
+        self
+    }
+
     /// Reports per-address metrics through the [`metrics`](https://docs.rs/metrics)
     /// crate facade, to whatever recorder the program installs (Prometheus,
     /// StatsD, OpenTelemetry, ...). Off by default. Install the recorder
@@ -246,18 +296,28 @@ impl EventBusBuilder {
         })
     }
 
-    fn telemetry(&self) -> Telemetry {
-        let telemetry = Telemetry::new(self.traces);
+    fn telemetry(&self) -> Result<Telemetry, BuildError> {
+        let sampling = Sampling::new(self.trace_sampling).ok_or_else(|| {
+            BuildError::new(
+                crate::base::error::BuildErrorKind::Config,
+                format!(
+                    "trace_sampling is {}: the share of traces sampled is a number from 0 to 1",
+                    self.trace_sampling
+                ),
+                None,
+            )
+        })?;
+        let telemetry = Telemetry::new(self.traces, sampling);
         #[cfg(feature = "metrics")]
         let telemetry = telemetry.with_metrics(self.metrics.as_ref());
-        telemetry
+        Ok(telemetry)
     }
 
     /// The bus's parts: its codecs (checked), interceptors, defaults and
-    /// telemetry.
+    /// telemetry (its settings checked).
     fn into_parts(self) -> Result<Parts, BuildError> {
+        let telemetry = self.telemetry()?;
         let registry = Registry::build(&self.codecs).map_err(BuildError::codec)?;
-        let telemetry = self.telemetry();
         Ok(Parts {
             registry,
             interceptors: self.interceptors,
@@ -352,7 +412,8 @@ impl fmt::Debug for EventBusBuilder {
         d.field("default_timeout", &self.default_timeout)
             .field("default_queue_capacity", &self.default_capacity)
             .field("codecs", &self.codecs)
-            .field("traces", &self.traces);
+            .field("traces", &self.traces)
+            .field("trace_sampling", &self.trace_sampling);
         #[cfg(feature = "metrics")]
         d.field("metrics", &self.metrics);
         #[cfg(feature = "nats")]

@@ -173,9 +173,10 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
             }
         };
         // A reply that expects an answer gets a span of its own (traces
-        // on), under which the answer's `reply` span is made.
+        // on, the request traced), under which the answer's `reply` span
+        // is made.
         let span = match &reply {
-            Some(_) if inner.telemetry.tracing_now() => {
+            Some(_) if inner.telemetry.trace_turn() => {
                 SpanSlot::turn(&address, type_name::<T>(), &headers)
             }
             _ => SpanSlot::NONE,

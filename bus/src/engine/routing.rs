@@ -28,7 +28,7 @@ use crate::base::report::PublishReport;
 use crate::engine::state::State;
 use crate::engine::waiting;
 use crate::telemetry::record::{Event, record};
-use crate::telemetry::{Chain, Probe, Side, spans};
+use crate::telemetry::{Chain, Decision, Probe, Side, spans};
 use crate::transport::Outbound;
 use crate::transport::local::{Refusal, Scope, Verdicts};
 
@@ -80,7 +80,11 @@ fn outbound<'o, T: 'static>(
 /// span.
 pub(crate) trait Observer<'a>: Copy {
     fn probe(self) -> Option<&'a Arc<Probe>>;
+    /// The operation's span (its trace sampled).
     fn span(self) -> Option<&'a Span>;
+    /// The span whose context the message carries: the operation's, or,
+    /// untraced, the unsampled span around it.
+    fn context(self) -> Option<&'a Span>;
 }
 
 /// Reports nothing (metrics and traces off).
@@ -97,13 +101,30 @@ impl<'a> Observer<'a> for Quiet {
     fn span(self) -> Option<&'a Span> {
         None
     }
+
+    #[inline(always)]
+    fn context(self) -> Option<&'a Span> {
+        None
+    }
 }
 
-/// The metric handles and span of an observed operation.
+/// The metric handles and span of an observed operation, or the
+/// unsampled span whose context it carries.
 #[derive(Clone, Copy)]
 struct Observed<'a> {
     probe: Option<&'a Arc<Probe>>,
     span: Option<&'a Span>,
+    carry: Option<&'a Span>,
+}
+
+impl<'a> Observed<'a> {
+    fn new(observation: &'a Observation, span: Option<&'a Span>) -> Self {
+        Self {
+            probe: observation.probe.as_ref(),
+            span,
+            carry: observation.carry.as_ref(),
+        }
+    }
 }
 
 impl<'a> Observer<'a> for Observed<'a> {
@@ -114,6 +135,10 @@ impl<'a> Observer<'a> for Observed<'a> {
     fn span(self) -> Option<&'a Span> {
         self.span
     }
+
+    fn context(self) -> Option<&'a Span> {
+        self.span.or(self.carry)
+    }
 }
 
 /// What an operation at an address is to report, when metrics or traces
@@ -122,18 +147,29 @@ impl<'a> Observer<'a> for Observed<'a> {
 /// boxed so that its larger future stays out of every caller's.
 pub(crate) fn observation(state: &State, address: &str) -> Option<Observation> {
     let probe = state.telemetry.probe(address);
-    let traced = state.telemetry.tracing_now();
-    if probe.is_none() && !traced {
+    let (traced, carry) = match state.telemetry.trace_operation() {
+        Decision::Trace => (true, None),
+        Decision::Skip => (false, None),
+        Decision::Carry(span) => (false, Some(span)),
+    };
+    if probe.is_none() && !traced && carry.is_none() {
         return None;
     }
-    Some(Observation { probe, traced })
+    Some(Observation {
+        probe,
+        traced,
+        carry,
+    })
 }
 
 /// See [`observation`].
 pub(crate) struct Observation {
     probe: Option<Arc<Probe>>,
-    /// Whether the operation gets a span.
+    /// Whether the operation gets a span (its trace sampled).
     traced: bool,
+    /// Untraced, the unsampled span around it whose context the message
+    /// carries on.
+    carry: Option<Span>,
 }
 
 /// The codec name of `T` for a span (its Rust type when unregistered).
@@ -239,6 +275,7 @@ where
         headers,
         kind,
         completion,
+        observer.span().is_some(),
     );
     let probe = observer.probe().map(|p| &**p);
     record(&state.counters, probe, Event::Received(Side::Local));
@@ -285,10 +322,7 @@ where
     let span = observation
         .traced
         .then(|| spans::send(address, codec_name::<T>(state)));
-    let observer = Observed {
-        probe: observation.probe.as_ref(),
-        span: span.as_ref(),
-    };
+    let observer = Observed::new(&observation, span.as_ref());
     in_span(span.as_ref(), send(state, observer, address, body, options)).await
 }
 
@@ -308,7 +342,7 @@ where
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Send) {
         return Err(dropped_error(address, body));
     }
-    if let Some(span) = observer.span() {
+    if let Some(span) = observer.context() {
         spans::inject(span, &mut headers);
     }
     if let Some(remote) = state.remote_for_one(address, local_only) {
@@ -341,10 +375,7 @@ where
     let span = observation
         .traced
         .then(|| spans::publish(address, codec_name::<T>(state)));
-    let observer = Observed {
-        probe: observation.probe.as_ref(),
-        span: span.as_ref(),
-    };
+    let observer = Observed::new(&observation, span.as_ref());
     in_span(
         span.as_ref(),
         publish(state, observer, address, body, options),
@@ -369,7 +400,7 @@ where
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Publish) {
         return Err(dropped_error(address, body));
     }
-    if let Some(span) = observer.span() {
+    if let Some(span) = observer.context() {
         spans::inject(span, &mut headers);
     }
     let scope = match state.remote(local_only) {
@@ -396,6 +427,7 @@ where
         || T::transform(&body) as AnyBody,
         &headers,
         None,
+        observer.span().is_some(),
     );
     let counters = &state.counters;
     let to_cluster = scope == Scope::LocalOnly;
@@ -453,19 +485,17 @@ pub(crate) async fn observed_request<T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
-    let Observation { probe, traced } = observation;
-    let start = probe.as_ref().and_then(|p| p.start());
-    let span = traced.then(|| spans::request(address, codec_name::<T>(state)));
-    let observer = Observed {
-        probe: probe.as_ref(),
-        span: span.as_ref(),
-    };
+    let start = observation.probe.as_ref().and_then(|p| p.start());
+    let span = observation
+        .traced
+        .then(|| spans::request(address, codec_name::<T>(state)));
+    let observer = Observed::new(&observation, span.as_ref());
     let result = in_span(
         span.as_ref(),
         request(state, observer, address, body, options),
     )
     .await;
-    if let (Some(probe), Some(start), Ok(_)) = (&probe, start, &result) {
+    if let (Some(probe), Some(start), Ok(_)) = (&observation.probe, start, &result) {
         probe.request_time(start.seconds());
     }
     result
@@ -508,7 +538,7 @@ where
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Request) {
         return Err(dropped_error(address, body));
     }
-    if let Some(span) = observer.span() {
+    if let Some(span) = observer.context() {
         spans::inject(span, &mut headers);
     }
     if let Some(remote) = state.remote_for_one(address, local_only) {

@@ -76,7 +76,7 @@ impl State {
             telemetry,
         } = parts;
         Self {
-            local: LocalTable::new(telemetry.traces()),
+            local: LocalTable::default(),
             registry: RwLock::new(registry),
             counters: Counters::default(),
             interceptors,

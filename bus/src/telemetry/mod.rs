@@ -7,12 +7,14 @@
 //   its address's probe for its whole life. Without the feature, or with
 //   metrics off, `probe` is `None` and nothing else happens.
 // * Traces: spans for every operation, delivery, handler run and reply
-//   (`spans.rs`), made only when the bus was built with traces on.
+//   (`spans.rs`), made only when the bus was built with traces on, for the
+//   messages of sampled traces (`sampling.rs`).
 
 #[cfg(feature = "metrics")]
 pub(crate) mod options;
 pub(crate) mod probe;
 pub(crate) mod record;
+pub(crate) mod sampling;
 pub(crate) mod spans;
 
 use std::sync::Arc;
@@ -20,19 +22,22 @@ use std::sync::Arc;
 #[cfg(feature = "jetstream")]
 pub(crate) use probe::Settled;
 pub(crate) use probe::{Chain, ClientEvents, Probe, Side};
+pub(crate) use sampling::{Decision, Sampling};
 
 /// The telemetry switches and state of one bus.
 pub(crate) struct Telemetry {
     traces: bool,
+    sampling: Sampling,
     #[cfg(feature = "metrics")]
     metrics: Option<recorder::Recorder>,
 }
 
 impl Telemetry {
-    /// Traces on or off, metrics off.
-    pub(crate) fn new(traces: bool) -> Self {
+    /// Traces on or off (sampled as `sampling` says), metrics off.
+    pub(crate) fn new(traces: bool, sampling: Sampling) -> Self {
         Self {
             traces,
+            sampling,
             #[cfg(feature = "metrics")]
             metrics: None,
         }
@@ -45,12 +50,6 @@ impl Telemetry {
         self
     }
 
-    /// Whether the bus makes spans.
-    #[inline]
-    pub(crate) fn traces(&self) -> bool {
-        self.traces
-    }
-
     /// Whether a span made now would be taken: traces on, and the current
     /// subscriber takes INFO spans of the bus's target. When it would not
     /// (no subscriber, or one that filters them out), the bus skips the
@@ -58,6 +57,31 @@ impl Telemetry {
     #[inline]
     pub(crate) fn tracing_now(&self) -> bool {
         self.traces && tracing::span_enabled!(target: "codecbus_bus", tracing::Level::INFO)
+    }
+
+    /// Whether an operation made now gets spans, or carries an unsampled
+    /// context on.
+    #[inline]
+    pub(crate) fn trace_operation(&self) -> Decision {
+        if self.tracing_now() {
+            self.sampling.operation()
+        } else {
+            Decision::Skip
+        }
+    }
+
+    /// Whether a message arriving from the cluster with `headers` gets
+    /// spans.
+    #[inline]
+    pub(crate) fn trace_arrival(&self, headers: &crate::base::headers::Headers) -> bool {
+        self.tracing_now() && self.sampling.arrival(headers)
+    }
+
+    /// Whether a conversation's turn arriving now (a reply that expects
+    /// an answer) gets a span: when the request around it is traced.
+    #[inline]
+    pub(crate) fn trace_turn(&self) -> bool {
+        self.tracing_now() && self.sampling.continued()
     }
 
     /// The metric handles `address` counts under; `None` with metrics off

@@ -28,7 +28,8 @@ pub(crate) struct Arrival {
     pub(crate) span: Option<tracing::Span>,
 }
 
-/// Counts an arrival and makes its `receive` span (traces on).
+/// Counts an arrival and makes its `receive` span (traces on, the
+/// sender's trace sampled).
 pub(crate) fn arrival(
     inner: &Arc<dyn Node>,
     address: &str,
@@ -44,7 +45,7 @@ pub(crate) fn arrival(
     if let Some(probe) = &probe {
         probe.bytes_read(bytes);
     }
-    let span = inner.telemetry().tracing_now().then(|| {
+    let span = inner.telemetry().trace_arrival(&head.user).then(|| {
         let codec = head.codec.as_deref().unwrap_or("(none)");
         spans::receive(address, codec, bytes, &head.user)
     });
@@ -200,6 +201,7 @@ pub(crate) fn deliver_publish(inner: &Arc<dyn Node>, address: &str, frame: &Fram
         first_then_transform(&codec, &body),
         &frame.head.user,
         None,
+        span.is_some(),
     );
     fan.count(inner.counters(), probe.as_deref());
     if let Some(reasons) = &fan.invalid_reasons {
@@ -300,6 +302,7 @@ pub(crate) fn deliver_send(
         head.user,
         kind,
         completion,
+        span.is_some(),
     );
     drop(body);
     match result {

@@ -58,8 +58,6 @@ struct Entry {
 #[derive(Default)]
 pub(crate) struct LocalTable {
     map: RwLock<HashMap<Arc<str>, Arc<Entry>, BuildHasherDefault<AddressHasher>>>,
-    /// Whether each delivery gets a span (traces on).
-    traced: bool,
     next_id: AtomicU64,
     /// Whether a guarded consumer was ever registered: until then a
     /// transport does not look for guards.
@@ -280,14 +278,6 @@ fn span<const TRACED: bool>(address: &str, kind: DeliveryKind, body: &str) -> Sp
 }
 
 impl LocalTable {
-    /// An empty table; with `traced`, each delivery gets a span.
-    pub(crate) fn new(traced: bool) -> Self {
-        Self {
-            traced,
-            ..Self::default()
-        }
-    }
-
     pub(crate) fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
@@ -405,7 +395,8 @@ impl LocalTable {
     /// skipping consumers whose guard refuses the body (`verdicts`) or
     /// whose queue is full or closed. Room is reserved in the chosen queue
     /// first; only then does `make` produce that consumer's body, so a
-    /// refused delivery copies nothing.
+    /// refused delivery copies nothing. With `traced` (the message's trace
+    /// sampled), the delivery gets a span.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn deliver_one(
@@ -418,9 +409,10 @@ impl LocalTable {
         headers: Headers,
         kind: DeliveryKind,
         completion: Completion,
+        traced: bool,
     ) -> Result<(), Refusal> {
-        // Two copies: with traces off, no span code in the loop.
-        if self.traced {
+        // Two copies: untraced, no span code in the loop.
+        if traced {
             self.deliver_one_to::<true>(
                 address, scope, type_id, verdicts, make, headers, kind, completion,
             )
@@ -511,7 +503,8 @@ impl LocalTable {
     /// once room is reserved in that consumer's queue (a consumer that
     /// refuses costs no copy). With `ack` (a durable publish), every
     /// envelope holds a clone of it, so the cell resolves once all of them
-    /// handled the message (or one failed).
+    /// handled the message (or one failed). With `traced`, each delivery
+    /// gets a span.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn deliver_all(
@@ -523,8 +516,9 @@ impl LocalTable {
         make: impl Fn() -> AnyBody,
         headers: &Headers,
         ack: Option<&AckTx>,
+        traced: bool,
     ) -> FanOut {
-        if self.traced {
+        if traced {
             self.deliver_all_to::<true>(address, scope, type_id, verdicts, make, headers, ack)
         } else {
             self.deliver_all_to::<false>(address, scope, type_id, verdicts, make, headers, ack)
@@ -654,6 +648,7 @@ mod tests {
                 Headers::new(),
                 DeliveryKind::Send,
                 Completion::None,
+                false,
             )
         };
         assert!(one().is_ok());
@@ -677,6 +672,7 @@ mod tests {
                 make(&table, &calls),
                 &Headers::new(),
                 None,
+                false,
             )
         };
         let fan = all();
@@ -745,6 +741,7 @@ mod tests {
                 make(&table, &calls),
                 &Headers::new(),
                 None,
+                false,
             )
         };
         let fan = all(2);
@@ -765,6 +762,7 @@ mod tests {
                 Headers::new(),
                 DeliveryKind::Send,
                 Completion::None,
+                false,
             )
         };
         assert!(matches!(one(5), Err(Refusal::Invalid(reasons)) if reasons == "odd"));
@@ -788,6 +786,7 @@ mod tests {
                     Headers::new(),
                     DeliveryKind::Send,
                     Completion::None,
+                    false,
                 )
                 .unwrap();
         }
@@ -811,6 +810,7 @@ mod tests {
             make(&table, &calls),
             &Headers::new(),
             None,
+            false,
         );
         assert_eq!((fan.delivered, even.0.load(Ordering::Relaxed)), (2, 0));
         // With a consumer without the guard, none is shared.

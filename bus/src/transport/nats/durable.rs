@@ -275,6 +275,7 @@ impl DurableReader {
                 first_then_transform(&codec, &body),
                 &headers,
                 Some(&tx),
+                span.is_some(),
             );
             fan.count(inner.counters(), probe.as_deref());
             if let Some(reasons) = &fan.invalid_reasons {
@@ -310,6 +311,7 @@ impl DurableReader {
                     headers,
                     DeliveryKind::Send,
                     Completion::Ack(Ack::new(tx.clone())),
+                    span.is_some(),
                 )
                 .map(|()| count_delivered(inner.counters(), probe.as_deref()))
                 .map_err(|refusal| {
