@@ -12,9 +12,11 @@
 //! with the same fields deriving `serde::Serialize` and `Deserialize`
 //! (`payloads::serde_derived`), encoded with `rmp_serde::to_vec_named`
 //! (the same bytes as the derived codec's map encoding, checked at start)
-//! and decoded with `rmp_serde::from_slice` on the receiving side, with the
-//! header the bus sends (`Codecbus-Codec: 1 <codec name>`, checked at
-//! start against a node's reply) on every message, replies included.
+//! and decoded with `rmp_serde::from_slice` on the receiving side, naming
+//! the type the way a user would, in a header (`Codecbus-Codec: 1 <codec
+//! name>`, the form a peer in another language may use, checked at start
+//! to be read by a node) on every message, replies included. The bus
+//! itself names the codec in the payload and sends no header.
 //! `JsObj` has no serde-derived counterpart, so its payload has no
 //! rmp-serde baseline.
 //!
@@ -187,7 +189,7 @@ fn raw_rtt(c: &mut Criterion, cl: &Cluster, group: &str, payload: Bytes) {
     responder.abort();
 }
 
-/// The header the bus sends with every body of `T` across NATS:
+/// The header naming the codec of `T` that a node reads from a peer:
 /// `Codecbus-Codec: <wire version> <codec name>`.
 fn codec_header<T: 'static>() -> HeaderMap {
     let name = codecbus::registrations()
@@ -202,8 +204,8 @@ fn codec_header<T: 'static>() -> HeaderMap {
 /// Checks that the rmp-serde baseline carries what the bus carries: its
 /// encoding of `serde_body` is the bus's encoding of `body`, and a node
 /// answers a raw request carrying `headers` and those bytes (so it reads
-/// them as its own) with the same header and bytes that rmp-serde decodes
-/// to `serde_body`.
+/// them as its own) with the same bytes, after the codec prefix naming
+/// the same codec, that rmp-serde decodes to `serde_body`.
 fn check_rmp_serde<T, S>(cl: &Cluster, body: &T, serde_body: &S, headers: &HeaderMap)
 where
     T: MessageCodec + Clone + Send + Sync + 'static,
@@ -231,21 +233,29 @@ where
             )
             .await
             .expect("raw request to a node");
-        let codec = |h: &HeaderMap| h.get("Codecbus-Codec").map(|v| v.as_str().to_owned());
+        // 0xC1, wire version 1, the codec name as a MessagePack str.
+        let name = headers
+            .get("Codecbus-Codec")
+            .and_then(|v| v.as_str().strip_prefix("1 "))
+            .expect("a codec header")
+            .to_owned();
+        let mut prefix = vec![0xc1, 1];
+        prefix.extend(to_vec(&name).expect("encode"));
         assert_eq!(
-            reply.headers.as_ref().and_then(codec),
-            codec(headers),
-            "the node's reply carries another codec header"
+            &reply.payload[..prefix.len()],
+            &prefix[..],
+            "the node's reply names another codec"
         );
-        assert_eq!(&reply.payload[..], &bytes[..]);
-        let value: S = rmp_serde::from_slice(&reply.payload).expect("decode");
+        let reply = &reply.payload[prefix.len()..];
+        assert_eq!(reply, &bytes[..]);
+        let value: S = rmp_serde::from_slice(reply).expect("decode");
         assert_eq!(&value, serde_body);
         consumer.unregister().await;
     });
 }
 
 /// Raw async-nats request/reply as a user writes it without codecbus:
-/// rmp-serde on a serde-derived type, with the header the bus sends. The
+/// rmp-serde on a serde-derived type, with a header naming the type. The
 /// requester encodes each request and decodes each reply; `raw_b` decodes
 /// each request and encodes its reply (with the same header).
 fn raw_rmp_serde_rtt<S>(c: &mut Criterion, cl: &Cluster, group: &str, body: S, headers: HeaderMap)
@@ -372,7 +382,7 @@ where
 }
 
 /// Raw publish/subscribe as a user writes it without codecbus: rmp-serde
-/// on a serde-derived type, with the header the bus sends. The publisher
+/// on a serde-derived type, with a header naming the type. The publisher
 /// encodes each message, the subscriber decodes it.
 fn raw_rmp_serde_publish<S>(
     c: &mut Criterion,
@@ -498,7 +508,7 @@ struct RmpSerde<S> {
 /// request, decode and re-encode it in the responder, decode the reply),
 /// which separates what the bus adds from what typed messages cost; and,
 /// with `serde`, raw async-nats with rmp-serde on a serde-derived type
-/// doing the same work and sending the bus's header on request and reply
+/// doing the same work and naming the type in a header on request and reply
 /// (what a user writes instead of codecbus).
 fn paired_ratio<T, S>(cl: &Cluster, name: &str, body: T, payload: Bytes, serde: Option<RmpSerde<S>>)
 where
@@ -712,7 +722,7 @@ impl Arrivals {
 /// codecbus, of raw async-nats doing the same codec work (encode on the
 /// publisher, decode on the subscriber) and, with `serde`, of raw
 /// async-nats with rmp-serde on a serde-derived type doing the same work
-/// and sending the bus's header (what a user writes instead of codecbus)
+/// and naming the type in a header (what a user writes instead of codecbus)
 /// alternate, so load changes hit all alike. Each block publishes
 /// `PER_BLOCK` messages from `a` and awaits their arrival on `b`. Prints
 /// messages/s, this process's CPU time per message (both nodes, from
@@ -881,7 +891,7 @@ fn cluster_benches(c: &mut Criterion) {
         jsobj_bytes.len()
     );
     // The rmp-serde baseline of the derived type: the same fields on a
-    // serde-derived struct, with the header the bus sends.
+    // serde-derived struct, with a header naming the type.
     let serde_derived = payloads::serde_derived::customer(0);
     let derived_header = codec_header::<payloads::immutable::Customer>();
     check_rmp_serde(&cl, &derived, &serde_derived, &derived_header);

@@ -596,7 +596,7 @@ async fn oversize_payloads_fail_at_send(c: Cluster) {
     assert_eq!(err.kind(), SendErrorKind::PayloadTooLarge);
     let text = err.to_string();
     assert!(
-        text.contains("is 2041 bytes (2003 of body, 38 of headers), over ")
+        text.contains("is 2012 bytes (2003 of body, 9 of codec name and headers), over ")
             && text.ends_with("'s max_payload of 1024 bytes"),
         "{text}"
     );

@@ -368,13 +368,27 @@ async fn wire_contract_from_a_plain_nats_client() {
         .request_with_headers("codecbus.s.wire.double", headers("1", "u64"), body(21))
         .await
         .unwrap();
+    // The node names the codec in the payload: 0xC1, wire version 1, the
+    // name as a MessagePack str, then the body.
     let h = reply.headers.as_ref().unwrap();
-    assert_eq!(h.get("Codecbus-Codec").map(|v| v.as_str()), Some("1 u64"));
+    assert_eq!(h.get("Codecbus-Codec"), None);
     assert_eq!(h.get("x-by").map(|v| v.as_str()), Some("b"));
+    let prefix = b"\xc1\x01\xa3u64";
+    assert_eq!(&reply.payload[..prefix.len()], prefix);
     assert_eq!(
-        codecbus_core::from_slice::<u64>(&reply.payload).unwrap(),
+        codecbus_core::from_slice::<u64>(&reply.payload[prefix.len()..]).unwrap(),
         42
     );
+    // A request may name its codec the same way, with no header at all.
+    let mut prefixed = prefix.to_vec();
+    prefixed.extend_from_slice(&codecbus_core::to_vec(&4u64).unwrap());
+    let reply = raw
+        .request("codecbus.s.wire.double", prefixed.into())
+        .await
+        .unwrap();
+    let h = reply.headers.as_ref().unwrap();
+    assert_eq!(h.get("Codecbus-Codec"), None);
+    assert_eq!(&reply.payload[..], b"\xc1\x01\xa3u64\x08");
 
     // A failure reply: kind, code and message.
     let reply = raw

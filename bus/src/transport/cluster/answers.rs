@@ -159,15 +159,14 @@ pub(crate) fn read_reply(
     address: &Arc<str>,
     frame: Frame,
 ) -> Result<ReplyEnvelope, RequestError> {
-    let Frame { head, payload } = frame;
-    if let Some(name) = &head.failure {
+    if let Some(name) = &frame.head.failure {
         let kind = failure_kind(name);
-        let message = String::from_utf8_lossy(&payload).into_owned();
+        let message = String::from_utf8_lossy(frame.body()).into_owned();
         return Err(RequestError::new(kind, message)
-            .with_code(head.failure_code.unwrap_or(NO_FAILURE_CODE))
+            .with_code(frame.head.failure_code.unwrap_or(NO_FAILURE_CODE))
             .with_address(Arc::clone(address)));
     }
-    let (codec, body) = match decode(inner, &head, &payload) {
+    let (codec, body) = match decode(inner, &frame.head, frame.body()) {
         Ok(decoded) => decoded,
         Err(message) => {
             undecodable(inner, inner.telemetry().probe(address).as_deref());
@@ -180,7 +179,7 @@ pub(crate) fn read_reply(
     };
     Ok(ReplyEnvelope {
         address: Arc::clone(address),
-        headers: head.user,
+        headers: frame.head.user,
         body,
         type_name: codec.type_name(),
         transformed: true,

@@ -16,13 +16,29 @@ use crate::base::reply::ReplyEnvelope;
 use crate::telemetry::spans;
 use crate::transport::{Node, Outbound};
 
-/// The wire format version this node writes and the only one it reads.
+/// The wire format version this node writes and the only one it reads,
+/// as it appears in a header.
 pub(crate) const WIRE_VERSION: &str = "1";
+
+/// [`WIRE_VERSION`] as the byte after [`CODEC_MARK`].
+pub(crate) const WIRE_VERSION_BYTE: u8 = 1;
+
+/// The first byte of a payload that names its codec: `0xC1`, the one byte
+/// MessagePack never uses, so no MessagePack body starts with it. The
+/// payload is then `0xC1`, the wire version as a positive fixint, the
+/// codec name as a MessagePack str, and the body.
+///
+/// Why in the payload rather than a header: `async-nats` parses every
+/// header of every message into a map of allocated strings on both sides,
+/// which cost more than the bus's whole routing; a message without user
+/// headers travels with none.
+pub(crate) const CODEC_MARK: u8 = 0xC1;
 
 /// Header names of the bus; every name starting with [`RESERVED`]
 /// (ASCII case-insensitive) belongs to the bus.
 pub(crate) const RESERVED: &str = "Codecbus-";
-/// `{version} {codec name}` on every message with a body.
+/// `{version} {codec name}`: how a peer in another language may name the
+/// codec of a body instead of the payload's prefix ([`CODEC_MARK`]).
 pub(crate) const H_CODEC: &str = "Codecbus-Codec";
 /// `{version} {FAILURE_KIND} {code}` on a failure reply (the body is the
 /// UTF-8 message).
@@ -37,40 +53,65 @@ pub(crate) fn is_reserved(name: &str) -> bool {
 /// What the bus reads from the headers of an incoming message.
 #[derive(Default)]
 pub(crate) struct Inbound {
-    /// The wire version in the `Codecbus-Codec` header, if there is one.
-    /// Only that header's: the version of a `Codecbus-Failure` header is
-    /// not read, so a message carrying both decodes by its codec header
-    /// whatever order the client's header map iterates in.
+    /// The wire version naming the codec: the payload's prefix's, else
+    /// the `Codecbus-Codec` header's. Only that header's: the version of a
+    /// `Codecbus-Failure` header is not read, so a message carrying both
+    /// decodes by its codec header whatever order the client's header map
+    /// iterates in.
     ///
     /// Borrowed in a frame this node makes (its names are static), owned
     /// in one parsed from the wire: a message leaving pays no allocation
     /// for them.
     pub(crate) version: Option<Cow<'static, str>>,
     pub(crate) codec: Option<Cow<'static, str>>,
+    /// Where the body starts in the payload: after the codec prefix, when
+    /// the payload has one.
+    pub(crate) body_at: usize,
     pub(crate) failure: Option<Cow<'static, str>>,
     pub(crate) failure_code: Option<i32>,
     pub(crate) user: Headers,
 }
 
-/// One message between nodes: what its headers say, and its body (the
-/// encoded value, or a failure's text).
+/// One message between nodes: what its headers say, and its payload (the
+/// codec prefix and the encoded value, or a failure's text).
 pub(crate) struct Frame {
     pub(crate) head: Inbound,
     pub(crate) payload: Bytes,
 }
 
 impl Frame {
-    /// A body encoded with the codec `codec`, with the user's headers.
-    pub(crate) fn body(codec: &'static str, user: Headers, payload: Bytes) -> Self {
+    /// A value encoded by [`encode`] with the codec `codec`, with the
+    /// user's headers.
+    pub(crate) fn encoded(codec: &'static str, user: Headers, encoded: Encoded) -> Self {
         Self {
             head: Inbound {
                 version: Some(Cow::Borrowed(WIRE_VERSION)),
                 codec: Some(Cow::Borrowed(codec)),
+                body_at: encoded.body_at,
                 user,
                 ..Inbound::default()
             },
-            payload,
+            payload: encoded.payload,
         }
+    }
+
+    /// A frame from the wire: its headers, read, and its payload, whose
+    /// codec prefix, if it has one, names the codec (unless a
+    /// `Codecbus-Codec` header already does).
+    pub(crate) fn arrived(mut head: Inbound, payload: Bytes) -> Self {
+        if head.codec.is_none() && head.failure.is_none() {
+            if let Some((version, codec, body_at)) = read_prefix(&payload) {
+                head.version = Some(version);
+                head.codec = codec.map(Cow::Owned);
+                head.body_at = body_at;
+            }
+        }
+        Self { head, payload }
+    }
+
+    /// The body: the encoded value, or a failure's text.
+    pub(crate) fn body(&self) -> &[u8] {
+        self.payload.get(self.head.body_at..).unwrap_or_default()
     }
 
     /// A failure answering a request.
@@ -89,11 +130,8 @@ impl Frame {
     /// header block ("NATS/1.0\r\n", "name: value\r\n" each, "\r\n") and
     /// the body.
     pub(crate) fn wire_len(&self) -> usize {
-        let mut len = 12;
+        let mut len = 0;
         let mut header = |name: &str, value_len: usize| len += name.len() + 2 + value_len + 2;
-        if let Some(codec) = &self.head.codec {
-            header(H_CODEC, WIRE_VERSION.len() + 1 + codec.len());
-        }
         if let (Some(kind), Some(code)) = (&self.head.failure, self.head.failure_code) {
             header(
                 H_FAILURE,
@@ -103,7 +141,9 @@ impl Frame {
         for (name, value) in self.head.user.iter() {
             header(name, value.len());
         }
-        len + self.payload.len()
+        // No header, no header block: the message goes as a plain PUB.
+        let block = if len == 0 { 0 } else { 12 + len };
+        block + self.payload.len()
     }
 }
 
@@ -175,7 +215,7 @@ pub(crate) fn frame(out: &Outbound) -> Result<Frame, Refuse> {
     }
     check_user_headers(&out.headers)
         .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
-    let body = encode(&codec, &out.body).map_err(|e| {
+    let encoded = encode(&codec, &out.body).map_err(|e| {
         Refuse::Codec(format!(
             "cannot encode a `{}` body (codec {:?}) for address {}: {e}",
             codec.type_name(),
@@ -184,12 +224,12 @@ pub(crate) fn frame(out: &Outbound) -> Result<Frame, Refuse> {
         ))
     })?;
     if let Some(probe) = &out.probe {
-        probe.bytes_written(body.len());
+        probe.bytes_written(encoded.body_len());
     }
     if out.traced {
-        spans::body_size(body.len());
+        spans::body_size(encoded.body_len());
     }
-    Ok(Frame::body(codec.name(), out.headers.clone(), body))
+    Ok(Frame::encoded(codec.name(), out.headers.clone(), encoded))
 }
 
 /// The error for `frame` when it is larger than `max`, the `max_payload`
@@ -203,9 +243,9 @@ pub(crate) fn too_large(
 ) -> Option<String> {
     let total = frame.wire_len();
     (total > max).then(|| {
-        let body = frame.payload.len();
+        let body = frame.body().len();
         format!(
-            "{what} to address {address} is {total} bytes ({body} of body, {} of headers), over {limit}'s max_payload of {max} bytes",
+            "{what} to address {address} is {total} bytes ({body} of body, {} of codec name and headers), over {limit}'s max_payload of {max} bytes",
             total - body
         )
     })
@@ -220,7 +260,21 @@ thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
-/// Encodes `body` with `codec` into a buffer of exactly its size.
+/// A payload made by [`encode`]: the codec prefix, then the body.
+pub(crate) struct Encoded {
+    payload: Bytes,
+    body_at: usize,
+}
+
+impl Encoded {
+    /// The encoded value's size, without the prefix.
+    fn body_len(&self) -> usize {
+        self.payload.len() - self.body_at
+    }
+}
+
+/// Encodes `body` with `codec` after the codec prefix ([`CODEC_MARK`]),
+/// into a buffer of exactly their size.
 ///
 /// The encoder writes into a buffer reused from message to message and the
 /// result is copied out in one allocation of the final size, instead of
@@ -231,18 +285,51 @@ thread_local! {
 pub(crate) fn encode(
     codec: &CodecRegistration,
     body: &AnyBody,
-) -> Result<Bytes, codecbus_core::EncodeError> {
+) -> Result<Encoded, codecbus_core::EncodeError> {
     let mut buf = SCRATCH.take();
     buf.clear();
+    buf.extend_from_slice(&[CODEC_MARK, WIRE_VERSION_BYTE]);
     let mut w = Writer::from_vec(buf);
-    let result = codec.encode(&**body, &mut w);
+    let result = w
+        .write_str(codec.name())
+        .and_then(|()| {
+            let body_at = w.len();
+            codec.encode(&**body, &mut w).map(|()| body_at)
+        });
     let buf = w.into_vec();
     if buf.capacity() > KEEP_SCRATCH {
-        return result.map(|()| Bytes::from(buf));
+        return result.map(|body_at| Encoded {
+            payload: Bytes::from(buf),
+            body_at,
+        });
     }
-    let encoded = result.map(|()| Bytes::copy_from_slice(&buf));
+    let encoded = result.map(|body_at| Encoded {
+        payload: Bytes::copy_from_slice(&buf),
+        body_at,
+    });
     SCRATCH.set(buf);
     encoded
+}
+
+/// Reads the codec prefix at the start of `payload`, if it has one: the
+/// wire version (as text), the codec name (`None` when it is not a UTF-8
+/// MessagePack str) and where the body starts. A prefix of another
+/// version is returned with no name: the version alone says why the
+/// message can't be read.
+pub(crate) fn read_prefix(payload: &[u8]) -> Option<(Cow<'static, str>, Option<String>, usize)> {
+    let [CODEC_MARK, version, ..] = *payload else {
+        return None;
+    };
+    let version = if version == WIRE_VERSION_BYTE {
+        Cow::Borrowed(WIRE_VERSION)
+    } else {
+        return Some((Cow::Owned(version.to_string()), None, payload.len()));
+    };
+    let mut r = codecbus_core::Reader::new(&payload[2..]);
+    match r.read_str() {
+        Ok(name) => Some((version, Some(name.to_owned()), 2 + r.position())),
+        Err(_) => Some((version, None, payload.len())),
+    }
 }
 
 /// The frame answering a request with the reply `env`: its body encoded
@@ -263,7 +350,7 @@ pub(crate) fn reply_frame(
             ),
         ));
     };
-    let body = encode(&codec, &env.body).map_err(|e| {
+    let encoded = encode(&codec, &env.body).map_err(|e| {
         (
             RequestErrorKind::Codec,
             format!(
@@ -278,7 +365,7 @@ pub(crate) fn reply_frame(
             format!("Reply from address {address}: {e}"),
         )
     })?;
-    Ok(Frame::body(codec.name(), env.headers.clone(), body))
+    Ok(Frame::encoded(codec.name(), env.headers.clone(), encoded))
 }
 
 /// The frame answering a request whose consumer dropped it unanswered.

@@ -133,7 +133,8 @@ pub(crate) fn first_then_transform<'a>(
     }
 }
 
-/// The codec a message's headers name, known on this node.
+/// The codec a message names (its payload's prefix, or a peer's
+/// `Codecbus-Codec` header), known on this node.
 pub(crate) fn codec_of(inner: &Arc<dyn Node>, head: &Inbound) -> Result<CodecRegistration, String> {
     match head.version.as_deref() {
         Some(WIRE_VERSION) => {}
@@ -143,11 +144,13 @@ pub(crate) fn codec_of(inner: &Arc<dyn Node>, head: &Inbound) -> Result<CodecReg
             ));
         }
         None => {
-            return Err(format!("not a codecbus message (no {H_CODEC} header)"));
+            return Err(format!(
+                "not a codecbus message (no codec prefix in the payload, no {H_CODEC} header)"
+            ));
         }
     }
     let Some(name) = head.codec.as_deref() else {
-        return Err(format!("no codec name in the {H_CODEC} header"));
+        return Err("no codec name (a MessagePack str after the codec prefix)".to_owned());
     };
     inner.codec_by_name(name).ok_or_else(|| {
         format!("Unknown codec {name:?}: no codec is registered under that name on this node")
@@ -177,9 +180,9 @@ pub(crate) fn decode_with(codec: &CodecRegistration, payload: &[u8]) -> Result<A
 /// Delivers a publish from the cluster to this node's exported consumers
 /// of `address`; `from` names the transport in logs.
 pub(crate) fn deliver_publish(inner: &Arc<dyn Node>, address: &str, frame: &Frame, from: &str) {
-    let Arrival { probe, span } = arrival(inner, address, &frame.head, frame.payload.len());
+    let Arrival { probe, span } = arrival(inner, address, &frame.head, frame.body().len());
     let _entered = span.as_ref().map(tracing::Span::enter);
-    let (codec, body, checked) = match decode_checked(inner, address, &frame.head, &frame.payload) {
+    let (codec, body, checked) = match decode_checked(inner, address, &frame.head, frame.body()) {
         Decoded::Body(codec, body, checked) => (codec, body, checked),
         Decoded::Undecodable(error) => {
             undecodable(inner, probe.as_deref());
@@ -249,15 +252,14 @@ pub(crate) fn deliver_send(
     request: bool,
     from: &str,
 ) -> Delivered {
-    let Arrival { probe, span } = arrival(inner, address, &frame.head, frame.payload.len());
+    let Arrival { probe, span } = arrival(inner, address, &frame.head, frame.body().len());
     let _entered = span.as_ref().map(tracing::Span::enter);
     let kind = if request {
         DeliveryKind::Request
     } else {
         DeliveryKind::Send
     };
-    let Frame { head, payload } = frame;
-    let (codec, body, checked) = match decode_checked(inner, address, &head, &payload) {
+    let (codec, body, checked) = match decode_checked(inner, address, &frame.head, frame.body()) {
         Decoded::Body(codec, body, checked) => (codec, body, checked),
         Decoded::Refused(codec, reasons, _) => {
             let refusal = Refusal::Invalid(reasons);
@@ -299,7 +301,7 @@ pub(crate) fn deliver_send(
         codec.type_id(),
         Verdicts::checked(&*body, checked),
         first_then_transform(&codec, &body),
-        head.user,
+        frame.head.user,
         kind,
         completion,
         span.is_some(),

@@ -212,9 +212,9 @@ impl DurableReader {
             Err(_) => (1, 0),
         };
         let (message, acker) = message.split();
-        let head = wire::parse_headers(message.headers.as_ref());
+        let frame = wire::frame(message.headers.as_ref(), message.payload.clone());
         let Arrival { probe, span } =
-            cluster::arrival(&inner, &self.d.address, &head, message.payload.len());
+            cluster::arrival(&inner, &self.d.address, &frame.head, frame.body().len());
         if let Some(span) = &span {
             // Which delivery of the stored message this is.
             span.record("delivery", i64::from(delivered));
@@ -237,9 +237,9 @@ impl DurableReader {
             );
             return Some(Box::pin(settle.run(Verdict::DeadLetter(reason))));
         }
-        let payload = &settle.message.payload;
         let _entered = span.as_ref().map(tracing::Span::enter);
-        let (codec, body, checked) = match decode_checked(&inner, &self.d.address, &head, payload) {
+        let decoded = decode_checked(&inner, &self.d.address, &frame.head, frame.body());
+        let (codec, body, checked) = match decoded {
             Decoded::Body(codec, body, checked) => (codec, body, checked),
             Decoded::Undecodable(error) => {
                 undecodable(&inner, probe.as_deref());
@@ -262,7 +262,7 @@ impl DurableReader {
                 return Some(Box::pin(settle.run(self.d.unfit(reason))));
             }
         };
-        let mut headers = head.user;
+        let mut headers = frame.head.user;
         headers.remove(NATS_MSG_ID);
         headers.insert(DELIVERY_HEADER, delivered.to_string());
         let (tx, rx) = reply::ack_channel();

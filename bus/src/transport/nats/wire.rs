@@ -92,23 +92,15 @@ pub(crate) fn send_subject(prefix: &str, address: &str) -> Result<String, String
     subject(prefix, 's', address)
 }
 
-/// The NATS headers of `frame`: the bus's own header (the codec, or the
-/// failure), then the user's, which [`frame`](crate::transport::cluster::frame)
-/// checked can travel.
-///
-/// Why one bus header: `async-nats` parses and allocates every header on
-/// both sides, and a header costs about as much as a codec call; the
-/// version rides in front of the codec name.
+/// The NATS headers of `frame`: the failure header of a failure, then the
+/// user's, which [`frame`](crate::transport::cluster::frame) checked can
+/// travel. A body's codec is named in its payload
+/// ([`CODEC_MARK`](crate::transport::cluster::CODEC_MARK)), so a message
+/// without user headers has none: `async-nats` parses and allocates every
+/// header on both sides, which costs more than a codec call.
 pub(crate) fn headers(frame: &Frame) -> HeaderMap {
     let head = &frame.head;
     let mut map = HeaderMap::new();
-    if let Some(codec) = &head.codec {
-        let mut value = String::with_capacity(WIRE_VERSION.len() + 1 + codec.len());
-        value.push_str(WIRE_VERSION);
-        value.push(' ');
-        value.push_str(codec);
-        map.insert(HeaderName::from_static(H_CODEC), HeaderValue::from(value));
-    }
     if let Some(kind) = &head.failure {
         let code = head
             .failure_code
@@ -128,10 +120,7 @@ pub(crate) fn headers(frame: &Frame) -> HeaderMap {
 
 /// A message's NATS headers and payload as a frame.
 pub(crate) fn frame(headers: Option<&HeaderMap>, payload: Bytes) -> Frame {
-    Frame {
-        head: parse_headers(headers),
-        payload,
-    }
+    Frame::arrived(parse_headers(headers), payload)
 }
 
 /// Splits NATS headers into the bus's and the user's.
@@ -210,7 +199,7 @@ mod tests {
     use super::*;
     use crate::base::error::RequestErrorKind;
     use crate::base::headers::Headers;
-    use crate::transport::cluster::{check_user_headers, failure_kind};
+    use crate::transport::cluster::{check_user_headers, encode, failure_kind};
 
     fn esc(a: &str) -> String {
         let mut s = String::new();
@@ -284,22 +273,79 @@ mod tests {
         }
     }
 
+    /// A frame this node makes: a `String` body encoded with the codec
+    /// named `codec`.
+    fn body_frame(codec: &'static str, user: Headers, value: &str) -> Frame {
+        let registration = codecbus_core::CodecRegistration::of::<String>(codec);
+        let body = std::sync::Arc::new(value.to_owned()) as codecbus_core::AnyBody;
+        Frame::encoded(codec, user, encode(&registration, &body).unwrap())
+    }
+
     #[test]
-    fn headers_round_trip() {
+    fn the_codec_travels_in_the_payload_and_user_headers_as_headers() {
         let user: Headers = [("Trace-Id", "42"), ("tag", "a"), ("tag", "b")]
             .into_iter()
             .collect();
-        let map = headers(&Frame::body("my quote", user, Bytes::new()));
+        let sent = body_frame("my quote", user, "abc");
+        let map = headers(&sent);
+        assert!(map.get(H_CODEC).is_none());
+        assert_eq!(map.len(), 2);
+        // 0xC1, version 1, the name as a fixstr of 8, then "abc".
         assert_eq!(
-            map.get(H_CODEC).map(HeaderValue::as_str),
-            Some("1 my quote")
+            &sent.payload[..],
+            b"\xc1\x01\xa8my quote\xa3abc".as_slice()
         );
-        let inbound = parse_headers(Some(&map));
-        assert_eq!(inbound.version.as_deref(), Some(WIRE_VERSION));
-        assert_eq!(inbound.codec.as_deref(), Some("my quote"));
-        assert_eq!(inbound.user.get("trace-id"), Some("42"));
-        assert_eq!(inbound.user.get_all("tag").collect::<Vec<_>>(), ["a", "b"]);
-        assert_eq!(inbound.user.len(), 3);
+        let arrived = frame(Some(&map), sent.payload.clone());
+        assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
+        assert_eq!(arrived.head.codec.as_deref(), Some("my quote"));
+        assert_eq!(arrived.body(), b"\xa3abc");
+        assert_eq!(arrived.head.user.get("trace-id"), Some("42"));
+        assert_eq!(
+            arrived.head.user.get_all("tag").collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert_eq!(arrived.head.user.len(), 3);
+        // Without user headers, no header at all: a plain PUB.
+        assert!(headers(&body_frame("c", Headers::new(), "x")).is_empty());
+    }
+
+    #[test]
+    fn a_peer_may_name_the_codec_in_a_header_instead() {
+        let mut map = HeaderMap::new();
+        map.insert(H_CODEC, "1 string");
+        let arrived = frame(Some(&map), Bytes::from_static(b"\xa2hi"));
+        assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
+        assert_eq!(arrived.head.codec.as_deref(), Some("string"));
+        assert_eq!(arrived.body(), b"\xa2hi");
+        // The header wins: the payload is the body, whatever it starts with.
+        let arrived = frame(Some(&map), Bytes::from_static(b"\xc1\x01\xa1x\xc0"));
+        assert_eq!(arrived.head.codec.as_deref(), Some("string"));
+        assert_eq!(arrived.body().len(), 5);
+    }
+
+    #[test]
+    fn a_prefix_of_another_version_or_without_a_name_names_no_codec() {
+        let arrived = frame(None, Bytes::from_static(b"\xc1\x07\xa1x\xc0"));
+        assert_eq!(arrived.head.version.as_deref(), Some("7"));
+        assert_eq!(arrived.head.codec, None);
+        for payload in [
+            b"\xc1\x01".as_slice(),
+            b"\xc1\x01\x05",
+            b"\xc1\x01\xa3ab",
+            b"\xc1\x01\xa2\xff\xfe",
+        ] {
+            let arrived = frame(None, Bytes::copy_from_slice(payload));
+            assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
+            assert_eq!(arrived.head.codec, None, "{payload:?}");
+            assert!(arrived.body().is_empty());
+        }
+        // No mark: no codec named; the whole payload is the body.
+        for payload in [b"".as_slice(), b"\xc1", b"\xa2hi"] {
+            let arrived = frame(None, Bytes::copy_from_slice(payload));
+            assert_eq!(arrived.head.version, None);
+            assert_eq!(arrived.head.codec, None);
+            assert_eq!(arrived.body(), payload);
+        }
     }
 
     #[test]
@@ -325,13 +371,13 @@ mod tests {
         // What the check lets through, the client's header types take.
         let fine: Headers = [("X-Tag", "a b\tc")].into_iter().collect();
         check_user_headers(&fine).unwrap();
-        assert_eq!(headers(&Frame::body("c", fine, Bytes::new())).len(), 2);
+        assert_eq!(headers(&body_frame("c", fine, "")).len(), 1);
     }
 
     #[test]
     fn a_frames_length_is_what_the_server_counts() {
         let user: Headers = [("Trace-Id", "42"), ("tag", "a")].into_iter().collect();
-        let frame = Frame::body("my quote", user, Bytes::from_static(b"abc"));
+        let frame = body_frame("my quote", user, "abc");
         let map = headers(&frame);
         let mut len = 12;
         for (name, values) in map.iter() {
@@ -340,7 +386,10 @@ mod tests {
                 len += name.len() + 2 + v.as_str().len() + 2;
             }
         }
-        assert_eq!(frame.wire_len(), len + 3);
+        assert_eq!(frame.wire_len(), len + frame.payload.len());
+        // No header: no header block.
+        let bare = body_frame("my quote", Headers::new(), "abc");
+        assert_eq!(bare.wire_len(), bare.payload.len());
         let failure = Frame::failure(RequestErrorKind::Timeout, -1, "late".to_owned());
         let map = headers(&failure);
         let value = map.get(H_FAILURE).map(HeaderValue::as_str).unwrap();
@@ -369,10 +418,11 @@ mod tests {
         // A HeaderMap iterates in no fixed order: a failure header of
         // another version must not decide how the codec header is read.
         for _ in 0..32 {
-            let mut map = headers(&Frame::body("string", Headers::default(), Bytes::new()));
+            let mut map = HeaderMap::new();
+            map.insert(H_CODEC, format!("{WIRE_VERSION} string").as_str());
             map.insert(
                 HeaderName::from_static(H_FAILURE),
-                HeaderValue::from_str("2 SOMETHING_NEW 5").unwrap(),
+                HeaderValue::from_str("9 SOMETHING_NEW 5").unwrap(),
             );
             map.insert("Codecbus-Future", "9 x");
             let inbound = parse_headers(Some(&map));
