@@ -38,8 +38,31 @@ def publish_subject(address):
 
 
 def codec(name, **user):
-    """The headers of a message with a body of codec `name`."""
+    """Headers naming the codec `name` of a body: the header form a peer
+    may use (a node names it in the payload instead, see `framed`)."""
     return {"Codecbus-Codec": f"{VERSION} {name}", **user}
+
+
+MARK = 0xC1  # the byte MessagePack never uses: a payload naming its codec
+
+
+def framed(name, body):
+    """A payload naming its codec, as a node writes it: 0xC1, the wire
+    version, the codec name as a MessagePack str, then the body."""
+    return bytes([MARK, int(VERSION)]) + msgpack.packb(name) + body
+
+
+def unframe(data):
+    """The codec name and the body of a payload; no name without the
+    codec prefix."""
+    if len(data) < 2 or data[0] != MARK:
+        return None, data
+    if data[1] != int(VERSION):
+        raise Mismatch(f"codec prefix of wire version {data[1]}: {data!r}")
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(data[2:])
+    name = unpacker.unpack()
+    return name, data[2 + unpacker.tell():]
 
 
 def pack(value):
@@ -68,12 +91,13 @@ def check(what, ok, detail=""):
 
 
 def expect_reply(what, msg, codec_name, value):
+    name, body = unframe(msg.data)
     check(
         f"{what}: reply codec",
-        header(msg, "Codecbus-Codec") == f"{VERSION} {codec_name}",
-        f"headers {msg.headers!r}, body {msg.data!r}",
+        name == codec_name and header(msg, "Codecbus-Codec") is None,
+        f"headers {msg.headers!r}, payload {msg.data!r}",
     )
-    got = unpack(msg.data)
+    got = unpack(body)
     check(f"{what}: reply body", got == value, f"expected {value!r}, got {got!r}")
     return got
 
@@ -120,6 +144,10 @@ async def requests(nc):
     msg = await request(nc, "peer.quote", pack(["tea", 3]), codec("peer.quote-request"))
     expect_reply("derived request (positional)", msg, "peer.quote", expected)
 
+    # The codec named in the payload, as a node does: no header at all.
+    msg = await request(nc, "peer.quote", framed("peer.quote-request", pack(quote)), None)
+    expect_reply("derived request, codec in the payload", msg, "peer.quote", expected)
+
     obj = {"hello": "from python", "n": -7, "pi": 3.25, "list": [1, None, True], "nested": {"a": {}}}
     msg = await request(
         nc, "peer.echo", pack(obj),
@@ -131,7 +159,7 @@ async def requests(nc):
     )
 
     msg = await request(nc, "peer.codecs", pack(None), codec("unit"))
-    names = set(unpack(msg.data))
+    names = set(unpack(unframe(msg.data)[1]))
     builtin = {
         "string", "bool", "char", "unit",
         "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64",
@@ -160,13 +188,20 @@ async def hostile(nc):
         ("trailing bytes", "peer.upper", pack("hi") + b"\x00", codec("string"), "1 bytes left after the value"),
         ("wrong MessagePack type", "peer.upper", pack(5), codec("string"), "cannot decode"),
         ("declared length past the end", "peer.echo", b"\xdf\xff\xff\xff\xff", codec("json-obj-value"), "cannot decode"),
-        ("no Codecbus-Codec header", "peer.upper", pack("hi"), None, "no Codecbus-Codec header"),
+        ("no codec prefix, no Codecbus-Codec header", "peer.upper", pack("hi"), None,
+         "no Codecbus-Codec header"),
         ("user headers only", "peer.upper", pack("hi"), {"Trace-Id": "1"}, "no Codecbus-Codec header"),
         ("a Codecbus-Failure header", "peer.upper", pack("hi"),
          {"Codecbus-Failure": "1 RECIPIENT_FAILURE 1"}, "no Codecbus-Codec header"),
         ("unknown codec name", "peer.upper", pack("hi"), codec("no.such.codec"), "Unknown codec"),
         ("wire version 2", "peer.upper", pack("hi"), {"Codecbus-Codec": "2 string"}, "wire version"),
         ("no version", "peer.upper", pack("hi"), {"Codecbus-Codec": "string"}, "wire version"),
+        ("codec prefix of wire version 2", "peer.upper", b"\xc1\x02" + pack("string") + pack("hi"),
+         None, "wire version"),
+        ("codec prefix cut short", "peer.upper", b"\xc1\x01\xa6str", None, "no codec name"),
+        ("codec prefix, unknown codec", "peer.upper", framed("no.such.codec", pack("hi")), None,
+         "Unknown codec"),
+        ("codec prefix, garbage body", "peer.upper", framed("string", b"\xc1"), None, "cannot decode"),
     ]
     for what, address, body, headers, text in cases:
         msg = await request(nc, address, body, headers)
@@ -189,14 +224,14 @@ async def hostile(nc):
 
 async def seen(nc):
     msg = await request(nc, "peer.seen", pack(None), codec("unit"))
-    return unpack(msg.data)
+    return unpack(unframe(msg.data)[1])
 
 
 async def publish_and_send(nc):
     before = await seen(nc)
     await nc.publish(publish_subject("peer.notes"), pack("note-1"), headers=codec("string"))
-    for job in ("job-1", "job-2"):
-        await nc.publish(send_subject("peer.notes"), pack(job), headers=codec("string"))
+    await nc.publish(send_subject("peer.notes"), pack("job-1"), headers=codec("string"))
+    await nc.publish(send_subject("peer.notes"), framed("string", pack("job-2")))
     # Undecodable sends and publishes are dropped (and counted).
     await nc.publish(send_subject("peer.notes"), pack("no header"))
     await nc.publish(publish_subject("peer.notes"), pack("x") + b"\x00", headers=codec("string"))
@@ -226,9 +261,10 @@ async def queue_member(nc):
     served = []
 
     async def serve(msg):
-        served.append(header(msg, "Codecbus-Codec"))
+        name, body = unframe(msg.data)
+        served.append((name, header(msg, "Codecbus-Codec")))
         try:
-            body = unpack(msg.data)
+            body = unpack(body)
         except Exception as e:  # a failure reply, as a node answers
             body, answer, headers = None, str(e).encode(), {"Codecbus-Failure": f"{VERSION} CODEC -1"}
         if body == "bare":  # a reply without a bus header
@@ -245,7 +281,8 @@ async def queue_member(nc):
     try:
         msg = await request(nc, "peer.relay", pack("ping"), codec("string"))
         expect_reply("node's request served by this peer (queue group)", msg, "string", "pong:ping")
-        check("the node's request carried its codec", served == [f"{VERSION} string"], f"got {served}")
+        check("the node's request named its codec in the payload", served == [("string", None)],
+              f"got {served}")
         msg = await request(nc, "peer.relay", pack("bare"), codec("string"))
         expect_failure("a reply without Codecbus-Codec is a Codec error for the node",
                        msg, "RECIPIENT_FAILURE", 502, "peer.py answered Codec -1")
