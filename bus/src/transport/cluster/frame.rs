@@ -206,13 +206,6 @@ pub(crate) fn frame(out: &Outbound) -> Result<Frame, Refuse> {
             out.type_name, out.address
         )));
     };
-    if codec.name().bytes().any(|b| b == b'\r' || b == b'\n') {
-        return Err(Refuse::Transport(format!(
-            "message to address {}: codec name {:?} cannot travel in a NATS header",
-            out.address,
-            codec.name()
-        )));
-    }
     check_user_headers(&out.headers)
         .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
     let encoded = encode(&codec, &out.body).map_err(|e| {
@@ -290,12 +283,10 @@ pub(crate) fn encode(
     buf.clear();
     buf.extend_from_slice(&[CODEC_MARK, WIRE_VERSION_BYTE]);
     let mut w = Writer::from_vec(buf);
-    let result = w
-        .write_str(codec.name())
-        .and_then(|()| {
-            let body_at = w.len();
-            codec.encode(&**body, &mut w).map(|()| body_at)
-        });
+    let result = w.write_str(codec.name()).and_then(|()| {
+        let body_at = w.len();
+        codec.encode(&**body, &mut w).map(|()| body_at)
+    });
     let buf = w.into_vec();
     if buf.capacity() > KEEP_SCRATCH {
         return result.map(|body_at| Encoded {

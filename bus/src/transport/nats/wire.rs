@@ -291,10 +291,7 @@ mod tests {
         assert!(map.get(H_CODEC).is_none());
         assert_eq!(map.len(), 2);
         // 0xC1, version 1, the name as a fixstr of 8, then "abc".
-        assert_eq!(
-            &sent.payload[..],
-            b"\xc1\x01\xa8my quote\xa3abc".as_slice()
-        );
+        assert_eq!(&sent.payload[..], b"\xc1\x01\xa8my quote\xa3abc".as_slice());
         let arrived = frame(Some(&map), sent.payload.clone());
         assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
         assert_eq!(arrived.head.codec.as_deref(), Some("my quote"));
@@ -345,6 +342,30 @@ mod tests {
             assert_eq!(arrived.head.version, None);
             assert_eq!(arrived.head.codec, None);
             assert_eq!(arrived.body(), payload);
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever a payload holds, reading its prefix never panics, and
+        /// the body is what follows the prefix (all of it without one).
+        #[test]
+        fn any_payload_is_read_without_panic(payload in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+            let arrived = frame(None, Bytes::from(payload.clone()));
+            proptest::prop_assert!(payload.ends_with(arrived.body()));
+            if payload.first() != Some(&0xc1) || payload.len() < 2 {
+                proptest::prop_assert_eq!(arrived.body(), &payload[..]);
+                proptest::prop_assert!(arrived.head.codec.is_none());
+            }
+        }
+
+        /// A name and body written by a node read back the same.
+        #[test]
+        fn prefixes_round_trip(name in "\\PC{1,40}", value in "\\PC{0,40}") {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            let sent = body_frame(name, Headers::new(), &value);
+            let arrived = frame(None, sent.payload.clone());
+            proptest::prop_assert_eq!(arrived.head.codec.as_deref(), Some(name));
+            proptest::prop_assert_eq!(arrived.body(), &codecbus_core::to_vec(&value).unwrap()[..]);
         }
     }
 
