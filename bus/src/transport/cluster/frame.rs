@@ -99,14 +99,34 @@ impl Frame {
     /// codec prefix, if it has one, names the codec (unless a
     /// `Codecbus-Codec` header already does).
     pub(crate) fn arrived(mut head: Inbound, payload: Bytes) -> Self {
-        if head.codec.is_none() && head.failure.is_none() {
-            if let Some((version, codec, body_at)) = read_prefix(&payload) {
-                head.version = Some(version);
-                head.codec = codec.map(Cow::Owned);
-                head.body_at = body_at;
-            }
+        if head.codec.is_none()
+            && head.failure.is_none()
+            && let Some((version, codec, body_at)) = read_prefix(&payload)
+        {
+            head.version = Some(version);
+            head.codec = codec.map(Cow::Owned);
+            head.body_at = body_at;
         }
         Self { head, payload }
+    }
+
+    /// The frame as the node receiving it sees it: only what its headers
+    /// and payload carry, the codec read back from the payload's prefix,
+    /// as a frame that crossed NATS.
+    pub(crate) fn received(self) -> Self {
+        let Inbound {
+            failure,
+            failure_code,
+            user,
+            ..
+        } = self.head;
+        let head = Inbound {
+            failure,
+            failure_code,
+            user,
+            ..Inbound::default()
+        };
+        Self::arrived(head, self.payload)
     }
 
     /// The body: the encoded value, or a failure's text.
