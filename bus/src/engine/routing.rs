@@ -145,7 +145,11 @@ impl<'a> Observer<'a> for Observed<'a> {
 /// are on: `None` means quiet. The caller then runs the quiet operation
 /// (`send`, `publish`, `request` with [`Quiet`]) or the observed one,
 /// boxed so that its larger future stays out of every caller's.
+#[inline]
 pub(crate) fn observation(state: &State, address: &str) -> Option<Observation> {
+    if state.telemetry.quiet() {
+        return None;
+    }
     let probe = state.telemetry.probe(address);
     let (traced, carry) = match state.telemetry.trace_operation() {
         Decision::Trace => (true, None),

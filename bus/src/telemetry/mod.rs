@@ -50,6 +50,17 @@ impl Telemetry {
         self
     }
 
+    /// Whether neither traces nor metrics are on: an operation then has
+    /// nothing to observe, told by one test.
+    #[inline]
+    pub(crate) fn quiet(&self) -> bool {
+        #[cfg(feature = "metrics")]
+        let metrics = self.metrics.is_some();
+        #[cfg(not(feature = "metrics"))]
+        let metrics = false;
+        !self.traces && !metrics
+    }
+
     /// Whether a span made now would be taken: traces on, and the current
     /// subscriber takes INFO spans of the bus's target. When it would not
     /// (no subscriber, or one that filters them out), the bus skips the

@@ -84,7 +84,7 @@ impl Room<'_> {
     /// Enqueues `env` in the reserved room. Hands it back when the
     /// consumer closed its queue since the room was reserved (its room is
     /// given back then).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn send(mut self, env: Envelope) -> Result<(), Envelope> {
         match self.queue.take() {
             Some(queue) => match queue.tx.send(env) {
