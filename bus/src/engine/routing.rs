@@ -224,8 +224,8 @@ pub(crate) fn intercept_in<T: 'static>(
     )
 }
 
-#[inline]
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn intercept(
     state: &State,
     which: Chain,
@@ -236,9 +236,25 @@ fn intercept(
     type_name: &'static str,
     kind: DeliveryKind,
 ) -> bool {
-    if chain.is_empty() {
-        return true;
-    }
+    // No interceptor: one test, not a call with eight arguments.
+    chain.is_empty()
+        || run_chain(
+            state, which, chain, address, headers, type_id, type_name, kind,
+        )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn run_chain(
+    state: &State,
+    which: Chain,
+    chain: &[InterceptorFn],
+    address: &str,
+    headers: &mut Headers,
+    type_id: TypeId,
+    type_name: &'static str,
+    kind: DeliveryKind,
+) -> bool {
     let codec_name = state.registry().name_of(type_id);
     let mut ctx = DeliveryContext {
         address,
