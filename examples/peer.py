@@ -3,7 +3,7 @@
 (version 1) alone: it talks to the Rust node of examples/peer_node.rs
 through a NATS server and checks every answer.
 
-    python3 -m pip install nats-py==2.16.0 msgpack==1.2.4
+    python3 -m pip install nats-py==2.16.0 msgpack==1.2.4 lz4==4.4.4
     python3 examples/peer.py nats://127.0.0.1:4222
 
 Exits 0 when every check passed, 1 on the first mismatch, 2 on bad usage.
@@ -14,6 +14,7 @@ import asyncio
 import sys
 import time
 
+import lz4.block
 import msgpack
 import nats
 from nats.errors import NoRespondersError, TimeoutError as NatsTimeout
@@ -52,9 +53,17 @@ def framed(name, body):
     return bytes([MARK, int(VERSION)]) + msgpack.packb(name) + body
 
 
+def compressed(name, body):
+    """A payload whose body is LZ4-compressed: after the codec prefix, the
+    mark 0xC1 again, the body's size as a MessagePack uint, then the body
+    as one LZ4 block."""
+    block = lz4.block.compress(body, store_size=False)
+    return framed(name, bytes([MARK]) + msgpack.packb(len(body)) + block)
+
+
 def unframe(data):
-    """The codec name and the body of a payload; no name without the
-    codec prefix."""
+    """The codec name and the body of a payload (decompressed when it
+    came compressed); no name without the codec prefix."""
     if len(data) < 2 or data[0] != MARK:
         return None, data
     if data[1] != int(VERSION):
@@ -62,7 +71,13 @@ def unframe(data):
     unpacker = msgpack.Unpacker(raw=False)
     unpacker.feed(data[2:])
     name = unpacker.unpack()
-    return name, data[2 + unpacker.tell():]
+    body = data[2 + unpacker.tell():]
+    if body[:1] == bytes([MARK]):
+        sizes = msgpack.Unpacker()
+        sizes.feed(body[1:])
+        size = sizes.unpack()
+        body = lz4.block.decompress(body[1 + sizes.tell():], uncompressed_size=size)
+    return name, body
 
 
 def pack(value):
@@ -148,6 +163,16 @@ async def requests(nc):
     msg = await request(nc, "peer.quote", framed("peer.quote-request", pack(quote)), None)
     expect_reply("derived request, codec in the payload", msg, "peer.quote", expected)
 
+    # A large body, compressed both ways: this peer compresses its request,
+    # the node its reply (its bodies over 1 KiB).
+    text = "compress me " * 500
+    msg = await request(nc, "peer.upper", compressed("string", pack(text)), None)
+    check("the node's large reply came compressed", msg.data[9:10] == bytes([MARK]),
+          f"payload starts {msg.data[:12]!r}")
+    check("compressed on the wire, a fraction of its size", len(msg.data) * 3 < len(pack(text)),
+          f"{len(msg.data)} bytes for {len(pack(text))}")
+    expect_reply("compressed request and reply", msg, "string", text.upper())
+
     obj = {"hello": "from python", "n": -7, "pi": 3.25, "list": [1, None, True], "nested": {"a": {}}}
     msg = await request(
         nc, "peer.echo", pack(obj),
@@ -201,7 +226,12 @@ async def hostile(nc):
         ("codec prefix cut short", "peer.upper", b"\xc1\x01\xa6str", None, "no codec name"),
         ("codec prefix, unknown codec", "peer.upper", framed("no.such.codec", pack("hi")), None,
          "Unknown codec"),
-        ("codec prefix, garbage body", "peer.upper", framed("string", b"\xc1"), None, "cannot decode"),
+        ("codec prefix, garbage body", "peer.upper", framed("string", b"\xdb\xff\xff\xff\xff"), None,
+         "cannot decode"),
+        ("compressed body declaring 1 GiB", "peer.upper",
+         framed("string", b"\xc1" + msgpack.packb(1 << 30) + b"\x1f\x00\x01\x00"), None, "over the limit"),
+        ("compressed body, broken block", "peer.upper", framed("string", b"\xc1\x06\x60\xa5he"), None,
+         "cannot be decompressed"),
     ]
     for what, address, body, headers, text in cases:
         msg = await request(nc, address, body, headers)

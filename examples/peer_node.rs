@@ -9,6 +9,7 @@
 //! ```
 //!
 //! Options: `--url nats://HOST:PORT` (default `nats://127.0.0.1:4222`).
+//! Bodies over 1 KiB leave compressed (`NatsOptions::compress_above`).
 //! Prints `ready` once its consumers are subscribed on the server, then
 //! serves until Ctrl-C or SIGTERM.
 //!
@@ -95,7 +96,9 @@ async fn serve(url: &str) -> Result<(), String> {
             NatsOptions::new(url)
                 .connection_name("peer-node")
                 .connection_timeout(Duration::from_secs(3))
-                .max_reconnect_delay(Duration::from_millis(500)),
+                .max_reconnect_delay(Duration::from_millis(500))
+                // Bodies over 1 KiB leave LZ4-compressed: the peer reads them.
+                .compress_above(1024),
         )
         .connect()
         .await

@@ -434,3 +434,141 @@ async fn wire_contract_from_a_plain_nats_client() {
     })
     .await;
 }
+
+/// A node with `compress_above(threshold)` on `server`.
+async fn compressing_node(server: &NatsServer, threshold: usize) -> EventBus {
+    EventBus::builder()
+        .default_timeout(Duration::from_secs(5))
+        .nats(options(&server.url()).compress_above(threshold))
+        .connect()
+        .await
+        .expect("connect to the test server")
+}
+
+/// A JSON-like document of about `bytes` bytes encoded: records with
+/// repeating field names and similar values, as an API's responses are.
+fn document(bytes: usize) -> codecbus_json::JsObj {
+    let records: Vec<codecbus_json::JsValue> = (0..bytes / 100)
+        .map(|i| {
+            let record = serde_json::json!({
+                "id": i,
+                "user": format!("user-{}", i % 50),
+                "text": format!("status update number {i} from the feed"),
+                "lang": "en",
+                "retweeted": i % 3 == 0,
+            });
+            codecbus_json::JsValue::from(record)
+        })
+        .collect();
+    std::iter::once(("statuses", codecbus_json::JsArray::from_iter(records))).collect()
+}
+
+/// Large bodies leave compressed and every node reads them, whether or
+/// not it compresses itself; a raw subscriber sees the compressed form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_bodies_travel_compressed() {
+    let Some(server) = NatsServer::start("large_bodies_travel_compressed") else {
+        return;
+    };
+    let (a, b) = (compressing_node(&server, 1024).await, node(&server).await);
+    let _echo = b.consumer("lz4.echo", |m: Message<codecbus_json::JsObj>| async move {
+        let body = m.body().clone();
+        m.reply(body)
+    });
+    b.flush().await.unwrap();
+    let raw = async_nats::connect(server.url()).await.unwrap();
+    let mut sniff = raw.subscribe("codecbus.s.lz4.echo").await.unwrap();
+    raw.flush().await.unwrap();
+
+    let doc = document(475_000);
+    let plain = codecbus_core::to_vec(&doc).unwrap().len();
+    assert!(plain > 390_000, "{plain}");
+    let back: Message<codecbus_json::JsObj> = a.request("lz4.echo", doc.clone()).await.unwrap();
+    assert_eq!(back.body(), &doc);
+
+    // What crossed the server: the codec prefix, the mark, a third or
+    // less of the bytes.
+    let seen = tokio::time::timeout(
+        Duration::from_secs(5),
+        futures_util::StreamExt::next(&mut sniff),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let prefix = b"\xc1\x01\xaejson-obj-value\xc1";
+    assert_eq!(&seen.payload[..prefix.len()], prefix);
+    assert!(
+        seen.payload.len() * 3 < plain,
+        "{} bytes on the wire for {plain}",
+        seen.payload.len()
+    );
+    eprintln!(
+        "{plain} bytes of body, {} on the wire compressed",
+        seen.payload.len()
+    );
+
+    // Under the threshold: plain.
+    let small: codecbus_json::JsObj = std::iter::once(("a", 1)).collect();
+    let _: Message<codecbus_json::JsObj> = a.request("lz4.echo", small).await.unwrap();
+    let seen = tokio::time::timeout(
+        Duration::from_secs(5),
+        futures_util::StreamExt::next(&mut sniff),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        seen.payload[prefix.len() - 1],
+        0x81,
+        "a fixmap of one entry"
+    );
+    a.close().await;
+    b.close().await;
+}
+
+/// The server's `max_payload` bounds the uncompressed size as well: a
+/// sender refuses a body that would inflate past it, and a receiver
+/// refuses one that declares more, without allocating it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_size_limit_holds_for_compressed_bodies() {
+    let config = Config {
+        max_payload: Some(64 * 1024),
+        ..Config::default()
+    };
+    let Some(server) =
+        NatsServer::start_with("the_size_limit_holds_for_compressed_bodies", &config)
+    else {
+        return;
+    };
+    let (a, b) = (compressing_node(&server, 1024).await, node(&server).await);
+    let seen = Tally::default();
+    let _c = counting(&b, "lz4.limit", "b", &seen);
+    b.flush().await.unwrap();
+    // 200 000 bytes that compress to a few hundred: over the limit all
+    // the same.
+    let body = "z".repeat(200_000);
+    let err = a.send("lz4.limit", body.clone()).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::PayloadTooLarge);
+    assert!(
+        err.to_string()
+            .contains("uncompressed, over the NATS server's max_payload of 65536"),
+        "{err}"
+    );
+    assert_eq!(err.into_body::<String>().as_deref(), Some(&body));
+
+    // A peer's message declaring 1 GiB: undecodable, nothing inflated.
+    let raw = async_nats::connect(server.url()).await.unwrap();
+    let mut bomb = b"\xc1\x01\xa6string\xc1\xce\x40\x00\x00\x00".to_vec();
+    bomb.extend_from_slice(&[0x1f, 0x00, 0x01, 0x00]);
+    raw.publish("codecbus.s.lz4.limit", bomb.into())
+        .await
+        .unwrap();
+    raw.flush().await.unwrap();
+    eventually("the bomb was counted as undecodable", || {
+        b.metrics().undecodable == 1
+    })
+    .await;
+    assert!(seen.get("b").is_empty());
+    a.close().await;
+    b.close().await;
+}

@@ -207,7 +207,7 @@ impl Answers for Link {
 
     fn finish(self: &Arc<Self>, to: Slot, frame: Frame) -> BoxFuture<'static, ()> {
         // A requester gone meanwhile takes nothing, as over NATS.
-        let _ = to.0.send((frame.received(), None));
+        let _ = to.0.send((frame.received(self.hub.max_payload), None));
         Box::pin(std::future::ready(()))
     }
 
@@ -219,7 +219,8 @@ impl Answers for Link {
         address: &Arc<str>,
     ) -> BoxFuture<'static, Answered<Slot>> {
         let (tx, rx) = oneshot::channel();
-        let sent = to.0.send((frame.received(), Some(Slot(tx))));
+        let sent =
+            to.0.send((frame.received(self.hub.max_payload), Some(Slot(tx))));
         let address = Arc::clone(address);
         Box::pin(async move {
             if sent.is_err() {
@@ -265,7 +266,7 @@ impl MemoryTransport {
                 out.address
             )));
         }
-        let frame = cluster::frame(out)?;
+        let frame = cluster::frame(out, None)?;
         if let Some(message) = cluster::too_large(
             "Message",
             &out.address,
@@ -324,7 +325,8 @@ impl RemoteTransport for MemoryTransport {
         let result = self.frame(&out).map(|frame| {
             if let Some(node) = self.link.hub.one(&out.address) {
                 // A send expects no answer: nothing to do after it.
-                let _ = cluster::deliver_send(&node, &out.address, frame.received(), false, FROM);
+                let frame = frame.received(self.link.hub.max_payload);
+                let _ = cluster::deliver_send(&node, &out.address, frame, false, FROM);
             }
         });
         Box::pin(std::future::ready(
@@ -334,7 +336,7 @@ impl RemoteTransport for MemoryTransport {
 
     fn publish(&self, out: Outbound) -> BoxFuture<'_, Result<(), PublishError>> {
         let result = self.frame(&out).map(|frame| {
-            let frame = frame.received();
+            let frame = frame.received(self.link.hub.max_payload);
             for node in self.link.hub.all(&out.address) {
                 cluster::deliver_publish(&node, &out.address, &frame, FROM);
             }
@@ -362,10 +364,11 @@ impl RemoteTransport for MemoryTransport {
                 return Err(err.with_address(address).with_body(out.body));
             };
             let (tx, rx) = oneshot::channel();
-            match cluster::deliver_send(&node, &address, frame.received(), true, FROM) {
+            let limit = self.link.hub.max_payload;
+            match cluster::deliver_send(&node, &address, frame.received(limit), true, FROM) {
                 Delivered::Done => {}
                 Delivered::Failed(failure) => {
-                    let _ = tx.send((failure.received(), None));
+                    let _ = tx.send((failure.received(limit), None));
                 }
                 Delivered::Awaiting(answer) => {
                     tokio::spawn(cluster::answer(

@@ -30,6 +30,11 @@ pub(crate) trait Answers: Send + Sync + 'static {
     /// The largest message the transport carries, headers included.
     fn max_payload(&self) -> usize;
 
+    /// Bodies over this many bytes leave compressed (`None`: never).
+    fn compress_above(&self) -> Option<usize> {
+        None
+    }
+
     /// Sends `frame`, the last word, to `to`.
     fn finish(self: &Arc<Self>, to: Self::To, frame: Frame) -> BoxFuture<'static, ()>;
 
@@ -106,12 +111,13 @@ pub(crate) async fn answer<A: Answers>(
     let frame = match outcome {
         Some(Outcome::Reply(mut env)) => {
             let next = env.reply.take();
-            let frame = reply_frame(&inner, &address, &env).and_then(|frame| {
-                match too_large("Reply", &address, &frame, link.max_payload(), A::LIMIT) {
-                    Some(message) => Err((RequestErrorKind::PayloadTooLarge, message)),
-                    None => Ok(frame),
-                }
-            });
+            let frame =
+                reply_frame(&inner, &address, &env, link.compress_above()).and_then(|frame| {
+                    match too_large("Reply", &address, &frame, link.max_payload(), A::LIMIT) {
+                        Some(message) => Err((RequestErrorKind::PayloadTooLarge, message)),
+                        None => Ok(frame),
+                    }
+                });
             match (frame, next) {
                 (Ok(frame), Some(next)) => {
                     let answered = link.ask(to, frame, next.wait, &address).await;

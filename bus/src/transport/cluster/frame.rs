@@ -14,6 +14,7 @@ use crate::base::error::{NO_FAILURE_CODE, RequestErrorKind};
 use crate::base::headers::Headers;
 use crate::base::reply::ReplyEnvelope;
 use crate::telemetry::spans;
+use crate::transport::cluster::compress;
 use crate::transport::{Node, Outbound};
 
 /// The wire format version this node writes and the only one it reads,
@@ -67,6 +68,13 @@ pub(crate) struct Inbound {
     /// Where the body starts in the payload: after the codec prefix, when
     /// the payload has one.
     pub(crate) body_at: usize,
+    /// In a frame made here whose body leaves compressed: the payload's
+    /// size uncompressed, which must fit the limit too.
+    pub(crate) inflated: Option<usize>,
+    /// Why the payload cannot be read although it names its codec (a
+    /// compressed body that does not decompress, or declares more than
+    /// the limit).
+    pub(crate) unreadable: Option<String>,
     pub(crate) failure: Option<Cow<'static, str>>,
     pub(crate) failure_code: Option<i32>,
     pub(crate) user: Headers,
@@ -88,6 +96,7 @@ impl Frame {
                 version: Some(Cow::Borrowed(WIRE_VERSION)),
                 codec: Some(Cow::Borrowed(codec)),
                 body_at: encoded.body_at,
+                inflated: encoded.inflated,
                 user,
                 ..Inbound::default()
             },
@@ -97,8 +106,9 @@ impl Frame {
 
     /// A frame from the wire: its headers, read, and its payload, whose
     /// codec prefix, if it has one, names the codec (unless a
-    /// `Codecbus-Codec` header already does).
-    pub(crate) fn arrived(mut head: Inbound, payload: Bytes) -> Self {
+    /// `Codecbus-Codec` header already does). A compressed body is
+    /// decompressed here, when it declares at most `limit` bytes.
+    pub(crate) fn arrived(mut head: Inbound, mut payload: Bytes, limit: usize) -> Self {
         if head.codec.is_none()
             && head.failure.is_none()
             && let Some((version, codec, body_at)) = read_prefix(&payload)
@@ -106,14 +116,24 @@ impl Frame {
             head.version = Some(version);
             head.codec = codec.map(Cow::Owned);
             head.body_at = body_at;
+            if payload.get(body_at) == Some(&compress::COMPRESSED) {
+                match compress::decompress(&payload[body_at + 1..], limit) {
+                    Ok(body) => {
+                        payload = Bytes::from(body);
+                        head.body_at = 0;
+                    }
+                    Err(why) => head.unreadable = Some(why),
+                }
+            }
         }
         Self { head, payload }
     }
 
     /// The frame as the node receiving it sees it: only what its headers
-    /// and payload carry, the codec read back from the payload's prefix,
-    /// as a frame that crossed NATS.
-    pub(crate) fn received(self) -> Self {
+    /// and payload carry, the codec read back from the payload's prefix
+    /// (a compressed body decompressed within `limit`), as a frame that
+    /// crossed NATS.
+    pub(crate) fn received(self, limit: usize) -> Self {
         let Inbound {
             failure,
             failure_code,
@@ -126,7 +146,7 @@ impl Frame {
             user,
             ..Inbound::default()
         };
-        Self::arrived(head, self.payload)
+        Self::arrived(head, self.payload, limit)
     }
 
     /// The body: the encoded value, or a failure's text.
@@ -217,9 +237,10 @@ impl Refuse {
 }
 
 /// The frame of an outbound message: its codec (refused without one), its
-/// user headers (refused when they cannot travel) and its encoded body.
-/// The transport checks the size and sends it.
-pub(crate) fn frame(out: &Outbound) -> Result<Frame, Refuse> {
+/// user headers (refused when they cannot travel) and its encoded body,
+/// compressed when it is over `compress_above` bytes. The transport checks
+/// the size and sends it.
+pub(crate) fn frame(out: &Outbound, compress_above: Option<usize>) -> Result<Frame, Refuse> {
     let Some(codec) = out.codec else {
         return Err(Refuse::Codec(format!(
             "`{}` has no codec registered, so it cannot leave the process (derive MessageCodec on a non-generic type, or register one with EventBus::register_codec); to address {}",
@@ -228,7 +249,7 @@ pub(crate) fn frame(out: &Outbound) -> Result<Frame, Refuse> {
     };
     check_user_headers(&out.headers)
         .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
-    let encoded = encode(&codec, &out.body).map_err(|e| {
+    let encoded = encode(&codec, &out.body, compress_above).map_err(|e| {
         Refuse::Codec(format!(
             "cannot encode a `{}` body (codec {:?}) for address {}: {e}",
             codec.type_name(),
@@ -255,11 +276,19 @@ pub(crate) fn too_large(
     limit: &str,
 ) -> Option<String> {
     let total = frame.wire_len();
-    (total > max).then(|| {
+    if total > max {
         let body = frame.body().len();
-        format!(
+        return Some(format!(
             "{what} to address {address} is {total} bytes ({body} of body, {} of codec name and headers), over {limit}'s max_payload of {max} bytes",
             total - body
+        ));
+    }
+    // A compressed body must fit uncompressed too: that is what the
+    // receiving node allows it to inflate to.
+    let inflated = frame.head.inflated?;
+    (inflated > max).then(|| {
+        format!(
+            "{what} to address {address} is {total} bytes compressed but {inflated} bytes of payload uncompressed, over {limit}'s max_payload of {max} bytes (which applies to the uncompressed body too)"
         )
     })
 }
@@ -273,21 +302,36 @@ thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
-/// A payload made by [`encode`]: the codec prefix, then the body.
+/// A payload made by [`encode`]: the codec prefix, then the body (or its
+/// compressed form).
 pub(crate) struct Encoded {
     payload: Bytes,
     body_at: usize,
+    /// The encoded value's size, without the prefix, uncompressed.
+    body_len: usize,
+    /// The payload's size uncompressed, when it is compressed.
+    inflated: Option<usize>,
 }
 
 impl Encoded {
-    /// The encoded value's size, without the prefix.
+    /// The encoded value's size, without the prefix, uncompressed.
     fn body_len(&self) -> usize {
-        self.payload.len() - self.body_at
+        self.body_len
+    }
+
+    fn plain(payload: Bytes, body_at: usize) -> Self {
+        Self {
+            body_len: payload.len() - body_at,
+            payload,
+            body_at,
+            inflated: None,
+        }
     }
 }
 
 /// Encodes `body` with `codec` after the codec prefix ([`CODEC_MARK`]),
-/// into a buffer of exactly their size.
+/// into a buffer of exactly their size; a body over `compress_above`
+/// bytes is compressed (when that makes the payload smaller).
 ///
 /// The encoder writes into a buffer reused from message to message and the
 /// result is copied out in one allocation of the final size, instead of
@@ -298,6 +342,7 @@ impl Encoded {
 pub(crate) fn encode(
     codec: &CodecRegistration,
     body: &AnyBody,
+    compress_above: Option<usize>,
 ) -> Result<Encoded, codecbus_core::EncodeError> {
     let mut buf = SCRATCH.take();
     buf.clear();
@@ -308,16 +353,27 @@ pub(crate) fn encode(
         codec.encode(&**body, &mut w).map(|()| body_at)
     });
     let buf = w.into_vec();
-    if buf.capacity() > KEEP_SCRATCH {
-        return result.map(|body_at| Encoded {
-            payload: Bytes::from(buf),
-            body_at,
-        });
+    let compressed = match (&result, compress_above) {
+        (Ok(body_at), Some(above)) if buf.len() - body_at > above => {
+            compress::compress(&buf, *body_at).map(|payload| Encoded {
+                body_len: buf.len() - body_at,
+                inflated: Some(buf.len()),
+                payload: Bytes::from(payload),
+                body_at: *body_at,
+            })
+        }
+        _ => None,
+    };
+    if let Some(compressed) = compressed {
+        if buf.capacity() <= KEEP_SCRATCH {
+            SCRATCH.set(buf);
+        }
+        return Ok(compressed);
     }
-    let encoded = result.map(|body_at| Encoded {
-        payload: Bytes::copy_from_slice(&buf),
-        body_at,
-    });
+    if buf.capacity() > KEEP_SCRATCH {
+        return result.map(|body_at| Encoded::plain(Bytes::from(buf), body_at));
+    }
+    let encoded = result.map(|body_at| Encoded::plain(Bytes::copy_from_slice(&buf), body_at));
     SCRATCH.set(buf);
     encoded
 }
@@ -350,6 +406,7 @@ pub(crate) fn reply_frame(
     inner: &Arc<dyn Node>,
     address: &str,
     env: &ReplyEnvelope,
+    compress_above: Option<usize>,
 ) -> Result<Frame, (RequestErrorKind, String)> {
     let type_id = Any::type_id(&*env.body);
     let Some(codec) = inner.codec_by_type(type_id) else {
@@ -361,7 +418,7 @@ pub(crate) fn reply_frame(
             ),
         ));
     };
-    let encoded = encode(&codec, &env.body).map_err(|e| {
+    let encoded = encode(&codec, &env.body, compress_above).map_err(|e| {
         (
             RequestErrorKind::Codec,
             format!(

@@ -136,6 +136,9 @@ pub(crate) fn first_then_transform<'a>(
 /// The codec a message names (its payload's prefix, or a peer's
 /// `Codecbus-Codec` header), known on this node.
 pub(crate) fn codec_of(inner: &Arc<dyn Node>, head: &Inbound) -> Result<CodecRegistration, String> {
+    if let Some(why) = &head.unreadable {
+        return Err(why.clone());
+    }
     match head.version.as_deref() {
         Some(WIRE_VERSION) => {}
         Some(v) => {

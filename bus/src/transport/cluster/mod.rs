@@ -13,10 +13,12 @@
 // answers a request with what `deliver_send` returns.
 //
 // Here: the frame, the wire names, and the outbound side (a message's or a
-// reply's frame); `inbound.rs` the arrival of a message for this node's
-// consumers; `answers.rs` the answers of requests and conversations.
+// reply's frame); `compress.rs` the LZ4 form of large bodies;
+// `inbound.rs` the arrival of a message for this node's consumers;
+// `answers.rs` the answers of requests and conversations.
 
 mod answers;
+mod compress;
 mod frame;
 mod inbound;
 

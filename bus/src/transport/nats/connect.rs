@@ -48,6 +48,7 @@ pub(crate) struct Connected {
     pub(super) refusals: Arc<Refusals>,
     #[cfg(feature = "jetstream")]
     pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
+    pub(super) compress_above: Option<usize>,
 }
 
 /// Connects to the servers in `options`.
@@ -175,5 +176,6 @@ pub(crate) async fn connect(
         refusals,
         #[cfg(feature = "jetstream")]
         durables,
+        compress_above: options.compress_above,
     })
 }

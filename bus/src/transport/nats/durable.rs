@@ -47,7 +47,6 @@ use crate::transport::nats::jetstream::{
 };
 use crate::transport::nats::link::Link;
 use crate::transport::nats::link::NATS_MSG_ID;
-use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node};
 
 /// The durable readers of one address on this node.
@@ -212,7 +211,9 @@ impl DurableReader {
             Err(_) => (1, 0),
         };
         let (message, acker) = message.split();
-        let frame = wire::frame(message.headers.as_ref(), message.payload.clone());
+        let frame = self
+            .shared
+            .arrived(message.headers.as_ref(), message.payload.clone());
         let Arrival { probe, span } =
             cluster::arrival(&inner, &self.d.address, &frame.head, frame.body().len());
         if let Some(span) = &span {

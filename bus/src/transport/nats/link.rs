@@ -53,9 +53,22 @@ pub(super) struct Link {
     /// The durable addresses (JetStream), if any.
     #[cfg(feature = "jetstream")]
     pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
+    /// Bodies over this many bytes leave compressed
+    /// ([`NatsOptions::compress_above`](crate::NatsOptions::compress_above)).
+    pub(super) compress_above: Option<usize>,
 }
 
 impl Link {
+    /// A message from the server as a frame: a compressed body is
+    /// decompressed within the server's `max_payload`.
+    pub(super) fn arrived(
+        &self,
+        headers: Option<&async_nats::HeaderMap>,
+        payload: bytes::Bytes,
+    ) -> Frame {
+        wire::frame(headers, payload, self.client.max_payload())
+    }
+
     fn check_open(&self) -> Result<(), Refuse> {
         if self.closing.load(Ordering::Acquire) {
             return Err(Refuse::Transport(format!(
@@ -112,7 +125,7 @@ impl Link {
                 REMEMBERED.as_secs()
             )));
         }
-        let mut frame = cluster::frame(out)?;
+        let mut frame = cluster::frame(out, self.compress_above)?;
         if let Route::Stored { id, .. } = route {
             // JetStream's duplicate suppression reads its own header.
             frame.head.user.insert(NATS_MSG_ID, id);
@@ -255,6 +268,10 @@ impl Answers for Link {
         self.client.max_payload()
     }
 
+    fn compress_above(&self) -> Option<usize> {
+        self.compress_above
+    }
+
     fn finish(self: &Arc<Self>, to: Self::To, frame: Frame) -> BoxFuture<'static, ()> {
         Box::pin(publish_answer(Arc::clone(self), to, frame))
     }
@@ -279,7 +296,7 @@ impl Answers for Link {
                 .await
                 .map_err(|e| request_failed(e, &address, wait, &link.servers))?;
             Ok((
-                wire::frame(message.headers.as_ref(), message.payload),
+                link.arrived(message.headers.as_ref(), message.payload),
                 message.reply,
             ))
         })

@@ -123,7 +123,9 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        let frame = wire::frame(message.headers.as_ref(), message.payload);
+        let frame = self
+            .shared
+            .arrived(message.headers.as_ref(), message.payload);
         cluster::deliver_publish(&inner, &self.address, &frame, "NATS");
     }
 
@@ -131,7 +133,9 @@ impl AddressReader {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        let frame = wire::frame(message.headers.as_ref(), message.payload);
+        let frame = self
+            .shared
+            .arrived(message.headers.as_ref(), message.payload);
         let request = message.reply.is_some();
         let delivered = cluster::deliver_send(&inner, &self.address, frame, request, "NATS");
         let Some(to) = message.reply else {

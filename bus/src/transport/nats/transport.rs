@@ -15,7 +15,6 @@ use crate::transport::nats::connect::Connected;
 use crate::transport::nats::control::{Control, control_loop};
 use crate::transport::nats::link::Link;
 use crate::transport::nats::link::{Prepared, Route, request_failed};
-use crate::transport::nats::wire;
 use crate::transport::{BoxFuture, Node, Outbound, RemoteCounts, RemoteTransport};
 
 pub(crate) struct NatsTransport {
@@ -35,6 +34,7 @@ impl NatsTransport {
             refusals,
             #[cfg(feature = "jetstream")]
             durables,
+            compress_above,
         } = connected;
         let shared = Arc::new(Link {
             client,
@@ -45,6 +45,7 @@ impl NatsTransport {
             refusals,
             #[cfg(feature = "jetstream")]
             durables,
+            compress_above,
         });
         let (control, rx) = mpsc::unbounded_channel();
         tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));
@@ -121,7 +122,7 @@ impl RemoteTransport for NatsTransport {
             // A failure the answering node reported is counted there, but
             // for a recipient failure, which the requester counts (as in
             // process).
-            let frame = wire::frame(reply.headers.as_ref(), reply.payload);
+            let frame = s.arrived(reply.headers.as_ref(), reply.payload);
             cluster::read_answer(&self.shared, &inner, &address, frame, reply.reply)
         })
     }

@@ -118,9 +118,11 @@ pub(crate) fn headers(frame: &Frame) -> HeaderMap {
     map
 }
 
-/// A message's NATS headers and payload as a frame.
-pub(crate) fn frame(headers: Option<&HeaderMap>, payload: Bytes) -> Frame {
-    Frame::arrived(parse_headers(headers), payload)
+/// A message's NATS headers and payload as a frame; a compressed body is
+/// decompressed when it declares at most `limit` bytes (the server's
+/// `max_payload`).
+pub(crate) fn frame(headers: Option<&HeaderMap>, payload: Bytes, limit: usize) -> Frame {
+    Frame::arrived(parse_headers(headers), payload, limit)
 }
 
 /// Splits NATS headers into the bus's and the user's.
@@ -273,12 +275,15 @@ mod tests {
         }
     }
 
+    /// The size limit the tests read frames with.
+    const LIMIT: usize = 1 << 20;
+
     /// A frame this node makes: a `String` body encoded with the codec
     /// named `codec`.
     fn body_frame(codec: &'static str, user: Headers, value: &str) -> Frame {
         let registration = codecbus_core::CodecRegistration::of::<String>(codec);
         let body = std::sync::Arc::new(value.to_owned()) as codecbus_core::AnyBody;
-        Frame::encoded(codec, user, encode(&registration, &body).unwrap())
+        Frame::encoded(codec, user, encode(&registration, &body, None).unwrap())
     }
 
     #[test]
@@ -292,7 +297,7 @@ mod tests {
         assert_eq!(map.len(), 2);
         // 0xC1, version 1, the name as a fixstr of 8, then "abc".
         assert_eq!(&sent.payload[..], b"\xc1\x01\xa8my quote\xa3abc".as_slice());
-        let arrived = frame(Some(&map), sent.payload.clone());
+        let arrived = frame(Some(&map), sent.payload.clone(), LIMIT);
         assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
         assert_eq!(arrived.head.codec.as_deref(), Some("my quote"));
         assert_eq!(arrived.body(), b"\xa3abc");
@@ -310,19 +315,19 @@ mod tests {
     fn a_peer_may_name_the_codec_in_a_header_instead() {
         let mut map = HeaderMap::new();
         map.insert(H_CODEC, "1 string");
-        let arrived = frame(Some(&map), Bytes::from_static(b"\xa2hi"));
+        let arrived = frame(Some(&map), Bytes::from_static(b"\xa2hi"), LIMIT);
         assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
         assert_eq!(arrived.head.codec.as_deref(), Some("string"));
         assert_eq!(arrived.body(), b"\xa2hi");
         // The header wins: the payload is the body, whatever it starts with.
-        let arrived = frame(Some(&map), Bytes::from_static(b"\xc1\x01\xa1x\xc0"));
+        let arrived = frame(Some(&map), Bytes::from_static(b"\xc1\x01\xa1x\xc0"), LIMIT);
         assert_eq!(arrived.head.codec.as_deref(), Some("string"));
         assert_eq!(arrived.body().len(), 5);
     }
 
     #[test]
     fn a_prefix_of_another_version_or_without_a_name_names_no_codec() {
-        let arrived = frame(None, Bytes::from_static(b"\xc1\x07\xa1x\xc0"));
+        let arrived = frame(None, Bytes::from_static(b"\xc1\x07\xa1x\xc0"), LIMIT);
         assert_eq!(arrived.head.version.as_deref(), Some("7"));
         assert_eq!(arrived.head.codec, None);
         for payload in [
@@ -331,14 +336,14 @@ mod tests {
             b"\xc1\x01\xa3ab",
             b"\xc1\x01\xa2\xff\xfe",
         ] {
-            let arrived = frame(None, Bytes::copy_from_slice(payload));
+            let arrived = frame(None, Bytes::copy_from_slice(payload), LIMIT);
             assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
             assert_eq!(arrived.head.codec, None, "{payload:?}");
             assert!(arrived.body().is_empty());
         }
         // No mark: no codec named; the whole payload is the body.
         for payload in [b"".as_slice(), b"\xc1", b"\xa2hi"] {
-            let arrived = frame(None, Bytes::copy_from_slice(payload));
+            let arrived = frame(None, Bytes::copy_from_slice(payload), LIMIT);
             assert_eq!(arrived.head.version, None);
             assert_eq!(arrived.head.codec, None);
             assert_eq!(arrived.body(), payload);
@@ -350,7 +355,7 @@ mod tests {
         /// the body is what follows the prefix (all of it without one).
         #[test]
         fn any_payload_is_read_without_panic(payload in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
-            let arrived = frame(None, Bytes::from(payload.clone()));
+            let arrived = frame(None, Bytes::from(payload.clone()), LIMIT);
             proptest::prop_assert!(payload.ends_with(arrived.body()));
             if payload.first() != Some(&0xc1) || payload.len() < 2 {
                 proptest::prop_assert_eq!(arrived.body(), &payload[..]);
@@ -358,14 +363,105 @@ mod tests {
             }
         }
 
+        /// Compressed or not, a body reads back the same.
+        #[test]
+        fn compressed_bodies_round_trip(value in "[a-c]{0,300}|\\PC{0,100}", above in 0usize..64) {
+            let sent = compressed_frame(&value, above);
+            let arrived = frame(None, sent.payload.clone(), LIMIT);
+            proptest::prop_assert_eq!(&arrived.head.unreadable, &None);
+            proptest::prop_assert_eq!(arrived.body(), &codecbus_core::to_vec(&value).unwrap()[..]);
+        }
+
+        /// Whatever follows the mark, reading never panics.
+        #[test]
+        fn any_compressed_payload_is_read_without_panic(rest in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+            let mut payload = b"\xc1\x01\xa6string\xc1".to_vec();
+            payload.extend_from_slice(&rest);
+            let _ = frame(None, Bytes::from(payload), 4096);
+        }
+
         /// A name and body written by a node read back the same.
         #[test]
         fn prefixes_round_trip(name in "\\PC{1,40}", value in "\\PC{0,40}") {
             let name: &'static str = Box::leak(name.into_boxed_str());
             let sent = body_frame(name, Headers::new(), &value);
-            let arrived = frame(None, sent.payload.clone());
+            let arrived = frame(None, sent.payload.clone(), LIMIT);
             proptest::prop_assert_eq!(arrived.head.codec.as_deref(), Some(name));
             proptest::prop_assert_eq!(arrived.body(), &codecbus_core::to_vec(&value).unwrap()[..]);
+        }
+    }
+
+    /// A `String` body encoded with the codec `string`, compressed when
+    /// over `above` bytes.
+    fn compressed_frame(value: &str, above: usize) -> Frame {
+        let registration = codecbus_core::CodecRegistration::of::<String>("string");
+        let body = std::sync::Arc::new(value.to_owned()) as codecbus_core::AnyBody;
+        Frame::encoded(
+            "string",
+            Headers::new(),
+            encode(&registration, &body, Some(above)).unwrap(),
+        )
+    }
+
+    #[test]
+    fn a_large_body_travels_compressed_and_reads_back() {
+        let value = "abcd".repeat(100);
+        let sent = compressed_frame(&value, 64);
+        // The codec prefix, the mark 0xC1, the body's size (a str8 of 400
+        // bytes: 403, uint16 0x0193), then the LZ4 block.
+        assert_eq!(
+            &sent.payload[..13],
+            b"\xc1\x01\xa6string\xc1\xcd\x01\x93".as_slice()
+        );
+        assert!(sent.payload.len() < 60, "{} bytes", sent.payload.len());
+        assert_eq!(sent.head.inflated, Some(2 + 7 + 403));
+        let arrived = frame(None, sent.payload.clone(), LIMIT);
+        assert_eq!(arrived.head.codec.as_deref(), Some("string"));
+        assert_eq!(arrived.head.unreadable, None);
+        assert_eq!(arrived.body(), &codecbus_core::to_vec(&value).unwrap()[..]);
+        // At or under the threshold, or not smaller compressed: plain.
+        let small = compressed_frame(&value, 403);
+        assert_eq!(small.head.inflated, None);
+        assert_eq!(small.payload[9], 0xda);
+        assert_eq!(compressed_frame("xyz", 0).head.inflated, None);
+    }
+
+    #[test]
+    fn a_compressed_body_is_an_lz4_block() {
+        // A block by hand, as another implementation writes it: one
+        // sequence of 6 literals (token 0x60) and no match.
+        let mut payload = b"\xc1\x01\xa6string\xc1\x06\x60".to_vec();
+        payload.extend_from_slice(b"\xa5hello");
+        let arrived = frame(None, Bytes::from(payload), LIMIT);
+        assert_eq!(arrived.head.unreadable, None);
+        assert_eq!(arrived.body(), b"\xa5hello");
+    }
+
+    #[test]
+    fn a_compressed_body_over_the_limit_or_broken_is_refused() {
+        // Declares 1 GiB in a few bytes: refused before anything is
+        // allocated.
+        let bomb = b"\xc1\x01\xa6string\xc1\xce\x40\x00\x00\x00\x1f\x00\x01\x00";
+        let arrived = frame(None, Bytes::from_static(bomb), LIMIT);
+        let why = arrived.head.unreadable.unwrap();
+        assert!(
+            why.contains("declares 1073741824 bytes, over the limit of 1048576"),
+            "{why}"
+        );
+        for (payload, needle) in [
+            (b"\xc1\x01\xa6string\xc1".as_slice(), "without its size"),
+            (
+                b"\xc1\x01\xa6string\xc1\x06\x60\xa5he",
+                "cannot be decompressed",
+            ),
+            (
+                b"\xc1\x01\xa6string\xc1\x09\x60\xa5hello",
+                "not the 9 it declares",
+            ),
+        ] {
+            let arrived = frame(None, Bytes::copy_from_slice(payload), LIMIT);
+            let why = arrived.head.unreadable.unwrap_or_default();
+            assert!(why.contains(needle), "{payload:?}: {why}");
         }
     }
 
