@@ -36,6 +36,9 @@
 //! `bus::cluster/paired-rtt` (the same for round trips, with raw
 //! async-nats echoing the bytes as a further variant). A filter selects
 //! them by those names, e.g. `cargo bench --bench cluster -- paired-publish`.
+//! `bus::cluster/paired-lz4` does the same for a node compressing bodies
+//! over 1 KiB against one that does not (the twitter document, 400 KB, and
+//! the derived object, under the threshold).
 //!
 //! With the `jetstream` feature, `bus::cluster/durable/derived_obj`
 //! compares `send` to a durable address (stored by a `nats-server -js`
@@ -866,6 +869,97 @@ where
     }
 }
 
+/// LZ4 on the wire, paired: publishes of `body` to a consumer on `b`, from
+/// `a` (no compression) and from a node that compresses bodies over
+/// 1 KiB (`NatsOptions::compress_above(1024)`), in alternating blocks of
+/// `per_block`. Prints each one's messages/s, the median ratio of the
+/// compressing node's throughput to the plain one's (quartiles), and the
+/// bytes one message of each takes on the wire. Only under `cargo bench`.
+fn paired_compression<T>(cl: &Cluster, name: &str, body: T, per_block: u64)
+where
+    T: MessageCodec + Clone + Send + Sync + 'static,
+{
+    const BLOCKS: usize = 20;
+    let address = format!("bench.paired.lz4.{name}");
+    let body = Arc::new(body);
+    let arrivals = Arc::new(Arrivals::default());
+    let url = cl._server.url();
+    let (elapsed, ratios, wire) = cl.rt.block_on(async {
+        let compressing = EventBus::builder()
+            .nats(NatsOptions::new(url).compress_above(1024))
+            .connect()
+            .await
+            .expect("compressing node");
+        let counted = Arc::clone(&arrivals);
+        let consumer = cl.b.consumer_with(
+            &address,
+            ConsumerOptions::new().with_queue_capacity(1 << 20),
+            move |_m: Message<T>| {
+                counted.arrived();
+                async {}
+            },
+        );
+        cl.b.flush().await.expect("flush");
+        // One message from each, seen raw on the publish subject.
+        let mut sniff = cl
+            .raw_b
+            .subscribe(format!("codecbus.p.{address}"))
+            .await
+            .expect("subscribe");
+        settle(&cl.raw_b).await;
+        let mut wire = [0usize; 2];
+        for (variant, size) in wire.iter_mut().enumerate() {
+            let from = if variant == 0 { &cl.a } else { &compressing };
+            let target = arrivals.expect(1);
+            from.publish(&address, Shared(Arc::clone(&body)))
+                .await
+                .expect("publish");
+            arrivals.wait_for(target).await;
+            *size = sniff.next().await.expect("a sniffed message").payload.len();
+        }
+        drop(sniff);
+        let mut elapsed = [Duration::ZERO; 2];
+        let mut ratios = Vec::with_capacity(BLOCKS);
+        for _ in 0..BLOCKS {
+            let mut block = [Duration::ZERO; 2];
+            for (variant, time) in block.iter_mut().enumerate() {
+                let from = if variant == 0 { &cl.a } else { &compressing };
+                let start = Instant::now();
+                let target = arrivals.expect(per_block);
+                for _ in 0..per_block {
+                    from.publish(&address, Shared(Arc::clone(&body)))
+                        .await
+                        .expect("publish");
+                }
+                arrivals.wait_for(target).await;
+                *time = start.elapsed();
+                elapsed[variant] += *time;
+            }
+            ratios.push(block[0].as_secs_f64() / block[1].as_secs_f64());
+        }
+        consumer.unregister().await;
+        compressing.close().await;
+        (elapsed, ratios, wire)
+    });
+    let n = per_block as f64 * BLOCKS as f64;
+    for (i, variant) in ["plain", "compress_above(1024)"].iter().enumerate() {
+        eprintln!(
+            "bus::cluster/paired-lz4/{name}: {variant:<21} {:>8.0} msg/s, {:>7} bytes on the wire",
+            n / elapsed[i].as_secs_f64(),
+            wire[i]
+        );
+    }
+    let mut sorted = ratios;
+    sorted.sort_by(f64::total_cmp);
+    eprintln!(
+        "bus::cluster/paired-lz4/{name}: compressed / plain throughput = {:.3} (median of {BLOCKS} alternating blocks of {per_block}; quartiles {:.3}..{:.3}); {:.2}x smaller on the wire",
+        sorted[BLOCKS / 2],
+        sorted[BLOCKS / 4],
+        sorted[BLOCKS * 3 / 4],
+        wire[0] as f64 / wire[1] as f64
+    );
+}
+
 /// This thread's time on a CPU and time runnable but waiting for one, in
 /// ns (Linux `schedstat`; zeros elsewhere).
 fn schedstat() -> [u64; 2] {
@@ -938,6 +1032,14 @@ fn cluster_benches(c: &mut Criterion) {
             Some(rmp_serde_baseline()),
         );
         paired_publish::<JsObj, _>(&cl, "jsobj_obj", jsobj.clone(), no_rmp_serde());
+    }
+    if paired("bus::cluster/paired-lz4") {
+        let twitter = JsValue::from(payloads::json_payload("twitter").expect("twitter payload"))
+            .into_object()
+            .expect("the twitter payload is a JSON object");
+        paired_compression::<JsObj>(&cl, "twitter", twitter, 50);
+        // Under the threshold: both nodes send it plain.
+        paired_compression(&cl, "derived_obj", derived.clone(), 4000);
     }
     if paired("bus::cluster/paired-rtt") {
         paired_ratio(
