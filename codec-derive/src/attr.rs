@@ -52,9 +52,10 @@ const CONTAINER_KEYS: &[Symbol] = &[
     CRATE,
     UNREGISTERED,
     BOUND,
+    UNION,
 ];
 const FIELD_KEYS: &[Symbol] = &[RENAME, SKIP, DEFAULT, BYTES, WITH, SKIP_IF, SERDE, KEY];
-const VARIANT_KEYS: &[Symbol] = &[RENAME];
+const VARIANT_KEYS: &[Symbol] = &[RENAME, TAG, OTHER];
 
 /// One attribute value plus the span of its key, with duplicate detection.
 struct Attr<'c, T> {
@@ -122,6 +123,9 @@ pub(crate) struct Container {
     /// `bound = "..."`: the where-clause predicates that replace the
     /// inferred ones.
     pub(crate) bound: Option<Vec<syn::WherePredicate>>,
+    /// Span of the `union` key when present: an enum written as
+    /// `[tag, payload]`.
+    pub(crate) union: Option<Span>,
 }
 
 /// How a field absent from the input is filled in.
@@ -173,6 +177,24 @@ pub(crate) const MAX_KEY: u32 = u32::MAX - 1;
 pub(crate) struct Variant {
     /// The wire name literal (`rename = "..."`).
     pub(crate) rename: Option<LitStr>,
+    /// `tag = N`: the variant's integer tag in a `union` enum.
+    pub(crate) tag: Option<Tag>,
+    /// Span of the `other` key when present: the catch-all of a `union`.
+    pub(crate) other: Option<Span>,
+    /// Whether a `tag` key was written, valid or not (an invalid one is
+    /// reported where it is, not again as a missing tag).
+    pub(crate) tag_written: bool,
+}
+
+/// `#[codec(tag = N)]` on a variant.
+#[derive(Copy, Clone)]
+pub(crate) struct Tag {
+    /// Span of the `tag` path.
+    pub(crate) span: Span,
+    /// Span of the integer literal.
+    pub(crate) lit: Span,
+    /// The tag.
+    pub(crate) value: u32,
 }
 
 impl Container {
@@ -184,9 +206,14 @@ impl Container {
         let mut crate_path = Attr::none(cx, CRATE);
         let mut unregistered = Attr::none(cx, UNREGISTERED);
         let mut bound = Attr::none(cx, BOUND);
+        let mut union = Attr::none(cx, UNION);
 
         for_each_key(cx, attrs, Level::Container, |meta| {
-            if meta.path == UNREGISTERED {
+            if meta.path == UNION {
+                if flag(cx, meta, UNION) {
+                    union.set_true(&meta.path);
+                }
+            } else if meta.path == UNREGISTERED {
                 if flag(cx, meta, UNREGISTERED) {
                     unregistered.set_true(&meta.path);
                 }
@@ -254,6 +281,7 @@ impl Container {
             crate_path: crate_path.value(),
             unregistered: unregistered.flag(),
             bound: bound.value(),
+            union: union.flag(),
         }
     }
 }
@@ -309,8 +337,8 @@ impl Field {
                     skip_if.set(&meta.path, path);
                 }
             } else if meta.path == KEY {
-                if let Some((lit, index)) = lit_key(cx, meta)? {
-                    key.set(&meta.path, (lit, index));
+                if let Some((lit, index)) = lit_index(cx, meta, KEY, u64::from(MAX_KEY))? {
+                    key.set(&meta.path, (lit, index as u32));
                 }
             } else {
                 return Ok(false);
@@ -340,18 +368,35 @@ impl Field {
 impl Variant {
     pub(crate) fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> Self {
         let mut rename = Attr::none(cx, RENAME);
+        let mut tag = Attr::none(cx, TAG);
+        let mut other = Attr::none(cx, OTHER);
+        let mut tag_written = false;
         for_each_key(cx, attrs, Level::Variant, |meta| {
             if meta.path == RENAME {
                 if let Some(lit) = lit_str(cx, meta, RENAME)? {
                     rename.set(&meta.path, lit);
                 }
-                Ok(true)
+            } else if meta.path == TAG {
+                tag_written = true;
+                if let Some((lit, value)) = lit_index(cx, meta, TAG, u64::from(u32::MAX))? {
+                    tag.set(&meta.path, (lit, value as u32));
+                }
+            } else if meta.path == OTHER {
+                if flag(cx, meta, OTHER) {
+                    other.set_true(&meta.path);
+                }
             } else {
-                Ok(false)
+                return Ok(false);
             }
+            Ok(true)
         });
         Variant {
             rename: rename.value(),
+            tag: tag
+                .get()
+                .map(|(span, (lit, value))| Tag { span, lit, value }),
+            other: other.flag(),
+            tag_written,
         }
     }
 }
@@ -521,14 +566,19 @@ fn lit_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: Symbol) -> syn::Result<O
     Ok(None)
 }
 
-/// The integer literal of `key = N` and its value; anything else, or a
-/// value above `MAX_KEY`, is reported at the value.
-fn lit_key(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<(Span, u32)>> {
+/// The integer literal of `what = N` and its value; anything else, or a
+/// value above `max`, is reported at the value.
+fn lit_index(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    what: Symbol,
+    max: u64,
+) -> syn::Result<Option<(Span, u64)>> {
     if !meta.input.peek(Token![=]) {
         let rest = skip_value(meta)?;
         let mut tokens = meta.path.to_token_stream();
         tokens.extend(rest);
-        cx.error_spanned_by(tokens, "`key` needs a value: `key = N`");
+        cx.error_spanned_by(tokens, format_args!("`{what}` needs a value: `{what} = N`"));
         return Ok(None);
     }
     meta.input.parse::<Token![=]>()?;
@@ -548,16 +598,19 @@ fn lit_key(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<(Span, u
         Err(_) => None,
     };
     let Some(lit) = lit else {
-        cx.error_spanned_by(rest, "expected a non-negative integer literal: `key = N`");
+        cx.error_spanned_by(
+            rest,
+            format_args!("expected a non-negative integer literal: `{what} = N`"),
+        );
         return Ok(None);
     };
     match lit.base10_parse::<u64>() {
-        Ok(index) if index <= u64::from(MAX_KEY) => Ok(Some((lit.span(), index as u32))),
+        Ok(index) if index <= max => Ok(Some((lit.span(), index))),
         _ => {
             cx.error_spanned_by(
                 &lit,
                 format_args!(
-                    "key {} is too large: the largest key is {MAX_KEY}",
+                    "{what} {} is too large: the largest {what} is {max}",
                     lit.base10_digits()
                 ),
             );

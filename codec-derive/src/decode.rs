@@ -386,6 +386,9 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
     if variants.is_empty() {
         return empty_enum_body(cg);
     }
+    if cg.union {
+        return union_body(cg, variants);
+    }
 
     // A bare string names a unit variant; naming a data variant that way is
     // a type error at the enum's own pointer (the string is there: there is
@@ -409,38 +412,8 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
     });
 
     let map_arms = variants.iter().map(|v| {
-        let ident = v.ident;
         let key = Literal::byte_string(v.wire_name.as_bytes());
-        let name = &v.wire_name;
-        let suffix = quote!(.in_variant(#name));
-        let try_ = try_suffix(&suffix);
-        let ctor = quote!(Self::#ident);
-        let value = match v.style {
-            Style::Unit => quote! {{
-                __r.read_nil() #try_;
-                Self::#ident {}
-            }},
-            Style::Newtype => {
-                let field = &v.fields[0];
-                let member = &field.member;
-                let value = field_decode(cg, field);
-                quote!(Self::#ident { #member: #value #try_ })
-            }
-            Style::Tuple => {
-                let seq = seq_block(cg, &v.fields, &ctor, &suffix);
-                own_frame(
-                    cg,
-                    quote! {
-                        let __len = __r.read_array_len() #try_;
-                        #seq
-                    },
-                )
-            }
-            Style::Named => {
-                let body = named_body(cg, &v.fields, &ctor, &suffix);
-                own_frame(cg, body)
-            }
-        };
+        let value = variant_value(cg, v);
         quote!(#key => #value,)
     });
 
@@ -477,6 +450,108 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
                 }
             }
             __m => return ::core::result::Result::Err(__r.mismatch("string or map", __m, __at)),
+        };
+        #krate::__private::leave(__r);
+        ::core::result::Result::Ok(__v)
+    }
+}
+
+/// The payload of variant `v`, read as an externally tagged variant's
+/// (`nil` for a unit variant), as a `Self` expression; errors located in
+/// the variant.
+fn variant_value(cg: &Codegen<'_>, v: &Variant<'_>) -> TokenStream {
+    let ident = v.ident;
+    let name = &v.wire_name;
+    let suffix = quote!(.in_variant(#name));
+    let try_ = try_suffix(&suffix);
+    let ctor = quote!(Self::#ident);
+    match v.style {
+        Style::Unit => quote! {{
+            __r.read_nil() #try_;
+            Self::#ident {}
+        }},
+        Style::Newtype => {
+            let field = &v.fields[0];
+            let member = &field.member;
+            let value = field_decode(cg, field);
+            quote!(Self::#ident { #member: #value #try_ })
+        }
+        Style::Tuple => {
+            let seq = seq_block(cg, &v.fields, &ctor, &suffix);
+            own_frame(
+                cg,
+                quote! {
+                    let __len = __r.read_array_len() #try_;
+                    #seq
+                },
+            )
+        }
+        Style::Named => {
+            let body = named_body(cg, &v.fields, &ctor, &suffix);
+            own_frame(cg, body)
+        }
+    }
+}
+
+/// A `union` enum: `[tag, payload]`, the payload read by the variant of
+/// that tag; a tag no variant has lands in the catch-all (the tag and the
+/// payload kept raw) or is an `UnknownVariant` error naming it.
+fn union_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
+    let krate = cg.krate;
+    let arms = variants.iter().filter_map(|v| {
+        let tag = v.attrs.tag?.value;
+        let value = variant_value(cg, v);
+        Some(quote!(#tag => #value,))
+    });
+    let unknown = match variants.iter().find(|v| v.attrs.other.is_some()) {
+        Some(v) => {
+            let ident = v.ident;
+            let mut encoded = v.fields.iter().filter(|f| f.is_encoded());
+            let (tag_field, raw_field) = (encoded.next(), encoded.next());
+            let (Some(tag_field), Some(raw_field)) = (tag_field, raw_field) else {
+                // Refused by `valid`: never generated.
+                return quote!();
+            };
+            let (tag_member, raw_member) = (&tag_field.member, &raw_field.member);
+            let tag_value = quote_spanned!(tag_field.ty.span()=> __other);
+            let raw_value = field_decode(cg, raw_field);
+            let name = v.ident.to_string();
+            let defaults = v.fields.iter().filter(|f| !f.is_encoded()).map(|f| {
+                let member = &f.member;
+                quote!(#member: ::core::default::Default::default())
+            });
+            quote! {
+                Self::#ident {
+                    #tag_member: #tag_value,
+                    #raw_member: #raw_value.map_err(|e| e.in_variant(#name))?,
+                    #(#defaults,)*
+                }
+            }
+        }
+        None => quote! {
+            return ::core::result::Result::Err(
+                #krate::DecodeError::new(#krate::DecodeErrorKind::UnknownVariant, __tag_at)
+                    .with_detail(::std::format!("tag {}", __other)),
+            )
+        },
+    };
+    quote! {
+        #krate::__private::enter(__r)?;
+        let __at = __r.position();
+        let __len = __r.read_array_len()?;
+        if __len != 2 {
+            return ::core::result::Result::Err(
+                #krate::DecodeError::new(
+                    #krate::DecodeErrorKind::WrongLength { expected: 2, found: __len },
+                    __at,
+                )
+                .with_detail("a union's value is `[tag, payload]`"),
+            );
+        }
+        let __tag_at = __r.position();
+        let __v = match __r.read_u32()? {
+            #(#arms)*
+            __other => #unknown,
         };
         #krate::__private::leave(__r);
         ::core::result::Result::Ok(__v)

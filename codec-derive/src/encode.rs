@@ -105,8 +105,17 @@ fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>) -> TokenStream {
         quote!(#ident)
     };
 
-    let name = str_bytes(&variant.wire_name);
     let mut emit = Emit::new(cg);
+    if cg.union {
+        union_arm(cg, &mut emit, variant, binding);
+        let body = emit.finish();
+        return quote! {
+            #pattern => {
+                #body
+            }
+        };
+    }
+    let name = str_bytes(&variant.wire_name);
     match variant.style {
         Style::Unit => emit.raw(&name),
         Style::Newtype => {
@@ -130,6 +139,51 @@ fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>) -> TokenStream {
     quote! {
         #pattern => {
             #body
+        }
+    }
+}
+
+/// A variant of a `union`: `[tag, payload]`, the payload written as an
+/// externally tagged variant's (`nil` for a unit variant). The catch-all
+/// (untagged, two fields: the tag and the raw payload it kept) is written
+/// back as it came.
+fn union_arm<'f, 'a: 'f>(
+    cg: &Codegen<'_>,
+    emit: &mut Emit,
+    variant: &'f Variant<'a>,
+    binding: impl Fn(&'f Field<'a>) -> TokenStream,
+) {
+    let Some(tag) = variant.attrs.tag else {
+        tuple_body(cg, emit, &variant.fields, binding);
+        return;
+    };
+    emit.raw(&array_header(2));
+    emit.raw(&uint_bytes(tag.value));
+    match variant.style {
+        Style::Unit => emit.raw(&[0xc0]),
+        Style::Newtype => {
+            let field = &variant.fields[0];
+            emit.call(field_encode(cg, field, &binding(field)));
+        }
+        Style::Tuple => tuple_body(cg, emit, &variant.fields, binding),
+        Style::Named => named_body(cg, emit, &variant.fields, binding),
+    }
+}
+
+/// `v` as MessagePack writes an unsigned integer: its smallest form.
+pub(crate) fn uint_bytes(v: u32) -> Vec<u8> {
+    match v {
+        0..=0x7f => vec![v as u8],
+        0x80..=0xff => vec![0xcc, v as u8],
+        0x100..=0xffff => {
+            let mut out = vec![0xcd];
+            out.extend_from_slice(&(v as u16).to_be_bytes());
+            out
+        }
+        _ => {
+            let mut out = vec![0xce];
+            out.extend_from_slice(&v.to_be_bytes());
+            out
         }
     }
 }

@@ -88,6 +88,7 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
     let cg = Codegen {
         krate,
         as_array: input.attrs.as_array.is_some(),
+        union: input.attrs.union.is_some(),
         immutable,
         generics: bounded_generics(input, krate, immutable),
     };

@@ -17,6 +17,7 @@ pub(crate) const CRATE: Symbol = Symbol("crate");
 pub(crate) const IMMUTABLE: Symbol = Symbol("immutable");
 pub(crate) const NAME: Symbol = Symbol("name");
 pub(crate) const RENAME_ALL: Symbol = Symbol("rename_all");
+pub(crate) const UNION: Symbol = Symbol("union");
 pub(crate) const UNREGISTERED: Symbol = Symbol("unregistered");
 
 // field (and `rename` on variants)
@@ -28,6 +29,10 @@ pub(crate) const SERDE: Symbol = Symbol("serde");
 pub(crate) const SKIP: Symbol = Symbol("skip");
 pub(crate) const SKIP_IF: Symbol = Symbol("skip_if");
 pub(crate) const WITH: Symbol = Symbol("with");
+
+// variant
+pub(crate) const OTHER: Symbol = Symbol("other");
+pub(crate) const TAG: Symbol = Symbol("tag");
 
 impl PartialEq<Symbol> for Ident {
     fn eq(&self, word: &Symbol) -> bool {

@@ -18,12 +18,111 @@ pub(crate) fn check(cx: &Ctxt, input: &Input<'_>) {
             for variant in variants {
                 check_fields(cx, input, variant.style, &variant.fields, "variant");
             }
-            check_variant_names(cx, variants);
+            match input.attrs.union {
+                Some(_) => check_union(cx, variants),
+                None => {
+                    check_variant_names(cx, variants);
+                    check_no_tags(cx, variants);
+                }
+            }
+        }
+    }
+}
+
+/// A `union` enum: every variant has a tag (but the one catch-all, a
+/// tuple variant of the tag and the raw payload), each tag once; names
+/// play no part.
+fn check_union(cx: &Ctxt, variants: &[Variant<'_>]) {
+    let mut tags: BTreeMap<u32, &Variant<'_>> = BTreeMap::new();
+    let mut catch_all: Option<&Variant<'_>> = None;
+    for variant in variants {
+        if let Some(lit) = &variant.attrs.rename {
+            cx.error_spanned_by(
+                lit,
+                "`rename` has no effect in a `union`: its variants are known by their tag",
+            );
+        }
+        match (variant.attrs.tag, variant.attrs.other) {
+            (Some(_), Some(other)) => cx.error_at(
+                other,
+                "a variant is either tagged or the catch-all (`other`), not both; remove one",
+            ),
+            (None, None) if !variant.attrs.tag_written => cx.error_at(
+                variant.ident.span(),
+                format_args!(
+                    "variant `{}` needs `#[codec(tag = N)]`: every variant of a `union` has a \
+                     stable integer tag (or is its catch-all, `#[codec(other)]`)",
+                    variant.ident
+                ),
+            ),
+            (None, None) => {}
+            (Some(tag), None) => {
+                if let Some(first) = tags.get(&tag.value) {
+                    cx.error_at(
+                        tag.lit,
+                        format_args!(
+                            "duplicate tag {}, also on variant `{}`",
+                            tag.value, first.ident
+                        ),
+                    );
+                } else {
+                    tags.insert(tag.value, variant);
+                }
+            }
+            (None, Some(other)) => {
+                if let Some(first) = catch_all {
+                    cx.error_at(
+                        other,
+                        format_args!(
+                            "a `union` has one catch-all: variant `{}` is already `other`",
+                            first.ident
+                        ),
+                    );
+                } else {
+                    catch_all = Some(variant);
+                }
+                let fields = variant.fields.iter().filter(|f| f.is_encoded()).count();
+                if variant.style != Style::Tuple || fields != 2 {
+                    cx.error_at(
+                        variant.ident.span(),
+                        "the catch-all of a `union` holds the tag and the payload it does not \
+                         know: write it as a tuple variant of two fields, \
+                         `Unknown(u32, codecbus::ext::RawValue)`",
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Outside a `union`, `tag` and `other` mean nothing.
+fn check_no_tags(cx: &Ctxt, variants: &[Variant<'_>]) {
+    for variant in variants {
+        let spans = [
+            ("tag", variant.attrs.tag.map(|t| t.span)),
+            ("other", variant.attrs.other),
+        ];
+        for (key, span) in spans {
+            if let Some(span) = span {
+                cx.error_at(
+                    span,
+                    format_args!(
+                        "`{key}` needs `#[codec(union)]` on the enum, which writes each value \
+                         as `[tag, payload]`"
+                    ),
+                );
+            }
         }
     }
 }
 
 fn check_container(cx: &Ctxt, input: &Input<'_>) {
+    if let (Some(union), Data::Struct(..)) = (input.attrs.union, &input.data) {
+        cx.error_at(
+            union,
+            "`union` applies to enums: it writes a variant as `[tag, payload]`",
+        );
+    }
     if let (Some(name), Some(_)) = (&input.attrs.name, input.attrs.unregistered) {
         cx.error_spanned_by(
             name,

@@ -22,11 +22,12 @@ use std::time::{Duration, UNIX_EPOCH};
 use codecbus_core::MessageCodec;
 use codecbus_core::ext::{self, Bytes, Ext, Timestamp};
 use codecbus_fuzz::{
-    AllExt, ExtA, F32, F64, Item, N, Order, OrderArr, Point, Status, StatusArr, Tree, TupleS,
+    AllExt, Event, ExtA, F32, F64, Item, N, Order, OrderArr, Point, Shape, Status, StatusArr,
+    Tree, TupleS,
 };
 use codecbus_json::JsValue;
 
-const TARGETS: [&str; 7] = [
+const TARGETS: [&str; 8] = [
     "decode_struct_map",
     "decode_struct_array",
     "decode_enum",
@@ -34,6 +35,7 @@ const TARGETS: [&str; 7] = [
     "decode_ext",
     "roundtrip",
     "spec_check",
+    "decode_union",
 ];
 
 /// Largest seed taken from the JSON documents.
@@ -381,7 +383,23 @@ fn main() -> std::io::Result<()> {
         spec.push(enc(&v));
     }
 
-    let sets = [map, array, enums, json, exts, round, spec];
+    let mut unions = common.clone();
+    let shapes = [
+        Shape::Empty,
+        Shape::Circle(7),
+        Shape::Segment(-1, 1 << 40, Some("s".into())),
+        Shape::Labelled {
+            label: "l".into(),
+            inner: Some(Box::new(Shape::Circle(1))),
+        },
+    ];
+    unions.extend(shapes.iter().map(enc));
+    unions.push(enc(&Event::Created { id: 3 }));
+    unions.push(enc(&Event::Drawn(Shape::Empty)));
+    // a tag the catch-all keeps, with a payload of several values
+    unions.push(b"\x92\x09\x93\x01\xa1x\xc0".to_vec());
+
+    let sets = [map, array, enums, json, exts, round, spec, unions];
     for (target, seeds) in TARGETS.iter().zip(sets.iter()) {
         let n = write_all(&root.join(target), seeds)?;
         println!("{target}: {n} seeds");

@@ -174,6 +174,49 @@ pub struct OrderArr {
     pub note: Option<String>,
 }
 
+/// A union (`[tag, payload]`) with every variant kind and no catch-all:
+/// an unknown tag is an error.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(union)]
+pub enum Shape {
+    /// Unit (payload nil).
+    #[codec(tag = 0)]
+    Empty,
+    /// Newtype.
+    #[codec(tag = 1)]
+    Circle(u32),
+    /// Tuple.
+    #[codec(tag = 2)]
+    Segment(i64, i64, Option<String>),
+    /// Struct variant, a large tag.
+    #[codec(tag = 70000)]
+    Labelled {
+        /// A label.
+        label: String,
+        /// A nested union.
+        inner: Option<Box<Shape>>,
+    },
+}
+
+/// A union with a catch-all, which keeps any other tag and its payload
+/// raw and writes them back unchanged.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(union)]
+pub enum Event {
+    /// Struct variant.
+    #[codec(tag = 0)]
+    Created {
+        /// An id.
+        id: u64,
+    },
+    /// Newtype of a union.
+    #[codec(tag = 1)]
+    Drawn(Shape),
+    /// Every other tag.
+    #[codec(other)]
+    Unknown(u32, codecbus_core::ext::RawValue),
+}
+
 /// An enum with every variant kind (map-mode struct variants).
 #[derive(MessageCodec, Clone, Debug, PartialEq, Arbitrary)]
 pub enum Status {

@@ -43,7 +43,7 @@ mod decimal;
 #[cfg(feature = "uuid")]
 mod uuid;
 
-pub use raw::{Bytes, Ext};
+pub use raw::{Bytes, Ext, RawValue};
 pub use timestamp::Timestamp;
 
 /// The version of this registry (ids and layouts).

@@ -1,4 +1,4 @@
-//! Raw extension values and `bin` byte strings.
+//! Raw extension values, `bin` byte strings and raw MessagePack values.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -97,5 +97,75 @@ impl MessageCodec for Bytes {
     }
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         crate::__private::decode_bytes(r)
+    }
+}
+
+/// One MessagePack value kept as its encoded bytes: decoded without being
+/// interpreted (checked to be one well-formed value, within the reader's
+/// limits) and encoded back exactly as it was. What the catch-all variant
+/// of a `#[codec(union)]` enum holds for a tag this version does not know,
+/// so a value from a newer peer passes through unchanged.
+///
+/// # Examples
+///
+/// ```
+/// use codecbus_core::ext::RawValue;
+/// use codecbus_core::{from_slice, to_vec};
+///
+/// let raw: RawValue = from_slice(&[0x92, 0x01, 0xa1, b'x']).unwrap();
+/// assert_eq!(raw.as_bytes(), [0x92, 0x01, 0xa1, b'x']);
+/// assert_eq!(to_vec(&raw).unwrap(), raw.as_bytes());
+/// assert!(RawValue::new(vec![0x92, 0x01]).is_err()); // an array cut short
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RawValue(Vec<u8>);
+
+impl RawValue {
+    /// `bytes` as a raw value, when they are exactly one MessagePack value.
+    ///
+    /// # Errors
+    ///
+    /// The decode error of `bytes` that are not one value (cut short,
+    /// malformed, or followed by more bytes).
+    pub fn new(bytes: Vec<u8>) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(&bytes);
+        r.skip_value_limited()?;
+        if !r.is_empty() {
+            return Err(r.error(crate::error::DecodeErrorKind::TrailingBytes(r.remaining())));
+        }
+        Ok(Self(bytes))
+    }
+
+    /// The encoded value.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The encoded value, owned.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+impl Default for RawValue {
+    /// `nil`.
+    fn default() -> Self {
+        Self(vec![0xc0])
+    }
+}
+
+impl Immutable for RawValue {}
+
+impl MessageCodec for RawValue {
+    container_transform!(true);
+    crate::impls::copy_by_clone!();
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_raw(&self.0);
+        Ok(())
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let bytes = r.skip_value_limited()?;
+        r.charge_alloc(bytes.len())?;
+        Ok(Self(bytes.to_vec()))
     }
 }

@@ -105,7 +105,6 @@ impl<'de> Reader<'de> {
     /// [`DecodeLimits::max_collection_len`] entries. Returns the bytes the
     /// value spans. Used before handing a value to a decoder that does not
     /// know the limits (serde's).
-    #[cfg(feature = "serde")]
     pub(crate) fn skip_value_limited(&mut self) -> Result<&'de [u8], DecodeError> {
         let start = self.rest;
         let start_at = self.position();

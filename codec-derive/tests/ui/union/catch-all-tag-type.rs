@@ -1,0 +1,12 @@
+use codecbus_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+#[codec(union)]
+enum E {
+    #[codec(tag = 0)]
+    A,
+    #[codec(other)]
+    Unknown(u64, codecbus_core::ext::RawValue),
+}
+
+fn main() {}
