@@ -138,6 +138,7 @@ pub struct NatsOptions {
     connection_timeout: Option<Duration>,
     max_reconnect_delay: Option<Duration>,
     max_reconnects: Option<usize>,
+    retain_server_order: bool,
     ping_interval: Option<Duration>,
     subscription_capacity: Option<usize>,
     #[cfg(feature = "unstable-async-nats")]
@@ -170,6 +171,7 @@ impl NatsOptions {
             connection_timeout: None,
             max_reconnect_delay: None,
             max_reconnects: None,
+            retain_server_order: false,
             ping_interval: None,
             subscription_capacity: None,
             #[cfg(feature = "unstable-async-nats")]
@@ -303,6 +305,19 @@ impl NatsOptions {
     /// (default: never gives up).
     pub fn max_reconnects(mut self, attempts: usize) -> Self {
         self.max_reconnects = Some(attempts);
+        self
+    }
+
+    /// Tries the servers in the order given, at the first connection and
+    /// at every reconnection, instead of in a random order (the default,
+    /// which spreads the nodes of a cluster over its servers). With the
+    /// list in the same order on every node, every node connects to the
+    /// first server while it is up; with each node's list starting with a
+    /// server of its own (its site's, its rack's), nodes stay near it and
+    /// fail over to the next server of the list when it is lost. Servers
+    /// the cluster announces come after the given ones.
+    pub fn retain_server_order(mut self) -> Self {
+        self.retain_server_order = true;
         self
     }
 
@@ -506,6 +521,9 @@ impl NatsOptions {
         if let Some(n) = self.max_reconnects {
             o = o.max_reconnects(n);
         }
+        if self.retain_server_order {
+            o = o.retain_servers_order();
+        }
         if let Some(interval) = self.ping_interval {
             o = o.ping_interval(interval);
         }
@@ -571,6 +589,7 @@ impl fmt::Debug for NatsOptions {
             .field("tls_first", &self.tls_first)
             .field("root_certificates", &self.root_certificates)
             .field("subscription_capacity", &self.subscription_capacity)
+            .field("retain_server_order", &self.retain_server_order)
             .field(
                 "client_certificate",
                 &self.client_certificate.as_ref().map(|(c, _)| c),
