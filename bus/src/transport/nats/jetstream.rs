@@ -19,7 +19,7 @@ use std::time::Duration;
 use async_nats::Client;
 use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy, pull};
 use async_nats::jetstream::context::{ConsumerInfoErrorKind, GetStreamErrorKind};
-use async_nats::jetstream::stream::{self, RetentionPolicy, StorageType};
+use async_nats::jetstream::stream::{self, Placement, RetentionPolicy, StorageType};
 use async_nats::jetstream::{self as js, Context, ErrorCode};
 
 use crate::base::error::{BuildError, BuildErrorKind};
@@ -198,10 +198,35 @@ fn stream_config(d: &DurableAddress) -> stream::Config {
         max_messages: -1,
         storage: StorageType::File,
         num_replicas: o.replicas,
+        placement: placement(o),
         duplicate_window: o.duplicate_window,
         description: Some(format!("codecbus durable address {}", d.address)),
         ..Default::default()
     }
+}
+
+/// The stream's placement: `None` when neither a cluster nor tags are set.
+fn placement(o: &DurableOptions) -> Option<Placement> {
+    if o.placement_cluster.is_none() && o.placement_tags.is_empty() {
+        return None;
+    }
+    let mut tags = o.placement_tags.clone();
+    tags.sort();
+    Some(Placement {
+        cluster: o.placement_cluster.clone(),
+        tags,
+    })
+}
+
+/// A placement as compared: no placement and an empty one are the same,
+/// and so are the same tags in another order.
+fn placement_key(p: Option<&Placement>) -> (Option<&str>, Vec<&str>) {
+    let Some(p) = p else {
+        return (None, Vec::new());
+    };
+    let mut tags: Vec<&str> = p.tags.iter().map(String::as_str).collect();
+    tags.sort_unstable();
+    (p.cluster.as_deref().filter(|c| !c.is_empty()), tags)
 }
 
 /// Creates the stream of `d`, or checks the existing one.
@@ -245,6 +270,15 @@ async fn ensure_stream(js: &Context, d: &DurableAddress, servers: &str) -> Resul
                 diffs.push(format!(
                     "{} replicas, not {}",
                     have.num_replicas, want.num_replicas
+                ));
+            }
+            let (have_placement, want_placement) = (
+                placement_key(have.placement.as_ref()),
+                placement_key(want.placement.as_ref()),
+            );
+            if have_placement != want_placement {
+                diffs.push(format!(
+                    "placement (cluster, tags) {have_placement:?}, not {want_placement:?}"
                 ));
             }
             if have.storage != want.storage {
@@ -446,6 +480,20 @@ mod tests {
     }
 
     #[test]
+    fn placements_compare_without_order_or_empty_parts() {
+        let o = DurableOptions::new();
+        assert!(placement(&o).is_none());
+        let empty = Placement::default();
+        assert_eq!(placement_key(None), placement_key(Some(&empty)));
+        let a = placement(&o.clone().placement_tags(["b", "a"])).expect("tags");
+        let b = placement(&o.clone().placement_tags(["a", "b"])).expect("tags");
+        assert_eq!(placement_key(Some(&a)), placement_key(Some(&b)));
+        let c = placement(&o.placement_cluster("east")).expect("cluster");
+        assert_ne!(placement_key(Some(&a)), placement_key(Some(&c)));
+        assert_eq!(placement_key(Some(&c)), (Some("east"), Vec::new()));
+    }
+
+    #[test]
     fn settings_are_checked() {
         assert!(DurableOptions::new().check("a").is_ok());
         let err = DurableOptions::new().replicas(0).check("a").unwrap_err();
@@ -455,6 +503,16 @@ mod tests {
             .check("a")
             .unwrap_err();
         assert!(err.contains("dead-letter"), "{err}");
+        let err = DurableOptions::new()
+            .placement_tags(["ssd", ""])
+            .check("a")
+            .unwrap_err();
+        assert!(err.contains("placement tag"), "{err}");
+        let err = DurableOptions::new()
+            .placement_cluster("")
+            .check("a")
+            .unwrap_err();
+        assert!(err.contains("placement cluster"), "{err}");
         let err = DurableOptions::new()
             .max_deliveries(0)
             .check("a")
