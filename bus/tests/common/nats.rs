@@ -1,6 +1,9 @@
 //! A real `nats-server` for the cluster tests: started on a free loopback
 //! port with a config file in a temporary directory, awaited until it
 //! accepts connections, killed (and its directory removed) on drop.
+//! [`NatsCluster`] starts three (or more) of them joined by routes, with
+//! JetStream clustered over their stores: each is a [`NatsServer`] like
+//! the single one, and goes the same way.
 //!
 //! The server also dies with the process that started it, however that
 //! process ends: a normal exit that never drops the server (one kept in a
