@@ -121,10 +121,14 @@ pub(crate) async fn setup(
     prefix: &str,
     declared: Vec<(String, DurableOptions)>,
     node: Option<&str>,
+    domain: Option<&str>,
     servers: &str,
 ) -> Result<Option<Arc<Durables>>, BuildError> {
     if declared.is_empty() {
         return Ok(None);
+    }
+    if let Some(domain) = domain {
+        check_domain(domain).map_err(config_error)?;
     }
     let Some(node) = node else {
         return Err(config_error(
@@ -154,7 +158,10 @@ pub(crate) async fn setup(
     // The context's timeout bounds each publish acknowledgement; a store
     // is bounded by its address's own `store_timeout`, so the context's
     // must not run out first (it also bounds the set-up requests below).
-    let mut js = js::new(client.clone());
+    let mut js = match domain {
+        Some(domain) => js::with_domain(client.clone(), domain),
+        None => js::new(client.clone()),
+    };
     let longest = all.iter().map(|(_, o)| o.store_timeout).max();
     js.set_timeout(longest.map_or(DEFAULT_STORE_TIMEOUT, |t| t.max(DEFAULT_STORE_TIMEOUT)));
     let mut addresses = HashMap::new();
@@ -179,6 +186,21 @@ pub(crate) async fn setup(
         node: node.to_owned(),
         addresses,
     })))
+}
+
+/// A JetStream domain is one token of the API subject `$JS.{domain}.API`.
+fn check_domain(domain: &str) -> Result<(), String> {
+    let bad = domain.is_empty()
+        || domain
+            .chars()
+            .any(|c| c == '.' || c == '*' || c == '>' || c.is_whitespace());
+    if bad {
+        Err(format!(
+            "JetStream domain {domain:?}: a domain is one non-empty subject token, without `.`, `*`, `>` or white space"
+        ))
+    } else {
+        Ok(())
+    }
 }
 
 fn stream_config(d: &DurableAddress) -> stream::Config {
@@ -477,6 +499,16 @@ mod tests {
         assert_ne!(a, b);
         let long = stream_name("codecbus", &"x".repeat(400));
         assert!(long.len() <= 190, "{}", long.len());
+    }
+
+    #[test]
+    fn domains_are_one_token() {
+        assert!(check_domain("hub").is_ok());
+        assert!(check_domain("edge-1").is_ok());
+        for bad in ["", "a.b", "a*", "a>", "a b"] {
+            let err = check_domain(bad).unwrap_err();
+            assert!(err.contains("JetStream domain"), "{err}");
+        }
     }
 
     #[test]

@@ -145,6 +145,8 @@ pub struct NatsOptions {
     configure: Option<Configure>,
     pub(crate) on_event: Option<OnEvent>,
     #[cfg(feature = "jetstream")]
+    pub(crate) jetstream_domain: Option<String>,
+    #[cfg(feature = "jetstream")]
     pub(crate) durable: Vec<(
         String,
         crate::transport::nats::durable_options::DurableOptions,
@@ -177,6 +179,8 @@ impl NatsOptions {
             #[cfg(feature = "unstable-async-nats")]
             configure: None,
             on_event: None,
+            #[cfg(feature = "jetstream")]
+            jetstream_domain: None,
             #[cfg(feature = "jetstream")]
             durable: Vec::new(),
         }
@@ -461,6 +465,21 @@ impl NatsOptions {
         options: crate::transport::nats::durable_options::DurableOptions,
     ) -> Self {
         self.durable.push((address.into(), options));
+        self
+    }
+
+    /// The JetStream domain that holds this bus's durable addresses (the
+    /// `domain` in the `jetstream { }` block of the servers that store
+    /// them). Without it the durable addresses live in the JetStream of
+    /// the server (or cluster) the node is connected to. A node at an edge
+    /// site whose server is a leaf node of a central cluster names the
+    /// central domain to share its durable addresses, or its own to keep
+    /// them at the site. `connect` refuses an empty name or one with `.`,
+    /// `*`, `>` or white space (`BuildErrorKind::Config`); a domain no
+    /// server answers for fails `connect` with `BuildErrorKind::Connect`.
+    #[cfg(feature = "jetstream")]
+    pub fn jetstream_domain(mut self, domain: impl Into<String>) -> Self {
+        self.jetstream_domain = Some(domain.into());
         self
     }
 
