@@ -84,6 +84,8 @@ pub struct Config {
     /// JetStream on, its store in `{server dir}/js` (kept across
     /// [`NatsServer::restart`] and [`NatsServer::start_again`]).
     pub jetstream: bool,
+    /// `jetstream { domain }`: the JetStream domain of the server.
+    pub jetstream_domain: Option<String>,
     /// `server_name`: the name JetStream's cluster knows the server by.
     pub server_name: Option<String>,
     /// `cluster { ... }`: routes to the other servers of a cluster.
@@ -259,8 +261,13 @@ impl NatsServer {
             text.push_str(&tls_block(&dir, tls));
         }
         if config.jetstream {
+            let domain = config
+                .jetstream_domain
+                .as_ref()
+                .map(|d| format!(", domain: \"{d}\""))
+                .unwrap_or_default();
             text.push_str(&format!(
-                "jetstream {{ store_dir: \"{}\" }}\n",
+                "jetstream {{ store_dir: \"{}\"{domain} }}\n",
                 dir.join("js").display()
             ));
         }
