@@ -385,14 +385,25 @@ impl Servers {
     }
 }
 
-/// The stream of `orders` as the cluster sees it: its leader (a server
-/// name) and whether every replica is current.
-async fn stream_state(js: &async_nats::jetstream::Context) -> Option<(String, bool)> {
+/// The stream of `orders` as the cluster sees it.
+struct StreamState {
+    /// The server that leads it (`s1`, ...).
+    leader: String,
+    /// The servers holding its other replicas.
+    followers: Vec<String>,
+    /// Whether every follower is current.
+    current: bool,
+}
+
+async fn stream_state(js: &async_nats::jetstream::Context) -> Option<StreamState> {
     let mut stream = js.get_stream("codecbus_orders").await.ok()?;
     let info = stream.info().await.ok()?;
     let cluster = info.cluster.as_ref()?;
-    let leader = cluster.leader.clone()?;
-    Some((leader, cluster.replicas.iter().all(|r| r.current)))
+    Some(StreamState {
+        leader: cluster.leader.clone()?,
+        followers: cluster.replicas.iter().map(|r| r.name.clone()).collect(),
+        current: cluster.replicas.iter().all(|r| r.current),
+    })
 }
 
 /// When service stopped and came back, in microseconds since the start:
@@ -596,13 +607,13 @@ async fn drive(s: Settings) -> ExitCode {
                     .expect("respawn");
             continue;
         }
-        let leader = match &js {
-            Some(js) => stream_state(js).await.map(|(leader, _)| leader),
+        let state = match &js {
+            Some(js) => stream_state(js).await,
             None => None,
         };
-        let leader_index = leader
-            .as_deref()
-            .and_then(|l| l.strip_prefix('s')?.parse::<usize>().ok())
+        let leader_index = state
+            .as_ref()
+            .and_then(|st| st.leader.strip_prefix('s')?.parse::<usize>().ok())
             .and_then(|n| n.checked_sub(1));
         let victim = match first_victim {
             None => {
@@ -612,12 +623,14 @@ async fn drive(s: Settings) -> ExitCode {
             }
             Some(first) => (first + kills.len()) % servers.count(),
         };
-        let role = match (&js, leader_index) {
-            (None, _) => "the only server",
-            (Some(_), Some(l)) if l == victim => "stream leader",
-            (Some(_), _) => "follower",
-        };
         let name = Servers::name(victim);
+        let role = match (&js, leader_index, &state) {
+            (None, _, _) => "the only server",
+            (Some(_), Some(l), _) if l == victim => "stream leader",
+            (Some(_), _, Some(st)) if st.followers.contains(&name) => "follower",
+            (Some(_), _, Some(_)) => "no replica",
+            (Some(_), _, None) => "stream state unknown",
+        };
         println!(
             "{:>7.1} s  SIGKILL nats-server {name} ({role}) after {at} sends; restarting it on the same store",
             started.elapsed().as_secs_f64()
@@ -641,7 +654,7 @@ async fn drive(s: Settings) -> ExitCode {
         let mut caught_up = None;
         if let Some(js) = &js {
             while Instant::now() < wait_until {
-                if let Some((_, true)) = stream_state(js).await {
+                if stream_state(js).await.is_some_and(|st| st.current) {
                     caught_up = Some(down.elapsed());
                     break;
                 }
