@@ -187,23 +187,16 @@ impl NatsOptions {
     }
 
     /// Options for several servers of one NATS cluster; the client picks
-    /// one and fails over to the others.
-    ///
-    /// # Panics
-    ///
-    /// When `urls` is empty.
+    /// one and fails over to the others (in the order given with
+    /// [`retain_server_order`](NatsOptions::retain_server_order)). An
+    /// empty list fails `connect` with `BuildErrorKind::Config`.
     pub fn with_servers<I, S>(urls: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let servers: Vec<String> = urls.into_iter().map(Into::into).collect();
-        assert!(
-            !servers.is_empty(),
-            "NatsOptions needs at least one server URL"
-        );
         let mut options = Self::new(String::new());
-        options.servers = servers;
+        options.servers = urls.into_iter().map(Into::into).collect();
         options
     }
 
