@@ -114,13 +114,16 @@ fn parse() -> Option<Args> {
         kill_at: None,
         in_flight: 8,
     };
-    let (mut kill_at, mut no_kill) = (None, false);
+    let (mut kill_at, mut no_kill, mut url_given) = (None, false, false);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--serve" => role = Some(Role::Serve),
             "--ask" => role = Some(Role::Ask),
-            "--url" => url = args.next()?,
+            "--url" => {
+                url = args.next()?;
+                url_given = true;
+            }
             "--count" => count = Some(args.next()?.parse().ok()?),
             "--servers" => demo.servers = args.next()?.parse().ok()?,
             "--nodes" => demo.nodes = args.next()?.parse().ok()?,
@@ -133,6 +136,8 @@ fn parse() -> Option<Args> {
     }
     let role = match role {
         Some(role) => role,
+        // `--url` and `--count` belong to `--serve` and `--ask`.
+        None if url_given || count.is_some() => return None,
         // Demo flags alone, or none at all: the demo.
         None => Role::Demo,
     };

@@ -154,6 +154,23 @@ fn the_cluster_demo_survives_a_server_kill() {
         return;
     }
     let binary = example();
+    // Bad settings: the usage, exit status 2, before any server starts.
+    for bad in [
+        &["--servers", "2"][..],
+        &["--nodes", "0"],
+        &["--seconds", "5", "--kill-at", "5"],
+        &["--servers", "1", "--kill-at", "1"],
+        &["--url", "nats://127.0.0.1:4222"],
+    ] {
+        let run = Command::new(&binary)
+            .args(bad)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the example");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert!(stderr.contains("usage: cluster"), "{bad:?}: {stderr}");
+    }
     let mut demo = supervised(
         &binary,
         &[
