@@ -607,10 +607,18 @@ async fn drive(s: Settings) -> ExitCode {
                     .expect("respawn");
             continue;
         }
-        let state = match &js {
-            Some(js) => stream_state(js).await,
-            None => None,
-        };
+        // The stream's state, asked again for a while when JetStream is
+        // slow to answer (a loaded machine).
+        let mut state = None;
+        if let Some(js) = &js {
+            let until = Instant::now() + Duration::from_secs(10);
+            while state.is_none() && Instant::now() < until {
+                state = stream_state(js).await;
+                if state.is_none() {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
         let leader_index = state
             .as_ref()
             .and_then(|st| st.leader.strip_prefix('s')?.parse::<usize>().ok())
