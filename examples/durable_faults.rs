@@ -12,6 +12,10 @@
 //! others. After each kill the run measures the time without service (the
 //! kill → the first store of a send started after it).
 //!
+//! Each fault comes once its share of the sends is stored; sends a little
+//! past it (8 per sending task) may start before it, the rest wait for
+//! it, so every fault finds sends in flight and sends left to make.
+//!
 //! A send that fails (the server is down) is retried with the same message
 //! id until it is stored, so a retry of a send the server did store is
 //! dropped as a duplicate. Every consumer process prints the id of each
@@ -506,6 +510,34 @@ async fn drive(s: Settings) -> ExitCode {
         resumed: AtomicU64::new(0),
     });
 
+    // The faults, spread over the sends: consumer kills and server kills
+    // alternate.
+    let faults = s.consumer_kills + s.server_kills;
+    let mut plan = Vec::new();
+    let (mut c, mut k) = (0, 0);
+    while c < s.consumer_kills || k < s.server_kills {
+        if c < s.consumer_kills {
+            plan.push(true);
+            c += 1;
+        }
+        if k < s.server_kills {
+            plan.push(false);
+            k += 1;
+        }
+    }
+    // Fault `i` comes after the first `at(i)` sends are stored.
+    let at = |i: usize| s.sends * (i as u64 + 1) / (u64::from(faults) + 1);
+    // Sends a little past the next fault's (8 per sending task, so that
+    // sends are in flight when it comes) wait until that fault happened:
+    // every fault comes while sends remain, however long the previous
+    // one took to recover.
+    let limit = |i: usize| at(i).saturating_add(8 * s.senders);
+    let gate = Arc::new(AtomicU64::new(if plan.is_empty() {
+        u64::MAX
+    } else {
+        limit(0)
+    }));
+
     // The senders: each takes the next id and retries it, with the same
     // message id, until the server stored it.
     let next = Arc::new(AtomicU64::new(0));
@@ -513,12 +545,13 @@ async fn drive(s: Settings) -> ExitCode {
     let retries = Arc::new(AtomicU64::new(0));
     let mut senders = Vec::new();
     for _ in 0..s.senders {
-        let (bus, next, acked, retries, service) = (
+        let (bus, next, acked, retries, service, gate) = (
             sender.clone(),
             Arc::clone(&next),
             Arc::clone(&acked),
             Arc::clone(&retries),
             Arc::clone(&service),
+            Arc::clone(&gate),
         );
         let total = s.sends;
         senders.push(tokio::spawn(async move {
@@ -526,6 +559,9 @@ async fn drive(s: Settings) -> ExitCode {
                 let id = next.fetch_add(1, Ordering::Relaxed);
                 if id >= total {
                     break;
+                }
+                while id >= gate.load(Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
                 }
                 let give_up = Instant::now() + Duration::from_secs(120);
                 loop {
@@ -561,29 +597,23 @@ async fn drive(s: Settings) -> ExitCode {
         }));
     }
 
-    // The faults, spread over the sends: consumer kills and server kills
-    // alternate.
-    let faults = s.consumer_kills + s.server_kills;
-    let mut plan = Vec::new();
-    let (mut c, mut k) = (0, 0);
-    while c < s.consumer_kills || k < s.server_kills {
-        if c < s.consumer_kills {
-            plan.push(true);
-            c += 1;
-        }
-        if k < s.server_kills {
-            plan.push(false);
-            k += 1;
-        }
-    }
     let mut server_down = Duration::ZERO;
     let mut consumer_kills = 0;
     let mut kills: Vec<Kill> = Vec::new();
     // The first server killed (the stream's leader, in a cluster); the
     // next kills take the servers after it in turn.
     let mut first_victim = None;
+    let planned = plan.len();
+    let open_gate = |i: usize| {
+        let next = if i + 1 < planned {
+            limit(i + 1)
+        } else {
+            u64::MAX
+        };
+        gate.store(next, Ordering::SeqCst);
+    };
     for (i, consumer) in plan.into_iter().enumerate() {
-        let at = s.sends * (i as u64 + 1) / (u64::from(faults) + 1);
+        let at = at(i);
         while acked.load(Ordering::Relaxed) < at && senders.iter().any(|t| !t.is_finished()) {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -594,6 +624,7 @@ async fn drive(s: Settings) -> ExitCode {
             let node = &mut nodes[which];
             let name = node.name.clone();
             node.kill();
+            open_gate(i);
             println!(
                 "{:>7.1} s  SIGKILL consumer {name} after {at} sends; restarting it",
                 started.elapsed().as_secs_f64()
@@ -646,6 +677,7 @@ async fn drive(s: Settings) -> ExitCode {
         let down = Instant::now();
         tokio::task::block_in_place(|| servers.server_mut(victim).kill());
         service.kill();
+        open_gate(i);
         tokio::time::sleep(Duration::from_millis(1000)).await;
         tokio::task::block_in_place(|| servers.server_mut(victim).start_again());
         server_down += down.elapsed();
