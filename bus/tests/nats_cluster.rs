@@ -343,6 +343,18 @@ mod durable {
         followers.push(leader);
         followers.sort();
         assert_eq!(followers, ["s1", "s2", "s3"], "a replica on every server");
+        // The consumer of sends is replicated like its stream.
+        let client = async_nats::connect(cluster.server(0).url())
+            .await
+            .expect("raw client");
+        let js = async_nats::jetstream::new(client);
+        let mut stream = js.get_stream("codecbus_orders").await.expect("stream");
+        let info = stream
+            .consumer_info("send")
+            .await
+            .expect("the consumer of sends");
+        let replicas = info.cluster.as_ref().map_or(0, |c| c.replicas.len() + 1);
+        assert_eq!(replicas, 3, "{:?}", info.cluster);
 
         // Another replica count: a Config error naming the setting.
         let err = durable_node(&cluster, 1, "b", replicated().replicas(1))
