@@ -348,7 +348,7 @@ mod durable {
             .await
             .expect("raw client");
         let js = async_nats::jetstream::new(client);
-        let mut stream = js.get_stream("codecbus_orders").await.expect("stream");
+        let stream = js.get_stream("codecbus_orders").await.expect("stream");
         let info = stream
             .consumer_info("send")
             .await
