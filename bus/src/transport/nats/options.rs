@@ -132,13 +132,13 @@ pub struct NatsOptions {
     nkey: Option<String>,
     credentials_file: Option<PathBuf>,
     require_tls: bool,
+    retain_server_order: bool,
     tls_first: bool,
     root_certificates: Option<PathBuf>,
     client_certificate: Option<(PathBuf, PathBuf)>,
     connection_timeout: Option<Duration>,
     max_reconnect_delay: Option<Duration>,
     max_reconnects: Option<usize>,
-    retain_server_order: bool,
     ping_interval: Option<Duration>,
     subscription_capacity: Option<usize>,
     #[cfg(feature = "unstable-async-nats")]
@@ -167,13 +167,13 @@ impl NatsOptions {
             nkey: None,
             credentials_file: None,
             require_tls: false,
+            retain_server_order: false,
             tls_first: false,
             root_certificates: None,
             client_certificate: None,
             connection_timeout: None,
             max_reconnect_delay: None,
             max_reconnects: None,
-            retain_server_order: false,
             ping_interval: None,
             subscription_capacity: None,
             #[cfg(feature = "unstable-async-nats")]
@@ -598,10 +598,10 @@ impl fmt::Debug for NatsOptions {
             .field("nkey", &self.nkey.as_ref().map(|_| "***"))
             .field("credentials_file", &self.credentials_file)
             .field("require_tls", &self.require_tls)
+            .field("retain_server_order", &self.retain_server_order)
             .field("tls_first", &self.tls_first)
             .field("root_certificates", &self.root_certificates)
             .field("subscription_capacity", &self.subscription_capacity)
-            .field("retain_server_order", &self.retain_server_order)
             .field(
                 "client_certificate",
                 &self.client_certificate.as_ref().map(|(c, _)| c),
