@@ -4,6 +4,18 @@
 //! while the consumer processes are killed (SIGKILL) and restarted, and
 //! the server is killed (SIGKILL) and restarted on the same store.
 //!
+//! With `--servers 3` the servers are a cluster (routes, JetStream
+//! clustered), each node is attached to a server of its own and fails over
+//! to the next of its list, and the address's stream has `--replicas`
+//! copies. The server kills then take one server at a time, each restarted
+//! and caught up before the next: the stream's leader first, then the
+//! others. After each kill the run measures the time without service (the
+//! kill → the first store of a send started after it).
+//!
+//! Each fault comes once its share of the sends is stored; sends a little
+//! past it (8 per sending task) may start before it, the rest wait for
+//! it, so every fault finds sends in flight and sends left to make.
+//!
 //! A send that fails (the server is down) is retried with the same message
 //! id until it is stored, so a retry of a send the server did store is
 //! dropped as a duplicate. Every consumer process prints the id of each
@@ -14,6 +26,7 @@
 //! ```text
 //! cargo run --release --features jetstream --example durable_faults               # full size
 //! cargo run --release --features jetstream --example durable_faults -- --sends 3000 --consumer-kills 1 --server-kills 1
+//! cargo run --release --features jetstream --example durable_faults -- --servers 3 --replicas 3 --consumer-kills 0
 //! ```
 //!
 //! Needs `nats-server` on `PATH` (or `CODECBUS_NATS_SERVER=/path`).
@@ -35,6 +48,7 @@ use codecbus::bus::{
 const USAGE: &str = "\
 usage: durable_faults [--sends N] [--consumer-kills N] [--server-kills N] [--senders N]
                       [--ack-wait MS] [--deadline S]
+                      [--servers N] [--replicas N] [--store-timeout MS]
 
   --sends N           durable sends to the address `orders` (100000)
   --consumer-kills N  SIGKILLs of a consumer process, each restarted (3)
@@ -43,6 +57,10 @@ usage: durable_faults [--sends N] [--consumer-kills N] [--server-kills N] [--sen
   --ack-wait MS       the address's ack wait: how soon a killed consumer's
                       messages come again (2000)
   --deadline S        how long to wait for every message after the last send (120)
+  --servers N         nats-servers: 1, or a cluster of 3 to 5 joined by routes (1)
+  --replicas N        servers storing each message of the stream, at most --servers (1)
+  --store-timeout MS  how long a send waits for the server's confirmation
+                      before it fails and is retried (5000)
 
 Exit status 1 when a message is lost (never handled, not dead-lettered).";
 
@@ -62,6 +80,9 @@ struct Settings {
     senders: u64,
     ack_wait: Duration,
     deadline: Duration,
+    servers: usize,
+    replicas: usize,
+    store_timeout: Duration,
 }
 
 fn parse(args: &[String]) -> Result<Settings, String> {
@@ -72,6 +93,9 @@ fn parse(args: &[String]) -> Result<Settings, String> {
         senders: 8,
         ack_wait: Duration::from_secs(2),
         deadline: Duration::from_secs(120),
+        servers: 1,
+        replicas: 1,
+        store_timeout: Duration::from_secs(5),
     };
     let mut args = args.iter();
     while let Some(a) = args.next() {
@@ -85,29 +109,65 @@ fn parse(args: &[String]) -> Result<Settings, String> {
             "--senders" => s.senders = n()?.max(1),
             "--ack-wait" => s.ack_wait = Duration::from_millis(n()?),
             "--deadline" => s.deadline = Duration::from_secs(n()?),
+            "--servers" => s.servers = usize::try_from(n()?).map_err(|e| format!("{a}: {e}"))?,
+            "--replicas" => s.replicas = usize::try_from(n()?).map_err(|e| format!("{a}: {e}"))?,
+            "--store-timeout" => s.store_timeout = Duration::from_millis(n()?),
             _ => return Err(format!("unknown argument `{a}`")),
         }
     }
     if s.sends == 0 {
         return Err("--sends must be at least 1".into());
     }
+    if s.servers != 1 && !(3..=5).contains(&s.servers) {
+        return Err("--servers must be 1, or 3 to 5 (a cluster)".into());
+    }
+    if s.replicas == 0 || s.replicas > s.servers {
+        return Err(format!(
+            "--replicas must be between 1 and --servers ({})",
+            s.servers
+        ));
+    }
     Ok(s)
 }
 
-fn durable(ack_wait: Duration) -> DurableOptions {
-    DurableOptions::new()
-        .ack_wait(ack_wait)
-        .max_deliveries(50)
-        .redelivery_delay(Duration::from_millis(100))
+/// What every node declares: the stream's settings must be the same on
+/// each (a difference fails `connect`); the store timeout is the node's own.
+#[derive(Clone, Copy)]
+struct Declared {
+    ack_wait: Duration,
+    replicas: usize,
+    store_timeout: Duration,
 }
 
-async fn connect(url: &str, name: &str, ack_wait: Duration) -> Result<EventBus, String> {
+impl Declared {
+    fn of(s: &Settings) -> Self {
+        Self {
+            ack_wait: s.ack_wait,
+            replicas: s.replicas,
+            store_timeout: s.store_timeout,
+        }
+    }
+
+    fn options(self) -> DurableOptions {
+        DurableOptions::new()
+            .ack_wait(self.ack_wait)
+            .max_deliveries(50)
+            .redelivery_delay(Duration::from_millis(100))
+            .replicas(self.replicas)
+            .store_timeout(self.store_timeout)
+    }
+}
+
+/// `urls`: one URL, or a comma-separated list tried in its order (the
+/// node's own server first).
+async fn connect(urls: &str, name: &str, declared: Declared) -> Result<EventBus, String> {
     EventBus::builder()
         .nats(
-            NatsOptions::new(url)
+            NatsOptions::new(urls)
+                .retain_server_order()
                 .connection_name(name)
                 .max_reconnect_delay(Duration::from_millis(200))
-                .durable("orders", durable(ack_wait)),
+                .durable("orders", declared.options()),
         )
         .connect()
         .await
@@ -130,14 +190,23 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    // `--consume URL NAME ACK_WAIT_MS`: one consumer node (a child process).
+    // `--consume URLS NAME ACK_WAIT_MS REPLICAS`: one consumer node (a
+    // child process).
     if args.first().map(String::as_str) == Some("--consume") {
-        let [_, url, name, ack_wait] = &args[..] else {
-            eprintln!("usage: durable_faults --consume URL NAME ACK_WAIT_MS");
+        let [_, urls, name, ack_wait, replicas] = &args[..] else {
+            eprintln!("usage: durable_faults --consume URLS NAME ACK_WAIT_MS REPLICAS");
             return ExitCode::from(2);
         };
-        let ack_wait = Duration::from_millis(ack_wait.parse().unwrap_or(2000));
-        return runtime.block_on(consume(url, name, ack_wait));
+        let (Ok(ack_wait), Ok(replicas)) = (ack_wait.parse(), replicas.parse()) else {
+            eprintln!("durable_faults --consume: ACK_WAIT_MS and REPLICAS are numbers");
+            return ExitCode::from(2);
+        };
+        let declared = Declared {
+            ack_wait: Duration::from_millis(ack_wait),
+            replicas,
+            store_timeout: Duration::from_secs(5),
+        };
+        return runtime.block_on(consume(urls, name, declared));
     }
     let s = match parse(&args) {
         Ok(s) => s,
@@ -152,8 +221,8 @@ fn main() -> ExitCode {
 /// A consumer node: prints `h {id}` for every message it handled (before
 /// the handler returns, so before the acknowledgement), `ready` once
 /// subscribed; exits when its standard input closes (its parent is gone).
-async fn consume(url: &str, name: &str, ack_wait: Duration) -> ExitCode {
-    let bus = match connect(url, name, ack_wait).await {
+async fn consume(urls: &str, name: &str, declared: Declared) -> ExitCode {
+    let bus = match connect(urls, name, declared).await {
         Ok(bus) => bus,
         Err(e) => {
             eprintln!("{name}: {e}");
@@ -210,10 +279,16 @@ struct Node {
 }
 
 impl Node {
-    fn spawn(name: &str, url: &str, ack_wait: Duration, tally: &Arc<Tally>) -> Self {
+    fn spawn(name: &str, urls: &str, declared: Declared, tally: &Arc<Tally>) -> Self {
         let exe = std::env::current_exe().expect("this example's path");
         let mut child = Command::new(exe)
-            .args(["--consume", url, name, &ack_wait.as_millis().to_string()])
+            .args([
+                "--consume",
+                urls,
+                name,
+                &declared.ack_wait.as_millis().to_string(),
+                &declared.replicas.to_string(),
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -266,24 +341,151 @@ impl Drop for Node {
     }
 }
 
+/// The server, or the cluster of servers, the run kills and restarts.
+enum Servers {
+    One(harness::NatsServer),
+    Cluster(harness::NatsCluster),
+}
+
+impl Servers {
+    fn start(s: &Settings) -> Option<Self> {
+        if s.servers == 1 {
+            let config = harness::Config {
+                jetstream: true,
+                ..harness::Config::default()
+            };
+            harness::NatsServer::start_with("durable_faults", &config).map(Self::One)
+        } else {
+            harness::NatsCluster::start("durable_faults", s.servers).map(Self::Cluster)
+        }
+    }
+
+    /// The server list of node `i`: its own server first, then the next
+    /// ones (the sender is node 0, the consumers 1 and 2).
+    fn urls_for(&self, i: usize) -> String {
+        match self {
+            Self::One(server) => server.url(),
+            Self::Cluster(cluster) => cluster.urls_from(i % cluster.servers().len()).join(","),
+        }
+    }
+
+    fn server_mut(&mut self, i: usize) -> &mut harness::NatsServer {
+        match self {
+            Self::One(server) => server,
+            Self::Cluster(cluster) => cluster.server_mut(i),
+        }
+    }
+
+    fn count(&self) -> usize {
+        match self {
+            Self::One(_) => 1,
+            Self::Cluster(cluster) => cluster.servers().len(),
+        }
+    }
+
+    /// `s1`, `s2`, ...
+    fn name(i: usize) -> String {
+        format!("s{}", i + 1)
+    }
+}
+
+/// The stream of `orders` as the cluster sees it.
+struct StreamState {
+    /// The server that leads it (`s1`, ...).
+    leader: String,
+    /// The servers holding its other replicas.
+    followers: Vec<String>,
+    /// Whether every follower is current.
+    current: bool,
+}
+
+async fn stream_state(js: &async_nats::jetstream::Context) -> Option<StreamState> {
+    let mut stream = js.get_stream("codecbus_orders").await.ok()?;
+    let info = stream.info().await.ok()?;
+    let cluster = info.cluster.as_ref()?;
+    Some(StreamState {
+        leader: cluster.leader.clone()?,
+        followers: cluster.replicas.iter().map(|r| r.name.clone()).collect(),
+        current: cluster.replicas.iter().all(|r| r.current),
+    })
+}
+
+/// When service stopped and came back, in microseconds since the start:
+/// `killed` is set after a server's kill, `resumed` by the first send that
+/// started after it and was stored.
+struct Service {
+    started: Instant,
+    killed: AtomicU64,
+    resumed: AtomicU64,
+}
+
+impl Service {
+    fn now(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// A send that started at `began` (micros) was stored just now.
+    fn stored(&self, began: u64) {
+        if began >= self.killed.load(Ordering::SeqCst) {
+            let _ =
+                self.resumed
+                    .compare_exchange(0, self.now(), Ordering::SeqCst, Ordering::SeqCst);
+        }
+    }
+
+    /// A server was killed just now.
+    fn kill(&self) {
+        self.resumed.store(0, Ordering::SeqCst);
+        self.killed.store(self.now(), Ordering::SeqCst);
+    }
+
+    /// Kill → service back, once it is.
+    fn gap(&self) -> Option<Duration> {
+        let resumed = self.resumed.load(Ordering::SeqCst);
+        let killed = self.killed.load(Ordering::SeqCst);
+        (resumed != 0).then(|| Duration::from_micros(resumed.saturating_sub(killed)))
+    }
+}
+
+/// One server kill: which server, its role, and how long service was out.
+struct Kill {
+    server: String,
+    role: &'static str,
+    gap: Option<Duration>,
+    caught_up: Option<Duration>,
+}
+
 async fn drive(s: Settings) -> ExitCode {
-    let Some(mut server) = harness::NatsServer::start_with(
-        "durable_faults",
-        &harness::Config {
-            jetstream: true,
-            ..harness::Config::default()
-        },
-    ) else {
+    let Some(mut servers) = Servers::start(&s) else {
         eprintln!("durable_faults needs nats-server (see above)");
         return ExitCode::from(2);
     };
-    let url = server.url();
+    let declared = Declared::of(&s);
     let started = Instant::now();
-    let sender = match connect(&url, "sender", s.ack_wait).await {
+    let sender = match connect(&servers.urls_for(0), "sender", declared).await {
         Ok(bus) => bus,
         Err(e) => {
             eprintln!("durable_faults: {e}");
             return ExitCode::from(2);
+        }
+    };
+    // A plain client of the cluster, to ask JetStream for the stream's
+    // leader and replicas.
+    let js = match &servers {
+        Servers::One(_) => None,
+        Servers::Cluster(cluster) => {
+            let addrs: Vec<async_nats::ServerAddr> = cluster
+                .urls()
+                .iter()
+                .filter_map(|u| u.parse().ok())
+                .collect();
+            match async_nats::connect(addrs).await {
+                Ok(client) => Some(async_nats::jetstream::new(client)),
+                Err(e) => {
+                    eprintln!("durable_faults: {e}");
+                    return ExitCode::from(2);
+                }
+            }
         }
     };
     let tally = Arc::new(Tally {
@@ -297,10 +499,44 @@ async fn drive(s: Settings) -> ExitCode {
         dead_tally.handled(m.body().id);
         async {}
     });
+    let consumer_urls = [servers.urls_for(1), servers.urls_for(2)];
     let mut nodes = vec![
-        Node::spawn("c1", &url, s.ack_wait, &tally),
-        Node::spawn("c2", &url, s.ack_wait, &tally),
+        Node::spawn("c1", &consumer_urls[0], declared, &tally),
+        Node::spawn("c2", &consumer_urls[1], declared, &tally),
     ];
+    let service = Arc::new(Service {
+        started,
+        killed: AtomicU64::new(u64::MAX),
+        resumed: AtomicU64::new(0),
+    });
+
+    // The faults, spread over the sends: consumer kills and server kills
+    // alternate.
+    let faults = s.consumer_kills + s.server_kills;
+    let mut plan = Vec::new();
+    let (mut c, mut k) = (0, 0);
+    while c < s.consumer_kills || k < s.server_kills {
+        if c < s.consumer_kills {
+            plan.push(true);
+            c += 1;
+        }
+        if k < s.server_kills {
+            plan.push(false);
+            k += 1;
+        }
+    }
+    // Fault `i` comes after the first `at(i)` sends are stored.
+    let at = |i: usize| s.sends * (i as u64 + 1) / (u64::from(faults) + 1);
+    // Sends a little past the next fault's (8 per sending task, so that
+    // sends are in flight when it comes) wait until that fault happened:
+    // every fault comes while sends remain, however long the previous
+    // one took to recover.
+    let limit = |i: usize| at(i).saturating_add(8 * s.senders);
+    let gate = Arc::new(AtomicU64::new(if plan.is_empty() {
+        u64::MAX
+    } else {
+        limit(0)
+    }));
 
     // The senders: each takes the next id and retries it, with the same
     // message id, until the server stored it.
@@ -309,11 +545,13 @@ async fn drive(s: Settings) -> ExitCode {
     let retries = Arc::new(AtomicU64::new(0));
     let mut senders = Vec::new();
     for _ in 0..s.senders {
-        let (bus, next, acked, retries) = (
+        let (bus, next, acked, retries, service, gate) = (
             sender.clone(),
             Arc::clone(&next),
             Arc::clone(&acked),
             Arc::clone(&retries),
+            Arc::clone(&service),
+            Arc::clone(&gate),
         );
         let total = s.sends;
         senders.push(tokio::spawn(async move {
@@ -321,6 +559,9 @@ async fn drive(s: Settings) -> ExitCode {
                 let id = next.fetch_add(1, Ordering::Relaxed);
                 if id >= total {
                     break;
+                }
+                while id >= gate.load(Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
                 }
                 let give_up = Instant::now() + Duration::from_secs(120);
                 loop {
@@ -330,8 +571,10 @@ async fn drive(s: Settings) -> ExitCode {
                         id,
                         item: "tea".to_owned(),
                     };
+                    let began = service.now();
                     match bus.send_with("orders", order, options).await {
                         Ok(()) => {
+                            service.stored(began);
                             acked.fetch_add(1, Ordering::Relaxed);
                             break;
                         }
@@ -354,25 +597,23 @@ async fn drive(s: Settings) -> ExitCode {
         }));
     }
 
-    // The faults, spread over the sends: consumer kills and server kills
-    // alternate.
-    let faults = s.consumer_kills + s.server_kills;
-    let mut plan = Vec::new();
-    let (mut c, mut k) = (0, 0);
-    while c < s.consumer_kills || k < s.server_kills {
-        if c < s.consumer_kills {
-            plan.push(true);
-            c += 1;
-        }
-        if k < s.server_kills {
-            plan.push(false);
-            k += 1;
-        }
-    }
     let mut server_down = Duration::ZERO;
     let mut consumer_kills = 0;
+    let mut kills: Vec<Kill> = Vec::new();
+    // The first server killed (the stream's leader, in a cluster); the
+    // next kills take the servers after it in turn.
+    let mut first_victim = None;
+    let planned = plan.len();
+    let open_gate = |i: usize| {
+        let next = if i + 1 < planned {
+            limit(i + 1)
+        } else {
+            u64::MAX
+        };
+        gate.store(next, Ordering::SeqCst);
+    };
     for (i, consumer) in plan.into_iter().enumerate() {
-        let at = s.sends * (i as u64 + 1) / (u64::from(faults) + 1);
+        let at = at(i);
         while acked.load(Ordering::Relaxed) < at && senders.iter().any(|t| !t.is_finished()) {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -383,29 +624,99 @@ async fn drive(s: Settings) -> ExitCode {
             let node = &mut nodes[which];
             let name = node.name.clone();
             node.kill();
+            open_gate(i);
             println!(
                 "{:>7.1} s  SIGKILL consumer {name} after {at} sends; restarting it",
                 started.elapsed().as_secs_f64()
             );
             tokio::time::sleep(Duration::from_millis(300)).await;
-            let url = url.clone();
+            let urls = consumer_urls[which].clone();
             let tally = Arc::clone(&tally);
-            let ack_wait = s.ack_wait;
             nodes[which] =
-                tokio::task::spawn_blocking(move || Node::spawn(&name, &url, ack_wait, &tally))
+                tokio::task::spawn_blocking(move || Node::spawn(&name, &urls, declared, &tally))
                     .await
                     .expect("respawn");
-        } else {
-            println!(
-                "{:>7.1} s  SIGKILL nats-server after {at} sends; restarting it on the same store",
-                started.elapsed().as_secs_f64()
-            );
-            let down = Instant::now();
-            server.kill();
-            tokio::time::sleep(Duration::from_millis(1000)).await;
-            tokio::task::block_in_place(|| server.start_again());
-            server_down += down.elapsed();
+            continue;
         }
+        // The stream's state, asked again for a while when JetStream is
+        // slow to answer (a loaded machine).
+        let mut state = None;
+        if let Some(js) = &js {
+            let until = Instant::now() + Duration::from_secs(10);
+            while state.is_none() && Instant::now() < until {
+                state = stream_state(js).await;
+                if state.is_none() {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+        let leader_index = state
+            .as_ref()
+            .and_then(|st| st.leader.strip_prefix('s')?.parse::<usize>().ok())
+            .and_then(|n| n.checked_sub(1));
+        let victim = match first_victim {
+            None => {
+                let first = leader_index.unwrap_or(0);
+                first_victim = Some(first);
+                first
+            }
+            Some(first) => (first + kills.len()) % servers.count(),
+        };
+        let name = Servers::name(victim);
+        let role = match (&js, leader_index, &state) {
+            (None, _, _) => "the only server",
+            (Some(_), Some(l), _) if l == victim => "stream leader",
+            (Some(_), _, Some(st)) if st.followers.contains(&name) => "follower",
+            (Some(_), _, Some(_)) => "no replica",
+            (Some(_), _, None) => "stream state unknown",
+        };
+        println!(
+            "{:>7.1} s  SIGKILL nats-server {name} ({role}) after {at} sends; restarting it on the same store",
+            started.elapsed().as_secs_f64()
+        );
+        let down = Instant::now();
+        tokio::task::block_in_place(|| servers.server_mut(victim).kill());
+        service.kill();
+        open_gate(i);
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        tokio::task::block_in_place(|| servers.server_mut(victim).start_again());
+        server_down += down.elapsed();
+        // Service back (bounded: the run reports a kill it never saw
+        // recover), and in a cluster every replica current again before
+        // the next kill, so that a majority always holds the stream.
+        let wait_until = Instant::now() + Duration::from_secs(60);
+        while service.gap().is_none()
+            && Instant::now() < wait_until
+            && senders.iter().any(|t| !t.is_finished())
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut caught_up = None;
+        if let Some(js) = &js {
+            while Instant::now() < wait_until {
+                if stream_state(js).await.is_some_and(|st| st.current) {
+                    caught_up = Some(down.elapsed());
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        let gap = service.gap();
+        println!(
+            "{:>7.1} s  service back {} after the kill{}",
+            started.elapsed().as_secs_f64(),
+            gap.map_or("never".to_owned(), |g| format!("{} ms", g.as_millis())),
+            caught_up.map_or(String::new(), |c| format!(
+                "; every replica current {} ms after it",
+                c.as_millis()
+            ))
+        );
+        kills.push(Kill {
+            server: name,
+            role,
+            gap,
+            caught_up,
+        });
     }
     for t in senders {
         let _ = t.await;
@@ -435,6 +746,8 @@ async fn drive(s: Settings) -> ExitCode {
     let dead = dead.load(Ordering::Relaxed);
     let lost = s.sends - unique;
     println!();
+    println!("servers               {}", s.servers);
+    println!("replicas              {}", s.replicas);
     println!("sends                 {}", s.sends);
     println!("stored (Ok)           {acked}");
     println!("send retries          {}", retries.load(Ordering::Relaxed));
@@ -444,6 +757,25 @@ async fn drive(s: Settings) -> ExitCode {
         s.server_kills,
         server_down.as_secs_f64()
     );
+    for kill in &kills {
+        println!(
+            "  {} ({}): without service {}{}",
+            kill.server,
+            kill.role,
+            kill.gap.map_or("until the end".to_owned(), |g| format!(
+                "{} ms",
+                g.as_millis()
+            )),
+            kill.caught_up.map_or(String::new(), |c| format!(
+                ", replicas current after {} ms",
+                c.as_millis()
+            ))
+        );
+    }
+    let longest = kills.iter().filter_map(|k| k.gap).max();
+    if let Some(longest) = longest {
+        println!("longest gap           {} ms", longest.as_millis());
+    }
     println!("handled (unique)      {unique}");
     println!("handled (total)       {total}");
     println!("duplicates            {}", total - unique);

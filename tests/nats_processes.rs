@@ -1,5 +1,6 @@
 //! Two OS processes on one NATS server: `examples/cluster.rs` run as
-//! `--serve` and as `--ask`, exchanging requests.
+//! `--serve` and as `--ask`, exchanging requests; and the same example as
+//! the one-command demo of a three-server cluster.
 #![cfg(feature = "nats")]
 
 #[path = "../bus/tests/common/nats.rs"]
@@ -142,4 +143,81 @@ fn serve_and_ask_in_two_processes() {
     let served = served.join("\n");
     assert!(status.success(), "serve failed ({status}):\n{served}");
     assert!(served.contains("quoted 20 requests; bye"), "{served}");
+}
+
+/// The one-command demo: three servers it starts itself, four nodes, a
+/// server killed and restarted while requests flow. The example checks
+/// that every node served after the restart and exits 1 otherwise.
+#[test]
+fn the_cluster_demo_survives_a_server_kill() {
+    if harness::available("the_cluster_demo_survives_a_server_kill").is_none() {
+        return;
+    }
+    let binary = example();
+    // Bad settings: the usage, exit status 2, before any server starts.
+    for bad in [
+        &["--servers", "2"][..],
+        &["--nodes", "0"],
+        &["--seconds", "5", "--kill-at", "5"],
+        &["--servers", "1", "--kill-at", "1"],
+        &["--url", "nats://127.0.0.1:4222"],
+    ] {
+        let run = Command::new(&binary)
+            .args(bad)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the example");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert!(stderr.contains("usage: cluster"), "{bad:?}: {stderr}");
+    }
+    let mut demo = supervised(
+        &binary,
+        &[
+            "--servers",
+            "3",
+            "--nodes",
+            "4",
+            "--seconds",
+            "7",
+            "--kill-at",
+            "2",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("run the demo");
+    // Held open while it runs: closing it stops the process.
+    let _demo_stdin = demo.stdin.take();
+    let demo = demo.wait_with_output().expect("wait for the demo");
+    let out = String::from_utf8_lossy(&demo.stdout);
+    let report = format!("{out}\n{}", String::from_utf8_lossy(&demo.stderr));
+    assert!(
+        demo.status.success(),
+        "the demo failed ({}):\n{report}",
+        demo.status
+    );
+    assert!(
+        out.starts_with("3 server(s), 4 node(s): n1→s1 n2→s2 n3→s3 n4→s1"),
+        "{report}"
+    );
+    assert!(out.contains("SIGKILL s2"), "{report}");
+    assert!(out.contains("s2 started again"), "{report}");
+    // After the kill no node is left on s2.
+    let moved = out
+        .lines()
+        .skip_while(|l| !l.contains("SIGKILL s2"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        moved.contains("n2→s3") && !moved.contains("→s2"),
+        "n2 moved to the next server of its list:\n{report}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.contains("quotes served:")).count(),
+        7,
+        "{report}"
+    );
+    assert!(out.trim_end().ends_with("ok"), "{report}");
 }

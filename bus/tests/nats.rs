@@ -40,6 +40,14 @@ async fn connect_errors_are_clear() {
     assert!(err.to_string().contains(&url), "{err}");
     common::assert_causes_told_once(&err, 1);
 
+    let err = EventBus::builder()
+        .nats(codecbus_bus::NatsOptions::with_servers(Vec::<String>::new()))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(err.to_string().contains("no NATS server URL"), "{err}");
+
     let err = EventBus::builder().nats(options(&url)).build().unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::Config);
     assert!(err.to_string().contains("connect().await"), "{err}");

@@ -854,3 +854,51 @@ async fn compressed_bodies_are_stored_and_redelivered_whole() {
     );
     bus.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_addresses_in_a_named_jetstream_domain() {
+    let config = harness::Config {
+        jetstream: true,
+        jetstream_domain: Some("hub".to_owned()),
+        ..harness::Config::default()
+    };
+    let Some(server) = NatsServer::start_with("durable domain", &config) else {
+        return;
+    };
+    let in_domain = |name: &str, domain: &str| {
+        EventBus::builder()
+            .default_timeout(Duration::from_secs(2))
+            .nats(
+                NatsOptions::new(server.url())
+                    .connection_name(name)
+                    .connection_timeout(Duration::from_secs(2))
+                    .jetstream_domain(domain)
+                    .durable("payments", durable().store_timeout(Duration::from_secs(1))),
+            )
+            .connect()
+    };
+    let err = in_domain("a", "a.b").await.unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Config);
+    assert!(
+        err.to_string().contains("JetStream domain \"a.b\""),
+        "{err}"
+    );
+    // No server answers for this domain.
+    let err = in_domain("a", "elsewhere").await.unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::Connect);
+    assert!(err.to_string().contains("\"payments\""), "{err}");
+
+    let bus = in_domain("a", "hub").await.expect("the server's domain");
+    let seen = Seen::default();
+    let got = seen.clone();
+    let _c = bus.consumer("payments", move |m: Message<Payment>| {
+        got.add(m.body().id, m.delivery_count());
+        async {}
+    });
+    bus.flush().await.expect("flush");
+    bus.send("payments", Payment { id: 1, cents: 5 })
+        .await
+        .expect("stored in the hub domain");
+    eventually("the payment handled", || seen.len() == 1).await;
+    bus.close().await;
+}

@@ -21,18 +21,35 @@ use std::time::{Duration, Instant};
 const CHILD_ENV: &str = "CODECBUS_HARNESS_CHILD";
 
 /// Run as a child by the tests below (ignored otherwise): starts a server,
-/// prints `SERVER <pid> <dir>`, then ends as `CODECBUS_HARNESS_CHILD` says:
-/// `wait` (until killed) or `exit` (at once, without dropping the server).
+/// or a cluster of three, prints `SERVER <pid> <dir>` for each and then
+/// `READY`, then ends as `CODECBUS_HARNESS_CHILD` says: `wait` (until
+/// killed), `exit` (at once, without dropping the server) or
+/// `cluster-wait` (a cluster, until killed).
 #[test]
 #[ignore = "run as a child process by the other tests of this file"]
 fn child_starts_a_server() {
     let how = std::env::var(CHILD_ENV).expect("run by the other tests of this file");
+    if how == "cluster-wait" {
+        let cluster = harness::NatsCluster::start("child_starts_a_server", 3).expect("nats-server");
+        for server in cluster.servers() {
+            println!(
+                "SERVER {} {}",
+                server.pid().expect("running"),
+                server.dir().display()
+            );
+        }
+        println!("READY");
+        loop {
+            std::thread::sleep(Duration::from_secs(60));
+        }
+    }
     let server = harness::NatsServer::start("child_starts_a_server").expect("nats-server");
     println!(
         "SERVER {} {}",
         server.pid().expect("running"),
         server.dir().display()
     );
+    println!("READY");
     match how.as_str() {
         "wait" => loop {
             std::thread::sleep(Duration::from_secs(60));
@@ -59,6 +76,14 @@ impl Drop for Reaped {
 /// Starts the child; returns it with its server's process id and
 /// directory, once the server accepts connections.
 fn child(how: &str) -> (Reaped, u32, PathBuf) {
+    let (child, mut servers) = children(how);
+    let (pid, dir) = servers.pop().expect("one server");
+    (child, pid, dir)
+}
+
+/// Starts the child; returns it with the process id and directory of
+/// each of its servers, once they accept connections.
+fn children(how: &str) -> (Reaped, Vec<(u32, PathBuf)>) {
     let exe = std::env::current_exe().expect("the test binary");
     let mut child = Reaped(
         Command::new(exe)
@@ -76,15 +101,20 @@ fn child(how: &str) -> (Reaped, u32, PathBuf) {
             .expect("run this test binary as a child"),
     );
     let stdout = child.0.stdout.take().expect("piped");
-    let line = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .find(|line| line.starts_with("SERVER "))
-        .expect("the child printed its server");
-    let mut words = line.split(' ').skip(1);
-    let pid = words.next().and_then(|p| p.parse().ok()).expect("a pid");
-    let dir = PathBuf::from(words.next().expect("a directory"));
-    (child, pid, dir)
+    let mut servers = Vec::new();
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        if line == "READY" {
+            break;
+        }
+        if let Some(rest) = line.strip_prefix("SERVER ") {
+            let mut words = rest.split(' ');
+            let pid = words.next().and_then(|p| p.parse().ok()).expect("a pid");
+            let dir = PathBuf::from(words.next().expect("a directory"));
+            servers.push((pid, dir));
+        }
+    }
+    assert!(!servers.is_empty(), "the child printed no server");
+    (child, servers)
 }
 
 /// Whether process `pid` runs `nats-server` (and has not exited: a zombie
@@ -159,4 +189,40 @@ fn drop_stops_the_server_and_removes_its_directory() {
     // Drop waits for both: nothing left to poll for.
     assert!(!nats_server_runs(pid), "server {pid} still runs");
     assert!(!dir.exists(), "{} still exists", dir.display());
+}
+
+#[test]
+fn every_server_of_a_cluster_dies_with_a_killed_process() {
+    if harness::available("every_server_of_a_cluster_dies_with_a_killed_process").is_none() {
+        return;
+    }
+    let (mut child, servers) = children("cluster-wait");
+    assert_eq!(servers.len(), 3, "three servers");
+    for (pid, dir) in &servers {
+        assert!(nats_server_runs(*pid), "the child's server {pid} runs");
+        assert!(dir.is_dir(), "{} exists", dir.display());
+    }
+    child.0.kill().expect("SIGKILL the child");
+    child.0.wait().expect("reap the child");
+    for (pid, dir) in &servers {
+        assert_gone(*pid, dir);
+    }
+}
+
+#[test]
+fn drop_stops_every_server_of_a_cluster() {
+    let Some(cluster) = harness::NatsCluster::start("drop_stops_every_server_of_a_cluster", 3)
+    else {
+        return;
+    };
+    let servers: Vec<(u32, PathBuf)> = cluster
+        .servers()
+        .iter()
+        .map(|s| (s.pid().expect("running"), s.dir().to_owned()))
+        .collect();
+    drop(cluster);
+    for (pid, dir) in servers {
+        assert!(!nats_server_runs(pid), "server {pid} still runs");
+        assert!(!dir.exists(), "{} still exists", dir.display());
+    }
 }

@@ -1,6 +1,9 @@
 //! A real `nats-server` for the cluster tests: started on a free loopback
 //! port with a config file in a temporary directory, awaited until it
 //! accepts connections, killed (and its directory removed) on drop.
+//! [`NatsCluster`] starts three (or more) of them joined by routes, with
+//! JetStream clustered over their stores: each is a [`NatsServer`] like
+//! the single one, and goes the same way.
 //!
 //! The server also dies with the process that started it, however that
 //! process ends: a normal exit that never drops the server (one kept in a
@@ -81,6 +84,28 @@ pub struct Config {
     /// JetStream on, its store in `{server dir}/js` (kept across
     /// [`NatsServer::restart`] and [`NatsServer::start_again`]).
     pub jetstream: bool,
+    /// `jetstream { domain }`: the JetStream domain of the server.
+    pub jetstream_domain: Option<String>,
+    /// `server_name`: the name JetStream's cluster knows the server by.
+    pub server_name: Option<String>,
+    /// `cluster { ... }`: routes to the other servers of a cluster.
+    pub routes: Option<Routes>,
+    /// `http`: the monitoring endpoint on a free loopback port
+    /// ([`NatsServer::connections`] reads it).
+    pub monitor: bool,
+}
+
+/// A server's place in a cluster: the port other servers route to, and
+/// theirs.
+#[derive(Clone)]
+pub struct Routes {
+    /// The cluster's name (the same on every server).
+    pub cluster: String,
+    /// The port this server listens on for routes.
+    pub port: u16,
+    /// The route ports of every server of the cluster (its own may be
+    /// among them: the server skips a route to itself).
+    pub peers: Vec<u16>,
 }
 
 /// The server's TLS settings; the PEM texts are written into the server's
@@ -114,6 +139,7 @@ pub struct NatsServer {
     binary: PathBuf,
     dir: PathBuf,
     port: u16,
+    monitor_port: Option<u16>,
     child: Option<Child>,
     watchdog: Option<Watchdog>,
 }
@@ -235,10 +261,35 @@ impl NatsServer {
             text.push_str(&tls_block(&dir, tls));
         }
         if config.jetstream {
+            let domain = config
+                .jetstream_domain
+                .as_ref()
+                .map(|d| format!(", domain: \"{d}\""))
+                .unwrap_or_default();
             text.push_str(&format!(
-                "jetstream {{ store_dir: \"{}\" }}\n",
+                "jetstream {{ store_dir: \"{}\"{domain} }}\n",
                 dir.join("js").display()
             ));
+        }
+        if let Some(name) = &config.server_name {
+            text.push_str(&format!("server_name: \"{name}\"\n"));
+        }
+        if let Some(routes) = &config.routes {
+            let peers: Vec<String> = routes
+                .peers
+                .iter()
+                .map(|p| format!("\"nats-route://127.0.0.1:{p}\""))
+                .collect();
+            text.push_str(&format!(
+                "cluster {{\n  name: \"{}\"\n  listen: 127.0.0.1:{}\n  routes: [{}]\n}}\n",
+                routes.cluster,
+                routes.port,
+                peers.join(", ")
+            ));
+        }
+        let monitor_port = config.monitor.then(free_port);
+        if let Some(http) = monitor_port {
+            text.push_str(&format!("http: 127.0.0.1:{http}\n"));
         }
         if let Some(extra) = &config.extra {
             text.push_str(extra);
@@ -250,6 +301,7 @@ impl NatsServer {
             binary,
             dir,
             port,
+            monitor_port,
             child: None,
             watchdog: Some(watchdog),
         };
@@ -361,6 +413,178 @@ impl Drop for NatsServer {
             watchdog.finish();
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl NatsServer {
+    /// The body of `GET path` on the monitoring endpoint, when the server
+    /// has one ([`Config::monitor`]) and answers.
+    pub fn monitor(&self, path: &str) -> Option<serde_json::Value> {
+        let port = self.monitor_port?;
+        self.child.as_ref()?;
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response).ok()?;
+        let (_, body) = response.split_once("\r\n\r\n")?;
+        serde_json::from_str(body).ok()
+    }
+
+    /// The clients connected to this server (`/connz`): each one's
+    /// connection name and the messages it published (`in_msgs`) and
+    /// received (`out_msgs`). Empty when the server is down.
+    pub fn connections(&self) -> Vec<ClientConnection> {
+        let Some(connz) = self.monitor("/connz?limit=1024") else {
+            return Vec::new();
+        };
+        let list = connz["connections"].as_array().cloned().unwrap_or_default();
+        list.iter()
+            .map(|c| ClientConnection {
+                name: c["name"].as_str().unwrap_or_default().to_owned(),
+                in_msgs: c["in_msgs"].as_u64().unwrap_or(0),
+                out_msgs: c["out_msgs"].as_u64().unwrap_or(0),
+            })
+            .collect()
+    }
+
+    /// The name of the JetStream meta leader this server knows (`/jsz`),
+    /// if it knows one.
+    pub fn meta_leader(&self) -> Option<String> {
+        let jsz = self.monitor("/jsz")?;
+        let leader = jsz["meta_cluster"]["leader"].as_str()?;
+        (!leader.is_empty()).then(|| leader.to_owned())
+    }
+}
+
+/// One client connection of a server, as its monitoring endpoint shows it.
+#[derive(Clone, Debug)]
+pub struct ClientConnection {
+    /// The connection name (`NatsOptions::connection_name`).
+    pub name: String,
+    /// Messages the client published through this server.
+    pub in_msgs: u64,
+    /// Messages this server delivered to the client.
+    pub out_msgs: u64,
+}
+
+/// Three (or more) `nats-server`s on loopback ports joined by routes into
+/// one cluster, JetStream clustered across them (each with its own store
+/// in its own temporary directory), monitoring on. Each server is a
+/// [`NatsServer`]: killed (and its directory removed) on drop, and with
+/// the process that started it.
+pub struct NatsCluster {
+    servers: Vec<NatsServer>,
+}
+
+impl NatsCluster {
+    /// `count` servers named `s1`, `s2`, ... joined into one cluster, once
+    /// every one of them knows the JetStream meta leader; `None` when the
+    /// test is skipped.
+    ///
+    /// # Panics
+    ///
+    /// When a server does not start, or no meta leader is known within
+    /// 20 s.
+    pub fn start(test: &str, count: usize) -> Option<Self> {
+        Self::start_with(test, count, &Config::default())
+    }
+
+    /// [`start`](NatsCluster::start) with further settings for every
+    /// server (its name, routes, JetStream and monitoring are the
+    /// cluster's).
+    pub fn start_with(test: &str, count: usize, config: &Config) -> Option<Self> {
+        available(test)?;
+        let route_ports: Vec<u16> = (0..count).map(|_| free_port()).collect();
+        let mut servers = Vec::with_capacity(count);
+        for (i, port) in route_ports.iter().enumerate() {
+            let config = Config {
+                jetstream: true,
+                monitor: true,
+                server_name: Some(format!("s{}", i + 1)),
+                routes: Some(Routes {
+                    cluster: "codecbus-test".to_owned(),
+                    port: *port,
+                    peers: route_ports.clone(),
+                }),
+                ..config.clone()
+            };
+            servers.push(NatsServer::start_with(test, &config)?);
+        }
+        let cluster = Self { servers };
+        cluster.wait_for_meta_leader();
+        Some(cluster)
+    }
+
+    /// Waits until every running server knows the same JetStream meta
+    /// leader.
+    ///
+    /// # Panics
+    ///
+    /// When they do not within 20 s.
+    pub fn wait_for_meta_leader(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let leaders: Vec<Option<String>> = self
+                .servers
+                .iter()
+                .filter(|s| s.pid().is_some())
+                .map(NatsServer::meta_leader)
+                .collect();
+            if leaders.iter().all(Option::is_some) && leaders.windows(2).all(|w| w[0] == w[1]) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no JetStream meta leader agreed on within 20 s: {leaders:?}\n{}",
+                self.servers[0].log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The client URLs of every server, in order.
+    pub fn urls(&self) -> Vec<String> {
+        self.servers.iter().map(NatsServer::url).collect()
+    }
+
+    /// The client URLs starting with server `first`'s, then the others in
+    /// order: a node given this list (keeping its order) connects to
+    /// `first` and fails over to the next.
+    pub fn urls_from(&self, first: usize) -> Vec<String> {
+        let n = self.servers.len();
+        (0..n)
+            .map(|i| self.servers[(first + i) % n].url())
+            .collect()
+    }
+
+    /// The servers.
+    pub fn servers(&self) -> &[NatsServer] {
+        &self.servers
+    }
+
+    /// Server `i` (from 0).
+    pub fn server(&self, i: usize) -> &NatsServer {
+        &self.servers[i]
+    }
+
+    /// Server `i` (from 0), to kill and start again.
+    pub fn server_mut(&mut self, i: usize) -> &mut NatsServer {
+        &mut self.servers[i]
+    }
+
+    /// The index of the server named `name` (`s1` is 0).
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        let n: usize = name.strip_prefix('s')?.parse().ok()?;
+        (1..=self.servers.len()).contains(&n).then(|| n - 1)
+    }
+
+    /// The index of the server a client named `connection` is connected
+    /// to, if any.
+    pub fn server_of(&self, connection: &str) -> Option<usize> {
+        self.servers
+            .iter()
+            .position(|s| s.connections().iter().any(|c| c.name == connection))
     }
 }
 

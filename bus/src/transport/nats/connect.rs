@@ -163,6 +163,7 @@ pub(crate) async fn connect(
             &options.subject_prefix,
             declared,
             options.node_name(),
+            options.jetstream_domain.as_deref(),
             &servers,
         )
         .await?

@@ -86,6 +86,8 @@ pub struct DurableOptions {
     pub(crate) max_age: Option<Duration>,
     pub(crate) max_bytes: Option<u64>,
     pub(crate) replicas: usize,
+    pub(crate) placement_cluster: Option<String>,
+    pub(crate) placement_tags: Vec<String>,
     pub(crate) duplicate_window: Duration,
     pub(crate) ack_wait: Duration,
     pub(crate) max_deliveries: Option<u32>,
@@ -120,6 +122,8 @@ impl DurableOptions {
             max_age: Some(DEFAULT_MAX_AGE),
             max_bytes: None,
             replicas: 1,
+            placement_cluster: None,
+            placement_tags: Vec::new(),
             duplicate_window: Duration::from_secs(120),
             ack_wait: Duration::from_secs(30),
             max_deliveries: Some(5),
@@ -159,6 +163,29 @@ impl DurableOptions {
     /// 3 or 5 in a cluster that must survive the loss of servers).
     pub fn replicas(mut self, replicas: usize) -> Self {
         self.replicas = replicas;
+        self
+    }
+
+    /// Places the stream in the NATS cluster `name` (the `cluster { name }`
+    /// of its servers), for a supercluster whose clusters are joined by
+    /// gateways; by default the stream goes to the cluster of the server
+    /// the first node is connected to. Its replicas all live in that
+    /// cluster.
+    pub fn placement_cluster(mut self, name: impl Into<String>) -> Self {
+        self.placement_cluster = Some(name.into());
+        self
+    }
+
+    /// Places the stream on servers that carry every one of these tags
+    /// (`server_tags` in their config: a region, a disk class...); each
+    /// replica goes to a different server among them (default: no tags,
+    /// any server).
+    pub fn placement_tags<I, S>(mut self, tags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.placement_tags = tags.into_iter().map(Into::into).collect();
         self
     }
 
@@ -253,6 +280,12 @@ impl DurableOptions {
         let bad = |what: &str| Err(format!("durable address {address:?}: {what}"));
         if !(1..=5).contains(&self.replicas) {
             return bad("replicas must be between 1 and 5");
+        }
+        if self.placement_cluster.as_deref() == Some("") {
+            return bad("the placement cluster name is empty");
+        }
+        if self.placement_tags.iter().any(String::is_empty) {
+            return bad("a placement tag is empty");
         }
         if self.ack_wait < Duration::from_millis(100) {
             return bad("the ack wait must be at least 100 ms");

@@ -19,7 +19,7 @@ use std::time::Duration;
 use async_nats::Client;
 use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy, pull};
 use async_nats::jetstream::context::{ConsumerInfoErrorKind, GetStreamErrorKind};
-use async_nats::jetstream::stream::{self, RetentionPolicy, StorageType};
+use async_nats::jetstream::stream::{self, Placement, RetentionPolicy, StorageType};
 use async_nats::jetstream::{self as js, Context, ErrorCode};
 
 use crate::base::error::{BuildError, BuildErrorKind};
@@ -121,10 +121,14 @@ pub(crate) async fn setup(
     prefix: &str,
     declared: Vec<(String, DurableOptions)>,
     node: Option<&str>,
+    domain: Option<&str>,
     servers: &str,
 ) -> Result<Option<Arc<Durables>>, BuildError> {
     if declared.is_empty() {
         return Ok(None);
+    }
+    if let Some(domain) = domain {
+        check_domain(domain).map_err(config_error)?;
     }
     let Some(node) = node else {
         return Err(config_error(
@@ -154,7 +158,10 @@ pub(crate) async fn setup(
     // The context's timeout bounds each publish acknowledgement; a store
     // is bounded by its address's own `store_timeout`, so the context's
     // must not run out first (it also bounds the set-up requests below).
-    let mut js = js::new(client.clone());
+    let mut js = match domain {
+        Some(domain) => js::with_domain(client.clone(), domain),
+        None => js::new(client.clone()),
+    };
     let longest = all.iter().map(|(_, o)| o.store_timeout).max();
     js.set_timeout(longest.map_or(DEFAULT_STORE_TIMEOUT, |t| t.max(DEFAULT_STORE_TIMEOUT)));
     let mut addresses = HashMap::new();
@@ -181,6 +188,21 @@ pub(crate) async fn setup(
     })))
 }
 
+/// A JetStream domain is one token of the API subject `$JS.{domain}.API`.
+fn check_domain(domain: &str) -> Result<(), String> {
+    let bad = domain.is_empty()
+        || domain
+            .chars()
+            .any(|c| c == '.' || c == '*' || c == '>' || c.is_whitespace());
+    if bad {
+        Err(format!(
+            "JetStream domain {domain:?}: a domain is one non-empty subject token, without `.`, `*`, `>` or white space"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 fn stream_config(d: &DurableAddress) -> stream::Config {
     let o = &d.options;
     stream::Config {
@@ -198,10 +220,35 @@ fn stream_config(d: &DurableAddress) -> stream::Config {
         max_messages: -1,
         storage: StorageType::File,
         num_replicas: o.replicas,
+        placement: placement(o),
         duplicate_window: o.duplicate_window,
         description: Some(format!("codecbus durable address {}", d.address)),
         ..Default::default()
     }
+}
+
+/// The stream's placement: `None` when neither a cluster nor tags are set.
+fn placement(o: &DurableOptions) -> Option<Placement> {
+    if o.placement_cluster.is_none() && o.placement_tags.is_empty() {
+        return None;
+    }
+    let mut tags = o.placement_tags.clone();
+    tags.sort();
+    Some(Placement {
+        cluster: o.placement_cluster.clone(),
+        tags,
+    })
+}
+
+/// A placement as compared: no placement and an empty one are the same,
+/// and so are the same tags in another order.
+fn placement_key(p: Option<&Placement>) -> (Option<&str>, Vec<&str>) {
+    let Some(p) = p else {
+        return (None, Vec::new());
+    };
+    let mut tags: Vec<&str> = p.tags.iter().map(String::as_str).collect();
+    tags.sort_unstable();
+    (p.cluster.as_deref().filter(|c| !c.is_empty()), tags)
 }
 
 /// Creates the stream of `d`, or checks the existing one.
@@ -245,6 +292,15 @@ async fn ensure_stream(js: &Context, d: &DurableAddress, servers: &str) -> Resul
                 diffs.push(format!(
                     "{} replicas, not {}",
                     have.num_replicas, want.num_replicas
+                ));
+            }
+            let (have_placement, want_placement) = (
+                placement_key(have.placement.as_ref()),
+                placement_key(want.placement.as_ref()),
+            );
+            if have_placement != want_placement {
+                diffs.push(format!(
+                    "placement (cluster, tags) {have_placement:?}, not {want_placement:?}"
                 ));
             }
             if have.storage != want.storage {
@@ -446,6 +502,30 @@ mod tests {
     }
 
     #[test]
+    fn domains_are_one_token() {
+        assert!(check_domain("hub").is_ok());
+        assert!(check_domain("edge-1").is_ok());
+        for bad in ["", "a.b", "a*", "a>", "a b"] {
+            let err = check_domain(bad).unwrap_err();
+            assert!(err.contains("JetStream domain"), "{err}");
+        }
+    }
+
+    #[test]
+    fn placements_compare_without_order_or_empty_parts() {
+        let o = DurableOptions::new();
+        assert!(placement(&o).is_none());
+        let empty = Placement::default();
+        assert_eq!(placement_key(None), placement_key(Some(&empty)));
+        let a = placement(&o.clone().placement_tags(["b", "a"])).expect("tags");
+        let b = placement(&o.clone().placement_tags(["a", "b"])).expect("tags");
+        assert_eq!(placement_key(Some(&a)), placement_key(Some(&b)));
+        let c = placement(&o.placement_cluster("east")).expect("cluster");
+        assert_ne!(placement_key(Some(&a)), placement_key(Some(&c)));
+        assert_eq!(placement_key(Some(&c)), (Some("east"), Vec::new()));
+    }
+
+    #[test]
     fn settings_are_checked() {
         assert!(DurableOptions::new().check("a").is_ok());
         let err = DurableOptions::new().replicas(0).check("a").unwrap_err();
@@ -455,6 +535,16 @@ mod tests {
             .check("a")
             .unwrap_err();
         assert!(err.contains("dead-letter"), "{err}");
+        let err = DurableOptions::new()
+            .placement_tags(["ssd", ""])
+            .check("a")
+            .unwrap_err();
+        assert!(err.contains("placement tag"), "{err}");
+        let err = DurableOptions::new()
+            .placement_cluster("")
+            .check("a")
+            .unwrap_err();
+        assert!(err.contains("placement cluster"), "{err}");
         let err = DurableOptions::new()
             .max_deliveries(0)
             .check("a")

@@ -132,6 +132,7 @@ pub struct NatsOptions {
     nkey: Option<String>,
     credentials_file: Option<PathBuf>,
     require_tls: bool,
+    retain_server_order: bool,
     tls_first: bool,
     root_certificates: Option<PathBuf>,
     client_certificate: Option<(PathBuf, PathBuf)>,
@@ -144,6 +145,8 @@ pub struct NatsOptions {
     #[cfg(feature = "unstable-async-nats")]
     configure: Option<Configure>,
     pub(crate) on_event: Option<OnEvent>,
+    #[cfg(feature = "jetstream")]
+    pub(crate) jetstream_domain: Option<String>,
     #[cfg(feature = "jetstream")]
     pub(crate) durable: Vec<(
         String,
@@ -165,6 +168,7 @@ impl NatsOptions {
             nkey: None,
             credentials_file: None,
             require_tls: false,
+            retain_server_order: false,
             tls_first: false,
             root_certificates: None,
             client_certificate: None,
@@ -178,28 +182,23 @@ impl NatsOptions {
             configure: None,
             on_event: None,
             #[cfg(feature = "jetstream")]
+            jetstream_domain: None,
+            #[cfg(feature = "jetstream")]
             durable: Vec::new(),
         }
     }
 
     /// Options for several servers of one NATS cluster; the client picks
-    /// one and fails over to the others.
-    ///
-    /// # Panics
-    ///
-    /// When `urls` is empty.
+    /// one and fails over to the others (in the order given with
+    /// [`retain_server_order`](NatsOptions::retain_server_order)). An
+    /// empty list fails `connect` with `BuildErrorKind::Config`.
     pub fn with_servers<I, S>(urls: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let servers: Vec<String> = urls.into_iter().map(Into::into).collect();
-        assert!(
-            !servers.is_empty(),
-            "NatsOptions needs at least one server URL"
-        );
         let mut options = Self::new(String::new());
-        options.servers = servers;
+        options.servers = urls.into_iter().map(Into::into).collect();
         options
     }
 
@@ -305,6 +304,19 @@ impl NatsOptions {
     /// (default: never gives up).
     pub fn max_reconnects(mut self, attempts: usize) -> Self {
         self.max_reconnects = Some(attempts);
+        self
+    }
+
+    /// Tries the servers in the order given, at the first connection and
+    /// at every reconnection, instead of in a random order (the default,
+    /// which spreads the nodes of a cluster over its servers). With the
+    /// list in the same order on every node, every node connects to the
+    /// first server while it is up; with each node's list starting with a
+    /// server of its own (its site's, its rack's), nodes stay near it and
+    /// fail over to the next server of the list when it is lost. Servers
+    /// the cluster announces come after the given ones.
+    pub fn retain_server_order(mut self) -> Self {
+        self.retain_server_order = true;
         self
     }
 
@@ -475,6 +487,21 @@ impl NatsOptions {
         self
     }
 
+    /// The JetStream domain that holds this bus's durable addresses (the
+    /// `domain` in the `jetstream { }` block of the servers that store
+    /// them). Without it the durable addresses live in the JetStream of
+    /// the server (or cluster) the node is connected to. A node at an edge
+    /// site whose server is a leaf node of a central cluster names the
+    /// central domain to share its durable addresses, or its own to keep
+    /// them at the site. `connect` refuses an empty name or one with `.`,
+    /// `*`, `>` or white space (`BuildErrorKind::Config`); a domain no
+    /// server answers for fails `connect` with `BuildErrorKind::Connect`.
+    #[cfg(feature = "jetstream")]
+    pub fn jetstream_domain(mut self, domain: impl Into<String>) -> Self {
+        self.jetstream_domain = Some(domain.into());
+        self
+    }
+
     /// The connection name, which names this node's durable consumers.
     #[cfg(feature = "jetstream")]
     pub(crate) fn node_name(&self) -> Option<&str> {
@@ -531,6 +558,9 @@ impl NatsOptions {
         }
         if let Some(n) = self.max_reconnects {
             o = o.max_reconnects(n);
+        }
+        if self.retain_server_order {
+            o = o.retain_servers_order();
         }
         if let Some(interval) = self.ping_interval {
             o = o.ping_interval(interval);
@@ -594,6 +624,7 @@ impl fmt::Debug for NatsOptions {
             .field("nkey", &self.nkey.as_ref().map(|_| "***"))
             .field("credentials_file", &self.credentials_file)
             .field("require_tls", &self.require_tls)
+            .field("retain_server_order", &self.retain_server_order)
             .field("tls_first", &self.tls_first)
             .field("root_certificates", &self.root_certificates)
             .field("subscription_capacity", &self.subscription_capacity)
