@@ -13,7 +13,7 @@
 //! to "off" (a loaded machine moves every block alike, the ratio much
 //! less). Plain timing loops, no criterion: the ratio is the result.
 //!
-//! `cargo bench --features metrics,opentelemetry --bench observability`;
+//! `cargo bench -p codecbus-benches --bench observability`;
 //! `cargo test --benches` runs nothing here (it takes a minute). Without
 //! `nats-server` on `PATH` the NATS part says so and is left out.
 
