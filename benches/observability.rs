@@ -102,7 +102,7 @@ impl Setting {
 }
 
 /// The subscribers of the traced settings: the OpenTelemetry layer as the
-/// README recommends it for the bus (no per-span thread, source location
+/// guide recommends it for the bus (`book/src/observability.md`) (no per-span thread, source location
 /// or busy/idle attributes) under an INFO level filter, spans exported in
 /// batches, every trace sampled or 1% of them (decided where a trace
 /// starts, followed by its children on every node).

@@ -187,7 +187,7 @@
 //!
 //! With traces off (the default) no span is made and nothing is written
 //! into headers. What traces cost per round trip is measured in the
-//! README ("What observability costs").
+//! guide (`book/src/performance.md`, "What observability costs").
 //!
 //! ```
 //! use codecbus_bus::{EventBus, Message};
@@ -212,8 +212,8 @@
 //! handler time, request round trip and encoded size, named after Vert.x's
 //! event-bus metrics; and, per node, what the cluster client reports
 //! (dropped messages, lost connections, refusals). `MetricsOptions`
-//! sets the prefix and keeps the address labels bounded. The README
-//! ("Metrics and a live view") lists the series.
+//! sets the prefix and keeps the address labels bounded. The guide
+//! (`book/src/observability.md`, "Metrics and a live view") lists the series.
 //!
 //! # Shutdown
 //!
@@ -330,7 +330,7 @@
 //!   [`EventBus::close`] drains.
 //!
 //! The subjects, queue groups and headers (the wire contract) are listed
-//! in the README.
+//! in the guide (`book/src/wire.md`).
 //!
 //! # The in-memory cluster
 //!

@@ -1,4 +1,4 @@
-// The NATS cluster transport (README "Cluster (NATS)" is the wire
+// The NATS cluster transport (`book/src/wire.md` is the wire
 // contract; `wire.rs` holds its names). What every cluster transport does
 // alike (frames, decoding by codec name, delivery, answers) is
 // `transport/cluster/`; this folder carries frames over NATS. One file per

@@ -413,7 +413,7 @@ impl NatsOptions {
     /// (see [`DurableOptions`](crate::DurableOptions)). The server must run JetStream
     /// (`nats-server -js`).
     ///
-    /// README, "Durable addresses", says when to use them, what they cost
+    /// The guide (`book/src/cluster.md`, "Durable addresses") says when to use them, what they cost
     /// and what handlers must do (be idempotent: a message may come twice).
     ///
     /// # Examples
