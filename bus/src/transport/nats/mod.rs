@@ -63,6 +63,7 @@ mod wire;
 
 pub(crate) use self::connect::{Connected, connect};
 #[cfg(feature = "jetstream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
 pub use self::durable_options::{
     DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
     DEFAULT_MAX_AGE, DEFAULT_STORE_TIMEOUT, DurableOptions, MESSAGE_ID_HEADER, Retention,

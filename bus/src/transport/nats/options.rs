@@ -375,6 +375,7 @@ impl NatsOptions {
     /// # drop(options);
     /// ```
     #[cfg(feature = "unstable-async-nats")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-async-nats")))]
     pub fn configure_async_nats<F>(mut self, f: F) -> Self
     where
         F: FnOnce(async_nats::ConnectOptions) -> async_nats::ConnectOptions + Send + Sync + 'static,
@@ -440,6 +441,7 @@ impl NatsOptions {
     /// # }
     /// ```
     #[cfg(feature = "jetstream")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
     pub fn durable(
         mut self,
         address: impl Into<String>,
