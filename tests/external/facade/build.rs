@@ -42,7 +42,10 @@ fn extract(path: &Path, shown: &str, stem: &str, out: &Path, blocks: &mut Blocks
             code.push_str(line);
             code.push('\n');
         }
-        assert!(closed, "{shown} line {line_no}: a code block is never closed");
+        assert!(
+            closed,
+            "{shown} line {line_no}: a code block is never closed"
+        );
         if !is_rust {
             continue;
         }
@@ -58,7 +61,8 @@ fn extract(path: &Path, shown: &str, stem: &str, out: &Path, blocks: &mut Blocks
             .replacen("\nfn main(", "\npub fn main(", 1);
         std::fs::write(&file, code).unwrap();
         let module = format!("#[allow(dead_code)]\nmod {name} {{\n    include!({file:?});\n}}\n");
-        let run = format!("facade_user::Outcome::check({name}::main(), \"{shown} line {line_no}\");");
+        let run =
+            format!("facade_user::Outcome::check({name}::main(), \"{shown} line {line_no}\");");
         if info.contains("no_run") {
             blocks.nats.push_str(&module);
             writeln!(blocks.nats_runs, "    {run}").unwrap();
