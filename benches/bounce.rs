@@ -4,7 +4,8 @@
 //!
 //! Groups are payloads (`bus::bounce/obj`, `arr4`, `arr100`, `twitter`),
 //! functions are implementations, so each report lines them up side by
-//! side. `cargo bench --bench bounce`; `cargo test --bench bounce` runs each
+//! side. `cargo bench -p codecbus-benches --bench bounce`;
+//! `cargo test -p codecbus-benches --bench bounce` runs each
 //! once.
 
 #[path = "support/mod.rs"]

@@ -25,7 +25,8 @@
 //! and `bus::cluster/publish/<payload>` (elements = messages, so criterion
 //! reports messages/s: `codecbus`, `raw_async_nats`,
 //! `raw_async_nats_codec`, and `raw_rmp_serde` for the derived type).
-//! `cargo bench --bench cluster`; `cargo test --bench cluster` runs each
+//! `cargo bench -p codecbus-benches --bench cluster`;
+//! `cargo test -p codecbus-benches --bench cluster` runs each
 //! once. Without `nats-server` on `PATH` it prints a message and measures
 //! nothing.
 //!
@@ -35,10 +36,10 @@
 //! rmp-serde publishes alternating; throughput and CPU per message) and
 //! `bus::cluster/paired-rtt` (the same for round trips, with raw
 //! async-nats echoing the bytes as a further variant). A filter selects
-//! them by those names, e.g. `cargo bench --bench cluster -- paired-publish`.
-//! `bus::cluster/paired-lz4` does the same for a node compressing bodies
-//! over 1 KiB against one that does not (the twitter document, 400 KB, and
-//! the derived object, under the threshold).
+//! them by those names, e.g. `cargo bench -p codecbus-benches --bench cluster --
+//! paired-publish`. `bus::cluster/paired-lz4` does the same for a node
+//! compressing bodies over 1 KiB against one that does not (the twitter
+//! document, 400 KB, and the derived object, under the threshold).
 //!
 //! With the `jetstream` feature, `bus::cluster/durable/derived_obj`
 //! compares `send` to a durable address (stored by a `nats-server -js`
@@ -47,8 +48,8 @@
 //! durable sends from 16 tasks; elements = messages, each round waits
 //! until the consumer handled them all. (Plain sends from 16 tasks can outrun
 //! the receiving node, and what NATS core then loses would keep a round
-//! from completing, so they are not measured.) `cargo bench --features jetstream --bench
-//! cluster -- durable`.
+//! from completing, so they are not measured.) `cargo bench -p codecbus-benches
+//! --features jetstream --bench cluster -- durable`.
 
 #[path = "../bus/tests/common/nats.rs"]
 mod harness;

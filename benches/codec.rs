@@ -12,7 +12,8 @@
 //! Times are the benchmark thread's CPU time (`support/cpu_time.rs`), so
 //! other work on the machine does not count. The encoded size of every
 //! implementation is printed once, as a table.
-//! `cargo bench --bench codec`; `cargo test --bench codec` runs each once.
+//! `cargo bench -p codecbus-benches --bench codec`;
+//! `cargo test -p codecbus-benches --bench codec` runs each once.
 
 #[path = "support/documents.rs"]
 mod corpus;

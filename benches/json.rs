@@ -23,7 +23,8 @@
 //!
 //! The documents come from `data/json/` in the repository; a missing one is
 //! an error.
-//! `cargo bench --bench json`; `cargo test --bench json` runs each once.
+//! `cargo bench -p codecbus-benches --bench json`;
+//! `cargo test -p codecbus-benches --bench json` runs each once.
 
 #[path = "support/documents.rs"]
 mod corpus;

@@ -14,8 +14,8 @@
 //!
 //! The specs are those of `data/json/specs.rs`; each exports exactly (no
 //! user checks), and every document passes both validators before it is
-//! measured. `cargo bench --bench json_schema --features json-schema`;
-//! `cargo test --bench json_schema --features json-schema` runs each once.
+//! measured. `cargo bench -p codecbus-benches --bench json_schema`;
+//! `cargo test -p codecbus-benches --bench json_schema` runs each once.
 
 #[path = "support/documents.rs"]
 mod corpus;

@@ -14,7 +14,7 @@
 //! to "off" (a loaded machine moves every block alike, the ratio much
 //! less). Plain timing loops, no criterion: the ratio is the result.
 //!
-//! `cargo bench --features metrics,opentelemetry --bench observability`;
+//! `cargo bench -p codecbus-benches --bench observability`;
 //! `cargo test --benches` runs nothing here (it takes a minute). Without
 //! `nats-server` on `PATH` the NATS part says so and is left out.
 
@@ -111,7 +111,7 @@ impl Setting {
 }
 
 /// The subscribers of the traced settings: the OpenTelemetry layer as the
-/// README recommends it for the bus (no per-span thread, source location
+/// guide recommends it for the bus (`book/src/observability.md`) (no per-span thread, source location
 /// or busy/idle attributes) under an INFO level filter, spans exported in
 /// batches, every trace sampled (the SDK's sampler follows the bus's
 /// decision) or 1% of them by the SDK's sampler (decided where a trace

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A codecbus peer in Python, written from the README's wire contract
-(version 1) alone: it talks to the Rust node of examples/peer_node.rs
+"""A codecbus peer in Python, written from the guide's wire contract
+(book/src/wire.md, version 1) alone: it talks to the Rust node of examples/peer_node.rs
 through a NATS server and checks every answer.
 
     python3 -m pip install nats-py==2.16.0 msgpack==1.2.4 lz4==4.4.4

@@ -1,5 +1,5 @@
 //! The Rust node that `examples/peer.py` (a peer written in Python from the
-//! README's wire contract) talks to. Needs a running `nats-server`;
+//! guide's wire contract, `book/src/wire.md`) talks to. Needs a running `nats-server`;
 //! `scripts/peer-check` starts one, this node and the peer.
 //!
 //! ```text

@@ -102,7 +102,7 @@ impl Measurement for CpuTime {
 }
 
 /// Checks that the clock counts work and not waiting: the codec bench calls
-/// it first, so `cargo test --bench codec` runs it.
+/// it first, so `cargo test -p codecbus-benches --bench codec` runs it.
 pub(crate) fn check() {
     let m = CpuTime;
     let start = m.start();

@@ -12,7 +12,8 @@ pub(crate) const NAMES: [&str; 3] = ["twitter", "citm_catalog", "canada"];
 /// When one cannot be read: a benchmark without its data is an error, not
 /// a skipped case.
 pub(crate) fn all() -> Vec<(&'static str, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json");
+    // This file is compiled into the benches of `codecbus-benches` (benches/).
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/json");
     NAMES
         .into_iter()
         .map(|name| {

@@ -11,8 +11,6 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
 /// Defines the payload structs in a module, with the given derives and
 /// container attributes, so all variants have the same fields.
 macro_rules! payload_types {
@@ -114,15 +112,12 @@ pub fn array_len(payload: &str) -> Option<usize> {
     }
 }
 
-/// The twitter document (`data/json/twitter.json`, in the repository).
-///
-/// # Panics
-///
-/// When the file cannot be read: a benchmark without its payload is an
-/// error, not a skipped row.
+/// The twitter document (`data/json/twitter.json`, in the repository),
+/// built into the binary: this file is compiled by the bounce example of
+/// the root package and by the benches of `benches/`, whose manifests sit in
+/// different folders.
 pub fn twitter_text() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json/twitter.json");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    include_str!("../../data/json/twitter.json").to_owned()
 }
 
 /// The payload as `serde_json::Value` (`None` when twitter is absent).

@@ -195,7 +195,7 @@
 //!
 //! With traces off (the default) no span is made and nothing is written
 //! into headers. What traces cost per round trip is measured in the
-//! README ("What observability costs").
+//! guide (`book/src/performance.md`, "What observability costs").
 //!
 //! ```
 //! use codecbus_bus::{EventBus, Message};
@@ -220,8 +220,8 @@
 //! handler time, request round trip and encoded size, named after Vert.x's
 //! event-bus metrics; and, per node, what the cluster client reports
 //! (dropped messages, lost connections, refusals). `MetricsOptions`
-//! sets the prefix and keeps the address labels bounded. The README
-//! ("Metrics and a live view") lists the series.
+//! sets the prefix and keeps the address labels bounded. The guide
+//! (`book/src/observability.md`, "Metrics and a live view") lists the series.
 //!
 //! # Shutdown
 //!
@@ -338,7 +338,7 @@
 //!   [`EventBus::close`] drains.
 //!
 //! The subjects, queue groups and headers (the wire contract) are listed
-//! in the README.
+//! in the guide (`book/src/wire.md`).
 //!
 //! # The in-memory cluster
 //!
@@ -373,6 +373,32 @@
 //! NATS). `telemetry/` records every event once, for the counters and the
 //! metric series, and makes the spans; `base/` holds the vocabulary all of
 //! them speak (errors, headers, options, how a message completes).
+//!
+//! # Features
+//!
+//! None is on by default: the in-process bus needs nothing. On docs.rs
+//! every feature is on, and each item behind one names it.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `nats` | the NATS cluster transport: `NatsOptions`, `EventBusBuilder::nats` |
+//! | `jetstream` | durable addresses on NATS JetStream: `NatsOptions::durable`, `DurableOptions` |
+//! | `unstable-async-nats` | `NatsOptions::configure_async_nats`, outside this crate's semver |
+//! | `json` | consumers guarded by a JSON spec: `ConsumerOptions::with_spec` |
+//! | `metrics` | per-address series through the `metrics` facade: `EventBusBuilder::metrics` |
+//! | `opentelemetry` | W3C Trace Context in message headers, so the spans of [`EventBusBuilder::traces`] join one trace across nodes |
+//!
+//! # Where next
+//!
+//! * [`codecbus`](https://docs.rs/codecbus), the facade: this crate, the
+//!   codecs and the JSON value behind one dependency;
+//!   [`codecbus-core`](https://docs.rs/codecbus-core) for the codecs.
+//! * The guide, in the repository's `book/` folder: its chapters "The event
+//!   bus" (`book/src/bus.md`), "Cluster (NATS) and durable addresses",
+//!   "The wire contract for other languages", "Traces and metrics", and
+//!   "Reliability" (what is guaranteed, and the fault runs that check it).
+// On docs.rs (`--cfg docsrs`), items behind a feature say which.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unreachable_pub)]
 #![deny(missing_docs)]
 
@@ -401,6 +427,7 @@ pub use crate::base::options::{
 };
 pub use crate::base::report::PublishReport;
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use crate::telemetry::options::{DEFAULT_METRICS_PREFIX, MetricsOptions};
 pub use crate::transport::memory::{DEFAULT_MAX_PAYLOAD, InMemoryCluster};
 /// The codec crate, `codecbus-core`, for users who depend on this crate
@@ -414,9 +441,11 @@ pub use codecbus_core::{CodecRegistration, MessageCodec};
 extern crate self as codecbus_bus;
 
 #[cfg(feature = "jetstream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
 pub use crate::transport::nats::{
     DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
     DEFAULT_MAX_AGE, DEFAULT_STORE_TIMEOUT, DurableOptions, MESSAGE_ID_HEADER, Retention,
 };
 #[cfg(feature = "nats")]
+#[cfg_attr(docsrs, doc(cfg(feature = "nats")))]
 pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};

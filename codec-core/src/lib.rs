@@ -30,6 +30,28 @@
 //! codecbus-json, built on this one. `serde_json::Value` travels as a
 //! message with this crate's feature `serde-json` (on by default): the same
 //! wire mapping as `JsValue`, deep-copied for every local consumer.
+//!
+//! # Features
+//!
+//! | feature | on by default | what it adds |
+//! |---|---|---|
+//! | `derive` | yes | `#[derive(MessageCodec)]`, re-exported from `codecbus-derive` |
+//! | `serde` | yes | [`Serde<T>`](Serde), [`serde_codec!`] and `#[codec(serde)]` fields: serde types through `rmp-serde` |
+//! | `serde-json` | yes | the codec of `serde_json::Value` |
+//! | `uuid`, `decimal`, `time`, `chrono` | yes | codecs of `uuid::Uuid`, `rust_decimal::Decimal` and the dates and times of `time` and `chrono` ([`ext`]) |
+//! | `im` | no | codecs of the `im` crate's collections (`imbl`'s are always there) |
+//!
+//! # Where next
+//!
+//! * [`codecbus`](https://docs.rs/codecbus), the facade: this crate, the
+//!   JSON value and the bus behind one dependency.
+//! * [`codecbus-derive`](https://docs.rs/codecbus-derive): every attribute
+//!   of the derive, the wire format and the decoding rules.
+//! * The guide, in the repository's `book/` folder: its chapter "Codecs and
+//!   attributes" (`book/src/codecs.md`), and "Performance" for the figures
+//!   against rmp-serde, msgpacker and hand-written `rmp` calls.
+// On docs.rs (`--cfg docsrs`), items behind a feature say which.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unreachable_pub)]
 
 mod codec;
@@ -61,9 +83,11 @@ pub use crate::msgpack::read::Reader;
 pub use crate::msgpack::write::Writer;
 pub use crate::registry::{AnyBody, CodecRegistration, registrations};
 #[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub use crate::serde_body::Serde;
 
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use codecbus_derive::MessageCodec;
 
 // Lets the derive's `::codecbus_core::...` paths resolve inside this crate's

@@ -37,6 +37,7 @@
 /// assert_eq!(body.downcast_ref::<Serde<LegacyOrder>>().unwrap().id, 7);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 #[macro_export]
 macro_rules! serde_codec {
     ($ty:ty, $name:expr $(,)?) => {

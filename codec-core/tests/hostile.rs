@@ -2,7 +2,7 @@
 //! peer) could send, with the error kind it must produce. Also measured
 //! here, with a counting allocator: huge declared lengths cost no memory.
 //!
-//! Rules this table pins (see README, "Untrusted input"):
+//! Rules this table pins (see the guide, `book/src/codecs.md`, "Untrusted input"):
 //! * a declared length beyond the bytes left is `LengthOverflow` (or
 //!   `Truncated` when it is small) before anything is allocated;
 //! * nesting beyond `max_depth` (128) is `DepthLimitExceeded`, on the

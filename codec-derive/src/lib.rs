@@ -566,6 +566,17 @@
 //! `MessageCodec`, a skipped field without `Default`, a mutable field in an
 //! immutable type, a `with` module or `default` function of the wrong
 //! signature; a missing `Clone` points at the type name.
+//!
+//! # Where next
+//!
+//! * [`codecbus-core`](https://docs.rs/codecbus-core): the `MessageCodec`
+//!   trait the derive implements, the reader, the writer and the limits;
+//!   [`codecbus`](https://docs.rs/codecbus), the facade most programs
+//!   depend on.
+//! * The guide, in the repository's `book/` folder: its chapter "Codecs and
+//!   attributes" (`book/src/codecs.md`) shows the attributes at work in
+//!   complete programs, and "Performance" what the generated code costs
+//!   against rmp-serde.
 
 mod ast;
 mod attr;

@@ -255,7 +255,25 @@
 //! `serde_json::Value`; on the bus it is deep-copied for every local
 //! consumer, exactly like Vert.x's `JsonObject`. Conversions both ways are
 //! one `into()`.
+//!
+//! # Features
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `proptest` | [`spec::generators`]: proptest strategies of arbitrary values, of values a spec accepts and of values with exactly one violation |
+//! | `schema` | [`spec::schema`]: a spec exported as JSON Schema (draft 2020-12) |
+//!
+//! # Where next
+//!
+//! * [`codecbus`](https://docs.rs/codecbus), the facade, re-exports this
+//!   crate as `codecbus::json`; [`codecbus-bus`](https://docs.rs/codecbus-bus)
+//!   sends its values and guards consumers with its specs.
+//! * The guide, in the repository's `book/` folder: its chapter "The
+//!   immutable JSON value and specs" (`book/src/json.md`), with the
+//!   figures against `serde_json::Value` and how they were measured.
 
+// On docs.rs (`--cfg docsrs`), items behind a feature say which.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 mod array;

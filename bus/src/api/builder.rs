@@ -240,6 +240,7 @@ impl EventBusBuilder {
     ///
     /// See [`MetricsOptions`](crate::MetricsOptions).
     #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
     pub fn metrics(mut self, options: crate::telemetry::options::MetricsOptions) -> Self {
         self.metrics = Some(options);
         self
@@ -329,6 +330,7 @@ impl EventBusBuilder {
 }
 
 #[cfg(feature = "nats")]
+#[cfg_attr(docsrs, doc(cfg(feature = "nats")))]
 impl EventBusBuilder {
     /// Joins a cluster through NATS: the bus built by
     /// [`connect`](EventBusBuilder::connect) exports its consumers (all but

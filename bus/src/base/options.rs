@@ -216,6 +216,7 @@ impl ConsumerOptions {
     /// # }
     /// ```
     #[cfg(feature = "json")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
     #[must_use]
     pub fn with_spec(mut self, spec: impl Into<codecbus_json::spec::Spec>) -> Self {
         self.spec = Some(spec.into());
@@ -224,6 +225,7 @@ impl ConsumerOptions {
 
     /// The spec guarding the consumer, if any.
     #[cfg(feature = "json")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
     pub fn spec(&self) -> Option<&codecbus_json::spec::Spec> {
         self.spec.as_ref()
     }

@@ -110,8 +110,8 @@ impl MetricsOptions {
     /// Whether handler runs and requests are timed (the
     /// `processing_time_seconds` and `request_time_seconds` histograms; on
     /// by default). Each timing reads the clock twice, which is most of
-    /// what metrics cost a local round trip (README, "What observability
-    /// costs"); counters and gauges stay either way.
+    /// what metrics cost a local round trip (the guide, `book/src/performance.md`,
+    /// "What observability costs"); counters and gauges stay either way.
     pub fn timings(mut self, on: bool) -> Self {
         self.timings = on;
         self

@@ -131,6 +131,7 @@ mod decode;
 pub(crate) mod describe;
 mod error;
 #[cfg(feature = "proptest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
 #[path = "gen/mod.rs"]
 pub mod generators;
 mod macros;
@@ -138,6 +139,7 @@ mod model;
 mod parse;
 mod rebind;
 #[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub mod schema;
 mod validate;
 

@@ -1,4 +1,4 @@
-// The NATS cluster transport (README "Cluster (NATS)" is the wire
+// The NATS cluster transport (`book/src/wire.md` is the wire
 // contract; `wire.rs` holds its names). What every cluster transport does
 // alike (frames, decoding by codec name, delivery, answers) is
 // `transport/cluster/`; this folder carries frames over NATS. One file per
@@ -63,6 +63,7 @@ mod wire;
 
 pub(crate) use self::connect::{Connected, connect};
 #[cfg(feature = "jetstream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
 pub use self::durable_options::{
     DEAD_LETTER_ADDRESS_HEADER, DEAD_LETTER_DELIVERIES_HEADER, DEAD_LETTER_REASON_HEADER,
     DEFAULT_MAX_AGE, DEFAULT_STORE_TIMEOUT, DurableOptions, MESSAGE_ID_HEADER, Retention,

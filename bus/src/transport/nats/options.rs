@@ -156,8 +156,8 @@ pub struct NatsOptions {
 
 impl NatsOptions {
     /// Options for the server at `url` (`nats://host:port`, `tls://…`, or
-    /// `host:port`; several comma-separated URLs are accepted, as by
-    /// `async-nats`), with the default subject prefix `codecbus`.
+    /// `host:port`; several comma-separated URLs are accepted: the bus
+    /// splits them), with the default subject prefix `codecbus`.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             servers: vec![url.into()],
@@ -339,7 +339,7 @@ impl NatsOptions {
     /// nothing. Every node reads compressed and plain bodies alike, so
     /// nodes may differ in this setting. The server's `max_payload` limits
     /// the uncompressed size as well: compression saves bandwidth, it does
-    /// not raise the limit. The wire contract (README) says how a
+    /// not raise the limit. The guide's wire contract chapter says how a
     /// compressed body is marked, for peers in other languages.
     ///
     /// # Examples
@@ -413,6 +413,7 @@ impl NatsOptions {
     /// # drop(options);
     /// ```
     #[cfg(feature = "unstable-async-nats")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "unstable-async-nats")))]
     pub fn configure_async_nats<F>(mut self, f: F) -> Self
     where
         F: FnOnce(async_nats::ConnectOptions) -> async_nats::ConnectOptions + Send + Sync + 'static,
@@ -451,7 +452,7 @@ impl NatsOptions {
     /// (see [`DurableOptions`](crate::DurableOptions)). The server must run JetStream
     /// (`nats-server -js`).
     ///
-    /// README, "Durable addresses", says when to use them, what they cost
+    /// The guide (`book/src/cluster.md`, "Durable addresses") says when to use them, what they cost
     /// and what handlers must do (be idempotent: a message may come twice).
     ///
     /// # Examples
@@ -478,6 +479,7 @@ impl NatsOptions {
     /// # }
     /// ```
     #[cfg(feature = "jetstream")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
     pub fn durable(
         mut self,
         address: impl Into<String>,

@@ -168,8 +168,8 @@ impl AddressReader {
 /// the allocator then works from cold, fragmented memory instead of
 /// reusing what the previous message just freed. In the cluster benchmark
 /// that made decoding and dropping a message two to three times as
-/// expensive as decoding and dropping it at once (README, Performance,
-/// Cluster).
+/// expensive as decoding and dropping it at once (the guide,
+/// `book/src/performance.md`, "Cluster").
 #[derive(Default)]
 struct HandOver {
     yielded: bool,

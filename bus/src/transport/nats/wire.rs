@@ -1,4 +1,4 @@
-// The wire contract with other nodes (README "Cluster (NATS)"): subjects,
+// The wire contract with other nodes (the guide, `book/src/wire.md`): subjects,
 // queue groups, headers, versions and failure names. Changing anything
 // here breaks nodes built from an older codecbus; bump `WIRE_VERSION` when
 // the meaning of the bytes or headers changes.
@@ -224,8 +224,8 @@ mod tests {
     }
 
     #[test]
-    fn kept_bytes_are_the_readmes_ranges() {
-        // README, wire contract: 0x21-0x24, 0x26-0x29, 0x2B-0x2D,
+    fn kept_bytes_are_the_wire_contracts_ranges() {
+        // book/src/wire.md: 0x21-0x24, 0x26-0x29, 0x2B-0x2D,
         // 0x2F-0x3D and 0x3F-0x7E are kept, every other byte is `%XX`
         // (upper-case hex); `.` is the separator.
         let kept = |b: u8| matches!(b, 0x21..=0x24 | 0x26..=0x29 | 0x2B..=0x2D | 0x2F..=0x3D | 0x3F..=0x7E);

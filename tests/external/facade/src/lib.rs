@@ -1,7 +1,7 @@
-//! The README's code blocks run as this crate's tests (`tests/`); this
-//! library only holds what they share.
+//! The code blocks of the README and of the guide (`book/src/`) run as this
+//! crate's tests (`tests/`); this library only holds what they share.
 
-/// What a README program's `main` returns: nothing, or a `Result`.
+/// What a block's program's `main` returns: nothing, or a `Result`.
 pub trait Outcome {
     /// Panics, naming the block, when the program failed.
     fn check(self, block: &str);

@@ -1,4 +1,4 @@
-//! The README's cluster blocks (`rust,no_run`: they need a NATS server),
+//! The cluster blocks of the README and the guide (`rust,no_run`: they need a NATS server),
 //! run against a real `nats-server` started on a free loopback port.
 
 #[allow(dead_code, unreachable_pub)]
@@ -17,7 +17,7 @@ fn readme_cluster_blocks() {
     );
     assert!(
         blocks::COUNT > 0,
-        "no `rust,no_run` block found in README.md"
+        "no `rust,no_run` block found in README.md or book/src/"
     );
     // JetStream on, for the durable-address block.
     let config = nats::Config {
@@ -31,7 +31,7 @@ fn readme_cluster_blocks() {
     unsafe { std::env::set_var("NATS_URL", server.url()) };
     blocks::run_all();
     println!(
-        "{} cluster block(s) of README.md ran against {}",
+        "{} cluster block(s) of README.md and book/src/ ran against {}",
         blocks::COUNT,
         server.url()
     );

@@ -3,7 +3,7 @@
 //! known amount of traffic, so every number on the page can be checked.
 //!
 //! ```text
-//! cargo run --example prometheus --features metrics
+//! cargo run -p codecbus-metrics-examples --example prometheus
 //! curl -s http://127.0.0.1:9464/metrics | grep codecbus_eventbus
 //! ```
 //!

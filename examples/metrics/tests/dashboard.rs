@@ -1,11 +1,11 @@
-//! `examples/dashboard` as a process, its page rendered by headless
+//! `examples/metrics/dashboard` as a process, its page rendered by headless
 //! Chromium: after a known burst the page's table shows each address with
 //! the numbers the burst produced, the same numbers `/metrics` serves.
-#![cfg(all(unix, feature = "metrics"))]
+#![cfg(unix)]
 
 #[path = "support/process.rs"]
 mod process;
-#[path = "support/example.rs"]
+#[path = "../../../tests/support/example.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -119,7 +119,7 @@ fn number(text: &str) -> f64 {
 #[test]
 fn the_page_shows_the_burst() {
     let chromium = chromium();
-    let binary = support::example("dashboard", &["metrics"]);
+    let binary = support::example("dashboard", &[]);
     let listen = format!("127.0.0.1:{}", free_port());
     let counts = [ORDERS, PRICES, QUOTES, FAILURES, UNROUTED, HELD].map(|n| n.to_string());
     let mut example = Running::start(
@@ -221,7 +221,7 @@ fn the_page_shows_the_burst() {
 
 #[test]
 fn bad_flags_and_a_taken_port_are_errors() {
-    let binary = support::example("dashboard", &["metrics"]);
+    let binary = support::example("dashboard", &[]);
     let run = |args: &[&str]| process::run_to_end(&binary, args);
 
     let (code, stderr) = run(&["--orders", "3"]);

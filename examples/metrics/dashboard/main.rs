@@ -5,7 +5,7 @@
 //! trip (p50/p99), with charts of the last minutes.
 //!
 //! ```text
-//! cargo run --example dashboard --features metrics
+//! cargo run -p codecbus-metrics-examples --example dashboard
 //! # open http://127.0.0.1:3000/
 //! ```
 //!

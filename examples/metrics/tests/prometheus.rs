@@ -1,10 +1,10 @@
-//! `examples/prometheus.rs` as a process: its known traffic, scraped over
+//! `examples/metrics/prometheus.rs` as a process: its known traffic, scraped over
 //! HTTP as Prometheus text, shows in the series with the expected values.
-#![cfg(all(unix, feature = "metrics"))]
+#![cfg(unix)]
 
 #[path = "support/process.rs"]
 mod process;
-#[path = "support/example.rs"]
+#[path = "../../../tests/support/example.rs"]
 mod support;
 
 use std::time::Duration;
@@ -19,7 +19,7 @@ const UNROUTED: u32 = 2;
 
 #[test]
 fn the_example_serves_its_traffic_as_prometheus_text() {
-    let binary = support::example("prometheus", &["metrics"]);
+    let binary = support::example("prometheus", &[]);
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let counts = [ORDERS, PRICES, QUOTES, FAILURES, UNROUTED].map(|n| n.to_string());
@@ -151,7 +151,7 @@ fn the_example_serves_its_traffic_as_prometheus_text() {
 
 #[test]
 fn bad_flags_and_a_taken_port_are_errors() {
-    let binary = support::example("prometheus", &["metrics"]);
+    let binary = support::example("prometheus", &[]);
     let run = |args: &[&str]| process::run_to_end(&binary, args);
 
     let (code, stderr) = run(&["--orders", "many"]);
