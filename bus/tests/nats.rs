@@ -443,6 +443,14 @@ async fn wire_contract_from_a_plain_nats_client() {
     .await;
 }
 
+/// The next message a raw subscription sees, within 5 s.
+async fn sniffed(sub: &mut async_nats::Subscriber) -> async_nats::Message {
+    tokio::time::timeout(Duration::from_secs(5), futures_util::StreamExt::next(sub))
+        .await
+        .expect("a message within 5 s")
+        .expect("the subscription is open")
+}
+
 /// A node with `compress_above(threshold)` on `server`.
 async fn compressing_node(server: &NatsServer, threshold: usize) -> EventBus {
     EventBus::builder()
@@ -496,13 +504,7 @@ async fn large_bodies_travel_compressed() {
 
     // What crossed the server: the codec prefix, the mark, a third or
     // less of the bytes.
-    let seen = tokio::time::timeout(
-        Duration::from_secs(5),
-        futures_util::StreamExt::next(&mut sniff),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let seen = sniffed(&mut sniff).await;
     let prefix = b"\xc1\x01\xaejson-obj-value\xc1";
     assert_eq!(&seen.payload[..prefix.len()], prefix);
     assert!(
@@ -518,13 +520,7 @@ async fn large_bodies_travel_compressed() {
     // Under the threshold: plain.
     let small: codecbus_json::JsObj = std::iter::once(("a", 1)).collect();
     let _: Message<codecbus_json::JsObj> = a.request("lz4.echo", small).await.unwrap();
-    let seen = tokio::time::timeout(
-        Duration::from_secs(5),
-        futures_util::StreamExt::next(&mut sniff),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let seen = sniffed(&mut sniff).await;
     assert_eq!(
         seen.payload[prefix.len() - 1],
         0x81,
