@@ -20,6 +20,7 @@ mod corpus;
 #[path = "support/cpu_time.rs"]
 mod cpu_time;
 
+use codecbus::{Decode, Encode};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 

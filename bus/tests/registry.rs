@@ -6,7 +6,7 @@ mod common;
 use std::any::TypeId;
 
 use codecbus_bus::{BuildErrorKind, CodecRegistration, EventBus, Message, RegistryErrorKind};
-use codecbus_core::MessageCodec;
+use codecbus_core::{Decode, Encode, MessageCodec};
 use common::{Frozen, Other};
 
 /// Registered by the derive through `inventory`: no call in user code.
@@ -185,15 +185,21 @@ fn registry_encode_and_decode_round_trip_by_name() {
 async fn unregistered_types_still_travel_locally() {
     #[derive(Clone, Debug)]
     struct Local(u8);
-    impl MessageCodec for Local {
-        const IMMUTABLE: bool = true;
+    impl Encode for Local {
         fn encode(&self, w: &mut codecbus_core::Writer) -> Result<(), codecbus_core::EncodeError> {
             w.write_u64(u64::from(self.0));
             Ok(())
         }
-        fn decode(r: &mut codecbus_core::Reader<'_>) -> Result<Self, codecbus_core::DecodeError> {
+    }
+
+    impl<'de> Decode<'de> for Local {
+        fn decode(r: &mut codecbus_core::Reader<'de>) -> Result<Self, codecbus_core::DecodeError> {
             Ok(Self(r.read_u8()?))
         }
+    }
+
+    impl MessageCodec for Local {
+        const IMMUTABLE: bool = true;
         fn transform(body: &std::sync::Arc<Self>) -> std::sync::Arc<Self> {
             std::sync::Arc::clone(body)
         }

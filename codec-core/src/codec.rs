@@ -1,4 +1,5 @@
-//! The `MessageCodec` trait, the `Immutable` marker and the entry points.
+//! The `MessageCodec`, `Encode` and `Decode` traits, the `Immutable`
+//! marker and the entry points.
 
 use std::sync::Arc;
 
@@ -7,11 +8,15 @@ use crate::msgpack::limits::DecodeLimits;
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
 
-/// A type that travels on the bus: how it is written as MessagePack, how it
-/// is read back, and how it is handed to a local consumer.
+/// A type that travels on the bus: how it is written as MessagePack
+/// ([`Encode`]), how it is read back from any input ([`Decode`] for every
+/// lifetime: it owns its data), and how it is handed to a local consumer.
 ///
 /// Derive it with `#[derive(MessageCodec)]`; implement it by hand only for
-/// types the derive cannot describe.
+/// types the derive cannot describe (the three traits, as in the example
+/// of [`Decode`]). A derived type with lifetimes is [`Encode`] and
+/// [`Decode`] but not `MessageCodec`: it borrows from its input, and a
+/// message outlives the buffer it arrived in.
 ///
 /// # Examples
 ///
@@ -28,26 +33,15 @@ use crate::msgpack::write::Writer;
 /// let bytes = to_vec(&order).unwrap();
 /// assert_eq!(from_slice::<Order>(&bytes).unwrap(), order);
 /// ```
-pub trait MessageCodec: Sized {
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `MessageCodec`",
+    label = "not a message type",
+    note = "derive it with `#[derive(MessageCodec)]`; a type that borrows from its input (one with lifetimes) decodes with `from_slice` but is no message of the bus: give it owned fields, or `SharedStr`/`bytes::Bytes` to share the received buffer"
+)]
+pub trait MessageCodec: Encode + for<'de> Decode<'de> {
     /// Whether [`transform`](Self::transform) shares the body instead of
     /// copying it. `true` exactly when the type is [`Immutable`].
     const IMMUTABLE: bool;
-
-    /// Appends `self` to `w` as MessagePack.
-    ///
-    /// # Errors
-    ///
-    /// [`EncodeError`] when a length exceeds MessagePack's limits or a value
-    /// cannot be represented (an `i128` beyond 64 bits).
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError>;
-
-    /// Reads one value from `r`.
-    ///
-    /// # Errors
-    ///
-    /// [`DecodeError`] for malformed input, a value of the wrong type, or
-    /// input that exceeds the reader's [`DecodeLimits`].
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError>;
 
     /// The body handed to one local consumer: the same allocation for
     /// immutable types, a deep copy otherwise.
@@ -86,6 +80,72 @@ pub trait MessageCodec: Sized {
         let _ = value;
         None
     }
+}
+
+/// How a value is written as MessagePack.
+///
+/// Every [`MessageCodec`] is `Encode`; so are the borrowed types a message
+/// view is made of (`&str`, `&[u8]`, `Cow<str>`, a derived struct with
+/// lifetimes), which decode through [`Decode`] without being messages of
+/// their own. `#[derive(MessageCodec)]` implements it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be written: it is not `Encode`",
+    label = "written through its codec",
+    note = "derive `MessageCodec` on `{Self}`; for a field of a type you cannot change, use `#[codec(serde)]`, `#[codec(with = \"module\")]` or `#[codec(skip)]`"
+)]
+pub trait Encode {
+    /// Appends `self` to `w` as MessagePack.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError`] when a length exceeds MessagePack's limits or a value
+    /// cannot be represented (an `i128` beyond 64 bits).
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError>;
+}
+
+/// How a value is read back from MessagePack input that lives for `'de`.
+///
+/// A type that owns its data implements it for every `'de` (that is what
+/// [`MessageCodec`] asks); a type that borrows from the input — `&'a str`,
+/// `&'a [u8]`, `Cow<'a, str>`, `Vec<&'a str>`, a derived struct with
+/// lifetimes — implements it for the inputs that outlive it (`'de: 'a`),
+/// and decodes without copying its strings and bytes. Decoding such a type
+/// from a buffer that does not live long enough is a compile error, and
+/// so is sending it on the bus (a message owns its data: [`MessageCodec`]).
+///
+/// # Examples
+///
+/// ```
+/// use std::borrow::Cow;
+/// use codecbus_core::{from_slice, to_vec, MessageCodec};
+///
+/// #[derive(MessageCodec, Debug, PartialEq)]
+/// struct Login<'a> {
+///     user: &'a str,
+///     groups: Vec<&'a str>,
+///     note: Cow<'a, str>,
+/// }
+///
+/// let bytes = to_vec(&Login { user: "ada", groups: vec!["ops"], note: "hi".into() }).unwrap();
+/// let login: Login<'_> = from_slice(&bytes).unwrap();
+/// assert_eq!(login.user, "ada");
+/// // Borrowed from `bytes`, not copied:
+/// assert!(bytes.as_ptr_range().contains(&login.user.as_ptr()));
+/// assert!(matches!(login.note, Cow::Borrowed("hi")));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be read: it is not `Decode`",
+    label = "read through its codec",
+    note = "derive `MessageCodec` on `{Self}`; for a field of a type you cannot change, use `#[codec(serde)]`, `#[codec(with = \"module\")]` or `#[codec(skip)]`"
+)]
+pub trait Decode<'de>: Sized {
+    /// Reads one value from `r`.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] for malformed input, a value of the wrong type, or
+    /// input that exceeds the reader's [`DecodeLimits`].
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError>;
 
     /// The value a struct field of this type takes when its key is absent
     /// from a map. `None` (the field is required) except for `Option`,
@@ -125,7 +185,7 @@ pub trait Immutable: Sync {}
 ///
 /// # Errors
 ///
-/// As [`MessageCodec::encode`].
+/// As [`Encode::encode`].
 ///
 /// # Examples
 ///
@@ -133,7 +193,7 @@ pub trait Immutable: Sync {}
 /// assert_eq!(codecbus_core::to_vec(&(1u8, 'a')).unwrap(), b"\x92\x01\xa1a");
 /// ```
 #[inline]
-pub fn to_vec<T: MessageCodec>(value: &T) -> Result<Vec<u8>, EncodeError> {
+pub fn to_vec<T: Encode + ?Sized>(value: &T) -> Result<Vec<u8>, EncodeError> {
     let mut w = Writer::new();
     value.encode(&mut w)?;
     Ok(w.into_vec())
@@ -145,7 +205,7 @@ pub fn to_vec<T: MessageCodec>(value: &T) -> Result<Vec<u8>, EncodeError> {
 ///
 /// # Errors
 ///
-/// As [`MessageCodec::encode`].
+/// As [`Encode::encode`].
 ///
 /// # Examples
 ///
@@ -156,7 +216,7 @@ pub fn to_vec<T: MessageCodec>(value: &T) -> Result<Vec<u8>, EncodeError> {
 /// assert_eq!(buf, [0xc3, 0xc2]);
 /// ```
 #[inline]
-pub fn encode_into<T: MessageCodec>(value: &T, buf: &mut Vec<u8>) -> Result<(), EncodeError> {
+pub fn encode_into<T: Encode + ?Sized>(value: &T, buf: &mut Vec<u8>) -> Result<(), EncodeError> {
     let start = buf.len();
     let mut w = Writer::from_vec(std::mem::take(buf));
     let result = value.encode(&mut w);
@@ -171,7 +231,7 @@ pub fn encode_into<T: MessageCodec>(value: &T, buf: &mut Vec<u8>) -> Result<(), 
 ///
 /// # Errors
 ///
-/// As [`MessageCodec::decode`]; [`DecodeErrorKind::TrailingBytes`] when
+/// As [`Decode::decode`]; [`DecodeErrorKind::TrailingBytes`] when
 /// bytes are left after the value.
 ///
 /// # Examples
@@ -181,7 +241,7 @@ pub fn encode_into<T: MessageCodec>(value: &T, buf: &mut Vec<u8>) -> Result<(), 
 /// assert_eq!(v, [1, 2005]);
 /// ```
 #[inline]
-pub fn from_slice<T: MessageCodec>(bytes: &[u8]) -> Result<T, DecodeError> {
+pub fn from_slice<'de, T: Decode<'de>>(bytes: &'de [u8]) -> Result<T, DecodeError> {
     from_slice_with_limits(bytes, DecodeLimits::default())
 }
 
@@ -191,8 +251,8 @@ pub fn from_slice<T: MessageCodec>(bytes: &[u8]) -> Result<T, DecodeError> {
 ///
 /// As [`from_slice`].
 #[inline]
-pub fn from_slice_with_limits<T: MessageCodec>(
-    bytes: &[u8],
+pub fn from_slice_with_limits<'de, T: Decode<'de>>(
+    bytes: &'de [u8],
     limits: DecodeLimits,
 ) -> Result<T, DecodeError> {
     let mut r = Reader::with_limits(bytes, limits);
@@ -217,7 +277,7 @@ fn trailing_bytes(r: &Reader<'_>) -> DecodeError {
 ///
 /// # Errors
 ///
-/// As [`MessageCodec::decode`].
+/// As [`Decode::decode`].
 ///
 /// # Examples
 ///
@@ -226,7 +286,7 @@ fn trailing_bytes(r: &Reader<'_>) -> DecodeError {
 /// assert_eq!((v, used), (5, 1));
 /// ```
 #[inline]
-pub fn decode_prefix<T: MessageCodec>(bytes: &[u8]) -> Result<(T, usize), DecodeError> {
+pub fn decode_prefix<'de, T: Decode<'de>>(bytes: &'de [u8]) -> Result<(T, usize), DecodeError> {
     let mut r = Reader::new(bytes);
     let value = T::decode(&mut r)?;
     Ok((value, r.position()))

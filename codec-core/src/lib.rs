@@ -72,7 +72,8 @@ mod serde_macro;
 pub mod __private;
 
 pub use crate::codec::{
-    Immutable, MessageCodec, decode_prefix, encode_into, from_slice, from_slice_with_limits, to_vec,
+    Decode, Encode, Immutable, MessageCodec, decode_prefix, encode_into, from_slice,
+    from_slice_with_limits, to_vec,
 };
 pub use crate::error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, PathSegment, write_pointer_token,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::codec::MessageCodec;
+use crate::codec::{Decode, Encode, MessageCodec};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::kind::ValueKind;
 use crate::msgpack::read::Reader;
@@ -132,16 +132,20 @@ impl<T> DerefMut for Serde<T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Clone> MessageCodec for Serde<T> {
-    const IMMUTABLE: bool = false;
-
+impl<T: Serialize + DeserializeOwned + Clone> Encode for Serde<T> {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         encode(&self.0, w)
     }
+}
 
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+impl<'de, T: Serialize + DeserializeOwned + Clone> Decode<'de> for Serde<T> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         decode(r).map(Serde)
     }
+}
+
+impl<T: Serialize + DeserializeOwned + Clone> MessageCodec for Serde<T> {
+    const IMMUTABLE: bool = false;
 
     crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-use crate::codec::MessageCodec;
+use crate::codec::{Decode, Encode, MessageCodec};
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::kind::{Int, ValueKind};
 use crate::msgpack::read::Reader;
@@ -136,16 +136,20 @@ fn decode_key(r: &mut Reader<'_>) -> Result<String, DecodeError> {
 /// assert!(!Arc::ptr_eq(&body, &copy));
 /// assert_eq!(copy, body);
 /// ```
-impl MessageCodec for Value {
-    const IMMUTABLE: bool = false;
-
+impl Encode for Value {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         encode_value(self, w)
     }
+}
 
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+impl<'de> Decode<'de> for Value {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         decode_value(r)
     }
+}
+
+impl MessageCodec for Value {
+    const IMMUTABLE: bool = false;
 
     crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {

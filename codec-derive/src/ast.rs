@@ -2,7 +2,10 @@
 // attributes parsed and every wire name computed. Each node keeps its
 // `original` syn node for spans.
 
+use std::collections::BTreeSet;
+
 use syn::ext::IdentExt;
+use syn::visit::{self, Visit};
 use syn::{DeriveInput, Ident, Member, Type};
 
 use crate::attr;
@@ -98,6 +101,29 @@ impl<'a> Input<'a> {
     /// registered: a registration names one concrete `'static` type).
     pub(crate) fn is_generic(&self) -> bool {
         !self.generics.params.is_empty()
+    }
+
+    /// The type's lifetime parameters that a field decoded through its own
+    /// impl names (outside `PhantomData`): what the type borrows from the
+    /// input it is decoded from. The input must outlive each of them.
+    pub(crate) fn borrowed_lifetimes(&self) -> Vec<&'a syn::Lifetime> {
+        let mut finder = FindLifetimes {
+            found: BTreeSet::new(),
+        };
+        for field in self.all_fields().filter(|f| f.uses_codec_impl()) {
+            finder.visit_type(field.ty);
+        }
+        self.generics
+            .lifetimes()
+            .map(|param| &param.lifetime)
+            .filter(|lifetime| finder.found.contains(&lifetime.ident))
+            .collect()
+    }
+
+    /// A field borrows from the input: the type is `Encode` and `Decode`
+    /// but no `MessageCodec` (a message owns its data).
+    pub(crate) fn borrows(&self) -> bool {
+        !self.borrowed_lifetimes().is_empty()
     }
 }
 
@@ -250,4 +276,27 @@ fn check_not_packed(cx: &Ctxt, attrs: &[syn::Attribute]) {
             Ok(())
         });
     }
+}
+
+/// Collects the lifetimes a type names, outside `PhantomData`.
+struct FindLifetimes {
+    found: BTreeSet<Ident>,
+}
+
+impl<'ast> Visit<'ast> for FindLifetimes {
+    fn visit_type_path(&mut self, ty: &'ast syn::TypePath) {
+        if ty.qself.is_none()
+            && let Some(last) = ty.path.segments.last()
+            && last.ident == "PhantomData"
+        {
+            return;
+        }
+        visit::visit_type_path(self, ty);
+    }
+
+    fn visit_lifetime(&mut self, lifetime: &'ast syn::Lifetime) {
+        self.found.insert(lifetime.ident.clone());
+    }
+
+    fn visit_macro(&mut self, _: &'ast syn::Macro) {}
 }

@@ -1,4 +1,4 @@
-// Generates `MessageCodec::decode`.
+// Generates `Decode::decode`.
 //
 // Map keys are matched as raw bytes: while they come in declared order each
 // is compared, header included, with its pre-encoded form
@@ -598,7 +598,7 @@ fn empty_enum_body(cg: &Codegen<'_>) -> TokenStream {
 fn own_frame(cg: &Codegen<'_>, body: TokenStream) -> TokenStream {
     let krate = cg.krate;
     quote! {{
-        let __payload = |__r: &mut #krate::Reader<'_>|
+        let __payload = |__r: &mut #krate::Reader<'__de>|
             -> ::core::result::Result<Self, #krate::DecodeError> {
             ::core::result::Result::Ok({ #body })
         };
@@ -630,7 +630,7 @@ fn field_decode(cg: &Codegen<'_>, field: &Field<'_>) -> TokenStream {
         let function = quote_spanned!(module.span()=> #module::decode);
         return quote!(__with_decode::<#ty, _>(#function, __r));
     } else {
-        quote_spanned!(ty.span()=> <#ty as #krate::MessageCodec>::decode)
+        quote_spanned!(ty.span()=> <#ty as #krate::Decode<'__de>>::decode)
     };
     quote!(#function(__r))
 }
@@ -649,7 +649,7 @@ fn missing_value(cg: &Codegen<'_>, field: &Field<'_>, error: &TokenStream) -> To
             quote!(::core::option::Option::None)
         }
         DefaultValue::None if field.uses_codec_impl() => quote! {
-            match <#ty as #krate::MessageCodec>::value_when_missing() {
+            match <#ty as #krate::Decode<'__de>>::value_when_missing() {
                 ::core::option::Option::Some(__v) => __v,
                 ::core::option::Option::None => return ::core::result::Result::Err(#error),
             }

@@ -1,4 +1,4 @@
-// Generates `MessageCodec::encode`.
+// Generates `Encode::encode`.
 //
 // Everything known at macro time is written as raw bytes: map and array
 // headers of fixed size, every map key with its string header, the
@@ -335,7 +335,7 @@ fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> Tok
         let function = quote_spanned!(module.span()=> #module::encode);
         return quote!(__with_encode(#function, #value, __w)?;);
     } else {
-        quote_spanned!(ty.span()=> <#ty as #krate::MessageCodec>::encode)
+        quote_spanned!(ty.span()=> <#ty as #krate::Encode>::encode)
     };
     quote!(#function(#value, __w)?;)
 }

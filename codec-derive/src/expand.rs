@@ -90,39 +90,31 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
         as_array: input.attrs.as_array.is_some(),
         union: input.attrs.union.is_some(),
         immutable,
-        generics: bounded_generics(input, krate, immutable),
+        generics: bounded_generics(input, krate, Bounds::Message { immutable }),
     };
 
     let ident = input.ident;
-    let (impl_generics, ty_generics, where_clause) = cg.generics.split_for_impl();
     let encode = encode::expand(&cg, input);
     let decode = decode::expand(&cg, input);
-    let transform = transform::expand(&cg, input);
-    let deep_copy = transform::deep_copy(&cg, input);
-    let immutable_impl = transform::immutable_impl(&cg, input);
-    let register = register::expand(&cg, input);
     let value_when_missing = value_when_missing(&cg, input);
 
-    quote! {
-        const _: () = {
+    let encode_generics = bounded_generics(input, krate, Bounds::Encode);
+    let (encode_impl, ty_generics, encode_where) = encode_generics.split_for_impl();
+    let decode_generics = decode_generics(input, krate);
+    let (decode_impl, _, decode_where) = decode_generics.split_for_impl();
+
+    // A type that borrows from its input is `Encode` and `Decode<'de>`
+    // only: a message of the bus owns its data.
+    let message_impl = if input.borrows() {
+        TokenStream::new()
+    } else {
+        let (impl_generics, ty_generics, where_clause) = cg.generics.split_for_impl();
+        let transform = transform::expand(&cg, input);
+        let deep_copy = transform::deep_copy(&cg, input);
+        quote! {
             #[automatically_derived]
             impl #impl_generics #krate::MessageCodec for #ident #ty_generics #where_clause {
                 const IMMUTABLE: ::core::primitive::bool = #immutable;
-
-                #[inline]
-                fn encode(
-                    &self,
-                    __w: &mut #krate::Writer,
-                ) -> ::core::result::Result<(), #krate::EncodeError> {
-                    #encode
-                }
-
-                #[inline]
-                fn decode(
-                    __r: &mut #krate::Reader<'_>,
-                ) -> ::core::result::Result<Self, #krate::DecodeError> {
-                    #decode
-                }
 
                 #[inline]
                 fn transform(__body: &::std::sync::Arc<Self>) -> ::std::sync::Arc<Self> {
@@ -133,15 +125,57 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
                 fn deep_copy(__value: &Self) -> ::core::option::Option<Self> {
                     #deep_copy
                 }
+            }
+        }
+    };
+    let immutable_impl = transform::immutable_impl(&cg, input);
+    let register = register::expand(&cg, input);
+
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #encode_impl #krate::Encode for #ident #ty_generics #encode_where {
+                #[inline]
+                fn encode(
+                    &self,
+                    __w: &mut #krate::Writer,
+                ) -> ::core::result::Result<(), #krate::EncodeError> {
+                    #encode
+                }
+            }
+
+            #[automatically_derived]
+            impl #decode_impl #krate::Decode<'__de> for #ident #ty_generics #decode_where {
+                #[inline]
+                fn decode(
+                    __r: &mut #krate::Reader<'__de>,
+                ) -> ::core::result::Result<Self, #krate::DecodeError> {
+                    #decode
+                }
 
                 #value_when_missing
             }
+
+            #message_impl
 
             #immutable_impl
 
             #register
         };
     }
+}
+
+/// The generics of the `Decode<'__de>` impl: the type's own, bounded for
+/// decoding, with the input's lifetime `'__de` outliving each lifetime a
+/// field borrows (`&'a str`, `Cow<'a, str>`, `Vec<&'a str>`, a borrowed
+/// struct).
+fn decode_generics(input: &Input<'_>, krate: &TokenStream) -> syn::Generics {
+    let mut generics = bounded_generics(input, krate, Bounds::Decode);
+    let mut de: syn::LifetimeParam = syn::parse_quote!('__de);
+    de.bounds
+        .extend(input.borrowed_lifetimes().into_iter().cloned());
+    generics.params.insert(0, syn::GenericParam::Lifetime(de));
+    generics
 }
 
 /// A newtype is transparent, also when absent: a missing field of type
@@ -161,7 +195,7 @@ fn value_when_missing(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     quote! {
         #[inline]
         fn value_when_missing() -> ::core::option::Option<Self> {
-            match <#ty as #krate::MessageCodec>::value_when_missing() {
+            match <#ty as #krate::Decode<'__de>>::value_when_missing() {
                 ::core::option::Option::Some(__v) => ::core::option::Option::Some(Self { #member: __v }),
                 ::core::option::Option::None => ::core::option::Option::None,
             }
@@ -169,21 +203,34 @@ fn value_when_missing(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     }
 }
 
+/// Which of the three impls a set of bounds is for.
+#[derive(Clone, Copy)]
+enum Bounds {
+    Encode,
+    /// `Decode<'__de>`.
+    Decode,
+    Message {
+        immutable: bool,
+    },
+}
+
 /// The type's generics with the bounds the generated code relies on:
 ///
-/// * `T: MessageCodec` for every type parameter that appears in a field
-///   encoded through its own impl (not `skip`, `with`, `bytes` or `serde`;
-///   not inside `PhantomData`), and `T::Assoc: MessageCodec` for associated
-///   types used that way (serde's inference);
+/// * `T: Encode`, `T: Decode<'__de>` or `T: MessageCodec` (by impl) for
+///   every type parameter that appears in a field encoded through its own
+///   impl (not `skip`, `with`, `bytes` or `serde`; not inside
+///   `PhantomData`), and the same of associated types used that way
+///   (serde's inference);
 /// * `T: Serialize + DeserializeOwned` for those that appear in
 ///   `#[codec(serde)]` fields;
-/// * `T: Immutable` for every type parameter of an immutable type (each
-///   field is checked against `Immutable`), else `T: Clone` (a derived
-///   `Clone` needs it of every parameter for the deep copy).
+/// * on the `MessageCodec` impl, `T: Immutable` for every type parameter of
+///   an immutable type (each field is checked against `Immutable`), else
+///   `T: Clone` (a derived `Clone` needs it of every parameter for the deep
+///   copy).
 ///
 /// `#[codec(bound = "...")]` replaces all of these with the user's
 /// predicates; the type's own where clause is kept either way.
-fn bounded_generics(input: &Input<'_>, krate: &TokenStream, immutable: bool) -> syn::Generics {
+fn bounded_generics(input: &Input<'_>, krate: &TokenStream, bounds: Bounds) -> syn::Generics {
     let mut generics = input.generics.clone();
     if let Some(bound) = &input.attrs.bound {
         generics
@@ -208,32 +255,37 @@ fn bounded_generics(input: &Input<'_>, krate: &TokenStream, immutable: bool) -> 
         #krate::__private::serde::Serialize + #krate::__private::serde::de::DeserializeOwned
     };
 
+    let codec_bound = match bounds {
+        Bounds::Encode => quote!(#krate::Encode),
+        Bounds::Decode => quote!(#krate::Decode<'__de>),
+        Bounds::Message { .. } => quote!(#krate::MessageCodec),
+    };
     let where_clause = generics.make_where_clause();
     for param in &params {
         if codec_used.contains(param) {
             where_clause
                 .predicates
-                .push(syn::parse_quote!(#param: #krate::MessageCodec));
+                .push(syn::parse_quote!(#param: #codec_bound));
         }
         if serde_used.contains(param) {
             where_clause
                 .predicates
                 .push(syn::parse_quote!(#param: #serde_bound));
         }
-        if immutable {
-            where_clause
+        match bounds {
+            Bounds::Message { immutable: true } => where_clause
                 .predicates
-                .push(syn::parse_quote!(#param: #krate::Immutable));
-        } else {
-            where_clause
+                .push(syn::parse_quote!(#param: #krate::Immutable)),
+            Bounds::Message { immutable: false } => where_clause
                 .predicates
-                .push(syn::parse_quote!(#param: ::core::clone::Clone));
+                .push(syn::parse_quote!(#param: ::core::clone::Clone)),
+            Bounds::Encode | Bounds::Decode => {}
         }
     }
     let mut seen = BTreeSet::new();
     let associated = codec_associated
         .into_iter()
-        .map(|path| (path, quote!(#krate::MessageCodec)))
+        .map(|path| (path, codec_bound.clone()))
         .chain(
             serde_associated
                 .into_iter()

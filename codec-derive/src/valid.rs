@@ -117,6 +117,19 @@ fn check_no_tags(cx: &Ctxt, variants: &[Variant<'_>]) {
 }
 
 fn check_container(cx: &Ctxt, input: &Input<'_>) {
+    if let (Some(immutable), Some(lifetime)) =
+        (input.attrs.immutable, input.borrowed_lifetimes().first())
+    {
+        cx.error_at(
+            immutable,
+            format_args!(
+                "`immutable` is for message types, which own their data: this type borrows \
+                 from its input (`{}`), so it decodes as a view of a buffer and never travels \
+                 on the bus; remove `immutable`, or give the type owned fields",
+                lifetime
+            ),
+        );
+    }
     if let (Some(union), Data::Struct(..)) = (input.attrs.union, &input.data) {
         cx.error_at(
             union,

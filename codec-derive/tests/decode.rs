@@ -1,6 +1,7 @@
 //! Decoding rules of derived types: unknown keys, missing and duplicate
 //! fields, array lengths, enum forms, error kinds and paths.
 
+use codecbus_core::Decode;
 use codecbus_core::{
     DecodeError, DecodeErrorKind, MessageCodec, Reader, Writer, decode_prefix, from_slice, to_vec,
 };

@@ -2,7 +2,8 @@
 //! `nil`, and versions that add and remove keys reading each other.
 
 use codecbus_core::{
-    DecodeErrorKind, DecodeLimits, MessageCodec, Writer, from_slice, from_slice_with_limits, to_vec,
+    DecodeErrorKind, DecodeLimits, Encode, MessageCodec, Writer, from_slice,
+    from_slice_with_limits, to_vec,
 };
 use proptest::prelude::*;
 

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use codecbus_core::__private::{enter, inventory, leave};
 use codecbus_core::{
-    CodecRegistration, DecodeError, EncodeError, Immutable, Int, MessageCodec, Reader, ValueKind,
-    Writer,
+    CodecRegistration, Decode, DecodeError, Encode, EncodeError, Immutable, Int, MessageCodec,
+    Reader, ValueKind, Writer,
 };
 
 use crate::number::JsInt;
@@ -175,16 +175,20 @@ pub(crate) fn decode_key(r: &mut Reader<'_>) -> Result<Arc<str>, DecodeError> {
 /// assert_eq!(bytes, b"\x82\xa1a\xc0\xa1b\x93\x01\xff\xcb\x3f\xf8\0\0\0\0\0\0");
 /// assert_eq!(from_slice::<JsValue>(&bytes).unwrap(), v);
 /// ```
-impl MessageCodec for JsValue {
-    const IMMUTABLE: bool = true;
-
+impl Encode for JsValue {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         encode_value(self, w)
     }
+}
 
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+impl<'de> Decode<'de> for JsValue {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         decode_value(r, &mut Stacks::default())
     }
+}
+
+impl MessageCodec for JsValue {
+    const IMMUTABLE: bool = true;
 
     copy_by_clone!();
     #[inline]
@@ -194,20 +198,24 @@ impl MessageCodec for JsValue {
 }
 
 /// A MessagePack map; see [`JsValue`'s codec](JsValue#impl-MessageCodec-for-JsValue).
-impl MessageCodec for JsObj {
-    const IMMUTABLE: bool = true;
-
+impl Encode for JsObj {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         encode_object(self, w)
     }
+}
 
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+impl<'de> Decode<'de> for JsObj {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         match r.peek()? {
             m if ValueKind::of(m) == ValueKind::Map => decode_object(r, &mut Stacks::default()),
             m => Err(r.mismatch("map", m, at)),
         }
     }
+}
+
+impl MessageCodec for JsObj {
+    const IMMUTABLE: bool = true;
 
     copy_by_clone!();
     #[inline]
@@ -217,20 +225,24 @@ impl MessageCodec for JsObj {
 }
 
 /// A MessagePack array; see [`JsValue`'s codec](JsValue#impl-MessageCodec-for-JsValue).
-impl MessageCodec for JsArray {
-    const IMMUTABLE: bool = true;
-
+impl Encode for JsArray {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         encode_array(self, w)
     }
+}
 
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+impl<'de> Decode<'de> for JsArray {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         match r.peek()? {
             m if ValueKind::of(m) == ValueKind::Array => decode_array(r, &mut Stacks::default()),
             m => Err(r.mismatch("array", m, at)),
         }
     }
+}
+
+impl MessageCodec for JsArray {
+    const IMMUTABLE: bool = true;
 
     copy_by_clone!();
     #[inline]

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use codecbus_core::{DecodeError, EncodeError, MessageCodec, Reader, Writer};
+use codecbus_core::{Decode, DecodeError, Encode, EncodeError, MessageCodec, Reader, Writer};
 
 /// Counts clones of every value made from one original.
 #[derive(Debug, Default)]
@@ -44,14 +44,20 @@ impl Clone for Frozen {
     }
 }
 
-impl MessageCodec for Frozen {
-    const IMMUTABLE: bool = true;
+impl Encode for Frozen {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_str(&self.text)
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Frozen {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         Ok(Self::new(r.read_str()?))
     }
+}
+
+impl MessageCodec for Frozen {
+    const IMMUTABLE: bool = true;
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }
@@ -83,17 +89,23 @@ impl Clone for Copied {
     }
 }
 
-impl MessageCodec for Copied {
-    const IMMUTABLE: bool = false;
+impl Encode for Copied {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         self.items.encode(w)
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Copied {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         Ok(Self {
             items: Vec::decode(r)?,
             clones: Arc::default(),
         })
     }
+}
+
+impl MessageCodec for Copied {
+    const IMMUTABLE: bool = false;
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::new((**body).clone())
     }
@@ -103,15 +115,21 @@ impl MessageCodec for Copied {
 #[derive(Debug, Clone)]
 pub struct Other(pub u8);
 
-impl MessageCodec for Other {
-    const IMMUTABLE: bool = true;
+impl Encode for Other {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_u64(u64::from(self.0));
         Ok(())
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Other {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         Ok(Self(r.read_u8()?))
     }
+}
+
+impl MessageCodec for Other {
+    const IMMUTABLE: bool = true;
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::{DATE, DATETIME, TIME, Timestamp, read_ext_of};
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -128,39 +128,57 @@ macro_rules! calendar_codecs {
         impl Immutable for $time {}
         impl Immutable for $datetime {}
 
-        impl MessageCodec for $date {
-            shared!();
+        impl Encode for $date {
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 write_date(w, &parts_of_date(*self))
             }
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        }
+
+        impl<'de> Decode<'de> for $date {
+            fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 let (p, at) = read_date(r)?;
                 date_of(&p, at)
             }
         }
 
-        impl MessageCodec for $time {
+        impl MessageCodec for $date {
             shared!();
+        }
+
+        impl Encode for $time {
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 write_time(w, &parts_of_time(*self))
             }
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        }
+
+        impl<'de> Decode<'de> for $time {
+            fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 let (p, at) = read_time(r)?;
                 time_of(&p, at)
             }
         }
 
-        impl MessageCodec for $datetime {
+        impl MessageCodec for $time {
             shared!();
+        }
+
+        impl Encode for $datetime {
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 let $dt = self;
                 let (d, t) = $split;
                 write_datetime(w, &parts_of_date(d), &parts_of_time(t))
             }
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        }
+
+        impl<'de> Decode<'de> for $datetime {
+            fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 let (d, t, at) = read_datetime(r)?;
                 Ok($join(date_of(&d, at)?, time_of(&t, at)?))
             }
+        }
+
+        impl MessageCodec for $datetime {
+            shared!();
         }
     };
 }
@@ -205,14 +223,16 @@ mod with_time {
 
     /// Encoded as the instant (timestamp, type -1); the offset is not kept
     /// and a decoded value is in UTC.
-    impl MessageCodec for OffsetDateTime {
-        shared!();
+    impl Encode for OffsetDateTime {
         fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
             Timestamp::new(self.unix_timestamp(), self.nanosecond())
                 .ok_or_else(|| EncodeError::new(EncodeErrorKind::InvalidValue))?
                 .encode(w)
         }
-        fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    }
+
+    impl<'de> Decode<'de> for OffsetDateTime {
+        fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
             let at = r.position();
             let ts = Timestamp::decode(r)?;
             let nanos = i128::from(ts.seconds()) * 1_000_000_000 + i128::from(ts.nanos());
@@ -223,6 +243,10 @@ mod with_time {
                 )
             })
         }
+    }
+
+    impl MessageCodec for OffsetDateTime {
+        shared!();
     }
 }
 
@@ -268,8 +292,7 @@ mod with_chrono {
         .ok_or_else(|| invalid("not a valid time of day", at))
     }
 
-    impl MessageCodec for DateTime<Utc> {
-        shared!();
+    impl Encode for DateTime<Utc> {
         fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
             // chrono represents a leap second as nanos >= 1e9; fold it into
             // the next second, which the timestamp can express.
@@ -281,7 +304,10 @@ mod with_chrono {
                 .ok_or_else(|| EncodeError::new(EncodeErrorKind::InvalidValue))?
                 .encode(w)
         }
-        fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    }
+
+    impl<'de> Decode<'de> for DateTime<Utc> {
+        fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
             let at = r.position();
             let ts = Timestamp::decode(r)?;
             DateTime::from_timestamp(ts.seconds(), ts.nanos()).ok_or_else(|| {
@@ -291,5 +317,9 @@ mod with_chrono {
                 )
             })
         }
+    }
+
+    impl MessageCodec for DateTime<Utc> {
+        shared!();
     }
 }

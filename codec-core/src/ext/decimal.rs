@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rust_decimal::Decimal;
 
 use super::{DECIMAL, read_ext_of};
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -32,19 +32,17 @@ fn twos_complement(v: i128) -> Vec<u8> {
     bytes[start..].to_vec()
 }
 
-impl MessageCodec for Decimal {
-    const IMMUTABLE: bool = true;
-    crate::impls::copy_by_clone!();
-    fn transform(body: &Arc<Self>) -> Arc<Self> {
-        Arc::clone(body)
-    }
+impl Encode for Decimal {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         let mut payload = Writer::new();
         payload.write_u64(u64::from(self.scale()));
         payload.write_raw(&twos_complement(self.mantissa()));
         w.write_ext(DECIMAL, payload.as_slice())
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Decimal {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         let data = read_ext_of(r, DECIMAL)?;
         let invalid = |what| DecodeError::new(DecodeErrorKind::InvalidExtData(what), at);
@@ -65,6 +63,14 @@ impl MessageCodec for Decimal {
         let mantissa = i128::from_be_bytes(wide);
         Decimal::try_from_i128_with_scale(mantissa, scale)
             .map_err(|_| invalid("decimal unscaled value exceeds 96 bits"))
+    }
+}
+
+impl MessageCodec for Decimal {
+    const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::{DecodeError, EncodeError};
 use crate::impls::container_transform;
 use crate::msgpack::read::Reader;
@@ -22,13 +22,14 @@ pub struct Ext {
 
 impl Immutable for Ext {}
 
-impl MessageCodec for Ext {
-    container_transform!(true);
-    crate::impls::copy_by_clone!();
+impl Encode for Ext {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_ext(self.type_id, &self.data)
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Ext {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let (type_id, data) = r.read_ext()?;
         r.charge_alloc(data.len())?;
         Ok(Self {
@@ -36,6 +37,11 @@ impl MessageCodec for Ext {
             data: data.to_vec(),
         })
     }
+}
+
+impl MessageCodec for Ext {
+    container_transform!(true);
+    crate::impls::copy_by_clone!();
 }
 
 /// A byte string encoded as MessagePack `bin` (a `Vec<u8>` encodes as an
@@ -86,17 +92,23 @@ impl AsRef<[u8]> for Bytes {
     }
 }
 
+impl Encode for Bytes {
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_bin(&self.0)
+    }
+}
+
+impl<'de> Decode<'de> for Bytes {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        crate::__private::decode_bytes(r)
+    }
+}
+
 impl MessageCodec for Bytes {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
-    }
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        w.write_bin(&self.0)
-    }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        crate::__private::decode_bytes(r)
     }
 }
 
@@ -156,16 +168,22 @@ impl Default for RawValue {
 
 impl Immutable for RawValue {}
 
-impl MessageCodec for RawValue {
-    container_transform!(true);
-    crate::impls::copy_by_clone!();
+impl Encode for RawValue {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_raw(&self.0);
         Ok(())
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for RawValue {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let bytes = r.skip_value_limited()?;
         r.charge_alloc(bytes.len())?;
         Ok(Self(bytes.to_vec()))
     }
+}
+
+impl MessageCodec for RawValue {
+    container_transform!(true);
+    crate::impls::copy_by_clone!();
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{TIMESTAMP, read_ext_of};
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -54,12 +54,7 @@ impl Timestamp {
     }
 }
 
-impl MessageCodec for Timestamp {
-    const IMMUTABLE: bool = true;
-    crate::impls::copy_by_clone!();
-    fn transform(body: &Arc<Self>) -> Arc<Self> {
-        Arc::clone(body)
-    }
+impl Encode for Timestamp {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         if self.seconds >> 34 == 0 {
             let packed = (u64::from(self.nanos) << 34) | self.seconds as u64;
@@ -75,7 +70,10 @@ impl MessageCodec for Timestamp {
             w.write_ext(TIMESTAMP, &data)
         }
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Timestamp {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         let data = read_ext_of(r, TIMESTAMP)?;
         let (seconds, nanos) = match *data {
@@ -103,5 +101,13 @@ impl MessageCodec for Timestamp {
                 at,
             )
         })
+    }
+}
+
+impl MessageCodec for Timestamp {
+    const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
     }
 }

@@ -3,28 +3,34 @@
 use std::sync::Arc;
 
 use super::{UUID, read_ext_of};
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
 
 impl Immutable for uuid::Uuid {}
 
-impl MessageCodec for uuid::Uuid {
-    const IMMUTABLE: bool = true;
-    crate::impls::copy_by_clone!();
-    fn transform(body: &Arc<Self>) -> Arc<Self> {
-        Arc::clone(body)
-    }
+impl Encode for uuid::Uuid {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_ext(UUID, self.as_bytes())
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for uuid::Uuid {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         let data = read_ext_of(r, UUID)?;
         uuid::Uuid::from_slice(data).map_err(|e| {
             DecodeError::new(DecodeErrorKind::InvalidExtData("a UUID is 16 bytes"), at)
                 .with_source(e)
         })
+    }
+}
+
+impl MessageCodec for uuid::Uuid {
+    const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
     }
 }

@@ -13,7 +13,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
 use super::container_transform;
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -36,8 +37,8 @@ fn map_header<K, V>(r: &mut Reader<'_>) -> Result<usize, DecodeError> {
 }
 
 #[inline]
-fn decode_entry<K: MessageCodec, V: MessageCodec>(
-    r: &mut Reader<'_>,
+fn decode_entry<'de, K: Decode<'de>, V: Decode<'de>>(
+    r: &mut Reader<'de>,
 ) -> Result<(K, V), DecodeError> {
     let key_at = r.position();
     // A key has no JSON Pointer of its own: an error in it keeps the
@@ -47,18 +48,18 @@ fn decode_entry<K: MessageCodec, V: MessageCodec>(
     Ok((k, v))
 }
 
+// `seq!(Type, Elem: [+ element bounds], [other generics], new, push)`: the
+// three impls of a sequence or set; the element bounds are added to
+// `Encode`, `Decode<'de>` and `MessageCodec` alike.
 macro_rules! seq {
     // The ordered collections collect their elements into a `Vec` first
     // and are built from it (`sorted`): one sort and a bulk build of the
     // tree instead of a search from the root per element.
-    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $elem:ident, $new:expr, $push:ident) => {
-        seq!(@impl { $($copy)* } $(#[$meta])* [$($gen)*] $ty, $elem, $new, $push; sorted ::core::convert::identity);
+    (@impl { $($copy:tt)* } $ty:ty, $elem:ident: [$($bound:tt)*], [$($gen:tt)*], $new:expr, $push:ident) => {
+        seq!(@impl { $($copy)* } $ty, $elem: [$($bound)*], [$($gen)*], $new, $push; sorted ::core::convert::identity);
     };
-    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $elem:ident, $new:expr, $push:ident; sorted $build:expr) => {
-        $(#[$meta])*
-        impl<$($gen)*> MessageCodec for $ty {
-            container_transform!($elem::IMMUTABLE);
-            $($copy)*
+    (@impl { $($copy:tt)* } $ty:ty, $elem:ident: [$($bound:tt)*], [$($gen:tt)*], $new:expr, $push:ident; sorted $build:expr) => {
+        impl<$elem: Encode $($bound)*, $($gen)*> Encode for $ty {
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_array_len(self.len())?;
                 for v in self.iter() {
@@ -66,7 +67,9 @@ macro_rules! seq {
                 }
                 Ok(())
             }
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        }
+        impl<'de, $elem: Decode<'de> $($bound)*, $($gen)*> Decode<'de> for $ty {
+            fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 let len = seq_header::<$elem>(r)?;
                 #[allow(clippy::redundant_closure_call)]
                 let mut out = ($new)(len);
@@ -76,6 +79,10 @@ macro_rules! seq {
                 r.leave();
                 Ok(($build)(out))
             }
+        }
+        impl<$elem: MessageCodec $($bound)*, $($gen)*> MessageCodec for $ty {
+            container_transform!($elem::IMMUTABLE);
+            $($copy)*
         }
     };
     // The persistent collections copy by `Clone`: O(1), and writes copy
@@ -92,23 +99,21 @@ macro_rules! seq {
     };
 }
 
+// `map!(Type, K: [+ key bounds], V: [+ value bounds], [other generics], new)`.
 macro_rules! map {
-    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr) => {
-        map!(@impl { $($copy)* } $(#[$meta])* [$($gen)*] $ty, $new; insert);
+    (@impl { $($copy:tt)* } $ty:ty, K: [$($kb:tt)*], V: [$($vb:tt)*], [$($gen:tt)*], $new:expr) => {
+        map!(@impl { $($copy)* } $ty, K: [$($kb)*], V: [$($vb)*], [$($gen)*], $new; insert);
     };
     // `sorted`: the pairs are collected into a `Vec` and the map built from
     // it, which keeps the last of equal keys, as inserting one by one does.
-    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr; sorted $build:expr) => {
-        map!(@impl { $($copy)* } $(#[$meta])* [$($gen)*] $ty, $new; push; $build);
+    (@impl { $($copy:tt)* } $ty:ty, K: [$($kb:tt)*], V: [$($vb:tt)*], [$($gen:tt)*], $new:expr; sorted $build:expr) => {
+        map!(@impl { $($copy)* } $ty, K: [$($kb)*], V: [$($vb)*], [$($gen)*], $new; push; $build);
     };
-    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr; insert) => {
-        map!(@impl { $($copy)* } $(#[$meta])* [$($gen)*] $ty, $new; insert; ::core::convert::identity);
+    (@impl { $($copy:tt)* } $ty:ty, K: [$($kb:tt)*], V: [$($vb:tt)*], [$($gen:tt)*], $new:expr; insert) => {
+        map!(@impl { $($copy)* } $ty, K: [$($kb)*], V: [$($vb)*], [$($gen)*], $new; insert; ::core::convert::identity);
     };
-    (@impl { $($copy:tt)* } $(#[$meta:meta])* [$($gen:tt)*] $ty:ty, $new:expr; $add:ident; $build:expr) => {
-        $(#[$meta])*
-        impl<$($gen)*> MessageCodec for $ty {
-            container_transform!(K::IMMUTABLE && V::IMMUTABLE);
-            $($copy)*
+    (@impl { $($copy:tt)* } $ty:ty, K: [$($kb:tt)*], V: [$($vb:tt)*], [$($gen:tt)*], $new:expr; $add:ident; $build:expr) => {
+        impl<K: Encode $($kb)*, V: Encode $($vb)*, $($gen)*> Encode for $ty {
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_map_len(self.len())?;
                 for (k, v) in self.iter() {
@@ -117,7 +122,9 @@ macro_rules! map {
                 }
                 Ok(())
             }
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        }
+        impl<'de, K: Decode<'de> $($kb)*, V: Decode<'de> $($vb)*, $($gen)*> Decode<'de> for $ty {
+            fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 let len = map_header::<K, V>(r)?;
                 #[allow(clippy::redundant_closure_call)]
                 let mut out = ($new)(len);
@@ -128,6 +135,10 @@ macro_rules! map {
                 r.leave();
                 Ok(($build)(out))
             }
+        }
+        impl<K: MessageCodec $($kb)*, V: MessageCodec $($vb)*, $($gen)*> MessageCodec for $ty {
+            container_transform!(K::IMMUTABLE && V::IMMUTABLE);
+            $($copy)*
         }
     };
     (@add $out:ident, insert, $entry:ident) => {
@@ -160,14 +171,14 @@ impl<K: Immutable, V: Immutable> Immutable for BTreeMap<K, V> {}
 
 // No `Clone` bounds on the elements: copies go through `deep_copy`, so an
 // immutable type that is not `Clone` can be an element.
-seq!([T: MessageCodec] Vec<T>, T, Vec::with_capacity, push);
-seq!([T: MessageCodec] VecDeque<T>, T, VecDeque::with_capacity, push_back);
-seq!([T: MessageCodec + Eq + Hash, S: BuildHasher + Default] HashSet<T, S>, T,
+seq!(Vec<T>, T: [], [], Vec::with_capacity, push);
+seq!(VecDeque<T>, T: [], [], VecDeque::with_capacity, push_back);
+seq!(HashSet<T, S>, T: [+ Eq + Hash], [S: BuildHasher + Default],
     |n| HashSet::with_capacity_and_hasher(n, S::default()), insert);
-seq!([T: MessageCodec + Ord] BTreeSet<T>, T, Vec::with_capacity, push; sorted BTreeSet::from_iter);
-map!([K: MessageCodec + Eq + Hash, V: MessageCodec, S: BuildHasher + Default]
-    HashMap<K, V, S>, |n| HashMap::with_capacity_and_hasher(n, S::default()));
-map!([K: MessageCodec + Ord, V: MessageCodec] BTreeMap<K, V>, Vec::with_capacity; sorted BTreeMap::from_iter);
+seq!(BTreeSet<T>, T: [+ Ord], [], Vec::with_capacity, push; sorted BTreeSet::from_iter);
+map!(HashMap<K, V, S>, K: [+ Eq + Hash], V: [], [S: BuildHasher + Default],
+    |n| HashMap::with_capacity_and_hasher(n, S::default()));
+map!(BTreeMap<K, V>, K: [+ Ord], V: [], [], Vec::with_capacity; sorted BTreeMap::from_iter);
 
 // imbl: the persistent collections the project's own types use. Their
 // clones are O(1), but they are only `Immutable` when their contents are.
@@ -177,18 +188,19 @@ impl<T: Immutable + Send> Immutable for imbl::OrdSet<T> {}
 impl<K: Immutable + Send, V: Immutable + Send> Immutable for imbl::HashMap<K, V> {}
 impl<K: Immutable + Send, V: Immutable + Send> Immutable for imbl::OrdMap<K, V> {}
 
-seq!(clone [T: MessageCodec + Clone] imbl::Vector<T>, T, |_| imbl::Vector::new(), push_back);
-seq!(clone [T: MessageCodec + Clone + Eq + Hash] imbl::HashSet<T>, T, |_| imbl::HashSet::new(), insert);
-seq!(clone [T: MessageCodec + Clone + Ord] imbl::OrdSet<T>, T, |_| imbl::OrdSet::new(), insert);
-map!(clone [K: MessageCodec + Clone + Eq + Hash, V: MessageCodec + Clone] imbl::HashMap<K, V>, |_| imbl::HashMap::new());
-map!(clone [K: MessageCodec + Clone + Ord, V: MessageCodec + Clone] imbl::OrdMap<K, V>, |_| imbl::OrdMap::new());
+seq!(clone imbl::Vector<T>, T: [+ Clone], [], |_| imbl::Vector::new(), push_back);
+seq!(clone imbl::HashSet<T>, T: [+ Clone + Eq + Hash], [], |_| imbl::HashSet::new(), insert);
+seq!(clone imbl::OrdSet<T>, T: [+ Clone + Ord], [], |_| imbl::OrdSet::new(), insert);
+map!(clone imbl::HashMap<K, V>, K: [+ Clone + Eq + Hash], V: [+ Clone], [], |_| imbl::HashMap::new());
+map!(clone imbl::OrdMap<K, V>, K: [+ Clone + Ord], V: [+ Clone], [], |_| imbl::OrdMap::new());
 
 #[cfg(feature = "im")]
 mod im_support {
     use std::hash::{BuildHasher, Hash};
 
     use super::{decode_entry, map_header, seq_header};
-    use crate::codec::{Immutable, MessageCodec};
+    use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+
     use crate::error::{DecodeError, EncodeError};
     use crate::impls::container_transform;
     use crate::msgpack::read::Reader;
@@ -200,13 +212,13 @@ mod im_support {
     impl<K: Immutable + Send, V: Immutable + Send, S: Sync + Send> Immutable for im::HashMap<K, V, S> {}
     impl<K: Immutable + Send, V: Immutable + Send> Immutable for im::OrdMap<K, V> {}
 
-    seq!(clone [T: MessageCodec + Clone] im::Vector<T>, T, |_| im::Vector::new(), push_back);
-    seq!(clone [T: MessageCodec + Clone + Eq + Hash, S: BuildHasher + Default + Clone] im::HashSet<T, S>, T,
+    seq!(clone im::Vector<T>, T: [+ Clone], [], |_| im::Vector::new(), push_back);
+    seq!(clone im::HashSet<T, S>, T: [+ Clone + Eq + Hash], [S: BuildHasher + Default + Clone],
         |_| im::HashSet::with_hasher(S::default()), insert);
-    seq!(clone [T: MessageCodec + Clone + Ord] im::OrdSet<T>, T, |_| im::OrdSet::new(), insert);
-    map!(clone [K: MessageCodec + Clone + Eq + Hash, V: MessageCodec + Clone, S: BuildHasher + Default + Clone]
-        im::HashMap<K, V, S>, |_| im::HashMap::with_hasher(S::default()));
-    map!(clone [K: MessageCodec + Clone + Ord, V: MessageCodec + Clone] im::OrdMap<K, V>, |_| im::OrdMap::new());
+    seq!(clone im::OrdSet<T>, T: [+ Clone + Ord], [], |_| im::OrdSet::new(), insert);
+    map!(clone im::HashMap<K, V, S>, K: [+ Clone + Eq + Hash], V: [+ Clone], [S: BuildHasher + Default + Clone],
+        |_| im::HashMap::with_hasher(S::default()));
+    map!(clone im::OrdMap<K, V>, K: [+ Clone + Ord], V: [+ Clone], [], |_| im::OrdMap::new());
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
-//! Booleans, integers, floats, `char`, `()` and strings.
+//! Booleans, integers, floats, `char`, `()`, strings, and the borrowed
+//! `&str`, `&[u8]` and `Cow`.
 #![forbid(unsafe_code)]
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::DecodeError;
 use crate::error::{DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::msgpack::kind::Int;
@@ -49,123 +51,117 @@ macro_rules! share {
     };
 }
 
-impl MessageCodec for bool {
-    share!();
-    #[inline]
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        w.write_bool(*self);
-        Ok(())
-    }
-    #[inline]
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        r.read_bool()
-    }
+/// `Encode`, `Decode` and a shared `MessageCodec` for a leaf type, from
+/// the bodies of its encode (`self` as `$v`, the writer as `$w`) and its
+/// decode (the reader as `$r`).
+macro_rules! leaf {
+    ($ty:ty, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block) => {
+        impl Encode for $ty {
+            #[inline]
+            fn encode(&self, $w: &mut Writer) -> Result<(), EncodeError> {
+                let $v = self;
+                $encode
+            }
+        }
+        impl<'de> Decode<'de> for $ty {
+            #[inline]
+            fn decode($r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+                $decode
+            }
+        }
+        impl MessageCodec for $ty {
+            share!();
+        }
+    };
 }
+
+leaf!(
+    bool,
+    |v, w| {
+        w.write_bool(*v);
+        Ok(())
+    },
+    |r| { r.read_bool() }
+);
 
 macro_rules! unsigned {
     ($($ty:ty => $read:ident),*) => {$(
-        impl MessageCodec for $ty {
-            share!();
-            #[inline]
-            fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-                w.write_u64(*self as u64);
-                Ok(())
-            }
-            #[inline]
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-                r.$read()
-            }
-        }
+        leaf!($ty, |v, w| {
+            w.write_u64(*v as u64);
+            Ok(())
+        }, |r| { r.$read() });
     )*};
 }
 unsigned!(u8 => read_u8, u16 => read_u16, u32 => read_u32, u64 => read_u64, usize => read_usize);
 
 macro_rules! signed {
     ($($ty:ty => $read:ident),*) => {$(
-        impl MessageCodec for $ty {
-            share!();
-            #[inline]
-            fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-                w.write_i64(*self as i64);
-                Ok(())
-            }
-            #[inline]
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-                r.$read()
-            }
-        }
+        leaf!($ty, |v, w| {
+            w.write_i64(*v as i64);
+            Ok(())
+        }, |r| { r.$read() });
     )*};
 }
 signed!(i8 => read_i8, i16 => read_i16, i32 => read_i32, i64 => read_i64, isize => read_isize);
 
-impl MessageCodec for u128 {
-    share!();
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        let v = u64::try_from(*self).map_err(|_| {
-            EncodeError::new(EncodeErrorKind::IntegerOutOfRange).with_detail(format!("u128 {self}"))
+leaf!(
+    u128,
+    |v, w| {
+        let n = u64::try_from(*v).map_err(|_| {
+            EncodeError::new(EncodeErrorKind::IntegerOutOfRange).with_detail(format!("u128 {v}"))
         })?;
-        w.write_u64(v);
+        w.write_u64(n);
         Ok(())
-    }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        r.read_u64().map(u128::from)
-    }
-}
+    },
+    |r| { r.read_u64().map(u128::from) }
+);
 
-impl MessageCodec for i128 {
-    share!();
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        if let Ok(v) = i64::try_from(*self) {
-            w.write_i64(v);
-        } else if let Ok(v) = u64::try_from(*self) {
-            w.write_u64(v);
+leaf!(
+    i128,
+    |v, w| {
+        if let Ok(n) = i64::try_from(*v) {
+            w.write_i64(n);
+        } else if let Ok(n) = u64::try_from(*v) {
+            w.write_u64(n);
         } else {
             return Err(EncodeError::new(EncodeErrorKind::IntegerOutOfRange)
-                .with_detail(format!("i128 {self}")));
+                .with_detail(format!("i128 {v}")));
         }
         Ok(())
-    }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    },
+    |r| {
         Ok(match r.read_int()? {
             Int::Unsigned(v) => i128::from(v),
             Int::Negative(v) => i128::from(v),
         })
     }
-}
+);
 
-impl MessageCodec for f32 {
-    share!();
-    #[inline]
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        w.write_f32(*self);
+leaf!(
+    f32,
+    |v, w| {
+        w.write_f32(*v);
         Ok(())
-    }
-    #[inline]
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        r.read_f32()
-    }
-}
+    },
+    |r| { r.read_f32() }
+);
 
-impl MessageCodec for f64 {
-    share!();
-    #[inline]
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        w.write_f64(*self);
+leaf!(
+    f64,
+    |v, w| {
+        w.write_f64(*v);
         Ok(())
-    }
-    #[inline]
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        r.read_f64()
-    }
-}
+    },
+    |r| { r.read_f64() }
+);
 
-impl MessageCodec for char {
-    share!();
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+leaf!(
+    char,
+    |v, w| {
         let mut buf = [0u8; 4];
-        w.write_str(self.encode_utf8(&mut buf))
-    }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        w.write_str(v.encode_utf8(&mut buf))
+    },
+    |r| {
         let at = r.position();
         let s = r.read_str()?;
         let mut chars = s.chars();
@@ -177,49 +173,104 @@ impl MessageCodec for char {
             )),
         }
     }
-}
+);
 
-impl MessageCodec for () {
-    share!();
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+leaf!(
+    (),
+    |v, w| {
+        let () = *v;
         w.write_nil();
         Ok(())
-    }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        r.read_nil()
-    }
-}
+    },
+    |r| { r.read_nil() }
+);
 
-impl MessageCodec for String {
-    share!();
+// Strings: `str` is written by every string type (`String`, `Box<str>`,
+// `Arc<str>`, `&str`, `Cow<str>` through the containers' `Encode`).
+impl Encode for str {
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_str(self)
     }
+}
+
+impl Encode for String {
     #[inline]
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_str(self)
+    }
+}
+impl<'de> Decode<'de> for String {
+    #[inline]
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_string()
     }
 }
-
-impl MessageCodec for Box<str> {
+impl MessageCodec for String {
     share!();
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        w.write_str(self)
-    }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Box<str> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         String::decode(r).map(String::into_boxed_str)
     }
 }
-
-impl MessageCodec for Arc<str> {
+impl MessageCodec for Box<str> {
     share!();
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        w.write_str(self)
-    }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Arc<str> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let s = r.read_str()?;
         r.charge_alloc(s.len())?;
         Ok(Arc::from(s))
+    }
+}
+impl MessageCodec for Arc<str> {
+    share!();
+}
+
+// Borrowed from the input: no allocation, nothing charged to the budget.
+impl<'de: 'a, 'a> Decode<'de> for &'a str {
+    #[inline]
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        r.read_str()
+    }
+}
+
+/// A byte slice is a `bin` (as `#[codec(bytes)]` writes a `Vec<u8>`).
+impl Encode for [u8] {
+    #[inline]
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        w.write_bin(self)
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for &'a [u8] {
+    #[inline]
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        r.read_bin()
+    }
+}
+
+/// A `Cow` is written as what it holds, and decoded borrowed.
+impl<B: Encode + ToOwned + ?Sized> Encode for Cow<'_, B> {
+    #[inline]
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        (**self).encode(w)
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for Cow<'a, str> {
+    #[inline]
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        r.read_str().map(Cow::Borrowed)
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for Cow<'a, [u8]> {
+    #[inline]
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        r.read_bin().map(Cow::Borrowed)
     }
 }

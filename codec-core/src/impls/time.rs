@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::ext::Timestamp;
 use crate::msgpack::read::Reader;
@@ -14,19 +14,17 @@ use crate::msgpack::write::Writer;
 impl Immutable for Duration {}
 impl Immutable for SystemTime {}
 
-impl MessageCodec for Duration {
-    const IMMUTABLE: bool = true;
-    crate::impls::copy_by_clone!();
-    fn transform(body: &Arc<Self>) -> Arc<Self> {
-        Arc::clone(body)
-    }
+impl Encode for Duration {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_raw(&[0x92]);
         w.write_u64(self.as_secs());
         w.write_u64(u64::from(self.subsec_nanos()));
         Ok(())
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for Duration {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         let len = r.read_array_len()?;
         if len != 2 {
@@ -52,12 +50,15 @@ impl MessageCodec for Duration {
     }
 }
 
-impl MessageCodec for SystemTime {
+impl MessageCodec for Duration {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }
+}
+
+impl Encode for SystemTime {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         let ts = match self.duration_since(UNIX_EPOCH) {
             Ok(d) => Timestamp::new(
@@ -79,7 +80,10 @@ impl MessageCodec for SystemTime {
         let ts = ts.ok_or_else(|| EncodeError::new(EncodeErrorKind::InvalidValue))?;
         ts.encode(w)
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de> Decode<'de> for SystemTime {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         let ts = Timestamp::decode(r)?;
         let out_of_range = || {
@@ -99,5 +103,13 @@ impl MessageCodec for SystemTime {
                 .and_then(|t| t.checked_add(nanos))
                 .ok_or_else(out_of_range)
         }
+    }
+}
+
+impl MessageCodec for SystemTime {
+    const IMMUTABLE: bool = true;
+    crate::impls::copy_by_clone!();
+    fn transform(body: &Arc<Self>) -> Arc<Self> {
+        Arc::clone(body)
     }
 }

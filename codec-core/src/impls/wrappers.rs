@@ -1,10 +1,10 @@
-//! `Option`, `Box`, `Arc`, tuples and arrays.
+//! `Option`, references, `Box`, `Arc`, tuples and arrays.
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
 
 use super::container_transform;
-use crate::codec::{Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -15,15 +15,7 @@ impl<T: Immutable + Send + ?Sized> Immutable for Arc<T> {}
 impl<T: Immutable, const N: usize> Immutable for [T; N] {}
 impl<T: Immutable> Immutable for [T] {}
 
-impl<T: MessageCodec> MessageCodec for Option<T> {
-    container_transform!(T::IMMUTABLE);
-    #[inline]
-    fn deep_copy(value: &Self) -> Option<Self> {
-        match value {
-            Some(v) => T::deep_copy(v).map(Some),
-            None => Some(None),
-        }
-    }
+impl<T: Encode> Encode for Option<T> {
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         match self {
@@ -34,8 +26,11 @@ impl<T: MessageCodec> MessageCodec for Option<T> {
             }
         }
     }
+}
+
+impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
     #[inline]
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         if r.try_read_nil() {
             return Ok(None);
         }
@@ -50,22 +45,64 @@ impl<T: MessageCodec> MessageCodec for Option<T> {
     }
 }
 
+impl<T: MessageCodec> MessageCodec for Option<T> {
+    container_transform!(T::IMMUTABLE);
+    #[inline]
+    fn deep_copy(value: &Self) -> Option<Self> {
+        match value {
+            Some(v) => T::deep_copy(v).map(Some),
+            None => Some(None),
+        }
+    }
+}
+
+/// A reference is written as what it points to (`&str`, `&[u8]`, `&T`).
+impl<T: Encode + ?Sized> Encode for &T {
+    #[inline]
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        (**self).encode(w)
+    }
+}
+
+impl<T: Encode + ?Sized> Encode for Box<T> {
+    #[inline]
+    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+        (**self).encode(w)
+    }
+}
+
+impl<'de, T: Decode<'de>> Decode<'de> for Box<T> {
+    #[inline]
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        r.enter()?;
+        let v = T::decode(r)?;
+        r.leave();
+        Ok(Box::new(v))
+    }
+}
+
 impl<T: MessageCodec> MessageCodec for Box<T> {
     container_transform!(T::IMMUTABLE);
     #[inline]
     fn deep_copy(value: &Self) -> Option<Self> {
         T::deep_copy(value).map(Box::new)
     }
+}
+
+impl<T: Encode + ?Sized> Encode for Arc<T> {
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         (**self).encode(w)
     }
+}
+
+impl<'de, T: Decode<'de>> Decode<'de> for Arc<T> {
     #[inline]
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.enter()?;
         let v = T::decode(r)?;
         r.leave();
-        Ok(Box::new(v))
+        Ok(Arc::new(v))
     }
 }
 
@@ -86,25 +123,9 @@ impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
     fn deep_copy(value: &Self) -> Option<Self> {
         Some(Arc::clone(value))
     }
-    #[inline]
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        (**self).encode(w)
-    }
-    #[inline]
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        r.enter()?;
-        let v = T::decode(r)?;
-        r.leave();
-        Ok(Arc::new(v))
-    }
 }
 
-impl<T: MessageCodec, const N: usize> MessageCodec for [T; N] {
-    container_transform!(T::IMMUTABLE);
-    fn deep_copy(value: &Self) -> Option<Self> {
-        let items: Vec<T> = value.iter().map(T::deep_copy).collect::<Option<_>>()?;
-        items.try_into().ok()
-    }
+impl<T: Encode, const N: usize> Encode for [T; N] {
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_array_len(N)?;
         for v in self {
@@ -112,7 +133,10 @@ impl<T: MessageCodec, const N: usize> MessageCodec for [T; N] {
         }
         Ok(())
     }
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+}
+
+impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for [T; N] {
+    fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         let len = r.read_array_len()?;
         if len != N {
@@ -141,6 +165,14 @@ impl<T: MessageCodec, const N: usize> MessageCodec for [T; N] {
     }
 }
 
+impl<T: MessageCodec, const N: usize> MessageCodec for [T; N] {
+    container_transform!(T::IMMUTABLE);
+    fn deep_copy(value: &Self) -> Option<Self> {
+        let items: Vec<T> = value.iter().map(T::deep_copy).collect::<Option<_>>()?;
+        items.try_into().ok()
+    }
+}
+
 macro_rules! tuple {
     ($len:expr => $($name:ident $idx:tt),+) => {
         impl<$($name: Immutable),+> Immutable for ($($name,)+) {}
@@ -150,12 +182,18 @@ macro_rules! tuple {
             fn deep_copy(value: &Self) -> Option<Self> {
                 Some(($($name::deep_copy(&value.$idx)?,)+))
             }
+        }
+
+        impl<$($name: Encode),+> Encode for ($($name,)+) {
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_raw(&[0x90 | $len]);
                 $( self.$idx.encode(w)?; )+
                 Ok(())
             }
-            fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        }
+
+        impl<'de, $($name: Decode<'de>),+> Decode<'de> for ($($name,)+) {
+            fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 let at = r.position();
                 let len = r.read_array_len()?;
                 if len != $len {
