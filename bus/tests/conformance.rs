@@ -22,6 +22,7 @@ use codecbus_bus::{
     SendErrorKind,
 };
 use codecbus_core::MessageCodec;
+use codecbus_core::ext::SharedStr;
 use codecbus_json::{JsObj, jsobj};
 use common::eventually;
 use tally::{Tally, counting};
@@ -39,6 +40,14 @@ struct Order {
 struct Quote {
     order: u64,
     total_cents: i64,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "test.document", immutable)]
+struct Document {
+    title: SharedStr,
+    tags: Vec<SharedStr>,
+    blob: bytes::Bytes,
 }
 
 fn order(id: u64) -> Order {
@@ -123,6 +132,7 @@ suite! {
     publish_reaches_every_consumer_on_every_node_once;
     request_reply_with_derived_types_and_headers;
     request_reply_with_jsobj;
+    shared_strings_and_bytes_cross_nodes;
     conversations_of_several_turns_cross_nodes;
     conversation_turns_fail_across_nodes;
     conversation_turns_to_a_node_that_cannot_answer;
@@ -272,6 +282,33 @@ async fn request_reply_with_jsobj(c: Cluster) {
     };
     let reply: Message<JsObj> = a.request("json.echo", order.clone()).await.unwrap();
     assert_eq!(reply.body(), &order.set("seen", true));
+}
+
+/// A body of `SharedStr` and `bytes::Bytes` fields (which the receiving
+/// node decodes as slices of the received buffer) arrives whole, and its
+/// reply too, with non-ASCII text, an empty string and binary bytes.
+async fn shared_strings_and_bytes_cross_nodes(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let _echo = b.consumer("shared.echo", |m: Message<Document>| async move {
+        let mut tags = m.body().tags.clone();
+        tags.push(SharedStr::from_static("seen"));
+        m.reply(Document {
+            title: m.body().title.clone(),
+            tags,
+            blob: m.body().blob.clone(),
+        })
+    });
+    b.flush().await.unwrap();
+    let doc = Document {
+        title: "Grüße, 世界".into(),
+        tags: vec!["".into(), "a".repeat(300).into()],
+        blob: bytes::Bytes::from((0..=255u8).collect::<Vec<_>>()),
+    };
+    let reply: Message<Document> = a.request("shared.echo", doc.clone()).await.unwrap();
+    assert_eq!(reply.body().title, doc.title);
+    assert_eq!(reply.body().tags[..2], doc.tags[..]);
+    assert_eq!(reply.body().tags[2], "seen");
+    assert_eq!(reply.body().blob, doc.blob);
 }
 
 /// `reply_and_request` across nodes: every turn crosses NATS, in both

@@ -266,6 +266,24 @@ pub fn from_slice_with_limits<'de, T: Decode<'de>>(
     result
 }
 
+/// Decodes one value that must span all of `bytes`, with default limits,
+/// sharing the buffer: [`SharedStr`](crate::ext::SharedStr) and
+/// `bytes::Bytes` fields point into `bytes` instead of being copied (see
+/// [`Reader::shared`]).
+///
+/// # Errors
+///
+/// As [`from_slice`].
+#[inline]
+pub fn from_bytes<T: MessageCodec>(bytes: &bytes::Bytes) -> Result<T, DecodeError> {
+    let mut r = Reader::shared(bytes, DecodeLimits::default());
+    let result = T::decode(&mut r);
+    if result.is_ok() && !r.is_empty() {
+        return Err(trailing_bytes(&r));
+    }
+    result
+}
+
 #[cold]
 #[inline(never)]
 fn trailing_bytes(r: &Reader<'_>) -> DecodeError {

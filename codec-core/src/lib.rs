@@ -72,7 +72,7 @@ mod serde_macro;
 pub mod __private;
 
 pub use crate::codec::{
-    Decode, Encode, Immutable, MessageCodec, decode_prefix, encode_into, from_slice,
+    Decode, Encode, Immutable, MessageCodec, decode_prefix, encode_into, from_bytes, from_slice,
     from_slice_with_limits, to_vec,
 };
 pub use crate::error::{

@@ -34,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 mod raw;
+mod shared;
 mod timestamp;
 
 #[cfg(any(feature = "time", feature = "chrono"))]
@@ -44,6 +45,7 @@ mod decimal;
 mod uuid;
 
 pub use raw::{Bytes, Ext, RawValue};
+pub use shared::SharedStr;
 pub use timestamp::Timestamp;
 
 /// The version of this registry (ids and layouts).

@@ -172,7 +172,7 @@ pub(crate) fn read_reply(
             .with_code(frame.head.failure_code.unwrap_or(NO_FAILURE_CODE))
             .with_address(Arc::clone(address)));
     }
-    let (codec, body) = match decode(inner, &frame.head, frame.body()) {
+    let (codec, body) = match decode(inner, &frame.head, &frame.body_bytes()) {
         Ok(decoded) => decoded,
         Err(message) => {
             undecodable(inner, inner.telemetry().probe(address).as_deref());

@@ -154,6 +154,16 @@ impl Frame {
         self.payload.get(self.head.body_at..).unwrap_or_default()
     }
 
+    /// The body as a slice of the payload's buffer (a reference count, not
+    /// a copy), for decoding that shares it.
+    pub(crate) fn body_bytes(&self) -> Bytes {
+        if self.head.body_at <= self.payload.len() {
+            self.payload.slice(self.head.body_at..)
+        } else {
+            Bytes::new()
+        }
+    }
+
     /// A failure answering a request.
     pub(crate) fn failure(kind: RequestErrorKind, code: i32, message: String) -> Self {
         Self {

@@ -7,6 +7,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use codecbus_core::{AnyBody, CodecRegistration};
 
 use crate::base::error::{NO_FAILURE_CODE, RequestErrorKind};
@@ -61,7 +62,7 @@ pub(crate) fn undecodable(inner: &Arc<dyn Node>, probe: Option<&Probe>) {
 pub(crate) fn decode(
     inner: &Arc<dyn Node>,
     head: &Inbound,
-    payload: &[u8],
+    payload: &Bytes,
 ) -> Result<(CodecRegistration, AnyBody), String> {
     let codec = codec_of(inner, head)?;
     let body = decode_with(&codec, payload)?;
@@ -87,7 +88,7 @@ pub(crate) fn decode_checked(
     inner: &Arc<dyn Node>,
     address: &str,
     head: &Inbound,
-    payload: &[u8],
+    payload: &Bytes,
 ) -> Decoded {
     let Some((guard, consumers)) = inner.local().shared_guard(address, Scope::Exported) else {
         return match decode(inner, head, payload) {
@@ -99,7 +100,7 @@ pub(crate) fn decode_checked(
         Ok(codec) => codec,
         Err(error) => return Decoded::Undecodable(error),
     };
-    match guard.decode(codec.name(), payload) {
+    match guard.decode(codec.name(), &payload[..]) {
         Some(Ok(body)) => Decoded::Body(codec, body, Some(guard)),
         Some(Err(GuardedDecode::Refused(reasons))) => Decoded::Refused(codec, reasons, consumers),
         Some(Err(GuardedDecode::Undecodable(error))) => Decoded::Undecodable(format!(
@@ -160,10 +161,12 @@ pub(crate) fn codec_of(inner: &Arc<dyn Node>, head: &Inbound) -> Result<CodecReg
     })
 }
 
-/// Decodes `payload`, the whole of it, with `codec`.
-pub(crate) fn decode_with(codec: &CodecRegistration, payload: &[u8]) -> Result<AnyBody, String> {
+/// Decodes `payload`, the whole of it, with `codec`. Strings and bytes
+/// of the body that can share the received buffer do (`SharedStr`,
+/// `bytes::Bytes`): they are not copied out of it.
+pub(crate) fn decode_with(codec: &CodecRegistration, payload: &Bytes) -> Result<AnyBody, String> {
     let name = codec.name();
-    let mut r = codecbus_core::Reader::new(payload);
+    let mut r = codecbus_core::Reader::shared(payload, codecbus_core::DecodeLimits::default());
     let body = codec.decode(&mut r).map_err(|e| {
         format!(
             "cannot decode {} bytes with codec {name:?}: {e}",
@@ -185,7 +188,12 @@ pub(crate) fn decode_with(codec: &CodecRegistration, payload: &[u8]) -> Result<A
 pub(crate) fn deliver_publish(inner: &Arc<dyn Node>, address: &str, frame: &Frame, from: &str) {
     let Arrival { probe, span } = arrival(inner, address, &frame.head, frame.body().len());
     let _entered = span.as_ref().map(tracing::Span::enter);
-    let (codec, body, checked) = match decode_checked(inner, address, &frame.head, frame.body()) {
+    let (codec, body, checked) = match decode_checked(
+        inner,
+        address,
+        &frame.head,
+        &frame.body_bytes(),
+    ) {
         Decoded::Body(codec, body, checked) => (codec, body, checked),
         Decoded::Undecodable(error) => {
             undecodable(inner, probe.as_deref());
@@ -262,7 +270,12 @@ pub(crate) fn deliver_send(
     } else {
         DeliveryKind::Send
     };
-    let (codec, body, checked) = match decode_checked(inner, address, &frame.head, frame.body()) {
+    let (codec, body, checked) = match decode_checked(
+        inner,
+        address,
+        &frame.head,
+        &frame.body_bytes(),
+    ) {
         Decoded::Body(codec, body, checked) => (codec, body, checked),
         Decoded::Refused(codec, reasons, _) => {
             let refusal = Refusal::Invalid(reasons);
@@ -355,4 +368,37 @@ fn refused(
     }
     tracing::warn!(address, reason = %err, "send from {from} {why}");
     Delivered::Done
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use codecbus_core::ext::SharedStr;
+    use codecbus_core::{CodecRegistration, to_vec};
+
+    use super::decode_with;
+
+    #[test]
+    fn a_body_shares_the_received_buffer() {
+        type Body = (SharedStr, Bytes, String);
+        let codec = CodecRegistration::of::<Body>("test.shared");
+        let payload =
+            Bytes::from(to_vec(&("title", Bytes::from_static(b"\x01\x02"), "copied")).unwrap());
+        let body = decode_with(&codec, &payload).unwrap();
+        let (title, blob, copied) = body.downcast_ref::<Body>().unwrap();
+        assert_eq!(
+            (title.as_str(), &blob[..], copied.as_str()),
+            ("title", &b"\x01\x02"[..], "copied")
+        );
+        let inside = |p: *const u8| payload.as_ptr_range().contains(&p);
+        assert!(inside(title.as_ptr()) && inside(blob.as_ptr()));
+        assert!(!inside(copied.as_ptr()));
+    }
+
+    #[test]
+    fn bytes_left_after_the_body_are_an_error() {
+        let codec = CodecRegistration::of::<SharedStr>("test.shared");
+        let error = decode_with(&codec, &Bytes::from_static(b"\xa1a\xc0")).unwrap_err();
+        assert!(error.contains("1 bytes left"), "{error}");
+    }
 }

@@ -239,7 +239,7 @@ impl DurableReader {
             return Some(Box::pin(settle.run(Verdict::DeadLetter(reason))));
         }
         let _entered = span.as_ref().map(tracing::Span::enter);
-        let decoded = decode_checked(&inner, &self.d.address, &frame.head, frame.body());
+        let decoded = decode_checked(&inner, &self.d.address, &frame.head, &frame.body_bytes());
         let (codec, body, checked) = match decoded {
             Decoded::Body(codec, body, checked) => (codec, body, checked),
             Decoded::Undecodable(error) => {

@@ -14,6 +14,8 @@
 //! keys for error paths.
 #![forbid(unsafe_code)]
 
+use bytes::Bytes;
+
 use super::kind::ValueKind;
 use super::limits::DecodeLimits;
 use crate::error::{DecodeError, DecodeErrorKind};
@@ -41,6 +43,9 @@ pub struct Reader<'de> {
     depth: u32,
     alloc_left: usize,
     limits: DecodeLimits,
+    /// The reference-counted buffer `buf` is the content of, when the
+    /// reader was made over one: strings and bytes can then share it.
+    shared: Option<&'de Bytes>,
 }
 
 macro_rules! narrow {
@@ -78,7 +83,46 @@ impl<'de> Reader<'de> {
             depth: 0,
             alloc_left: limits.max_alloc_bytes,
             limits,
+            shared: None,
         }
+    }
+
+    /// A reader over a reference-counted buffer (what a NATS message's
+    /// payload is): [`SharedStr`](crate::ext::SharedStr) and `bytes::Bytes`
+    /// values decoded from it share the buffer instead of copying out of
+    /// it, so a message that crossed the wire is decoded without copying
+    /// its strings and byte fields.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use codecbus_core::{DecodeLimits, Decode, Reader};
+    /// use codecbus_core::ext::SharedStr;
+    ///
+    /// let payload = Bytes::from_static(b"\xa5hello");
+    /// let mut r = Reader::shared(&payload, DecodeLimits::default());
+    /// let s = SharedStr::decode(&mut r).unwrap();
+    /// assert_eq!(s, "hello");
+    /// assert_eq!(s.as_ptr(), payload[1..].as_ptr()); // the same memory
+    /// ```
+    #[inline]
+    pub fn shared(buf: &'de Bytes, limits: DecodeLimits) -> Self {
+        Self {
+            shared: Some(buf),
+            ..Self::with_limits(buf, limits)
+        }
+    }
+
+    /// `part`, a slice of this reader's input, as a `Bytes` that shares the
+    /// input's buffer; `None` when the reader is not over a shared buffer
+    /// (or `part` is not inside it).
+    #[inline]
+    pub fn share(&self, part: &[u8]) -> Option<Bytes> {
+        let shared = self.shared?;
+        let range = shared.as_ptr_range();
+        let inside = range.start <= part.as_ptr() && part.as_ptr_range().end <= range.end;
+        inside.then(|| shared.slice_ref(part))
     }
 
     /// The limits in force.
