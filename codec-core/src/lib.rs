@@ -21,6 +21,11 @@
 //! assert_eq!(from_slice::<SqlRequest>(&bytes).unwrap(), req);
 //! ```
 //!
+//! Writing is [`Encode`], reading [`Decode`]; a type with lifetimes
+//! (`&str`, `&[u8]`, `Cow<str>` fields) decodes borrowing from its input
+//! without copying, and [`ext::SharedStr`] and [`bytes::Bytes`] share a
+//! received buffer ([`from_bytes`]) while staying owned messages.
+//!
 //! Types that only implement serde's traits travel too (feature `serde`, on
 //! by default): as a field with `#[codec(serde)]`, or as a whole message in
 //! [`Serde<T>`](Serde), named with [`serde_codec!`]. Both write what
@@ -66,6 +71,10 @@ mod serde_body;
 mod serde_json_value;
 #[cfg(feature = "serde")]
 mod serde_macro;
+
+/// The `bytes` crate, whose `Bytes` is a codec (a MessagePack `bin` that
+/// shares the buffer it was decoded from, see [`Reader::shared`]).
+pub use bytes;
 
 #[doc(hidden)]
 #[path = "private.rs"]

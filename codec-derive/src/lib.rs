@@ -35,6 +35,9 @@
 //!
 //! # What is generated
 //!
+//! Three impls: `Encode` (writing), `Decode<'de>` (reading) and
+//! `MessageCodec` (how a message is handed to local consumers).
+//!
 //! * `encode`: straight writes into the buffer. Everything known at compile
 //!   time (map and array headers, every key with its string header, the
 //!   `{variant:` prefix of enum payloads) is precomputed and written as raw
@@ -95,6 +98,32 @@
 //!     b"\x81\xa5Label\x81\xa4text\xa2hi"
 //! );
 //! # Ok::<(), codecbus_core::EncodeError>(())
+//! ```
+//!
+//! # Borrowed decoding
+//!
+//! A type whose fields borrow (`&'a str`, `&'a [u8]`, `Cow<'a, str>`,
+//! `Vec<&'a str>`, another borrowed derived type) is `Decode<'de>` for every
+//! input `'de` that outlives its lifetimes, and decodes pointing into that
+//! input: no allocation for its strings and bytes. It is not a
+//! `MessageCodec` (a message owns its data), and `#[codec(immutable)]` on it
+//! is a compile error. A lifetime named only by skipped fields or inside
+//! `PhantomData` borrows nothing: such a type stays a `MessageCodec`.
+//!
+//! ```
+//! use codecbus_core::{MessageCodec, from_slice, to_vec};
+//!
+//! #[derive(MessageCodec, Debug)]
+//! struct Row<'a> {
+//!     key: &'a str,
+//!     columns: Vec<&'a str>,
+//!     blob: &'a [u8],
+//! }
+//!
+//! let bytes = to_vec(&Row { key: "k1", columns: vec!["a", "b"], blob: b"\x00" })?;
+//! let row: Row<'_> = from_slice(&bytes)?;
+//! assert!(bytes.as_ptr_range().contains(&row.columns[1].as_ptr()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Decoding rules
