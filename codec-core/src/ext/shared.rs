@@ -4,7 +4,6 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -154,12 +153,7 @@ impl<'de> Decode<'de> for SharedStr {
 }
 
 impl MessageCodec for SharedStr {
-    const IMMUTABLE: bool = true;
-    crate::impls::copy_by_clone!();
-    #[inline]
-    fn transform(body: &Arc<Self>) -> Arc<Self> {
-        Arc::clone(body)
-    }
+    crate::impls::share!();
 }
 
 /// `bytes::Bytes` is a MessagePack `bin`, shared with the buffer it was
@@ -180,12 +174,7 @@ impl<'de> Decode<'de> for Bytes {
 }
 
 impl MessageCodec for Bytes {
-    const IMMUTABLE: bool = true;
-    crate::impls::copy_by_clone!();
-    #[inline]
-    fn transform(body: &Arc<Self>) -> Arc<Self> {
-        Arc::clone(body)
-    }
+    crate::impls::share!();
 }
 
 /// `part` of the input as a shared slice of its buffer, or a copy charged

@@ -36,3 +36,17 @@ macro_rules! copy_by_clone {
     };
 }
 pub(crate) use copy_by_clone;
+
+/// `MessageCodec`'s items for a type that cannot change: the body behind
+/// the `Arc` is shared, and a copy is a clone.
+macro_rules! share {
+    () => {
+        const IMMUTABLE: bool = true;
+        $crate::impls::copy_by_clone!();
+        #[inline]
+        fn transform(body: &::std::sync::Arc<Self>) -> ::std::sync::Arc<Self> {
+            ::std::sync::Arc::clone(body)
+        }
+    };
+}
+pub(crate) use share;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::DecodeError;
 use crate::error::{DecodeErrorKind, EncodeError, EncodeErrorKind};
+use crate::impls::share;
 use crate::msgpack::kind::Int;
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -38,18 +39,6 @@ immutable_scalar!(
     String,
     str
 );
-
-/// The body behind an `Arc` is shared: these types cannot change.
-macro_rules! share {
-    () => {
-        const IMMUTABLE: bool = true;
-        crate::impls::copy_by_clone!();
-        #[inline]
-        fn transform(body: &Arc<Self>) -> Arc<Self> {
-            Arc::clone(body)
-        }
-    };
-}
 
 /// `Encode`, `Decode` and a shared `MessageCodec` for a leaf type, from
 /// the bodies of its encode (`self` as `$v`, the writer as `$w`) and its
