@@ -84,7 +84,7 @@ impl CodecRegistration {
     ///
     /// # Errors
     ///
-    /// As [`MessageCodec::encode`]; a [`Custom`](crate::EncodeErrorKind::Custom)
+    /// As [`Encode::encode`](crate::Encode::encode); a [`Custom`](crate::EncodeErrorKind::Custom)
     /// error when `body` is of another type.
     pub fn encode(
         &self,
@@ -98,7 +98,7 @@ impl CodecRegistration {
     ///
     /// # Errors
     ///
-    /// As [`MessageCodec::decode`].
+    /// As [`Decode::decode`](crate::Decode::decode).
     pub fn decode(&self, r: &mut Reader<'_>) -> Result<AnyBody, DecodeError> {
         (self.decode)(r)
     }
