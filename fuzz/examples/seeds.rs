@@ -22,12 +22,12 @@ use std::time::{Duration, UNIX_EPOCH};
 use codecbus_core::MessageCodec;
 use codecbus_core::ext::{self, Bytes, Ext, Timestamp};
 use codecbus_fuzz::{
-    AllExt, Event, ExtA, F32, F64, Item, N, Order, OrderArr, Point, Shape, Status, StatusArr,
-    Tree, TupleS,
+    AllExt, Event, ExtA, F32, F64, Item, Keyed, KeyedItem, N, Order, OrderArr, Point, Shape,
+    Status, StatusArr, Tree, TupleS,
 };
 use codecbus_json::JsValue;
 
-const TARGETS: [&str; 8] = [
+const TARGETS: [&str; 9] = [
     "decode_struct_map",
     "decode_struct_array",
     "decode_enum",
@@ -36,6 +36,7 @@ const TARGETS: [&str; 8] = [
     "roundtrip",
     "spec_check",
     "decode_union",
+    "decode_keyed",
 ];
 
 /// Largest seed taken from the JSON documents.
@@ -121,6 +122,29 @@ fn order_arr(depth: u32) -> OrderArr {
         f: F64(f64::INFINITY),
         port: 80,
         note: Some("n".into()),
+    }
+}
+
+fn keyed_item(i: u32) -> KeyedItem {
+    KeyedItem {
+        sku: format!("k-{i}"),
+        qty: i * 3,
+        note: i.is_multiple_of(2).then(|| "n".into()),
+    }
+}
+
+fn keyed(depth: u32) -> Keyed {
+    Keyed {
+        name: "Ada".into(),
+        id: 1 << 33,
+        email: depth.is_multiple_of(2).then(|| "ada@example.org".into()),
+        cache: 0,
+        port: 8443,
+        tags: vec!["a".into(), String::new()],
+        items: (0..2).map(keyed_item).collect(),
+        parent: (depth > 0).then(|| Box::new(keyed(depth - 1))),
+        f: F64(-1.5),
+        blob: vec![0, 1, 255],
     }
 }
 
@@ -399,7 +423,30 @@ fn main() -> std::io::Result<()> {
     // a tag the catch-all keeps, with a payload of several values
     unions.push(b"\x92\x09\x93\x01\xa1x\xc0".to_vec());
 
-    let sets = [map, array, enums, json, exts, round, spec, unions];
+    let mut keyed_seeds = common.clone();
+    keyed_seeds.extend([enc(&keyed(0)), enc(&keyed(2))]);
+    keyed_seeds.push(enc(&vec![keyed_item(1), keyed_item(2)]));
+    // a short array (defaults and options left out), a map by name, and
+    // elements past the last key
+    keyed_seeds.push(b"\x94\x07\xc0\xc0\xa1a".to_vec());
+    keyed_seeds.push(b"\x82\xa2id\x01\xa4name\xa1b".to_vec());
+    keyed_seeds.push(
+        b"\x9f\x01\xc0\xc0\xa1c\xc0\xc0\xc0\xc0\xc0\x90\xc0\xc0\xcb\x3f\xf8\0\0\0\0\0\0\xc0\x93\x01\x02\x03"
+            .to_vec(),
+    );
+    round.extend(keyed_seeds.iter().cloned());
+
+    let sets = [
+        map,
+        array,
+        enums,
+        json,
+        exts,
+        round,
+        spec,
+        unions,
+        keyed_seeds,
+    ];
     for (target, seeds) in TARGETS.iter().zip(sets.iter()) {
         let n = write_all(&root.join(target), seeds)?;
         println!("{target}: {n} seeds");

@@ -174,6 +174,61 @@ pub struct OrderArr {
     pub note: Option<String>,
 }
 
+/// A nested keyed struct: a gap at key 1, a `default` and an `Option`
+/// field.
+#[derive(MessageCodec, Clone, Debug, PartialEq, Arbitrary)]
+pub struct KeyedItem {
+    #[codec(key = 0)]
+    pub sku: String,
+    #[codec(key = 2, default)]
+    pub qty: u32,
+    #[codec(key = 3)]
+    pub note: Option<String>,
+}
+
+/// A keyed struct (`#[codec(key = N)]`): declared out of key order, gaps
+/// at keys 1, 4 to 6 and 11, `Option`, `default` and `default = "path"`
+/// fields, a renamed one, a skipped one, `bytes`, nested keyed structs and
+/// itself boxed.
+#[derive(MessageCodec, Clone, Debug, PartialEq, Arbitrary)]
+pub struct Keyed {
+    #[codec(key = 3)]
+    pub name: String,
+    #[codec(key = 0)]
+    pub id: u64,
+    #[codec(key = 2)]
+    pub email: Option<String>,
+    #[codec(skip)]
+    #[arbitrary(default)]
+    pub cache: u32,
+    #[codec(key = 7, default = "default_port")]
+    pub port: u16,
+    #[codec(key = 8, default)]
+    pub tags: Vec<String>,
+    #[codec(key = 9)]
+    pub items: Vec<KeyedItem>,
+    #[codec(key = 10)]
+    pub parent: Option<Box<Keyed>>,
+    #[codec(key = 12, rename = "ratio")]
+    pub f: F64,
+    #[codec(key = 13, bytes, default)]
+    pub blob: Vec<u8>,
+}
+
+/// [`Keyed`] as an older version knew it: keys 0, 2, 3 and 9 only. It
+/// must read whatever [`Keyed`] reads, with the same values at its keys.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+pub struct KeyedOld {
+    #[codec(key = 0)]
+    pub id: u64,
+    #[codec(key = 2)]
+    pub email: Option<String>,
+    #[codec(key = 3)]
+    pub name: String,
+    #[codec(key = 9)]
+    pub items: Vec<KeyedItem>,
+}
+
 /// A union (`[tag, payload]`) with every variant kind and no catch-all:
 /// an unknown tag is an error.
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
@@ -465,6 +520,7 @@ pub enum AnyValue {
     Tuple(TupleS),
     Unit(UnitS),
     Empty(EmptyS),
+    Keyed(Box<Keyed>),
 }
 
 /// A JSON value of bounded depth.
