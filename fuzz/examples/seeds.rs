@@ -27,7 +27,7 @@ use codecbus_fuzz::{
 };
 use codecbus_json::JsValue;
 
-const TARGETS: [&str; 9] = [
+const TARGETS: [&str; 10] = [
     "decode_struct_map",
     "decode_struct_array",
     "decode_enum",
@@ -37,6 +37,7 @@ const TARGETS: [&str; 9] = [
     "spec_check",
     "decode_union",
     "decode_keyed",
+    "decode_lz4_frame",
 ];
 
 /// Largest seed taken from the JSON documents.
@@ -146,6 +147,42 @@ fn keyed(depth: u32) -> Keyed {
         f: F64(-1.5),
         blob: vec![0, 1, 255],
     }
+}
+
+/// Payloads as a node writes them (codec prefix, then the body plain or
+/// compressed) and as peers may send them, each after the four bytes
+/// that choose the limit (here 1 MiB) and the compression threshold.
+fn lz4_payloads() -> Vec<Vec<u8>> {
+    use codecbus_bus::__fuzz::write_payload;
+    use codecbus_core::{AnyBody, CodecRegistration};
+    let codec = CodecRegistration::of::<Bytes>("bytes");
+    let write = |bytes: Vec<u8>, above: usize| {
+        write_payload(
+            &codec,
+            &(std::sync::Arc::new(Bytes(bytes)) as AnyBody),
+            Some(above),
+        )
+        .expect("seed payload")
+    };
+    let mut payloads = vec![
+        write(b"plain".to_vec(), 64),
+        write(b"abcd".repeat(100), 16),
+        write((0..=255).cycle().take(2000).collect(), 0),
+        write(vec![0; 5000], 0),
+        // a compressed body declaring 1 GiB, and one whose block is cut
+        b"\xc1\x01\xa6string\xc1\xce\x40\x00\x00\x00\x1f\x00\x01\x00".to_vec(),
+        b"\xc1\x01\xa5bytes\xc1\xcd\x01\x93\x1f".to_vec(),
+        // another version, no name, no prefix
+        b"\xc1\x02\xa1x\xc0".to_vec(),
+        b"\xc1\x01\xc0".to_vec(),
+        b"\xa2hi".to_vec(),
+    ];
+    payloads.extend(vectors());
+    let limit = [0x00, 0x00, 0x10, 0x00];
+    payloads
+        .into_iter()
+        .map(|p| [limit.as_slice(), &p].concat())
+        .collect()
 }
 
 fn statuses() -> Vec<Status> {
@@ -446,6 +483,7 @@ fn main() -> std::io::Result<()> {
         spec,
         unions,
         keyed_seeds,
+        lz4_payloads(),
     ];
     for (target, seeds) in TARGETS.iter().zip(sets.iter()) {
         let n = write_all(&root.join(target), seeds)?;
