@@ -9,6 +9,10 @@
 //! * `msgpacker`: where it can express the layout (no maps);
 //! * `serde_json`: text, for scale.
 //!
+//! The `layouts` workload compares derived layouts instead: one record by
+//! field name (`named`), by position (`as_array`) and by stable key
+//! (`keyed`, `#[codec(key = N)]`), each a type of its own.
+//!
 //! Times are the benchmark thread's CPU time (`support/cpu_time.rs`), so
 //! other work on the machine does not count. The encoded size of every
 //! implementation is printed once, as a table.
@@ -295,6 +299,132 @@ fn words() -> Vec<String> {
             format!("{w}{}", i % 997)
         })
         .collect()
+}
+
+// -------------------------------------------------------- struct layouts
+
+/// Where an account lives: a small nested struct, by name.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Address {
+    city: String,
+    zip: u32,
+}
+
+/// An account record of eight fields (integers, a string, an option, a
+/// nested struct and a vector), encoded by field name (the default).
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Account {
+    id: u64,
+    revision: u32,
+    balance: i64,
+    owner: String,
+    email: Option<String>,
+    active: bool,
+    home: Address,
+    roles: Vec<u16>,
+}
+
+/// [`Address`], positionally.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct AddressArray {
+    city: String,
+    zip: u32,
+}
+
+/// [`Account`], positionally.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct AccountArray {
+    id: u64,
+    revision: u32,
+    balance: i64,
+    owner: String,
+    email: Option<String>,
+    active: bool,
+    home: AddressArray,
+    roles: Vec<u16>,
+}
+
+/// [`Address`] with stable keys.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct AddressKeyed {
+    #[codec(key = 0)]
+    city: String,
+    #[codec(key = 1)]
+    zip: u32,
+}
+
+/// [`Account`] with stable keys 0 to 7, no gaps: the same bytes as
+/// [`AccountArray`], read through the keyed decoder.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct AccountKeyed {
+    #[codec(key = 0)]
+    id: u64,
+    #[codec(key = 1)]
+    revision: u32,
+    #[codec(key = 2)]
+    balance: i64,
+    #[codec(key = 3)]
+    owner: String,
+    #[codec(key = 4)]
+    email: Option<String>,
+    #[codec(key = 5)]
+    active: bool,
+    #[codec(key = 6)]
+    home: AddressKeyed,
+    #[codec(key = 7)]
+    roles: Vec<u16>,
+}
+
+fn account() -> Account {
+    Account {
+        id: 4_000_000_123,
+        revision: 17,
+        balance: -250_075,
+        owner: "Grace Hopper".to_string(),
+        email: Some("grace@example.org".to_string()),
+        active: true,
+        home: Address {
+            city: "Arlington".to_string(),
+            zip: 22_201,
+        },
+        roles: vec![1, 7, 300],
+    }
+}
+
+fn account_array() -> AccountArray {
+    let a = account();
+    AccountArray {
+        id: a.id,
+        revision: a.revision,
+        balance: a.balance,
+        owner: a.owner,
+        email: a.email,
+        active: a.active,
+        home: AddressArray {
+            city: a.home.city,
+            zip: a.home.zip,
+        },
+        roles: a.roles,
+    }
+}
+
+fn account_keyed() -> AccountKeyed {
+    let a = account();
+    AccountKeyed {
+        id: a.id,
+        revision: a.revision,
+        balance: a.balance,
+        owner: a.owner,
+        email: a.email,
+        active: a.active,
+        home: AddressKeyed {
+            city: a.home.city,
+            zip: a.home.zip,
+        },
+        roles: a.roles,
+    }
 }
 
 // ------------------------------------------------- codecbus, value by value
@@ -880,6 +1010,15 @@ fn codecbus_impl<T: MessageCodec>() -> Impl<'static, T> {
     }
 }
 
+/// The derived codec under the name of its layout, for the `layouts`
+/// workload, where each layout is a type of its own.
+fn codecbus_layout<T: MessageCodec>(name: &'static str) -> Impl<'static, T> {
+    Impl {
+        name,
+        ..codecbus_impl()
+    }
+}
+
 fn rmp_serde_named<T: Serialize + for<'de> Deserialize<'de>>() -> Impl<'static, T> {
     Impl {
         name: "rmp_serde",
@@ -1088,6 +1227,54 @@ fn benches(c: &mut Criterion<CpuTime>) {
             rmp_serde_array(),
             msgpacker_impl(),
         ],
+    );
+
+    // One record in the three layouts of a derived struct: by name, by
+    // position, by stable key. Keys 0 to 7 without gaps write the bytes of
+    // `as_array`; only the decoder differs.
+    let (named, array, keyed) = (account(), account_array(), account_keyed());
+    let named_bytes = codecbus::to_vec(&named).unwrap();
+    let array_bytes = codecbus::to_vec(&array).unwrap();
+    let keyed_bytes = codecbus::to_vec(&keyed).unwrap();
+    assert_eq!(
+        keyed_bytes, array_bytes,
+        "keys 0..8 write the as_array bytes"
+    );
+    assert_eq!(
+        &keyed_bytes[..2],
+        b"\x98\xce",
+        "an array of eight, id first"
+    );
+    assert!(named_bytes.len() > array_bytes.len() + 40);
+    println!(
+        "layouts: named {} B, as_array {} B, keyed {} B",
+        named_bytes.len(),
+        array_bytes.len(),
+        keyed_bytes.len()
+    );
+    workload(
+        c,
+        &mut sizes,
+        "layouts",
+        &named,
+        &[],
+        vec![codecbus_layout("named")],
+    );
+    workload(
+        c,
+        &mut sizes,
+        "layouts",
+        &array,
+        &[],
+        vec![codecbus_layout("as_array")],
+    );
+    workload(
+        c,
+        &mut sizes,
+        "layouts",
+        &keyed,
+        &[],
+        vec![codecbus_layout("keyed")],
     );
 
     for (name, text) in corpus::all() {

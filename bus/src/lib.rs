@@ -435,6 +435,13 @@ pub use crate::transport::memory::{DEFAULT_MAX_PAYLOAD, InMemoryCluster};
 pub use codecbus_core as codec;
 pub use codecbus_core::{CodecRegistration, MessageCodec};
 
+/// The cluster's payload code, for the fuzz targets in `fuzz/`
+/// (`decode_lz4_frame`): not part of the API, outside this crate's semver.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::transport::cluster::{PayloadRead, read_payload, write_payload};
+}
+
 // Lets derived code in this crate's own tests and doctests find
 // `::codecbus_bus::codec`.
 #[allow(unused_extern_crates)]

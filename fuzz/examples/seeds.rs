@@ -22,12 +22,12 @@ use std::time::{Duration, UNIX_EPOCH};
 use codecbus_core::MessageCodec;
 use codecbus_core::ext::{self, Bytes, Ext, Timestamp};
 use codecbus_fuzz::{
-    AllExt, Event, ExtA, F32, F64, Item, N, Order, OrderArr, Point, Shape, Status, StatusArr,
-    Tree, TupleS,
+    AllExt, Event, ExtA, F32, F64, Item, Keyed, KeyedItem, N, Order, OrderArr, Point, Shape,
+    Status, StatusArr, Tree, TupleS,
 };
 use codecbus_json::JsValue;
 
-const TARGETS: [&str; 8] = [
+const TARGETS: [&str; 11] = [
     "decode_struct_map",
     "decode_struct_array",
     "decode_enum",
@@ -36,6 +36,9 @@ const TARGETS: [&str; 8] = [
     "roundtrip",
     "spec_check",
     "decode_union",
+    "decode_keyed",
+    "decode_lz4_frame",
+    "decode_borrowed",
 ];
 
 /// Largest seed taken from the JSON documents.
@@ -122,6 +125,65 @@ fn order_arr(depth: u32) -> OrderArr {
         port: 80,
         note: Some("n".into()),
     }
+}
+
+fn keyed_item(i: u32) -> KeyedItem {
+    KeyedItem {
+        sku: format!("k-{i}"),
+        qty: i * 3,
+        note: i.is_multiple_of(2).then(|| "n".into()),
+    }
+}
+
+fn keyed(depth: u32) -> Keyed {
+    Keyed {
+        name: "Ada".into(),
+        id: 1 << 33,
+        email: depth.is_multiple_of(2).then(|| "ada@example.org".into()),
+        cache: 0,
+        port: 8443,
+        tags: vec!["a".into(), String::new()],
+        items: (0..2).map(keyed_item).collect(),
+        parent: (depth > 0).then(|| Box::new(keyed(depth - 1))),
+        f: F64(-1.5),
+        blob: vec![0, 1, 255],
+    }
+}
+
+/// Payloads as a node writes them (codec prefix, then the body plain or
+/// compressed) and as peers may send them, each after the four bytes
+/// that choose the limit (here 1 MiB) and the compression threshold.
+fn lz4_payloads() -> Vec<Vec<u8>> {
+    use codecbus_bus::__fuzz::write_payload;
+    use codecbus_core::{AnyBody, CodecRegistration};
+    let codec = CodecRegistration::of::<Bytes>("bytes");
+    let write = |bytes: Vec<u8>, above: usize| {
+        write_payload(
+            &codec,
+            &(std::sync::Arc::new(Bytes(bytes)) as AnyBody),
+            Some(above),
+        )
+        .expect("seed payload")
+    };
+    let mut payloads = vec![
+        write(b"plain".to_vec(), 64),
+        write(b"abcd".repeat(100), 16),
+        write((0..=255).cycle().take(2000).collect(), 0),
+        write(vec![0; 5000], 0),
+        // a compressed body declaring 1 GiB, and one whose block is cut
+        b"\xc1\x01\xa6string\xc1\xce\x40\x00\x00\x00\x1f\x00\x01\x00".to_vec(),
+        b"\xc1\x01\xa5bytes\xc1\xcd\x01\x93\x1f".to_vec(),
+        // another version, no name, no prefix
+        b"\xc1\x02\xa1x\xc0".to_vec(),
+        b"\xc1\x01\xc0".to_vec(),
+        b"\xa2hi".to_vec(),
+    ];
+    payloads.extend(vectors());
+    let limit = [0x00, 0x00, 0x10, 0x00];
+    payloads
+        .into_iter()
+        .map(|p| [limit.as_slice(), &p].concat())
+        .collect()
 }
 
 fn statuses() -> Vec<Status> {
@@ -399,7 +461,52 @@ fn main() -> std::io::Result<()> {
     // a tag the catch-all keeps, with a payload of several values
     unions.push(b"\x92\x09\x93\x01\xa1x\xc0".to_vec());
 
-    let sets = [map, array, enums, json, exts, round, spec, unions];
+    let mut keyed_seeds = common.clone();
+    keyed_seeds.extend([enc(&keyed(0)), enc(&keyed(2))]);
+    keyed_seeds.push(enc(&vec![keyed_item(1), keyed_item(2)]));
+    // a short array (defaults and options left out), a map by name, and
+    // elements past the last key
+    keyed_seeds.push(b"\x94\x07\xc0\xc0\xa1a".to_vec());
+    keyed_seeds.push(b"\x82\xa2id\x01\xa4name\xa1b".to_vec());
+    keyed_seeds.push(
+        b"\x9f\x01\xc0\xc0\xa1c\xc0\xc0\xc0\xc0\xc0\x90\xc0\xc0\xcb\x3f\xf8\0\0\0\0\0\0\xc0\x93\x01\x02\x03"
+            .to_vec(),
+    );
+    round.extend(keyed_seeds.iter().cloned());
+
+    // The borrowed view's owned twin, with empty, non-ASCII and repeated
+    // strings, a `str` where bytes are due, and the positional form.
+    let mut borrowed = common.clone();
+    for n in 0..3u32 {
+        borrowed.push(enc(&codecbus_fuzz::Owned {
+            name: "grüße".repeat(n as usize),
+            raw: (0..n as u8).collect(),
+            note: (n != 1).then(|| "n".into()),
+            tags: (0..n).map(|i| format!("t{i}")).collect(),
+            index: (0..n).map(|i| (format!("k{i}"), i)).collect(),
+            inner: (0..n)
+                .map(|i| codecbus_fuzz::InnerOwned {
+                    sku: format!("s{i}"),
+                    blob: vec![0xff; i as usize],
+                })
+                .collect(),
+        }));
+    }
+    borrowed.push(b"\x96\xa1a\xa1b\xc0\x90\x80\x91\x92\xa0\xc4\x00".to_vec());
+
+    let sets = [
+        map,
+        array,
+        enums,
+        json,
+        exts,
+        round,
+        spec,
+        unions,
+        keyed_seeds,
+        lz4_payloads(),
+        borrowed,
+    ];
     for (target, seeds) in TARGETS.iter().zip(sets.iter()) {
         let n = write_all(&root.join(target), seeds)?;
         println!("{target}: {n} seeds");

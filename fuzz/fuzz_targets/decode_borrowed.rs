@@ -6,46 +6,10 @@
 #![no_main]
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
-use codecbus_core::{MessageCodec, from_slice, to_vec};
+use codecbus_core::{from_slice, to_vec};
+use codecbus_fuzz::{Owned, View};
 use libfuzzer_sys::fuzz_target;
-
-#[derive(MessageCodec, Debug, PartialEq)]
-struct View<'a> {
-    name: &'a str,
-    raw: &'a [u8],
-    note: Option<Cow<'a, str>>,
-    tags: Vec<&'a str>,
-    index: BTreeMap<&'a str, u32>,
-    inner: Vec<InnerView<'a>>,
-}
-
-#[derive(MessageCodec, Debug, PartialEq)]
-#[codec(as_array)]
-struct InnerView<'a> {
-    sku: Cow<'a, str>,
-    blob: Cow<'a, [u8]>,
-}
-
-#[derive(MessageCodec, Clone, Debug, PartialEq)]
-struct Owned {
-    name: String,
-    #[codec(bytes)]
-    raw: Vec<u8>,
-    note: Option<String>,
-    tags: Vec<String>,
-    index: BTreeMap<String, u32>,
-    inner: Vec<InnerOwned>,
-}
-
-#[derive(MessageCodec, Clone, Debug, PartialEq)]
-#[codec(as_array)]
-struct InnerOwned {
-    sku: String,
-    #[codec(bytes)]
-    blob: Vec<u8>,
-}
 
 fn inside(data: &[u8], part: &[u8]) -> bool {
     part.is_empty() || data.as_ptr_range().contains(&part.as_ptr())

@@ -19,5 +19,6 @@ fuzz_target!(|value: AnyValue| {
         AnyValue::Tuple(v) => check_roundtrip(v),
         AnyValue::Unit(v) => check_roundtrip(v),
         AnyValue::Empty(v) => check_roundtrip(v),
+        AnyValue::Keyed(v) => check_roundtrip(v),
     }
 });

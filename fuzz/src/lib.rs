@@ -11,6 +11,7 @@
 //! keeps the bits, so that is the equality a round trip must preserve.
 #![forbid(unsafe_code)]
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -172,6 +173,61 @@ pub struct OrderArr {
     #[codec(default = "default_port")]
     pub port: u16,
     pub note: Option<String>,
+}
+
+/// A nested keyed struct: a gap at key 1, a `default` and an `Option`
+/// field.
+#[derive(MessageCodec, Clone, Debug, PartialEq, Arbitrary)]
+pub struct KeyedItem {
+    #[codec(key = 0)]
+    pub sku: String,
+    #[codec(key = 2, default)]
+    pub qty: u32,
+    #[codec(key = 3)]
+    pub note: Option<String>,
+}
+
+/// A keyed struct (`#[codec(key = N)]`): declared out of key order, gaps
+/// at keys 1, 4 to 6 and 11, `Option`, `default` and `default = "path"`
+/// fields, a renamed one, a skipped one, `bytes`, nested keyed structs and
+/// itself boxed.
+#[derive(MessageCodec, Clone, Debug, PartialEq, Arbitrary)]
+pub struct Keyed {
+    #[codec(key = 3)]
+    pub name: String,
+    #[codec(key = 0)]
+    pub id: u64,
+    #[codec(key = 2)]
+    pub email: Option<String>,
+    #[codec(skip)]
+    #[arbitrary(default)]
+    pub cache: u32,
+    #[codec(key = 7, default = "default_port")]
+    pub port: u16,
+    #[codec(key = 8, default)]
+    pub tags: Vec<String>,
+    #[codec(key = 9)]
+    pub items: Vec<KeyedItem>,
+    #[codec(key = 10)]
+    pub parent: Option<Box<Keyed>>,
+    #[codec(key = 12, rename = "ratio")]
+    pub f: F64,
+    #[codec(key = 13, bytes, default)]
+    pub blob: Vec<u8>,
+}
+
+/// [`Keyed`] as an older version knew it: keys 0, 2, 3 and 9 only. It
+/// must read whatever [`Keyed`] reads, with the same values at its keys.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+pub struct KeyedOld {
+    #[codec(key = 0)]
+    pub id: u64,
+    #[codec(key = 2)]
+    pub email: Option<String>,
+    #[codec(key = 3)]
+    pub name: String,
+    #[codec(key = 9)]
+    pub items: Vec<KeyedItem>,
 }
 
 /// A union (`[tag, payload]`) with every variant kind and no catch-all:
@@ -465,6 +521,7 @@ pub enum AnyValue {
     Tuple(TupleS),
     Unit(UnitS),
     Empty(EmptyS),
+    Keyed(Box<Keyed>),
 }
 
 /// A JSON value of bounded depth.
@@ -596,4 +653,45 @@ pub fn check_all_ext(data: &[u8]) {
     check_decode::<Duration>(data);
     check_decode::<AllExt>(data);
     check_decode::<Vec<Timestamp>>(data);
+}
+
+/// A borrowed view (`decode_borrowed`): strings and bytes point into the
+/// input.
+#[derive(MessageCodec, Debug, PartialEq)]
+pub struct View<'a> {
+    pub name: &'a str,
+    pub raw: &'a [u8],
+    pub note: Option<Cow<'a, str>>,
+    pub tags: Vec<&'a str>,
+    pub index: BTreeMap<&'a str, u32>,
+    pub inner: Vec<InnerView<'a>>,
+}
+
+/// A positional part of [`View`].
+#[derive(MessageCodec, Debug, PartialEq)]
+#[codec(as_array)]
+pub struct InnerView<'a> {
+    pub sku: Cow<'a, str>,
+    pub blob: Cow<'a, [u8]>,
+}
+
+/// The owned twin of [`View`]: the same bytes, owned fields.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+pub struct Owned {
+    pub name: String,
+    #[codec(bytes)]
+    pub raw: Vec<u8>,
+    pub note: Option<String>,
+    pub tags: Vec<String>,
+    pub index: BTreeMap<String, u32>,
+    pub inner: Vec<InnerOwned>,
+}
+
+/// The owned twin of [`InnerView`].
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+pub struct InnerOwned {
+    pub sku: String,
+    #[codec(bytes)]
+    pub blob: Vec<u8>,
 }

@@ -409,6 +409,58 @@ pub(crate) fn read_prefix(payload: &[u8]) -> Option<(Cow<'static, str>, Option<S
     }
 }
 
+/// What a node reads from a payload that arrived without headers: see
+/// [`read_payload`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct PayloadRead {
+    /// The wire version of the codec prefix; `None` without a prefix.
+    pub version: Option<String>,
+    /// The codec the prefix names; `None` without a prefix, with another
+    /// version, or when no MessagePack str follows the version.
+    pub codec: Option<String>,
+    /// The body, decompressed when it came compressed; why it cannot be
+    /// read otherwise (a compressed body declaring more than the limit,
+    /// or whose block does not decompress to the size it declares).
+    pub body: Result<Vec<u8>, String>,
+}
+
+/// Reads `payload` as a node reads a message without headers: the codec
+/// prefix, then the body or its compressed form, decompressed when it
+/// declares at most `limit` bytes (nothing larger is allocated). For the
+/// fuzz targets (`fuzz/`); not part of the API.
+#[doc(hidden)]
+pub fn read_payload(payload: &[u8], limit: usize) -> PayloadRead {
+    let frame = Frame::arrived(Inbound::default(), Bytes::copy_from_slice(payload), limit);
+    let body = match frame.head.unreadable {
+        Some(why) => Err(why),
+        None => Ok(frame.body().to_vec()),
+    };
+    PayloadRead {
+        version: frame.head.version.map(Cow::into_owned),
+        codec: frame.head.codec.map(Cow::into_owned),
+        body,
+    }
+}
+
+/// The payload a node writes for `body` with `codec`: the codec prefix,
+/// then the body, compressed when it is over `compress_above` bytes and
+/// that makes the payload smaller. For the fuzz targets (`fuzz/`); not
+/// part of the API.
+///
+/// # Errors
+///
+/// When the codec cannot encode `body` (it is not the codec's type, or
+/// the codec refuses the value).
+#[doc(hidden)]
+pub fn write_payload(
+    codec: &CodecRegistration,
+    body: &AnyBody,
+    compress_above: Option<usize>,
+) -> Result<Vec<u8>, codecbus_core::EncodeError> {
+    encode(codec, body, compress_above).map(|encoded| Vec::from(encoded.payload))
+}
+
 /// The frame answering a request with the reply `env`: its body encoded
 /// with its type's codec, its headers checked; or the failure to send in
 /// its place (the kind and text).
@@ -453,4 +505,49 @@ pub(crate) fn no_reply_frame(address: &str) -> Frame {
         NO_FAILURE_CODE,
         format!("No reply: the consumer at address {address} dropped the message without replying"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use codecbus_core::{AnyBody, CodecRegistration};
+
+    use super::{read_payload, write_payload};
+
+    const STRING: CodecRegistration = CodecRegistration::of::<String>("string");
+
+    fn written(value: &str, above: usize) -> Vec<u8> {
+        let body: AnyBody = Arc::new(value.to_string());
+        write_payload(&STRING, &body, Some(above)).unwrap()
+    }
+
+    #[test]
+    fn a_compressed_payload_reads_back_within_its_size_and_not_under_it() {
+        let value = "abc".repeat(200);
+        let body = codecbus_core::to_vec(&value).unwrap();
+        let payload = written(&value, 64);
+        assert_eq!(&payload[..10], b"\xc1\x01\xa6string\xc1");
+        assert!(payload.len() < body.len());
+
+        let read = read_payload(&payload, body.len());
+        assert_eq!(read.version.as_deref(), Some("1"));
+        assert_eq!(read.codec.as_deref(), Some("string"));
+        assert_eq!(read.body.as_deref(), Ok(body.as_slice()));
+        let why = read_payload(&payload, body.len() - 1).body.unwrap_err();
+        assert!(why.contains("over the limit"), "{why}");
+    }
+
+    #[test]
+    fn a_plain_payload_and_one_without_a_prefix_are_read_as_they_are() {
+        let payload = written("xyz", 64);
+        assert_eq!(payload, b"\xc1\x01\xa6string\xa3xyz");
+        assert_eq!(
+            read_payload(&payload, 0).body.as_deref(),
+            Ok(&b"\xa3xyz"[..])
+        );
+        let bare = read_payload(b"\xa3xyz", 0);
+        assert_eq!((bare.version, bare.codec), (None, None));
+        assert_eq!(bare.body.as_deref(), Ok(&b"\xa3xyz"[..]));
+    }
 }

@@ -24,4 +24,6 @@ mod inbound;
 
 pub(crate) use self::answers::*;
 pub(crate) use self::frame::*;
+// The fuzz targets' entry points, re-exported hidden by the crate root.
+pub use self::frame::{PayloadRead, read_payload, write_payload};
 pub(crate) use self::inbound::*;
