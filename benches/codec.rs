@@ -24,12 +24,11 @@ mod corpus;
 #[path = "support/cpu_time.rs"]
 mod cpu_time;
 
-use codecbus::{Decode, Encode};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use codecbus::json::JsValue;
-use codecbus::{MessageCodec, Reader, Writer};
+use codecbus::{Decode, Encode, MessageCodec, Reader, Writer};
 use cpu_time::CpuTime;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use msgpacker::{MsgPacker, Packable, Unpackable};

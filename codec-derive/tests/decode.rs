@@ -1,9 +1,9 @@
 //! Decoding rules of derived types: unknown keys, missing and duplicate
 //! fields, array lengths, enum forms, error kinds and paths.
 
-use codecbus_core::Decode;
 use codecbus_core::{
-    DecodeError, DecodeErrorKind, MessageCodec, Reader, Writer, decode_prefix, from_slice, to_vec,
+    Decode, DecodeError, DecodeErrorKind, MessageCodec, Reader, Writer, decode_prefix, from_slice,
+    to_vec,
 };
 
 /// Builds MessagePack by hand for inputs no derived type would write.
