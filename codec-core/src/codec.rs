@@ -255,15 +255,7 @@ pub fn from_slice_with_limits<'de, T: Decode<'de>>(
     bytes: &'de [u8],
     limits: DecodeLimits,
 ) -> Result<T, DecodeError> {
-    let mut r = Reader::with_limits(bytes, limits);
-    // Decoded straight into the return slot: rebuilding `Ok(value)` after
-    // the check below made the optimizer copy the value through the stack,
-    // each copy a store-forwarding stall.
-    let result = T::decode(&mut r);
-    if result.is_ok() && !r.is_empty() {
-        return Err(trailing_bytes(&r));
-    }
-    result
+    decode_whole(&mut Reader::with_limits(bytes, limits))
 }
 
 /// Decodes one value that must span all of `bytes`, with default limits,
@@ -276,10 +268,18 @@ pub fn from_slice_with_limits<'de, T: Decode<'de>>(
 /// As [`from_slice`].
 #[inline]
 pub fn from_bytes<T: MessageCodec>(bytes: &bytes::Bytes) -> Result<T, DecodeError> {
-    let mut r = Reader::shared(bytes, DecodeLimits::default());
-    let result = T::decode(&mut r);
+    decode_whole(&mut Reader::shared(bytes, DecodeLimits::default()))
+}
+
+/// One value that must take all of what `r` has left.
+#[inline(always)]
+fn decode_whole<'de, T: Decode<'de>>(r: &mut Reader<'de>) -> Result<T, DecodeError> {
+    // Decoded straight into the return slot: rebuilding `Ok(value)` after
+    // the check below made the optimizer copy the value through the stack,
+    // each copy a store-forwarding stall.
+    let result = T::decode(r);
     if result.is_ok() && !r.is_empty() {
-        return Err(trailing_bytes(&r));
+        return Err(trailing_bytes(r));
     }
     result
 }
