@@ -108,6 +108,14 @@
 //! * Messages from one sender (one task, one call after the other) to one
 //!   consumer arrive in the order they were sent. A handler consumer runs
 //!   one message at a time.
+//! * A request made on this node to an idle handler consumer (nothing in
+//!   its queue, not paused, the request not traced) starts the handler on
+//!   the requester's task rather than waking the consumer's: the
+//!   requester waits for that run anyway, and the round trip saves two
+//!   task switches. If the handler waits for anything, the rest of its run
+//!   goes on in a task of its own, and the consumer takes its next message
+//!   only after it. Sends, publishes and messages from the cluster always
+//!   go through the queue.
 //! * A call that returns `Ok` has enqueued the message (a publish: for at
 //!   least one consumer, and its [`PublishReport`] says how many refused
 //!   it); one that returns an error has not, and hands the body back. A

@@ -11,13 +11,14 @@ use std::time::Duration;
 
 use codecbus_core::{CodecRegistration, MessageCodec};
 
-use crate::api::consumer::{HandlerResult, MessageConsumer, MessageStream};
+use crate::api::consumer::{HandlerResult, MessageConsumer, MessageStream, Runner};
 use crate::api::message::Message;
 use crate::base::body::IntoBody;
 use crate::base::error::{PublishError, RegistryError, RequestError, SendError, SendErrorKind};
 use crate::base::metrics::Metrics;
 use crate::base::options::{ConsumerOptions, DeliveryOptions};
 use crate::base::report::PublishReport;
+use crate::engine::Inline;
 use crate::engine::routing::{self, Quiet};
 use crate::engine::state::State;
 
@@ -351,8 +352,10 @@ impl EventBus {
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
-        let (address, id, rx) = self.state.register::<T>(address, &options);
-        MessageConsumer::spawn(Arc::clone(&self.state), address, id, rx, handler)
+        let runner = Runner::new(handler, &self.state);
+        let inline = Arc::clone(&runner) as Arc<dyn Inline>;
+        let (address, id, rx) = self.state.register::<T>(address, &options, Some(inline));
+        MessageConsumer::spawn(Arc::clone(&self.state), address, id, rx, runner)
     }
 
     /// Registers a consumer of `T` at `address` whose messages are pulled
@@ -399,7 +402,7 @@ impl EventBus {
     where
         T: MessageCodec + Send + Sync + 'static,
     {
-        let (address, id, rx) = self.state.register::<T>(address, &options);
+        let (address, id, rx) = self.state.register::<T>(address, &options, None);
         MessageStream::new(Arc::clone(&self.state), address, id, rx)
     }
 
@@ -600,6 +603,13 @@ impl EventBus {
     /// The timer is only armed when the reply is not there after one
     /// scheduling round, so the timeout counts from then (microseconds
     /// after the send); most local replies never need a timer.
+    ///
+    /// A local consumer that is idle (nothing queued, not paused) and the
+    /// request untraced: the handler starts right here, in the request's
+    /// first poll, and a handler that answers without waiting has answered
+    /// before the request first waits. A handler that waits for something
+    /// goes on in a task of its own. Either way the consumer runs one
+    /// message at a time, in order.
     ///
     /// # Errors
     ///

@@ -1,4 +1,5 @@
-//! Consumers: a handler on its own task, or a stream to pull from.
+//! Consumers: a handler on its own task (a request to it when it is idle
+//! starts on the requester's task), or a stream to pull from.
 
 use std::any::Any;
 use std::fmt;
@@ -6,12 +7,13 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context, Poll};
 
 use codecbus_core::MessageCodec;
 use futures_util::FutureExt;
+use futures_util::future::CatchUnwind;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
@@ -21,7 +23,8 @@ use crate::base::error::{ReplyError, ReplyErrorKind, RequestErrorKind};
 use crate::base::reply::Completion;
 use crate::engine::routing;
 use crate::engine::state::State;
-use crate::engine::{Envelope, QueueRx};
+use crate::engine::{Envelope, Inline, QueueRx};
+use crate::telemetry::probe::{Probe, Start};
 use crate::telemetry::record::{Event, record};
 use crate::telemetry::spans;
 
@@ -78,13 +81,84 @@ mod sealed {
 // take; `FLOWING` means no limit (Vert.x: not paused).
 const FLOWING: u64 = u64::MAX;
 
+// The run claim (`Control::run`): one handler run at a time, whether the
+// consumer's task or a requester's task started it.
+const IDLE: u8 = 0;
+const BUSY: u8 = 1;
+// No run starts any more: the consumer is gone.
+const SHUT: u8 = 2;
+// Somebody waits for the claim (set beside `BUSY`).
+const WAITING: u8 = 4;
+
 struct Control {
     stopped: AtomicBool,
     demand: AtomicU64,
     notify: Notify,
+    run: AtomicU8,
+    /// Woken when a run that had waiters ends.
+    idle: Notify,
 }
 
 impl Control {
+    fn new() -> Self {
+        Self {
+            stopped: AtomicBool::new(false),
+            demand: AtomicU64::new(FLOWING),
+            notify: Notify::new(),
+            run: AtomicU8::new(IDLE),
+            idle: Notify::new(),
+        }
+    }
+
+    /// Claims the run without waiting, for a request started on its
+    /// requester's task: only while the consumer is idle and flowing.
+    #[inline]
+    fn try_claim(&self) -> bool {
+        self.demand.load(Ordering::Acquire) == FLOWING
+            && !self.stopped.load(Ordering::Acquire)
+            && self
+                .run
+                .compare_exchange(IDLE, BUSY, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// Waits for the run claim and takes it (`to` = `BUSY`), or shuts the
+    /// consumer once no run is going on (`to` = `SHUT`). `false` once shut.
+    async fn claim(&self, to: u8) -> bool {
+        loop {
+            let idle = self.idle.notified();
+            tokio::pin!(idle);
+            idle.as_mut().enable();
+            let mut now = self.run.load(Ordering::Acquire);
+            loop {
+                let next = match now {
+                    IDLE => to,
+                    SHUT => return false,
+                    BUSY => BUSY | WAITING,
+                    _ => break,
+                };
+                match self
+                    .run
+                    .compare_exchange(now, next, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    Ok(_) if now == IDLE => return true,
+                    Ok(_) => break,
+                    Err(actual) => now = actual,
+                }
+            }
+            // Busy, and the run's end will wake this waiter.
+            idle.await;
+        }
+    }
+
+    /// Ends a run: the consumer is idle again.
+    #[inline]
+    fn release(&self) {
+        if self.run.swap(IDLE, Ordering::AcqRel) & WAITING != 0 {
+            self.idle.notify_waiters();
+        }
+    }
+
     /// Waits until the handler may take one more message; `false` once the
     /// consumer is stopped.
     async fn acquire(&self) -> bool {
@@ -159,7 +233,7 @@ impl MessageConsumer {
         address: Arc<str>,
         id: u64,
         rx: QueueRx,
-        handler: F,
+        runner: Arc<Runner<T, F, Fut>>,
     ) -> Self
     where
         T: MessageCodec + Send + Sync + 'static,
@@ -167,15 +241,10 @@ impl MessageConsumer {
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
-        let control = Arc::new(Control {
-            stopped: AtomicBool::new(false),
-            demand: AtomicU64::new(FLOWING),
-            notify: Notify::new(),
-        });
+        let control = Arc::clone(&runner.control);
         let task = tokio::spawn(dispatch(
             rx,
-            handler,
-            Arc::clone(&control),
+            runner,
             Arc::clone(&inner),
             Arc::clone(&address),
         ));
@@ -264,7 +333,8 @@ impl MessageConsumer {
     pub async fn unregister(self) {
         self.control.stop();
         self.inner.unregister(&self.address, self.id);
-        let own_task = tokio::task::try_id() == Some(self.task.id());
+        let own_task = tokio::task::try_id() == Some(self.task.id())
+            || RUNNING.get() == Arc::as_ptr(&self.control);
         if !own_task {
             // The dispatcher catches handler panics, so a join error can
             // only be the runtime cancelling it: nothing left to wait for.
@@ -282,11 +352,273 @@ impl fmt::Debug for MessageConsumer {
     }
 }
 
-/// The consumer task: one message at a time, in queue order.
+/// A handler consumer's handler, shared by the consumer's task and the
+/// requests that start a run on their own task (when the consumer is idle,
+/// see [`Inline`]).
+pub(crate) struct Runner<T, F, Fut: Future> {
+    control: Arc<Control>,
+    inner: Weak<State>,
+    /// Itself: a run that waits is finished on a task of its own.
+    this: Weak<Self>,
+    seat: Mutex<Seat<F, Fut>>,
+    _body: PhantomData<fn() -> T>,
+}
+
+/// What the run claim guards: whoever holds it locks this, uncontended.
+struct Seat<F, Fut: Future> {
+    handler: F,
+    /// A run started on a requester's task that waited for something:
+    /// finished by a task of its own (`Runner::finish`).
+    run: Pin<Box<Option<CatchUnwind<AssertUnwindSafe<Fut>>>>>,
+    end: Option<RunEnd>,
+}
+
+/// What a run settles once its handler returned.
+struct RunEnd {
+    guard: Completion,
+    address: Arc<str>,
+    inner: Arc<State>,
+    start: Option<Start>,
+}
+
+// How deep runs started on a requester's task may nest on one thread (a
+// handler's request whose handler starts here too, and so on); deeper,
+// a request is queued for its consumer's task.
+const MAX_NESTED: usize = 8;
+
+thread_local! {
+    /// The consumer whose handler this thread is running for a requester's
+    /// task, and how many such runs are nested here.
+    static RUNNING: std::cell::Cell<*const Control> = const { std::cell::Cell::new(std::ptr::null()) };
+    static NESTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks the thread as running `control`'s handler for as long as it lives.
+struct Here(*const Control);
+
+impl Here {
+    fn enter(control: &Arc<Control>) -> Self {
+        NESTED.set(NESTED.get() + 1);
+        Self(RUNNING.replace(Arc::as_ptr(control)))
+    }
+}
+
+impl Drop for Here {
+    fn drop(&mut self) {
+        RUNNING.set(self.0);
+        NESTED.set(NESTED.get() - 1);
+    }
+}
+
+impl<T, F, Fut> Runner<T, F, Fut>
+where
+    T: MessageCodec + Send + Sync + 'static,
+    F: Fn(Message<T>) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: HandlerResult,
+{
+    /// The runner of `handler`, for a consumer of the bus `inner`.
+    pub(crate) fn new(handler: F, inner: &Arc<State>) -> Arc<Self> {
+        Arc::new_cyclic(|this| Self {
+            control: Arc::new(Control::new()),
+            inner: Arc::downgrade(inner),
+            this: Weak::clone(this),
+            seat: Mutex::new(Seat {
+                handler,
+                run: Box::pin(None),
+                end: None,
+            }),
+            _body: PhantomData,
+        })
+    }
+
+    fn seat(&self) -> std::sync::MutexGuard<'_, Seat<F, Fut>> {
+        // A panic in the handler is caught inside, never under the lock.
+        self.seat.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Calls the handler, catching a panic (held claim).
+    fn make(&self, message: Message<T>) -> std::thread::Result<Fut> {
+        let seat = self.seat();
+        std::panic::catch_unwind(AssertUnwindSafe(|| (seat.handler)(message)))
+    }
+
+    /// Drives a run that waited to its end, then settles it and ends the
+    /// claim.
+    async fn finish(self: Arc<Self>) {
+        let ended = std::future::poll_fn(|cx| {
+            let _here = Here::enter(&self.control);
+            let mut seat = self.seat();
+            let Some(run) = seat.run.as_mut().as_pin_mut() else {
+                return Poll::Ready(None);
+            };
+            let result = std::task::ready!(run.poll(cx));
+            seat.run.set(None);
+            Poll::Ready(seat.end.take().map(|end| (result, end)))
+        })
+        .await;
+        if let Some((result, end)) = ended {
+            let probe = end.inner.telemetry.probe(&end.address);
+            end.settle(
+                Handled::of(result.map(HandlerResult::into_failure)),
+                probe.as_deref(),
+            );
+        }
+        self.control.release();
+    }
+}
+
+impl<T, F, Fut> Inline for Runner<T, F, Fut>
+where
+    T: MessageCodec + Send + Sync + 'static,
+    F: Fn(Message<T>) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: HandlerResult,
+{
+    #[inline]
+    fn claim(&self) -> bool {
+        NESTED.get() < MAX_NESTED && self.control.try_claim()
+    }
+
+    fn run(&self, env: Envelope, probe: Option<&Probe>) {
+        let Some(inner) = self.inner.upgrade() else {
+            // Unreachable while a delivery borrows the bus; fails the
+            // request rather than leaving it to its timeout.
+            env.completion.fail(
+                RequestErrorKind::NoHandlers,
+                format!("No handlers for address {}", env.address),
+            );
+            self.control.release();
+            return;
+        };
+        let address = Arc::clone(&env.address);
+        let Some((message, guard)) = admit::<T>(&inner, env) else {
+            self.control.release();
+            return;
+        };
+        let end = RunEnd {
+            guard,
+            address,
+            inner,
+            start: probe.and_then(Probe::start),
+        };
+        let here = Here::enter(&self.control);
+        let mut seat = self.seat();
+        let made = std::panic::catch_unwind(AssertUnwindSafe(|| (seat.handler)(message)));
+        let result = match made {
+            Ok(future) => {
+                seat.run.set(Some(AssertUnwindSafe(future).catch_unwind()));
+                let run = seat.run.as_mut().as_pin_mut().expect("set above");
+                // The first step, with no waker: a run that waits is polled
+                // again at once by its own task, which registers that
+                // task's waker.
+                match run.poll(&mut Context::from_waker(std::task::Waker::noop())) {
+                    Poll::Ready(result) => {
+                        seat.run.set(None);
+                        result.map(HandlerResult::into_failure)
+                    }
+                    Poll::Pending => {
+                        seat.end = Some(end);
+                        drop(seat);
+                        drop(here);
+                        if let Some(this) = self.this.upgrade() {
+                            tokio::spawn(this.finish());
+                        }
+                        return;
+                    }
+                }
+            }
+            Err(panic) => Err(panic),
+        };
+        drop(seat);
+        drop(here);
+        end.settle(Handled::of(result), probe);
+        self.control.release();
+    }
+}
+
+/// Takes `env` for a handler of `T`: the inbound interceptors, the type
+/// check (a mismatch fails the message), the count. The message and the
+/// dispatcher's own claim on its completion, to fail the request (or the
+/// durable delivery) if the handler errs or panics after the message
+/// itself is gone, and to mark a durable delivery handled once the
+/// handler returned `Ok`.
+fn admit<T: MessageCodec + Send + Sync + 'static>(
+    inner: &Arc<State>,
+    mut env: Envelope,
+) -> Option<(Message<T>, Completion)> {
+    if !routing::intercept_in::<T>(inner, &env.address, &mut env.headers, env.kind) {
+        return None;
+    }
+    let guard = env.completion.clone();
+    match Message::<T>::from_envelope(env, inner) {
+        Ok(mut message) => {
+            record(&inner.counters, None, Event::Handled);
+            message.ack_after_handler();
+            Some((message, guard))
+        }
+        Err(env) => {
+            env.completion
+                .fail(RequestErrorKind::TypeMismatch, type_mismatch::<T>(&env));
+            None
+        }
+    }
+}
+
+impl RunEnd {
+    /// Settles the run by how it `handled` the message.
+    fn settle(self, handled: Handled, probe: Option<&Probe>) {
+        settle(
+            handled,
+            self.guard,
+            &self.address,
+            &self.inner,
+            probe,
+            self.start,
+        );
+    }
+}
+
+/// Settles a run of a handler at `address` by how it `handled` the
+/// message: the time it took (metrics on), and the completion `guard`
+/// failed if the handler did, or a durable delivery marked handled.
+fn settle(
+    handled: Handled,
+    guard: Completion,
+    address: &str,
+    inner: &State,
+    probe: Option<&Probe>,
+    start: Option<Start>,
+) {
+    if let (Some(start), Some(probe)) = (start, probe) {
+        probe.processing_time(start.seconds());
+    }
+    match handled {
+        Handled::Ok => {
+            if let Completion::Ack(ack) = &guard {
+                ack.handled();
+            }
+        }
+        Handled::Failed(text) => {
+            tracing::debug!(address, error = %text, "handler returned an error");
+            guard.fail(RequestErrorKind::RecipientFailure, text);
+        }
+        Handled::Panicked(text) => {
+            record(&inner.counters, None, Event::Panicked);
+            tracing::warn!(address, panic = %text, "handler panicked; the consumer keeps running");
+            guard.fail(
+                RequestErrorKind::RecipientFailure,
+                format!("Handler at address {address} panicked: {text}"),
+            );
+        }
+    }
+}
+
+/// The consumer task: one message at a time, in queue order (and none
+/// while a run started on a requester's task goes on).
 async fn dispatch<T, F, Fut>(
     mut rx: QueueRx,
-    handler: F,
-    control: Arc<Control>,
+    runner: Arc<Runner<T, F, Fut>>,
     inner: Arc<State>,
     address: Arc<str>,
 ) where
@@ -295,75 +627,45 @@ async fn dispatch<T, F, Fut>(
     Fut: Future + Send + 'static,
     Fut::Output: HandlerResult,
 {
-    while let Some(mut env) = rx.recv().await {
-        let go = control.acquire().await;
-        // handed over (or discarded): it no longer counts against the queue
+    let control = &runner.control;
+    while let Some(env) = rx.recv().await {
+        let claimed = control.acquire().await && control.claim(BUSY).await;
+        // handed over (or discarded): it no longer counts against the
+        // queue (only now: until the claim, a request must not overtake it)
         rx.taken();
-        if !go {
+        // Unregistered while a run started elsewhere went on: discarded.
+        if !claimed || control.stopped.load(Ordering::Acquire) {
+            if claimed {
+                control.release();
+            }
             discarded(&rx, &inner, 1);
             break;
         }
-        if !routing::intercept_in::<T>(&inner, &env.address, &mut env.headers, env.kind) {
+        let Some((message, guard)) = admit::<T>(&inner, env) else {
+            control.release();
             continue;
-        }
-        // The dispatcher's own claim on the message's completion, to fail
-        // the request (or the durable delivery) if the handler errs or
-        // panics after the message itself is gone, and to mark a durable
-        // delivery handled once the handler returned Ok.
-        let guard = env.completion.clone();
-        let mut message = match Message::<T>::from_envelope(env, &inner) {
-            Ok(message) => message,
-            Err(env) => {
-                env.completion
-                    .fail(RequestErrorKind::TypeMismatch, type_mismatch::<T>(&env));
-                continue;
-            }
         };
-        record(&inner.counters, None, Event::Handled);
-        message.ack_after_handler();
         let start = rx.probe().and_then(|p| p.start());
         // Catch a panic both while creating the future and while polling it.
         // The handler's failure text, if it returned one, or its panic.
         let handled = match message.span().map(|d| spans::handle(d, &address)) {
-            None => Handled::of(
-                match std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))) {
-                    Ok(future) => AssertUnwindSafe(future)
-                        .catch_unwind()
-                        .await
-                        .map(HandlerResult::into_failure),
-                    Err(panic) => Err(panic),
-                },
-            ),
+            None => Handled::of(match runner.make(message) {
+                Ok(future) => AssertUnwindSafe(future)
+                    .catch_unwind()
+                    .await
+                    .map(HandlerResult::into_failure),
+                Err(panic) => Err(panic),
+            }),
             Some(span) => {
-                let made = span
-                    .in_scope(|| std::panic::catch_unwind(AssertUnwindSafe(|| handler(message))));
+                let made = span.in_scope(|| runner.make(message));
                 Box::pin(traced_run(made, span)).await
             }
         };
-        if let (Some(start), Some(probe)) = (start, rx.probe()) {
-            probe.processing_time(start.seconds());
-        }
-        match handled {
-            Handled::Ok => {
-                if let Completion::Ack(ack) = &guard {
-                    ack.handled();
-                }
-            }
-            Handled::Failed(text) => {
-                tracing::debug!(address = &*address, error = %text, "handler returned an error");
-                guard.fail(RequestErrorKind::RecipientFailure, text);
-            }
-            Handled::Panicked(text) => {
-                record(&inner.counters, None, Event::Panicked);
-                tracing::warn!(address = &*address, panic = %text, "handler panicked; the consumer keeps running");
-                guard.fail(
-                    RequestErrorKind::RecipientFailure,
-                    format!("Handler at address {address} panicked: {text}"),
-                );
-            }
-        }
-        drop(guard);
+        settle(handled, guard, &address, &inner, rx.probe(), start);
+        control.release();
     }
+    // A run started on a requester's task ends first; none starts after.
+    control.claim(SHUT).await;
     let n = rx.discard_all_in_flight().await;
     discarded(&rx, &inner, n);
 }

@@ -11,7 +11,7 @@ pub(crate) mod waiting;
 // The transports' types the api names, handed down through the engine:
 // the messages a consumer takes from its queue, and the clusters a bus
 // joins.
-pub(crate) use crate::transport::local::{Envelope, QueueRx};
+pub(crate) use crate::transport::local::{Envelope, Inline, QueueRx};
 pub(crate) use crate::transport::memory::InMemoryCluster;
 #[cfg(feature = "nats")]
 pub(crate) use crate::transport::nats::NatsOptions;

@@ -16,7 +16,7 @@ use crate::base::metrics::Counters;
 use crate::base::options::ConsumerOptions;
 use crate::engine::registry::Registry;
 use crate::telemetry::Telemetry;
-use crate::transport::local::{self, LocalTable, QueueRx, Slot};
+use crate::transport::local::{self, Inline, LocalTable, QueueRx, Slot};
 use crate::transport::{Node, RemoteTransport};
 
 pub(crate) struct State {
@@ -122,10 +122,13 @@ impl State {
         }
     }
 
+    /// Adds a consumer of `T` at `address`: its queue, and with `inline`
+    /// the handler a request may start on its requester's task.
     pub(crate) fn register<T: 'static>(
         &self,
         address: &str,
         options: &ConsumerOptions,
+        inline: Option<Arc<dyn Inline>>,
     ) -> (Arc<str>, u64, QueueRx) {
         let capacity = options.queue_capacity().unwrap_or(self.default_capacity);
         assert!(
@@ -137,7 +140,7 @@ impl State {
         if let Some(probe) = &probe {
             probe.handler_added();
         }
-        let (tx, rx) = local::queue(capacity, probe);
+        let (tx, rx) = local::queue(capacity, probe, inline);
         let id = self.local.next_id();
         let local_only = options.is_local_only();
         let (address, first_exported) = self.local.add(

@@ -36,7 +36,7 @@ mod envelope;
 mod queue;
 
 pub(crate) use self::envelope::Envelope;
-pub(crate) use self::queue::{NoRoom, QueueRx, QueueTx, queue};
+pub(crate) use self::queue::{Inline, NoRoom, QueueRx, QueueTx, queue};
 
 #[derive(Clone)]
 pub(crate) struct Slot {
@@ -447,6 +447,9 @@ impl LocalTable {
         };
         let mut full = false;
         let mut mismatch = None;
+        // A request made on this node, untraced, may start its handler on
+        // this task (`Room::send_request`).
+        let inline = !TRACED && kind == DeliveryKind::Request && !matches!(scope, Scope::Exported);
         // What the next delivery sends: the parts of the one envelope, or
         // the envelope a closed consumer handed back.
         let mut next = Next::Parts(headers, completion, make);
@@ -475,7 +478,12 @@ impl LocalTable {
                             span: span::<TRACED>(&entry.address, kind, slot.type_name),
                         },
                     };
-                    match room.send(env) {
+                    let sent = if inline {
+                        room.send_request(env)
+                    } else {
+                        room.send(env)
+                    };
+                    match sent {
                         Ok(()) => return Ok(()),
                         // The consumer closed its queue after the room was
                         // reserved: the next one gets the same body.
@@ -603,7 +611,7 @@ mod tests {
         let table = LocalTable::default();
         let rxs = (0..n)
             .map(|_| {
-                let (tx, rx) = queue(1, None);
+                let (tx, rx) = queue(1, None, None);
                 table.add(
                     "a",
                     Slot {
@@ -709,7 +717,7 @@ mod tests {
         let even = Arc::new(Even(AtomicUsize::new(0)));
         let rxs = (0..n + usize::from(open))
             .map(|i| {
-                let (tx, rx) = queue(4, None);
+                let (tx, rx) = queue(4, None, None);
                 let guard = (i < n).then(|| Arc::clone(&even) as GuardRef);
                 table.add(
                     "a",
@@ -820,7 +828,7 @@ mod tests {
 
     #[test]
     fn an_unused_reservation_gives_its_room_back() {
-        let (tx, mut rx) = queue(1, None);
+        let (tx, mut rx) = queue(1, None, None);
         let room = tx.try_reserve().unwrap();
         assert!(matches!(tx.try_reserve(), Err(NoRoom::Full)));
         drop(room);

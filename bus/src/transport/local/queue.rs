@@ -1,5 +1,10 @@
 // A consumer's queue: bounded by the count of messages accepted and not
 // yet handed to the handler (`pending`), over tokio's unbounded channel.
+//
+// A consumer with a handler may also take a request without the queue
+// (`Inline`): when the queue was empty as the request reserved its room,
+// and the consumer is idle, the handler starts on the requester's task
+// instead of waking the consumer's.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,6 +13,18 @@ use tokio::sync::mpsc;
 
 use crate::telemetry::probe::{Probe, ProbeRef};
 use crate::transport::local::envelope::Envelope;
+
+/// A consumer that can start a handler's run on the deliverer's task.
+pub(crate) trait Inline: Send + Sync {
+    /// Claims the consumer for one run, if it is idle and flowing: until
+    /// the run ends, its task takes no message.
+    fn claim(&self) -> bool;
+
+    /// Runs the handler on `env` under the claim: its first step here, the
+    /// rest (if it waits for anything) on a task of its own. `probe`: the
+    /// address's metric handles (metrics on).
+    fn run(&self, env: Envelope, probe: Option<&Probe>);
+}
 
 /// A new consumer queue of `capacity`.
 ///
@@ -22,7 +39,14 @@ use crate::transport::local::envelope::Envelope;
 /// and take a lock on every receive.
 ///
 /// With `probe` (metrics on), the queue keeps its address's pending gauge.
-pub(crate) fn queue(capacity: usize, probe: Option<Arc<Probe>>) -> (QueueTx, QueueRx) {
+///
+/// With `inline`, a request reserving room in an empty queue is offered to
+/// it first ([`Room::send_request`]).
+pub(crate) fn queue(
+    capacity: usize,
+    probe: Option<Arc<Probe>>,
+    inline: Option<Arc<dyn Inline>>,
+) -> (QueueTx, QueueRx) {
     let (tx, rx) = mpsc::unbounded_channel();
     let pending = Arc::new(AtomicUsize::new(0));
     let probe = ProbeRef::from(probe);
@@ -32,6 +56,7 @@ pub(crate) fn queue(capacity: usize, probe: Option<Arc<Probe>>) -> (QueueTx, Que
             pending: Arc::clone(&pending),
             capacity,
             probe: probe.clone(),
+            inline,
         },
         QueueRx { rx, pending, probe },
     )
@@ -44,6 +69,7 @@ pub(crate) struct QueueTx {
     pending: Arc<AtomicUsize>,
     capacity: usize,
     probe: ProbeRef,
+    inline: Option<Arc<dyn Inline>>,
 }
 
 impl QueueTx {
@@ -53,7 +79,8 @@ impl QueueTx {
     /// reservation is dropped unused.
     #[inline]
     pub(crate) fn try_reserve(&self) -> Result<Room<'_>, NoRoom> {
-        if self.pending.fetch_add(1, Ordering::AcqRel) >= self.capacity {
+        let before = self.pending.fetch_add(1, Ordering::AcqRel);
+        if before >= self.capacity {
             self.pending.fetch_sub(1, Ordering::AcqRel);
             return Err(NoRoom::Full);
         }
@@ -61,7 +88,10 @@ impl QueueTx {
             self.pending.fetch_sub(1, Ordering::AcqRel);
             return Err(NoRoom::Closed);
         }
-        Ok(Room { queue: Some(self) })
+        Ok(Room {
+            queue: Some(self),
+            empty: before == 0,
+        })
     }
 }
 
@@ -78,9 +108,36 @@ pub(crate) enum NoRoom {
 pub(crate) struct Room<'a> {
     // `None` once sent.
     queue: Option<&'a QueueTx>,
+    // Nothing else was accepted and not yet handed over when the room was
+    // reserved: the consumer holds no message, none waits before this one.
+    empty: bool,
 }
 
 impl Room<'_> {
+    /// [`send`](Self::send) for a request made on this node: when the
+    /// queue was empty and its consumer can start the handler here (it has
+    /// one, and it is idle and flowing), the handler's run starts on this
+    /// task and nothing is queued; the consumer's task is not woken.
+    ///
+    /// Nothing can overtake: an earlier message still counts in the queue
+    /// until the consumer task holds the consumer idle-or-busy claim the
+    /// inline run needs too.
+    #[inline(always)]
+    pub(crate) fn send_request(mut self, env: Envelope) -> Result<(), Envelope> {
+        if let Some(queue) = self.queue
+            && self.empty
+            && let Some(inline) = &queue.inline
+            && inline.claim()
+        {
+            // Handed over, as the consumer task marks a message it takes.
+            self.queue = None;
+            queue.pending.fetch_sub(1, Ordering::AcqRel);
+            inline.run(env, queue.probe.get());
+            return Ok(());
+        }
+        self.send(env)
+    }
+
     /// Enqueues `env` in the reserved room. Hands it back when the
     /// consumer closed its queue since the room was reserved (its room is
     /// given back then).
