@@ -114,8 +114,11 @@
 //!   requester waits for that run anyway, and the round trip saves two
 //!   task switches. If the handler waits for anything, the rest of its run
 //!   goes on in a task of its own, and the consumer takes its next message
-//!   only after it. Sends, publishes and messages from the cluster always
-//!   go through the queue.
+//!   only after it. So does a message from the cluster for an address with
+//!   one consumer on this node: its handler starts on the task that read
+//!   the message (one per address), which would otherwise queue it and
+//!   wake the consumer. Local sends and publishes always go through the
+//!   queue: their callers do not wait for the handler.
 //! * A call that returns `Ok` has enqueued the message (a publish: for at
 //!   least one consumer, and its [`PublishReport`] says how many refused
 //!   it); one that returns an error has not, and hands the body back. A

@@ -1,12 +1,16 @@
 //! A request to an idle local consumer starts its handler on the
-//! requester's task; everything a consumer promises still holds: one run at
-//! a time, queue order, pause, unregister, failures.
+//! requester's task, and a message from the cluster to the one consumer of
+//! its address starts it on the task that received it; everything a
+//! consumer promises still holds: one run at a time, queue order, pause,
+//! unregister, failures.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use codecbus_bus::{ConsumerOptions, DeliveryOptions, EventBus, Message, RequestErrorKind};
+use codecbus_bus::{
+    ConsumerOptions, DeliveryOptions, EventBus, InMemoryCluster, Message, RequestErrorKind,
+};
 
 /// Counts the runs going on at once, and the most ever seen.
 #[derive(Default)]
@@ -291,5 +295,52 @@ async fn requests_and_sends_from_many_tasks_run_one_at_a_time() {
     })
     .await
     .expect("every message handled");
+    assert_eq!(overlap.most.load(Ordering::SeqCst), 1, "one run at a time");
+}
+
+#[tokio::test]
+async fn messages_from_the_cluster_keep_their_order_and_run_one_at_a_time() {
+    const N: u32 = 200;
+    let cluster = InMemoryCluster::new();
+    let node = || {
+        EventBus::builder()
+            .in_memory_cluster(&cluster)
+            .build()
+            .expect("a node")
+    };
+    let (a, b) = (node(), node());
+    let overlap = Arc::new(Overlap::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let _c = b.consumer_with(
+        "remote",
+        ConsumerOptions::new().with_queue_capacity(1_000),
+        {
+            let (overlap, seen) = (Arc::clone(&overlap), Arc::clone(&seen));
+            move |m: Message<u32>| {
+                let (overlap, seen) = (Arc::clone(&overlap), Arc::clone(&seen));
+                async move {
+                    overlap.enter();
+                    // Some runs wait, so later messages find the consumer busy
+                    // and queue behind them.
+                    if m.body().is_multiple_of(5) {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    seen.lock().unwrap().push(*m.body());
+                    overlap.leave();
+                    let _ = m.reply(*m.body());
+                }
+            }
+        },
+    );
+    for n in 0..N {
+        if n.is_multiple_of(2) {
+            a.send("remote", n).await.unwrap();
+        } else {
+            a.publish("remote", n).await.unwrap();
+        }
+    }
+    assert_eq!(*a.request::<u32>("remote", N).await.unwrap().body(), N);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, (0..=N).collect::<Vec<_>>(), "in the order sent");
     assert_eq!(overlap.most.load(Ordering::SeqCst), 1, "one run at a time");
 }

@@ -447,9 +447,14 @@ impl LocalTable {
         };
         let mut full = false;
         let mut mismatch = None;
-        // A request made on this node, untraced, may start its handler on
-        // this task (`Room::send_request`).
-        let inline = !TRACED && kind == DeliveryKind::Request && !matches!(scope, Scope::Exported);
+        // Untraced, a request made on this node, or any message from the
+        // cluster for an address with one consumer here, may start its
+        // handler on this task (`Room::send_or_run`).
+        let inline = !TRACED
+            && match scope {
+                Scope::Exported => n == 1,
+                Scope::All | Scope::LocalOnly => kind == DeliveryKind::Request,
+            };
         // What the next delivery sends: the parts of the one envelope, or
         // the envelope a closed consumer handed back.
         let mut next = Next::Parts(headers, completion, make);
@@ -479,7 +484,7 @@ impl LocalTable {
                         },
                     };
                     let sent = if inline {
-                        room.send_request(env)
+                        room.send_or_run(env)
                     } else {
                         room.send(env)
                     };
@@ -548,6 +553,9 @@ impl LocalTable {
         let Some(entry) = self.entry(address) else {
             return out;
         };
+        // Untraced, a publish from the cluster to the one consumer of its
+        // address here may start the handler on this task.
+        let inline = !TRACED && matches!(scope, Scope::Exported) && entry.slots.len() == 1;
         for slot in &entry.slots {
             if !scope.admits(slot) {
                 continue;
@@ -566,7 +574,7 @@ impl LocalTable {
             }
             match slot.tx.try_reserve() {
                 Ok(room) => {
-                    let sent = room.send(Envelope {
+                    let env = Envelope {
                         address: Arc::clone(&entry.address),
                         headers: headers.clone(),
                         body: make(),
@@ -574,7 +582,12 @@ impl LocalTable {
                         completion: ack
                             .map_or(Completion::None, |tx| Completion::Ack(Ack::new(tx.clone()))),
                         span: span::<TRACED>(&entry.address, DeliveryKind::Publish, slot.type_name),
-                    });
+                    };
+                    let sent = if inline {
+                        room.send_or_run(env)
+                    } else {
+                        room.send(env)
+                    };
                     // Err: the consumer closed its queue since the room was
                     // reserved; it is gone, as if it had never been there.
                     if sent.is_ok() {

@@ -41,7 +41,7 @@ pub(crate) trait Inline: Send + Sync {
 /// With `probe` (metrics on), the queue keeps its address's pending gauge.
 ///
 /// With `inline`, a request reserving room in an empty queue is offered to
-/// it first ([`Room::send_request`]).
+/// it first ([`Room::send_or_run`]).
 pub(crate) fn queue(
     capacity: usize,
     probe: Option<Arc<Probe>>,
@@ -123,7 +123,7 @@ impl Room<'_> {
     /// until the consumer task holds the consumer idle-or-busy claim the
     /// inline run needs too.
     #[inline(always)]
-    pub(crate) fn send_request(mut self, env: Envelope) -> Result<(), Envelope> {
+    pub(crate) fn send_or_run(mut self, env: Envelope) -> Result<(), Envelope> {
         if let Some(queue) = self.queue
             && self.empty
             && let Some(inline) = &queue.inline
