@@ -385,6 +385,20 @@ async fn failures_are_marked_on_their_spans() {
         opentelemetry::trace::Status::Error { .. }
     ));
     assert_eq!(text(one(&spans, "deliver"), "body").as_deref(), Some("u32"));
+    // A panic is its run's outcome, and counted as one.
+    let _p = bus.consumer("trace.panics", |m: Message<u32>| async move {
+        assert!(*m.body() > 1, "out of order");
+    });
+    let err = bus.request::<u32>("trace.panics", 1u32).await.unwrap_err();
+    assert!(err.to_string().contains("out of order"), "{err}");
+    let spans = wait_for("trace.panics", &["request", "deliver", "handle"]).await;
+    let handle = one(&spans, "handle");
+    assert_eq!(text(handle, "outcome").as_deref(), Some("panic"));
+    assert!(matches!(
+        handle.status,
+        opentelemetry::trace::Status::Error { .. }
+    ));
+    assert_eq!(bus.metrics().panics, 1);
     let send = wait_for("trace.nobody", &["send"]).await;
     assert_eq!(text(&send[0], "outcome").as_deref(), Some("NO_HANDLERS"));
 }

@@ -25,7 +25,7 @@ use crate::engine::routing;
 use crate::engine::state::State;
 use crate::engine::{Envelope, Inline, QueueRx};
 use crate::telemetry::probe::{Probe, Start};
-use crate::telemetry::record::{Event, record};
+use crate::telemetry::record::{Event, record, record_in};
 use crate::telemetry::spans;
 
 /// What a handler may return: `()`, or `Result<(), E>` where an `Err` fails
@@ -575,13 +575,16 @@ impl RunEnd {
             &self.inner,
             probe,
             self.start,
+            None,
         );
     }
 }
 
 /// Settles a run of a handler at `address` by how it `handled` the
-/// message: the time it took (metrics on), and the completion `guard`
-/// failed if the handler did, or a durable delivery marked handled.
+/// message: the time it took (metrics on), the completion `guard` failed if
+/// the handler did, or a durable delivery marked handled, and the run
+/// recorded (a panic counted; with `span`, traces on, its outcome).
+#[allow(clippy::too_many_arguments)]
 fn settle(
     handled: Handled,
     guard: Completion,
@@ -589,10 +592,18 @@ fn settle(
     inner: &State,
     probe: Option<&Probe>,
     start: Option<Start>,
+    span: Option<&tracing::Span>,
 ) {
     if let (Some(start), Some(probe)) = (start, probe) {
         probe.processing_time(start.seconds());
     }
+    // Recorded first: whoever the completion wakes sees it counted.
+    let event = match &handled {
+        Handled::Ok => Event::Ended(None),
+        Handled::Failed(_) => Event::HandlerFailed,
+        Handled::Panicked(_) => Event::Panicked,
+    };
+    record_in(&inner.counters, None, span, event);
     match handled {
         Handled::Ok => {
             if let Completion::Ack(ack) = &guard {
@@ -604,7 +615,6 @@ fn settle(
             guard.fail(RequestErrorKind::RecipientFailure, text);
         }
         Handled::Panicked(text) => {
-            record(&inner.counters, None, Event::Panicked);
             tracing::warn!(address, panic = %text, "handler panicked; the consumer keeps running");
             guard.fail(
                 RequestErrorKind::RecipientFailure,
@@ -648,7 +658,8 @@ async fn dispatch<T, F, Fut>(
         let start = rx.probe().and_then(|p| p.start());
         // Catch a panic both while creating the future and while polling it.
         // The handler's failure text, if it returned one, or its panic.
-        let handled = match message.span().map(|d| spans::handle(d, &address)) {
+        let span = message.span().map(|d| spans::handle(d, &address));
+        let handled = match &span {
             None => Handled::of(match runner.make(message) {
                 Ok(future) => AssertUnwindSafe(future)
                     .catch_unwind()
@@ -661,7 +672,15 @@ async fn dispatch<T, F, Fut>(
                 Box::pin(traced_run(made, span)).await
             }
         };
-        settle(handled, guard, &address, &inner, rx.probe(), start);
+        settle(
+            handled,
+            guard,
+            &address,
+            &inner,
+            rx.probe(),
+            start,
+            span.as_ref(),
+        );
         control.release();
     }
     // A run started on a requester's task ends first; none starts after.
@@ -692,29 +711,21 @@ impl Handled {
 }
 
 /// The rest of a handler's run in its span (traces on): polls the future
-/// `made` in it, catching a panic, and records the outcome (`ok`, `error`
-/// or `panic`).
+/// `made` in it, catching a panic.
 #[inline(never)]
-async fn traced_run<Fut>(made: std::thread::Result<Fut>, span: tracing::Span) -> Handled
+async fn traced_run<Fut>(made: std::thread::Result<Fut>, span: &tracing::Span) -> Handled
 where
     Fut: Future,
     Fut::Output: HandlerResult,
 {
-    let handled = Handled::of(match made {
+    Handled::of(match made {
         Ok(future) => AssertUnwindSafe(future)
             .catch_unwind()
             .instrument(span.clone())
             .await
             .map(HandlerResult::into_failure),
         Err(panic) => Err(panic),
-    });
-    let failure = match &handled {
-        Handled::Ok => None,
-        Handled::Failed(_) => Some("error"),
-        Handled::Panicked(_) => Some("panic"),
-    };
-    spans::outcome(&span, failure);
-    handled
+    })
 }
 
 /// Counts `n` messages discarded from `rx`'s queue.

@@ -19,7 +19,7 @@ use crate::engine::Envelope;
 use crate::engine::routing;
 use crate::engine::state::State;
 use crate::engine::waiting;
-use crate::telemetry::record::{Event, record};
+use crate::telemetry::record::{Event, record, record_end};
 use crate::telemetry::spans::{self, SpanSlot};
 
 /// A message delivered to a consumer, or the reply a requester received.
@@ -420,7 +420,7 @@ impl<T> Message<T> {
         let _entered = span.enter();
         spans::inject(&span, &mut headers);
         let result = self.complete_reply(body, headers, answer);
-        spans::result(&span, &result);
+        record_end(&span, Event::ended(&result));
         result
     }
 
@@ -641,11 +641,12 @@ impl<T> Message<T> {
             Some(delivery) => {
                 let span = spans::reply(delivery, &self.address);
                 let result = span.in_scope(|| self.complete_failure(code, message));
+                // A failure sent is the reply's outcome too.
                 let failure = match &result {
                     Ok(()) => RequestErrorKind::RecipientFailure.as_str(),
                     Err(err) => err.kind().as_str(),
                 };
-                spans::outcome(&span, Some(failure));
+                record_end(&span, Event::Ended(Some(failure)));
                 result
             }
         }

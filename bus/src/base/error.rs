@@ -177,6 +177,12 @@ pub enum ReplyErrorKind {
     Dropped,
 }
 
+/// An error kind's one spelling, for code generic over the kinds.
+pub(crate) trait KindName: Copy {
+    /// The kind's `as_str`.
+    fn name(self) -> &'static str;
+}
+
 /// Gives each error kind its one spelling: `as_str` and `Display`.
 macro_rules! kind_names {
     ($($kind:ident { $($variant:ident => $name:literal),* $(,)? })*) => {$(
@@ -196,6 +202,12 @@ macro_rules! kind_names {
         impl fmt::Display for $kind {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(self.as_str())
+            }
+        }
+
+        impl KindName for $kind {
+            fn name(self) -> &'static str {
+                self.as_str()
             }
         }
     )*};

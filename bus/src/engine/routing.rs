@@ -18,7 +18,7 @@ use std::sync::Arc;
 use codecbus_core::{AnyBody, MessageCodec};
 use tracing::{Instrument, Span};
 
-use crate::base::error::{OperationKind, PublishErrorKind, RequestErrorKind};
+use crate::base::error::{KindName, OperationKind, PublishErrorKind, RequestErrorKind};
 use crate::base::error::{PublishError, RequestError, SendError, SendErrorKind};
 use crate::base::headers::Headers;
 use crate::base::interceptor::{self, DeliveryContext, DeliveryKind, InterceptorFn};
@@ -27,7 +27,7 @@ use crate::base::reply::{self, Completion, ReplyEnvelope};
 use crate::base::report::PublishReport;
 use crate::engine::state::State;
 use crate::engine::waiting;
-use crate::telemetry::record::{Event, record};
+use crate::telemetry::record::{Event, record, record_in};
 use crate::telemetry::{Chain, Decision, Probe, Side, spans};
 use crate::transport::Outbound;
 use crate::transport::local::{Refusal, Scope, Verdicts};
@@ -313,9 +313,10 @@ where
     }
 }
 
-/// Awaits `operation`, in `span` if there is one, and records its outcome
+/// Awaits `operation`, in `span` if there is one, and records its end
 /// there.
-async fn in_span<R, K: Copy + std::fmt::Display>(
+async fn in_span<R, K: KindName>(
+    state: &State,
     span: Option<&Span>,
     operation: impl Future<Output = Result<R, crate::base::error::Error<K>>>,
 ) -> Result<R, crate::base::error::Error<K>> {
@@ -323,7 +324,7 @@ async fn in_span<R, K: Copy + std::fmt::Display>(
         return operation.await;
     };
     let result = operation.instrument(span.clone()).await;
-    spans::result(span, &result);
+    record_in(&state.counters, None, Some(span), Event::ended(&result));
     result
 }
 
@@ -343,7 +344,12 @@ where
         .traced
         .then(|| spans::send(address, codec_name::<T>(state)));
     let observer = Observed::new(&observation, span.as_ref());
-    in_span(span.as_ref(), send(state, observer, address, body, options)).await
+    in_span(
+        state,
+        span.as_ref(),
+        send(state, observer, address, body, options),
+    )
+    .await
 }
 
 /// `EventBus::send_with`.
@@ -397,6 +403,7 @@ where
         .then(|| spans::publish(address, codec_name::<T>(state)));
     let observer = Observed::new(&observation, span.as_ref());
     in_span(
+        state,
         span.as_ref(),
         publish(state, observer, address, body, options),
     )
@@ -511,6 +518,7 @@ where
         .then(|| spans::request(address, codec_name::<T>(state)));
     let observer = Observed::new(&observation, span.as_ref());
     let result = in_span(
+        state,
         span.as_ref(),
         request(state, observer, address, body, options),
     )

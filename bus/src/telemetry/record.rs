@@ -1,13 +1,16 @@
 // One record per event. Everything the bus counts happens here, once:
-// the bus's own counters (`EventBus::metrics`), and with metrics on the
-// address's series (`probe.rs`), from the same event. A new event, or a
-// new sink, is one change in this file; the code where the event happens
-// names the event and nothing else.
+// the bus's own counters (`EventBus::metrics`), with metrics on the
+// address's series (`probe.rs`), and with traces on the outcome of the
+// span the event ends (`record_in`), from the same event. A new event, or
+// a new sink, is one change in this file; the code where the event
+// happens names the event and nothing else.
 //
 // What is measured rather than counted (handler and request times, sizes
 // on the wire, the pending and handler gauges) goes straight to the probe.
 
-use crate::base::error::RequestErrorKind;
+use tracing::Span;
+
+use crate::base::error::{Error, KindName, RequestErrorKind};
 use crate::base::metrics::{Counters, bump};
 #[cfg(feature = "jetstream")]
 use crate::telemetry::probe::Settled;
@@ -37,6 +40,11 @@ pub(crate) enum Event {
     Replied,
     /// A handler panicked.
     Panicked,
+    /// A handler returned an error.
+    HandlerFailed,
+    /// An operation ended (a send, publish, request, reply or handler
+    /// run): well (`None`), or with the failure of this name.
+    Ended(Option<&'static str>),
     /// A request (or a conversation's turn) ended without a reply, with
     /// this failure: a timeout and a recipient failure are counted in the
     /// bus counters too.
@@ -48,10 +56,47 @@ pub(crate) enum Event {
     Settled(Settled),
 }
 
+impl Event {
+    /// The end of an operation that returned `result`.
+    #[inline]
+    pub(crate) fn ended<T, K: KindName>(result: &Result<T, Error<K>>) -> Self {
+        Self::Ended(result.as_ref().err().map(|err| err.kind().name()))
+    }
+}
+
 /// Records `event` in `counters` and, with metrics on, under the
 /// address of `probe`.
 #[inline]
 pub(crate) fn record(counters: &Counters, probe: Option<&Probe>, event: Event) {
+    count(counters, probe, event);
+}
+
+/// [`record`], and with `span` (traces on) the outcome of the span's
+/// operation when `event` ends it: `ok`, the failure's name, `error` (the
+/// handler returned one) or `panic`.
+#[inline]
+pub(crate) fn record_in(
+    counters: &Counters,
+    probe: Option<&Probe>,
+    span: Option<&Span>,
+    event: Event,
+) {
+    count(counters, probe, event);
+    if let Some(span) = span {
+        outcome(span, event);
+    }
+}
+
+/// [`record_in`] for an event that nothing but its span reads (the end of
+/// a reply, where no bus may be at hand).
+#[inline]
+pub(crate) fn record_end(span: &Span, event: Event) {
+    debug_assert!(matches!(event, Event::Ended(_)), "counted nowhere else");
+    outcome(span, event);
+}
+
+#[inline]
+fn count(counters: &Counters, probe: Option<&Probe>, event: Event) {
     match event {
         Event::Sent => bump(&counters.sent, 1),
         Event::Published => bump(&counters.published, 1),
@@ -72,6 +117,7 @@ pub(crate) fn record(counters: &Counters, probe: Option<&Probe>, event: Event) {
         Event::Handled => bump(&counters.handled, 1),
         Event::Replied => bump(&counters.replies, 1),
         Event::Panicked => bump(&counters.panics, 1),
+        Event::HandlerFailed | Event::Ended(_) => 0,
         Event::ReplyFailed(RequestErrorKind::Timeout) => bump(&counters.timeouts, 1),
         Event::ReplyFailed(RequestErrorKind::RecipientFailure) => {
             bump(&counters.recipient_failures, 1)
@@ -108,7 +154,32 @@ fn series(probe: &Probe, event: Event) {
         Event::Undecodable => probe.undecodable(),
         #[cfg(feature = "jetstream")]
         Event::Settled(outcome) => probe.settled(outcome),
-        // The bus's own totals; no series of their own.
-        Event::Handled | Event::Replied | Event::Panicked => {}
+        // The bus's own totals, or a span's alone; no series of their own.
+        Event::Handled
+        | Event::Replied
+        | Event::Panicked
+        | Event::HandlerFailed
+        | Event::Ended(_) => {}
+    }
+}
+
+/// The event as its span's outcome (traces on), when it ends the span's
+/// operation.
+#[inline(never)]
+fn outcome(span: &Span, event: Event) {
+    let failure = match event {
+        Event::Ended(failure) => failure,
+        Event::HandlerFailed => Some("error"),
+        Event::Panicked => Some("panic"),
+        _ => return,
+    };
+    match failure {
+        None => {
+            span.record("outcome", "ok");
+        }
+        Some(failure) => {
+            span.record("outcome", failure);
+            span.record("otel.status_code", "ERROR");
+        }
     }
 }

@@ -174,32 +174,6 @@ pub(crate) fn reply(delivery: &Span, address: &str) -> Span {
     )
 }
 
-/// Records how the operation of `span` ended: `"ok"` without a failure,
-/// else the failure (an error kind's name); a failure also sets the
-/// OpenTelemetry status.
-pub(crate) fn outcome(span: &Span, failure: Option<&str>) {
-    match failure {
-        None => {
-            span.record("outcome", "ok");
-        }
-        Some(failure) => {
-            span.record("outcome", failure);
-            span.record("otel.status_code", "ERROR");
-        }
-    }
-}
-
-/// [`outcome`] for an operation's result, by its error's kind.
-pub(crate) fn result<T, K: Copy + std::fmt::Display>(
-    span: &Span,
-    result: &Result<T, crate::base::error::Error<K>>,
-) {
-    match result {
-        Ok(_) => outcome(span, None),
-        Err(err) => outcome(span, Some(&err.kind().to_string())),
-    }
-}
-
 /// Records the encoded size of the message of the current span.
 #[cfg_attr(not(feature = "nats"), allow(dead_code))]
 pub(crate) fn body_size(bytes: usize) {
