@@ -300,7 +300,7 @@ where
     let probe = observer.probe().map(|p| &**p);
     record(&state.counters, probe, Event::Received(Side::Local));
     match result {
-        Ok(()) => {
+        Ok(_) => {
             record(&state.counters, probe, Event::Delivered(1));
             tracing::debug!(address, ?kind, "delivered");
             Ok(())

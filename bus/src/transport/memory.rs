@@ -366,11 +366,11 @@ impl RemoteTransport for MemoryTransport {
             let (tx, rx) = oneshot::channel();
             let limit = self.link.hub.max_payload;
             match cluster::deliver_send(&node, &address, frame.received(limit), true, FROM) {
-                Delivered::Done => {}
+                Delivered::Done { .. } => {}
                 Delivered::Failed(failure) => {
                     let _ = tx.send((failure.received(limit), None));
                 }
-                Delivered::Awaiting(answer) => {
+                Delivered::Awaiting { rx: answer, .. } => {
                     tokio::spawn(cluster::answer(
                         Arc::clone(&self.link),
                         Arc::downgrade(&node),

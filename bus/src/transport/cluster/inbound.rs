@@ -19,7 +19,7 @@ use crate::telemetry::record::{Event, record};
 use crate::telemetry::{Probe, Side, spans};
 use crate::transport::Node;
 use crate::transport::cluster::frame::{Frame, H_CODEC, Inbound, WIRE_VERSION};
-use crate::transport::local::{Refusal, Scope, Verdicts, count_delivered};
+use crate::transport::local::{Handed, Refusal, Scope, Verdicts, count_delivered};
 
 /// A message with `head` and a body of `bytes` arrived from the cluster
 /// for this node's consumers of `address`: counts it and makes its span, a
@@ -184,8 +184,15 @@ pub(crate) fn decode_with(codec: &CodecRegistration, payload: &Bytes) -> Result<
 }
 
 /// Delivers a publish from the cluster to this node's exported consumers
-/// of `address`; `from` names the transport in logs.
-pub(crate) fn deliver_publish(inner: &Arc<dyn Node>, address: &str, frame: &Frame, from: &str) {
+/// of `address`; `from` names the transport in logs. `true` when it went
+/// into a consumer's queue (whose task was woken) rather than starting the
+/// handler on this task.
+pub(crate) fn deliver_publish(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    frame: &Frame,
+    from: &str,
+) -> bool {
     let Arrival { probe, span } = arrival(inner, address, &frame.head, frame.body().len());
     let _entered = span.as_ref().map(tracing::Span::enter);
     let (codec, body, checked) = match decode_checked(
@@ -198,13 +205,13 @@ pub(crate) fn deliver_publish(inner: &Arc<dyn Node>, address: &str, frame: &Fram
         Decoded::Undecodable(error) => {
             undecodable(inner, probe.as_deref());
             tracing::warn!(address, %error, "publish from {from} dropped: not decodable");
-            return;
+            return false;
         }
         Decoded::Refused(_, reasons, consumers) => {
             let refused = Event::Refused(RefusedBy::Invalid, consumers as u64);
             record(inner.counters(), probe.as_deref(), refused);
             tracing::warn!(address, %reasons, "publish from {from} refused by the consumers' spec");
-            return;
+            return false;
         }
     };
     let fan = inner.local().deliver_all(
@@ -240,17 +247,31 @@ pub(crate) fn deliver_publish(inner: &Arc<dyn Node>, address: &str, frame: &Fram
             "publish from {from} delivered"
         );
     }
+    fan.queued > 0
 }
 
 /// What a send or request from the cluster needs from its transport
 /// after its delivery.
 pub(crate) enum Delivered {
-    /// Nothing (a send, delivered or not: it is logged and counted).
-    Done,
-    /// A request was delivered: await its answer here.
-    Awaiting(ReplyRx),
+    /// Nothing (a send, delivered or not: it is logged and counted);
+    /// `queued`: it waits in a consumer's queue, whose task was woken.
+    Done { queued: bool },
+    /// A request was delivered (`queued` as for `Done`): await its answer
+    /// here.
+    Awaiting { rx: ReplyRx, queued: bool },
     /// A request was not delivered: answer with this failure.
     Failed(Frame),
+}
+
+impl Delivered {
+    /// Whether the message went into a consumer's queue, rather than
+    /// starting its handler on this task (or going nowhere).
+    pub(crate) fn queued(&self) -> bool {
+        match self {
+            Self::Done { queued } | Self::Awaiting { queued, .. } => *queued,
+            Self::Failed(_) => false,
+        }
+    }
 }
 
 /// Delivers a send (or, with `request`, a request) from the cluster to one
@@ -302,7 +323,7 @@ pub(crate) fn deliver_send(
                 ));
             }
             tracing::warn!(address, %error, "send from {from} dropped: not decodable");
-            return Delivered::Done;
+            return Delivered::Done { queued: false };
         }
     };
     let (completion, rx) = if request {
@@ -324,9 +345,13 @@ pub(crate) fn deliver_send(
     );
     drop(body);
     match result {
-        Ok(()) => {
+        Ok(handed) => {
             count_delivered(inner.counters(), probe.as_deref());
-            rx.map_or(Delivered::Done, Delivered::Awaiting)
+            let queued = handed == Handed::Queued;
+            match rx {
+                Some(rx) => Delivered::Awaiting { rx, queued },
+                None => Delivered::Done { queued },
+            }
         }
         Err(refusal) => {
             let why = "not delivered";
@@ -367,7 +392,7 @@ fn refused(
         ));
     }
     tracing::warn!(address, reason = %err, "send from {from} {why}");
-    Delivered::Done
+    Delivered::Done { queued: false }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ mod envelope;
 mod queue;
 
 pub(crate) use self::envelope::Envelope;
-pub(crate) use self::queue::{Inline, NoRoom, QueueRx, QueueTx, queue};
+pub(crate) use self::queue::{Handed, Inline, NoRoom, QueueRx, QueueTx, queue};
 
 #[derive(Clone)]
 pub(crate) struct Slot {
@@ -223,6 +223,9 @@ impl Refusal {
 pub(crate) struct FanOut {
     pub(crate) address: Option<Arc<str>>,
     pub(crate) delivered: usize,
+    /// Of those, how many went into a queue (the others started their
+    /// handler on this task).
+    pub(crate) queued: usize,
     pub(crate) refused: usize,
     pub(crate) mismatched: usize,
     pub(crate) mismatch_type: Option<&'static str>,
@@ -410,7 +413,7 @@ impl LocalTable {
         kind: DeliveryKind,
         completion: Completion,
         traced: bool,
-    ) -> Result<(), Refusal> {
+    ) -> Result<Handed, Refusal> {
         // Two copies: untraced, no span code in the loop.
         if traced {
             self.deliver_one_to::<true>(
@@ -434,7 +437,7 @@ impl LocalTable {
         headers: Headers,
         kind: DeliveryKind,
         completion: Completion,
-    ) -> Result<(), Refusal> {
+    ) -> Result<Handed, Refusal> {
         let Some(entry) = self.entry(address) else {
             return Err(Refusal::NoHandlers);
         };
@@ -486,10 +489,10 @@ impl LocalTable {
                     let sent = if inline {
                         room.send_or_run(env)
                     } else {
-                        room.send(env)
+                        room.send(env).map(|()| Handed::Queued)
                     };
                     match sent {
-                        Ok(()) => return Ok(()),
+                        Ok(handed) => return Ok(handed),
                         // The consumer closed its queue after the room was
                         // reserved: the next one gets the same body.
                         Err(env) => next = Next::Made(env),
@@ -586,12 +589,13 @@ impl LocalTable {
                     let sent = if inline {
                         room.send_or_run(env)
                     } else {
-                        room.send(env)
+                        room.send(env).map(|()| Handed::Queued)
                     };
                     // Err: the consumer closed its queue since the room was
                     // reserved; it is gone, as if it had never been there.
-                    if sent.is_ok() {
+                    if let Ok(handed) = sent {
                         out.delivered += 1;
+                        out.queued += usize::from(handed == Handed::Queued);
                     }
                 }
                 Err(NoRoom::Full) => out.refused += 1,

@@ -95,6 +95,15 @@ impl QueueTx {
     }
 }
 
+/// How a message reached its consumer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Handed {
+    /// Into its queue: the consumer's task was woken for it.
+    Queued,
+    /// Its handler started on this task ([`Inline`]).
+    Ran,
+}
+
 /// Why a consumer queue has no room.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NoRoom {
@@ -123,7 +132,7 @@ impl Room<'_> {
     /// until the consumer task holds the consumer idle-or-busy claim the
     /// inline run needs too.
     #[inline(always)]
-    pub(crate) fn send_or_run(mut self, env: Envelope) -> Result<(), Envelope> {
+    pub(crate) fn send_or_run(mut self, env: Envelope) -> Result<Handed, Envelope> {
         if let Some(queue) = self.queue
             && self.empty
             && let Some(inline) = &queue.inline
@@ -133,9 +142,9 @@ impl Room<'_> {
             self.queue = None;
             queue.pending.fetch_sub(1, Ordering::AcqRel);
             inline.run(env, queue.probe.get());
-            return Ok(());
+            return Ok(Handed::Ran);
         }
-        self.send(env)
+        self.send(env).map(|()| Handed::Queued)
     }
 
     /// Enqueues `env` in the reserved room. Hands it back when the

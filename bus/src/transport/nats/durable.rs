@@ -314,7 +314,7 @@ impl DurableReader {
                     Completion::Ack(Ack::new(tx.clone())),
                     span.is_some(),
                 )
-                .map(|()| count_delivered(inner.counters(), probe.as_deref()))
+                .map(|_| count_delivered(inner.counters(), probe.as_deref()))
                 .map_err(|refusal| {
                     refusal.count(inner.counters(), probe.as_deref());
                     let for_good = matches!(refusal, Refusal::Invalid(_));

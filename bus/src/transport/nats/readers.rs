@@ -101,15 +101,17 @@ impl AddressReader {
                 Some(()) = pending.next(), if !pending.is_empty() => {}
                 message = plain.next(), if plain_open => match message {
                     Some(message) => {
-                        self.on_publish(message);
-                        HandOver::default().await;
+                        if self.on_publish(message) {
+                            HandOver::default().await;
+                        }
                     }
                     None => plain_open = false,
                 },
                 message = queue.next(), if queue_open => match message {
                     Some(message) => {
-                        self.on_send(message, &mut pending);
-                        HandOver::default().await;
+                        if self.on_send(message, &mut pending) {
+                            HandOver::default().await;
+                        }
                     }
                     None => queue_open = false,
                 },
@@ -119,31 +121,35 @@ impl AddressReader {
         tracing::debug!(address = &*self.address, "NATS reader finished");
     }
 
-    fn on_publish(&self, message: async_nats::Message) {
+    /// Delivers a publish; `true` when a consumer's task was woken for it.
+    fn on_publish(&self, message: async_nats::Message) -> bool {
         let Some(inner) = self.inner.upgrade() else {
-            return;
+            return false;
         };
         let frame = self
             .shared
             .arrived(message.headers.as_ref(), message.payload);
-        cluster::deliver_publish(&inner, &self.address, &frame, "NATS");
+        cluster::deliver_publish(&inner, &self.address, &frame, "NATS")
     }
 
-    fn on_send(&self, message: async_nats::Message, pending: &mut Pending) {
+    /// Delivers a send or request; `true` when a consumer's task was woken
+    /// for it.
+    fn on_send(&self, message: async_nats::Message, pending: &mut Pending) -> bool {
         let Some(inner) = self.inner.upgrade() else {
-            return;
+            return false;
         };
         let frame = self
             .shared
             .arrived(message.headers.as_ref(), message.payload);
         let request = message.reply.is_some();
         let delivered = cluster::deliver_send(&inner, &self.address, frame, request, "NATS");
+        let queued = delivered.queued();
         let Some(to) = message.reply else {
-            return;
+            return queued;
         };
         match delivered {
-            Delivered::Done => {}
-            Delivered::Awaiting(rx) => pending.push(Box::pin(cluster::answer(
+            Delivered::Done { .. } => {}
+            Delivered::Awaiting { rx, .. } => pending.push(Box::pin(cluster::answer(
                 Arc::clone(&self.shared),
                 Weak::clone(&self.inner),
                 Arc::clone(&self.address),
@@ -154,13 +160,15 @@ impl AddressReader {
                 pending.push(self.shared.finish(to, failure));
             }
         }
+        queued
     }
 }
 
-/// Lets the consumers a message was just delivered to run before the
+/// Lets the consumers a message was just queued for run before the
 /// reader decodes the next one: the reader wakes itself and returns
 /// `Pending` once, which puts it at the back of its worker's run queue,
-/// behind the consumer tasks the delivery woke.
+/// behind the consumer tasks the delivery woke. (A message whose handler
+/// started on the reader's task needs none: its body is gone already.)
 ///
 /// Without it a reader drains everything its subscriptions hold (up to
 /// tokio's budget of 128 messages) before a consumer runs, so hundreds of
