@@ -8,15 +8,22 @@
 
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use codecbus_core::CodecRegistration;
 
 use crate::base::error::{RegistryError, RegistryErrorKind};
+use crate::base::hash::AddressHasher;
+
+/// The maps are built from this process's registrations only (a name off
+/// the wire is looked up, never inserted), so they take the fast hasher of
+/// the address maps: a remote transport looks a codec up for every message.
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<AddressHasher>>;
 
 #[derive(Default)]
 pub(crate) struct Registry {
-    by_name: HashMap<&'static str, CodecRegistration>,
-    by_type: HashMap<TypeId, &'static str>,
+    by_name: Map<&'static str, CodecRegistration>,
+    by_type: Map<TypeId, &'static str>,
 }
 
 /// Codecs for the standard types, under short names. They give way to any

@@ -53,7 +53,18 @@ pub(crate) fn escape_address(address: &str, out: &mut String) {
         out.push('%');
         return;
     }
-    let keep_dots = address.split('.').all(|t| !t.is_empty());
+    let bytes = address.as_bytes();
+    let keep_dots = !bytes.starts_with(b".")
+        && !bytes.ends_with(b".")
+        && !bytes.windows(2).any(|pair| pair == b"..");
+    // Most addresses need no escape: copied whole.
+    if bytes
+        .iter()
+        .all(|&b| is_plain(b) || (b == b'.' && keep_dots))
+    {
+        out.push_str(address);
+        return;
+    }
     for &b in address.as_bytes() {
         if is_plain(b) || (b == b'.' && keep_dots) {
             out.push(b as char);
@@ -221,6 +232,40 @@ mod tests {
         assert_eq!(esc(""), "%");
         assert_eq!(esc("é"), "%C3%A9");
         assert_eq!(esc("tab\there"), "tab%09here");
+    }
+
+    #[test]
+    fn the_whole_address_fast_path_escapes_as_the_byte_rule_does() {
+        // The rule byte by byte, as the wire contract states it.
+        fn by_bytes(a: &str) -> String {
+            if a.is_empty() {
+                return "%".to_owned();
+            }
+            let keep_dots = a.split('.').all(|t| !t.is_empty());
+            let mut s = String::new();
+            for &b in a.as_bytes() {
+                if is_plain(b) || (b == b'.' && keep_dots) {
+                    s.push(b as char);
+                } else {
+                    s.push_str(&format!("%{b:02X}"));
+                }
+            }
+            s
+        }
+        // Every address of up to five of these characters.
+        let alphabet = ["a", ".", "*", "%", " ", "é"];
+        let mut addresses = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..5 {
+            last = last
+                .iter()
+                .flat_map(|a| alphabet.iter().map(move |c| format!("{a}{c}")))
+                .collect();
+            addresses.extend(last.iter().cloned());
+        }
+        for a in &addresses {
+            assert_eq!(esc(a), by_bytes(a), "{a:?}");
+        }
     }
 
     #[test]
