@@ -690,6 +690,28 @@ fn signal(server: &NatsServer, signal: &str) {
         .status()
         .expect("run kill");
     assert!(status.success(), "kill -{signal} {pid}");
+    // A signal is delivered when the process is next scheduled: on a busy
+    // machine the server could still answer a message sent right after
+    // `kill` returned. Wait until its state says it stopped (or resumed).
+    let stopped = signal == "STOP";
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's state");
+        // `pid (comm) S ...`: the state follows the command's parenthesis.
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.trim_start().chars().next());
+        if (state == Some('T')) == stopped {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not take SIG{signal}: state {state:?}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// A durable send waits for the server's confirmation as long as its

@@ -352,7 +352,7 @@ impl EventBus {
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
-        let runner = Runner::new(handler, &self.state);
+        let runner = Runner::new(handler, &self.state, address);
         let inline = Arc::clone(&runner) as Arc<dyn Inline>;
         let (address, id, rx) = self.state.register::<T>(address, &options, Some(inline));
         MessageConsumer::spawn(Arc::clone(&self.state), address, id, rx, runner)

@@ -358,6 +358,7 @@ impl fmt::Debug for MessageConsumer {
 pub(crate) struct Runner<T, F, Fut: Future> {
     control: Arc<Control>,
     inner: Weak<State>,
+    address: Box<str>,
     /// Itself: a run that waits is finished on a task of its own.
     this: Weak<Self>,
     seat: Mutex<Seat<F, Fut>>,
@@ -373,10 +374,9 @@ struct Seat<F, Fut: Future> {
     end: Option<RunEnd>,
 }
 
-/// What a run settles once its handler returned.
+/// What a run that waited settles once its handler returned.
 struct RunEnd {
     guard: Completion,
-    address: Arc<str>,
     inner: Arc<State>,
     start: Option<Start>,
 }
@@ -417,11 +417,13 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: HandlerResult,
 {
-    /// The runner of `handler`, for a consumer of the bus `inner`.
-    pub(crate) fn new(handler: F, inner: &Arc<State>) -> Arc<Self> {
+    /// The runner of `handler`, for a consumer of the bus `inner` at
+    /// `address`.
+    pub(crate) fn new(handler: F, inner: &Arc<State>, address: &str) -> Arc<Self> {
         Arc::new_cyclic(|this| Self {
             control: Arc::new(Control::new()),
             inner: Arc::downgrade(inner),
+            address: address.into(),
             this: Weak::clone(this),
             seat: Mutex::new(Seat {
                 handler,
@@ -458,11 +460,13 @@ where
         })
         .await;
         if let Some((result, end)) = ended {
-            let probe = end.inner.telemetry.probe(&end.address);
-            end.settle(
-                Handled::of(result.map(HandlerResult::into_failure)),
-                probe.as_deref(),
-            );
+            if let Some(start) = end.start
+                && let Some(probe) = end.inner.telemetry.probe(&self.address)
+            {
+                probe.processing_time(start.seconds());
+            }
+            let handled = Handled::of(result.map(HandlerResult::into_failure));
+            settle(handled, end.guard, &self.address, &end.inner, None);
         }
         self.control.release();
     }
@@ -481,6 +485,24 @@ where
     }
 
     fn run(&self, env: Envelope, probe: Option<&Probe>) {
+        // Two copies: without metric handles, no timing code in the run.
+        match probe {
+            None => self.run_timed::<false>(env, None),
+            Some(probe) => self.run_timed::<true>(env, Some(probe)),
+        }
+    }
+}
+
+impl<T, F, Fut> Runner<T, F, Fut>
+where
+    T: MessageCodec + Send + Sync + 'static,
+    F: Fn(Message<T>) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: HandlerResult,
+{
+    /// [`Inline::run`]; with `TIMED`, the run's time goes to `probe`.
+    #[inline(always)]
+    fn run_timed<const TIMED: bool>(&self, env: Envelope, probe: Option<&Probe>) {
         let Some(inner) = self.inner.upgrade() else {
             // Unreachable while a delivery borrows the bus; fails the
             // request rather than leaving it to its timeout.
@@ -491,16 +513,14 @@ where
             self.control.release();
             return;
         };
-        let address = Arc::clone(&env.address);
         let Some((message, guard)) = admit::<T>(&inner, env) else {
             self.control.release();
             return;
         };
-        let end = RunEnd {
-            guard,
-            address,
-            inner,
-            start: probe.and_then(Probe::start),
+        let start = if TIMED {
+            probe.and_then(Probe::start)
+        } else {
+            None
         };
         let here = Here::enter(&self.control);
         let mut seat = self.seat();
@@ -518,7 +538,11 @@ where
                         result.map(HandlerResult::into_failure)
                     }
                     Poll::Pending => {
-                        seat.end = Some(end);
+                        seat.end = Some(RunEnd {
+                            guard,
+                            inner,
+                            start,
+                        });
                         drop(seat);
                         drop(here);
                         if let Some(this) = self.this.upgrade() {
@@ -532,7 +556,10 @@ where
         };
         drop(seat);
         drop(here);
-        end.settle(Handled::of(result), probe);
+        if TIMED && let (Some(start), Some(probe)) = (start, probe) {
+            probe.processing_time(start.seconds());
+        }
+        settle(Handled::of(result), guard, &self.address, &inner, None);
         self.control.release();
     }
 }
@@ -565,38 +592,17 @@ fn admit<T: MessageCodec + Send + Sync + 'static>(
     }
 }
 
-impl RunEnd {
-    /// Settles the run by how it `handled` the message.
-    fn settle(self, handled: Handled, probe: Option<&Probe>) {
-        settle(
-            handled,
-            self.guard,
-            &self.address,
-            &self.inner,
-            probe,
-            self.start,
-            None,
-        );
-    }
-}
-
 /// Settles a run of a handler at `address` by how it `handled` the
-/// message: the time it took (metrics on), the completion `guard` failed if
-/// the handler did, or a durable delivery marked handled, and the run
-/// recorded (a panic counted; with `span`, traces on, its outcome).
-#[allow(clippy::too_many_arguments)]
+/// message: the completion `guard` failed if the handler did, or a durable
+/// delivery marked handled, and the run recorded (a panic counted; with
+/// `span`, traces on, its outcome).
 fn settle(
     handled: Handled,
     guard: Completion,
     address: &str,
     inner: &State,
-    probe: Option<&Probe>,
-    start: Option<Start>,
     span: Option<&tracing::Span>,
 ) {
-    if let (Some(start), Some(probe)) = (start, probe) {
-        probe.processing_time(start.seconds());
-    }
     // Recorded first: whoever the completion wakes sees it counted.
     let event = match &handled {
         Handled::Ok => Event::Ended(None),
@@ -672,15 +678,10 @@ async fn dispatch<T, F, Fut>(
                 Box::pin(traced_run(made, span)).await
             }
         };
-        settle(
-            handled,
-            guard,
-            &address,
-            &inner,
-            rx.probe(),
-            start,
-            span.as_ref(),
-        );
+        if let (Some(start), Some(probe)) = (start, rx.probe()) {
+            probe.processing_time(start.seconds());
+        }
+        settle(handled, guard, &address, &inner, span.as_ref());
         control.release();
     }
     // A run started on a requester's task ends first; none starts after.
