@@ -470,36 +470,7 @@ where
         }
         self.control.release();
     }
-}
 
-impl<T, F, Fut> Inline for Runner<T, F, Fut>
-where
-    T: MessageCodec + Send + Sync + 'static,
-    F: Fn(Message<T>) -> Fut + Send + 'static,
-    Fut: Future + Send + 'static,
-    Fut::Output: HandlerResult,
-{
-    #[inline]
-    fn claim(&self) -> bool {
-        NESTED.get() < MAX_NESTED && self.control.try_claim()
-    }
-
-    fn run(&self, env: Envelope, probe: Option<&Probe>) {
-        // Two copies: without metric handles, no timing code in the run.
-        match probe {
-            None => self.run_timed::<false>(env, None),
-            Some(probe) => self.run_timed::<true>(env, Some(probe)),
-        }
-    }
-}
-
-impl<T, F, Fut> Runner<T, F, Fut>
-where
-    T: MessageCodec + Send + Sync + 'static,
-    F: Fn(Message<T>) -> Fut + Send + 'static,
-    Fut: Future + Send + 'static,
-    Fut::Output: HandlerResult,
-{
     /// [`Inline::run`]; with `TIMED`, the run's time goes to `probe`.
     #[inline(always)]
     fn run_timed<const TIMED: bool>(&self, env: Envelope, probe: Option<&Probe>) {
@@ -545,6 +516,8 @@ where
                         });
                         drop(seat);
                         drop(here);
+                        // `self` is borrowed from a live `Arc`: the
+                        // upgrade cannot fail.
                         if let Some(this) = self.this.upgrade() {
                             tokio::spawn(this.finish());
                         }
@@ -561,6 +534,27 @@ where
         }
         settle(Handled::of(result), guard, &self.address, &inner, None);
         self.control.release();
+    }
+}
+
+impl<T, F, Fut> Inline for Runner<T, F, Fut>
+where
+    T: MessageCodec + Send + Sync + 'static,
+    F: Fn(Message<T>) -> Fut + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: HandlerResult,
+{
+    #[inline]
+    fn claim(&self) -> bool {
+        NESTED.get() < MAX_NESTED && self.control.try_claim()
+    }
+
+    fn run(&self, env: Envelope, probe: Option<&Probe>) {
+        // Two copies: without metric handles, no timing code in the run.
+        match probe {
+            None => self.run_timed::<false>(env, None),
+            Some(probe) => self.run_timed::<true>(env, Some(probe)),
+        }
     }
 }
 
