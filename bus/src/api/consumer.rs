@@ -1,5 +1,6 @@
-//! Consumers: a handler on its own task (a request to it when it is idle
-//! starts on the requester's task), or a stream to pull from.
+//! Consumers: a handler on its own task (a request, or a message from the
+//! cluster, that finds it idle starts it on the delivering task), or a
+//! stream to pull from.
 
 use std::any::Any;
 use std::fmt;
@@ -82,7 +83,7 @@ mod sealed {
 const FLOWING: u64 = u64::MAX;
 
 // The run claim (`Control::run`): one handler run at a time, whether the
-// consumer's task or a requester's task started it.
+// consumer's task or the task delivering a message started it.
 const IDLE: u8 = 0;
 const BUSY: u8 = 1;
 // No run starts any more: the consumer is gone.
@@ -110,8 +111,8 @@ impl Control {
         }
     }
 
-    /// Claims the run without waiting, for a request started on its
-    /// requester's task: only while the consumer is idle and flowing.
+    /// Claims the run without waiting, for a run the delivering task
+    /// starts: only while the consumer is idle and flowing.
     #[inline]
     fn try_claim(&self) -> bool {
         self.demand.load(Ordering::Acquire) == FLOWING
@@ -353,7 +354,7 @@ impl fmt::Debug for MessageConsumer {
 }
 
 /// A handler consumer's handler, shared by the consumer's task and the
-/// requests that start a run on their own task (when the consumer is idle,
+/// tasks that start a run themselves (when the consumer is idle,
 /// see [`Inline`]).
 pub(crate) struct Runner<T, F, Fut: Future> {
     control: Arc<Control>,
@@ -368,7 +369,7 @@ pub(crate) struct Runner<T, F, Fut: Future> {
 /// What the run claim guards: whoever holds it locks this, uncontended.
 struct Seat<F, Fut: Future> {
     handler: F,
-    /// A run started on a requester's task that waited for something:
+    /// A run started by the delivering task that waited for something:
     /// finished by a task of its own (`Runner::finish`).
     run: Pin<Box<Option<CatchUnwind<AssertUnwindSafe<Fut>>>>>,
     end: Option<RunEnd>,
@@ -381,13 +382,13 @@ struct RunEnd {
     start: Option<Start>,
 }
 
-// How deep runs started on a requester's task may nest on one thread (a
+// How deep runs started by delivering tasks may nest on one thread (a
 // handler's request whose handler starts here too, and so on); deeper,
 // a request is queued for its consumer's task.
 const MAX_NESTED: usize = 8;
 
 thread_local! {
-    /// The consumer whose handler this thread is running for a requester's
+    /// The consumer whose handler this thread is running for a delivering
     /// task, and how many such runs are nested here.
     static RUNNING: std::cell::Cell<*const Control> = const { std::cell::Cell::new(std::ptr::null()) };
     static NESTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
@@ -625,7 +626,7 @@ fn settle(
 }
 
 /// The consumer task: one message at a time, in queue order (and none
-/// while a run started on a requester's task goes on).
+/// while a run started by a delivering task goes on).
 async fn dispatch<T, F, Fut>(
     mut rx: QueueRx,
     runner: Arc<Runner<T, F, Fut>>,
@@ -678,7 +679,7 @@ async fn dispatch<T, F, Fut>(
         settle(handled, guard, &address, &inner, span.as_ref());
         control.release();
     }
-    // A run started on a requester's task ends first; none starts after.
+    // A run started by a delivering task ends first; none starts after.
     control.claim(SHUT).await;
     let n = rx.discard_all_in_flight().await;
     discarded(&rx, &inner, n);

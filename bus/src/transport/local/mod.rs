@@ -399,7 +399,10 @@ impl LocalTable {
     /// whose queue is full or closed. Room is reserved in the chosen queue
     /// first; only then does `make` produce that consumer's body, so a
     /// refused delivery copies nothing. With `traced` (the message's trace
-    /// sampled), the delivery gets a span.
+    /// sampled), the delivery gets a span. Untraced, a request made here or
+    /// a message from the cluster to an address with one consumer may start
+    /// that consumer's handler on this task, if it is idle; the result says
+    /// which ([`Handed`]).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn deliver_one(

@@ -1,10 +1,10 @@
 // A consumer's queue: bounded by the count of messages accepted and not
 // yet handed to the handler (`pending`), over tokio's unbounded channel.
 //
-// A consumer with a handler may also take a request without the queue
-// (`Inline`): when the queue was empty as the request reserved its room,
-// and the consumer is idle, the handler starts on the requester's task
-// instead of waking the consumer's.
+// A consumer with a handler may also take a message without the queue
+// (`Inline`): when the queue was empty as the message reserved its room,
+// and the consumer is idle, the handler starts on the delivering task (a
+// requester's, or a cluster reader's) instead of waking the consumer's.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,8 +40,8 @@ pub(crate) trait Inline: Send + Sync {
 ///
 /// With `probe` (metrics on), the queue keeps its address's pending gauge.
 ///
-/// With `inline`, a request reserving room in an empty queue is offered to
-/// it first ([`Room::send_or_run`]).
+/// With `inline`, a message reserving room in an empty queue may be
+/// offered to it first ([`Room::send_or_run`]).
 pub(crate) fn queue(
     capacity: usize,
     probe: Option<Arc<Probe>>,
@@ -123,10 +123,12 @@ pub(crate) struct Room<'a> {
 }
 
 impl Room<'_> {
-    /// [`send`](Self::send) for a request made on this node: when the
-    /// queue was empty and its consumer can start the handler here (it has
-    /// one, and it is idle and flowing), the handler's run starts on this
-    /// task and nothing is queued; the consumer's task is not woken.
+    /// [`send`](Self::send) for a message whose deliverer may run its
+    /// handler (a request made on this node, a message from the cluster to
+    /// the one consumer of its address): when the queue was empty and its
+    /// consumer can start the handler here (it has one, and it is idle and
+    /// flowing), the handler's run starts on this task and nothing is
+    /// queued; the consumer's task is not woken.
     ///
     /// Nothing can overtake: an earlier message still counts in the queue
     /// until the consumer task holds the consumer idle-or-busy claim the
