@@ -199,7 +199,37 @@ impl Watchdog {
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
+/// A loopback port nothing listens on, for a server to bind.
+///
+/// Chosen below the kernel's ephemeral range: a port that `bind(0)`
+/// hands out comes from that range, and so does the local port of every
+/// outgoing connection, so such a port, released for the server to bind,
+/// can be taken first (once by a route connection between the servers of
+/// a cluster). Below the range only another listener can take it; the
+/// ports are handed out in turn within the process, from an offset by
+/// process id, so harnesses in other test processes start elsewhere.
 fn free_port() -> u16 {
+    const LOWEST: u32 = 10_000;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    if ephemeral_low > LOWEST + 1_000 {
+        let span = ephemeral_low - LOWEST;
+        let offset = std::process::id().wrapping_mul(7_919) % span;
+        for _ in 0..span {
+            let turn =
+                u32::try_from(NEXT.fetch_add(1, Ordering::Relaxed) % span as usize).unwrap_or(0);
+            let candidate = LOWEST + (offset + turn) % span;
+            let Ok(port) = u16::try_from(candidate) else {
+                continue;
+            };
+            if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return port;
+            }
+        }
+    }
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
     listener.local_addr().expect("local addr").port()
 }
