@@ -64,13 +64,6 @@ impl Event {
     }
 }
 
-/// Records `event` in `counters` and, with metrics on, under the
-/// address of `probe`.
-#[inline]
-pub(crate) fn record(counters: &Counters, probe: Option<&Probe>, event: Event) {
-    count(counters, probe, event);
-}
-
 /// [`record`], and with `span` (traces on) the outcome of the span's
 /// operation when `event` ends it: `ok`, the failure's name, `error` (the
 /// handler returned one) or `panic`.
@@ -81,7 +74,7 @@ pub(crate) fn record_in(
     span: Option<&Span>,
     event: Event,
 ) {
-    count(counters, probe, event);
+    record(counters, probe, event);
     if let Some(span) = span {
         outcome(span, event);
     }
@@ -95,8 +88,10 @@ pub(crate) fn record_end(span: &Span, event: Event) {
     outcome(span, event);
 }
 
+/// Records `event` in `counters` and, with metrics on, under the
+/// address of `probe`.
 #[inline]
-fn count(counters: &Counters, probe: Option<&Probe>, event: Event) {
+pub(crate) fn record(counters: &Counters, probe: Option<&Probe>, event: Event) {
     match event {
         Event::Sent => bump(&counters.sent, 1),
         Event::Published => bump(&counters.published, 1),
