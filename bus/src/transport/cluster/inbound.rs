@@ -254,11 +254,19 @@ pub(crate) fn deliver_publish(
 /// after its delivery.
 pub(crate) enum Delivered {
     /// Nothing (a send, delivered or not: it is logged and counted);
-    /// `queued`: it waits in a consumer's queue, whose task was woken.
-    Done { queued: bool },
+    /// `queued`: it waits in a consumer's queue, whose task was woken (read
+    /// by the NATS reader).
+    Done {
+        #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+        queued: bool,
+    },
     /// A request was delivered (`queued` as for `Done`): await its answer
     /// here.
-    Awaiting { rx: ReplyRx, queued: bool },
+    Awaiting {
+        rx: ReplyRx,
+        #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+        queued: bool,
+    },
     /// A request was not delivered: answer with this failure.
     Failed(Frame),
 }
@@ -266,6 +274,7 @@ pub(crate) enum Delivered {
 impl Delivered {
     /// Whether the message went into a consumer's queue, rather than
     /// starting its handler on this task (or going nowhere).
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
     pub(crate) fn queued(&self) -> bool {
         match self {
             Self::Done { queued } | Self::Awaiting { queued, .. } => *queued,
