@@ -375,6 +375,16 @@ struct Seat<F, Fut: Future> {
     end: Option<RunEnd>,
 }
 
+impl<F, Fut: Future> Seat<F, Fut> {
+    /// Calls the handler, catching a panic (under the run claim).
+    fn call<T>(&self, message: Message<T>) -> std::thread::Result<Fut>
+    where
+        F: Fn(Message<T>) -> Fut,
+    {
+        std::panic::catch_unwind(AssertUnwindSafe(|| (self.handler)(message)))
+    }
+}
+
 /// What a run that waited settles once its handler returned.
 struct RunEnd {
     guard: Completion,
@@ -440,10 +450,10 @@ where
         self.seat.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Calls the handler, catching a panic (held claim).
-    fn make(&self, message: Message<T>) -> std::thread::Result<Fut> {
-        let seat = self.seat();
-        std::panic::catch_unwind(AssertUnwindSafe(|| (seat.handler)(message)))
+    /// Calls the handler, catching a panic (under the run claim); the seat
+    /// is unlocked again when it returns, before the future is awaited.
+    fn call(&self, message: Message<T>) -> std::thread::Result<Fut> {
+        self.seat().call(message)
     }
 
     /// Drives a run that waited to its end, then settles it and ends the
@@ -461,10 +471,9 @@ where
         })
         .await;
         if let Some((result, end)) = ended {
-            if let Some(start) = end.start
-                && let Some(probe) = end.inner.telemetry.probe(&self.address)
-            {
-                probe.processing_time(start.seconds());
+            if end.start.is_some() {
+                let probe = end.inner.telemetry.probe(&self.address);
+                timed(end.start, probe.as_deref());
             }
             let handled = Handled::of(result.map(HandlerResult::into_failure));
             settle(handled, end.guard, &self.address, &end.inner, None);
@@ -496,8 +505,7 @@ where
         };
         let here = Here::enter(&self.control);
         let mut seat = self.seat();
-        let made = std::panic::catch_unwind(AssertUnwindSafe(|| (seat.handler)(message)));
-        let result = match made {
+        let result = match seat.call(message) {
             Ok(future) => {
                 seat.run.set(Some(AssertUnwindSafe(future).catch_unwind()));
                 let run = seat.run.as_mut().as_pin_mut().expect("set above");
@@ -530,8 +538,8 @@ where
         };
         drop(seat);
         drop(here);
-        if TIMED && let (Some(start), Some(probe)) = (start, probe) {
-            probe.processing_time(start.seconds());
+        if TIMED {
+            timed(start, probe);
         }
         settle(Handled::of(result), guard, &self.address, &inner, None);
         self.control.release();
@@ -559,8 +567,8 @@ where
     }
 }
 
-/// Takes `env` for a handler of `T`: the inbound interceptors, the type
-/// check (a mismatch fails the message), the count. The message and the
+/// Takes `env` for a handler of `T`: the inbound interceptors, then
+/// [`typed`] (the type check and the count). The message and the
 /// dispatcher's own claim on its completion, to fail the request (or the
 /// durable delivery) if the handler errs or panics after the message
 /// itself is gone, and to mark a durable delivery handled once the
@@ -573,17 +581,40 @@ fn admit<T: MessageCodec + Send + Sync + 'static>(
         return None;
     }
     let guard = env.completion.clone();
+    typed(inner, env, |mut message: Message<T>| {
+        message.ack_after_handler();
+        (message, guard)
+    })
+}
+
+/// An envelope its interceptors let through as the message a consumer of
+/// `T` (a handler's or a stream's) takes, counted, and handed to `then`;
+/// a body of another type fails the message.
+#[inline(always)]
+fn typed<T: MessageCodec + Send + Sync + 'static, R>(
+    inner: &Arc<State>,
+    env: Envelope,
+    then: impl FnOnce(Message<T>) -> R,
+) -> Option<R> {
     match Message::<T>::from_envelope(env, inner) {
-        Ok(mut message) => {
+        Ok(message) => {
             record(&inner.counters, None, Event::Handled);
-            message.ack_after_handler();
-            Some((message, guard))
+            Some(then(message))
         }
         Err(env) => {
             env.completion
                 .fail(RequestErrorKind::TypeMismatch, type_mismatch::<T>(&env));
             None
         }
+    }
+}
+
+/// A run's time since `start` in the address's series (metrics and
+/// timings on).
+#[inline]
+fn timed(start: Option<Start>, probe: Option<&Probe>) {
+    if let (Some(start), Some(probe)) = (start, probe) {
+        probe.processing_time(start.seconds());
     }
 }
 
@@ -661,7 +692,7 @@ async fn dispatch<T, F, Fut>(
         // The handler's failure text, if it returned one, or its panic.
         let span = message.span().map(|d| spans::handle(d, &address));
         let handled = match &span {
-            None => Handled::of(match runner.make(message) {
+            None => Handled::of(match runner.call(message) {
                 Ok(future) => AssertUnwindSafe(future)
                     .catch_unwind()
                     .await
@@ -669,13 +700,11 @@ async fn dispatch<T, F, Fut>(
                 Err(panic) => Err(panic),
             }),
             Some(span) => {
-                let made = span.in_scope(|| runner.make(message));
+                let made = span.in_scope(|| runner.call(message));
                 Box::pin(traced_run(made, span)).await
             }
         };
-        if let (Some(start), Some(probe)) = (start, rx.probe()) {
-            probe.processing_time(start.seconds());
-        }
+        timed(start, rx.probe());
         settle(handled, guard, &address, &inner, span.as_ref());
         control.release();
     }
@@ -844,14 +873,8 @@ impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
             if !routing::intercept_in::<T>(&self.inner, &env.address, &mut env.headers, env.kind) {
                 continue;
             }
-            match Message::<T>::from_envelope(env, &self.inner) {
-                Ok(message) => {
-                    record(&self.inner.counters, None, Event::Handled);
-                    return Poll::Ready(Some(message));
-                }
-                Err(env) => env
-                    .completion
-                    .fail(RequestErrorKind::TypeMismatch, type_mismatch::<T>(&env)),
+            if let Some(message) = typed(&self.inner, env, |message: Message<T>| message) {
+                return Poll::Ready(Some(message));
             }
         }
     }

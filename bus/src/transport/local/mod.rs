@@ -453,14 +453,7 @@ impl LocalTable {
         };
         let mut full = false;
         let mut mismatch = None;
-        // Untraced, a request made on this node, or any message from the
-        // cluster for an address with one consumer here, may start its
-        // handler on this task (`Room::send_or_run`).
-        let inline = !TRACED
-            && match scope {
-                Scope::Exported => n == 1,
-                Scope::All | Scope::LocalOnly => kind == DeliveryKind::Request,
-            };
+        let inline = runs_here::<TRACED>(scope, kind, n);
         // What the next delivery sends: the parts of the one envelope, or
         // the envelope a closed consumer handed back.
         let mut next = Next::Parts(headers, completion, make);
@@ -559,9 +552,7 @@ impl LocalTable {
         let Some(entry) = self.entry(address) else {
             return out;
         };
-        // Untraced, a publish from the cluster to the one consumer of its
-        // address here may start the handler on this task.
-        let inline = !TRACED && matches!(scope, Scope::Exported) && entry.slots.len() == 1;
+        let inline = runs_here::<TRACED>(scope, DeliveryKind::Publish, entry.slots.len());
         for slot in &entry.slots {
             if !scope.admits(slot) {
                 continue;
@@ -608,6 +599,21 @@ impl LocalTable {
         out.invalid_reasons = verdicts.into_refusal();
         out
     }
+}
+
+/// Whether a delivery of `kind` in `scope` to an address with `consumers`
+/// here may start the handler on the delivering task
+/// ([`Room::send_or_run`](queue::Room::send_or_run)): untraced, a request
+/// made on this node (its requester waits for the run anyway), or any
+/// message from the cluster for an address with one consumer here (several
+/// stay parallel on their own tasks).
+#[inline]
+fn runs_here<const TRACED: bool>(scope: Scope, kind: DeliveryKind, consumers: usize) -> bool {
+    !TRACED
+        && match scope {
+            Scope::Exported => consumers == 1,
+            Scope::All | Scope::LocalOnly => kind == DeliveryKind::Request,
+        }
 }
 
 /// The message of a send or request on its way to one consumer: the
