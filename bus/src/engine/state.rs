@@ -123,7 +123,7 @@ impl State {
     }
 
     /// Adds a consumer of `T` at `address`: its queue, and with `inline`
-    /// the handler a request may start on its requester's task.
+    /// the handler a delivering task may start itself (`Inline`).
     pub(crate) fn register<T: 'static>(
         &self,
         address: &str,
