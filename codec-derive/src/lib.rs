@@ -80,6 +80,20 @@
 //! | `E::Tuple(A, B)` | `{"Tuple": [a, b]}` |
 //! | `E::Struct { a }` | `{"Struct": {"a": ..}}`; with `as_array` on the enum `{"Struct": [a]}` |
 //!
+//! An enum with [`#[codec(union)]`](#codecunion) is written as `[tag,
+//! payload]` instead, the tag an integer from the variant's `tag = N` (in
+//! MessagePack's smallest form), the payload the variant's body as above,
+//! without its name. Tags, not names, identify the variants; this layout
+//! is not rmp-serde's.
+//!
+//! | Rust, in a `union` | MessagePack |
+//! |---|---|
+//! | `#[codec(tag = 0)] E::Unit` | `[0, nil]` |
+//! | `#[codec(tag = 1)] E::Newtype(T)` | `[1, value]` |
+//! | `#[codec(tag = 2)] E::Tuple(A, B)` | `[2, [a, b]]` |
+//! | `#[codec(tag = 300)] E::Struct { a }` | `[300, {"a": ..}]`; with `as_array` on the enum `[300, [a]]` |
+//! | `#[codec(other)] E::Unknown(u32, RawValue)` (the catch-all) | `[tag, payload]`: the tag and the payload it was read with, byte for byte |
+//!
 //! ```
 //! use codecbus_core::{MessageCodec, to_vec};
 //!
@@ -144,6 +158,12 @@
 //! * An enum reads a variant name for a unit variant (`{"Name": nil}` is
 //!   accepted too) and a one-entry map for any variant. An unknown name is
 //!   `DecodeErrorKind::UnknownVariant`, with the name as detail.
+//! * A `union` reads an array of exactly two elements, `[tag, payload]`
+//!   (any other length is `DecodeErrorKind::WrongLength`; the externally
+//!   tagged form is not read), the tag an unsigned integer up to
+//!   `u32::MAX`. A tag no variant has goes to the catch-all (`other`) when
+//!   there is one, else it is `DecodeErrorKind::UnknownVariant` with the
+//!   detail `tag 7`, at the tag's offset.
 //! * A unit struct reads `[]` or `nil`.
 //! * Errors carry the JSON Pointer (RFC 6901) of the failing value, built
 //!   from field names, array positions and variant names:
@@ -262,11 +282,23 @@
 //! indexes no field has (gaps, fields of a newer version); a field past
 //! the end of a shorter array is `None` for an `Option`, its default with
 //! `default` (also for a `nil` in its place), else
-//! `DecodeErrorKind::MissingField`. So a version that adds keys at the end
-//! and one that retires keys read each other's bytes. A map by field name
-//! is read too. Keys are integer literals up to `u32::MAX - 1`, each used
-//! once; a skipped field has no key. Not allowed with `as_array`, on tuple
-//! structs or on the fields of enum variants.
+//! `DecodeErrorKind::MissingField`. A map by field name is read too. Keys
+//! are integer literals up to `u32::MAX - 1`, each used once; a skipped
+//! field has no key. Not allowed with `as_array`, on tuple structs or on
+//! the fields of enum variants.
+//!
+//! So versions read each other's bytes when every key one of them lacks
+//! holds an `Option` or a `default` field in the other: a version that
+//! adds such keys reads the older bytes (the new fields are missing), and
+//! the older one skips the new elements. Retiring a key is safe on the
+//! same terms only: a version that still has a *required* field at a key
+//! another version retired cannot read that version's bytes. The retired
+//! key, written as `nil` when later keys follow, is a type error at the
+//! field (`expected string, found nil at `/email` (byte 2)`); a retired
+//! last key leaves the array shorter, a missing field (`missing field
+//! `plan` (byte 8)`). Make a field `Option` or give it a `default` in
+//! every version that is still running before a later version retires
+//! its key.
 //!
 //! ```
 //! use codecbus_core::{MessageCodec, from_slice, to_vec};
@@ -283,6 +315,64 @@
 //! let bytes = to_vec(&User { id: 7, name: "ada".into() })?;
 //! assert_eq!(bytes, b"\x93\x07\xc0\xa3ada");
 //! assert_eq!(from_slice::<User>(&bytes)?.id, 7);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## `#[codec(union)]`
+//!
+//! On an enum: every value is written as `[tag, payload]` (see the
+//! [wire format](#wire-format)), each variant known by the integer tag
+//! of its [`#[codec(tag = N)]`](#codectag--n), never by its name, so
+//! variants can be renamed and reordered freely and the bytes stay
+//! small. One variant may instead be the catch-all,
+//! [`#[codec(other)]`](#codecother), which keeps the tag and the payload
+//! of a variant this version does not know and writes them back
+//! unchanged, so an older node passes a newer node's values on. Without
+//! a catch-all, an unknown tag is an error. (MessagePack-CSharp's
+//! `[Union(0, typeof(...))]` writes the same layout.) On a struct it is a
+//! compile error.
+//!
+//! ```
+//! use codecbus_core::ext::RawValue;
+//! use codecbus_core::{DecodeErrorKind, MessageCodec, from_slice, to_vec};
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! #[codec(union)]
+//! enum EventV1 {
+//!     #[codec(tag = 0)]
+//!     Created { id: u64 },
+//!     #[codec(tag = 1)]
+//!     Deleted(u64),
+//!     #[codec(other)]
+//!     Unknown(u32, RawValue),
+//! }
+//!
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! #[codec(union)]
+//! enum EventV2 {
+//!     #[codec(tag = 1)]
+//!     Removed(u64), // renamed and moved: the tag is what counts
+//!     #[codec(tag = 0)]
+//!     Created { id: u64 },
+//!     #[codec(tag = 2)]
+//!     Archived,
+//! }
+//!
+//! // [1, 7]
+//! assert_eq!(to_vec(&EventV1::Deleted(7))?, b"\x92\x01\x07");
+//! assert_eq!(from_slice::<EventV2>(b"\x92\x01\x07")?, EventV2::Removed(7));
+//!
+//! // [2, nil]: a variant version 1 does not know, kept whole.
+//! let newer = to_vec(&EventV2::Archived)?;
+//! assert_eq!(newer, b"\x92\x02\xc0");
+//! let older: EventV1 = from_slice(&newer)?;
+//! assert!(matches!(&older, EventV1::Unknown(2, raw) if raw.as_bytes() == b"\xc0"));
+//! assert_eq!(to_vec(&older)?, newer);
+//!
+//! // Without a catch-all, an unknown tag is an error naming it.
+//! let err = from_slice::<EventV2>(b"\x92\x09\xc0").unwrap_err();
+//! assert_eq!(err.kind(), DecodeErrorKind::UnknownVariant);
+//! assert!(err.to_string().contains("tag 9"), "{err}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -560,7 +650,30 @@
 //!
 //! ## `#[codec(rename = "...")]`
 //!
-//! The name of this variant on the wire.
+//! The name of this variant on the wire. In a `union`, where variants
+//! have no name on the wire, it is a compile error.
+//!
+//! ## `#[codec(tag = N)]`
+//!
+//! The variant's tag in a [`union`](#codecunion): an integer literal from
+//! 0 to `u32::MAX` (4 294 967 295), each used once in the enum. Every
+//! variant of a `union` has one, but its catch-all. Changing a tag
+//! changes the format; renaming or moving the variant does not. Outside a
+//! `union` it is a compile error.
+//!
+//! ## `#[codec(other)]`
+//!
+//! The catch-all of a [`union`](#codecunion), at most one per enum, with
+//! no `tag`: a tuple variant of two fields, the tag (`u32`) and the
+//! payload, usually `codecbus_core::ext::RawValue` (`Unknown(u32,
+//! RawValue)`). A value whose tag no variant has decodes into it, the
+//! payload read as that field's type: a `RawValue` keeps its bytes
+//! without interpreting them, any other type decodes them as that type.
+//! Encoding writes `[tag, payload]` from the two fields, so a `RawValue`
+//! goes back out byte for byte. Fields marked `skip` take their default
+//! and do not count. Outside a `union`, with a `tag`, or on a variant of
+//! another shape it is a compile error; a tag field of another type than
+//! `u32` is a type error at that field.
 //!
 //! # Generic types
 //!
@@ -588,13 +701,19 @@
 //! `rename_all` rules, two fields or variants with one wire name, and
 //! combinations that cannot work (`skip_if` with `as_array`, `skip` with
 //! `rename`, `bytes` with `with` or `serde`), `key` on some fields but not
-//! all, twice the same key, or `key` with `as_array`, `skip` or `skip_if`, and a `bound` that does not
-//! parse as where-clause predicates. After such an error the type still gets a
-//! placeholder `MessageCodec` impl, so its uses elsewhere do not add errors
-//! of their own. Type errors point at the field: a field type without
-//! `MessageCodec`, a skipped field without `Default`, a mutable field in an
-//! immutable type, a `with` module or `default` function of the wrong
-//! signature; a missing `Clone` points at the type name.
+//! all, twice the same key, or `key` with `as_array`, `skip` or `skip_if`,
+//! and a `bound` that does not parse as where-clause predicates. For
+//! unions: `union` on a struct, `tag` or `other` on a variant of an enum
+//! without `union`, a variant of a `union` with neither `tag` nor `other`,
+//! a tag used twice or over `u32::MAX`, `tag` and `other` on one variant,
+//! two catch-alls, a catch-all that is not a tuple variant of two fields,
+//! and `rename` on a variant of a `union`. After such an error the type
+//! still gets a placeholder `MessageCodec` impl, so its uses elsewhere do
+//! not add errors of their own. Type errors point at the field: a field
+//! type without `MessageCodec`, a skipped field without `Default`, a
+//! mutable field in an immutable type, a `with` module or `default`
+//! function of the wrong signature, a catch-all's tag field that is not a
+//! `u32`; a missing `Clone` points at the type name.
 //!
 //! # Where next
 //!

@@ -205,6 +205,69 @@ fn a_short_array_missing_a_required_key_names_the_field() {
     );
 }
 
+/// Version 1 of an account: `email` (key 1) and `plan` (key 3) are
+/// required, neither `Option` nor `default`.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct AccountV1 {
+    #[codec(key = 0)]
+    id: u8,
+    #[codec(key = 1)]
+    email: String,
+    #[codec(key = 2)]
+    name: String,
+    #[codec(key = 3)]
+    plan: u8,
+}
+
+/// Version 2 retired keys 1 and 3.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct AccountV2 {
+    #[codec(key = 0)]
+    id: u8,
+    #[codec(key = 2)]
+    name: String,
+}
+
+/// Retiring a key is safe only where it held an `Option` or a `default`
+/// field: a version that still has a required field there cannot read the
+/// bytes of one that retired it. The retired key in the middle is written
+/// as `nil`, a type error at the field; one at the end is left out, a
+/// missing field.
+#[test]
+fn a_retired_required_key_is_an_error_for_the_versions_that_still_have_it() {
+    let v2 = AccountV2 {
+        id: 7,
+        name: "ada".into(),
+    };
+    let bytes = to_vec(&v2).unwrap();
+    assert_eq!(bytes, b"\x93\x07\xc0\xa3ada");
+    let err = from_slice::<AccountV1>(&bytes).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        DecodeErrorKind::TypeMismatch {
+            expected: "string",
+            found: "nil"
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "expected string, found nil at `/email` (byte 2)"
+    );
+    // With `email` given, the missing `plan` (key 3, past the end).
+    let bytes = b"\x93\x07\xa1e\xa3ada";
+    let err = from_slice::<AccountV1>(bytes).unwrap_err();
+    assert_eq!(err.kind(), DecodeErrorKind::MissingField("plan"));
+    assert_eq!(err.to_string(), "missing field `plan` (byte 8)");
+    // The other way round works: the newer version skips what it retired.
+    let v1 = AccountV1 {
+        id: 7,
+        email: "e".into(),
+        name: "ada".into(),
+        plan: 2,
+    };
+    assert_eq!(from_slice::<AccountV2>(&to_vec(&v1).unwrap()).unwrap(), v2);
+}
+
 #[test]
 fn bad_input_is_an_error_with_its_pointer() {
     // A string where `id` is.

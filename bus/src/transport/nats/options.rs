@@ -333,14 +333,18 @@ impl NatsOptions {
 
     /// Compresses every body larger than `bytes` (encoded) with LZ4 before
     /// it leaves this node, requests, publishes, sends, replies and durable
-    /// messages alike (off by default). Worth it for large, repetitive
-    /// bodies (JSON-like documents shrink 3 to 10 times); a body that does
-    /// not get smaller leaves as it is, and one at or under `bytes` pays
-    /// nothing. Every node reads compressed and plain bodies alike, so
-    /// nodes may differ in this setting. The server's `max_payload` limits
-    /// the uncompressed size as well: compression saves bandwidth, it does
-    /// not raise the limit. The guide's wire contract chapter says how a
-    /// compressed body is marked, for peers in other languages.
+    /// messages alike (off by default). Worth it for large bodies that
+    /// repeat themselves; what LZ4 saves depends on the data (on the
+    /// MessagePack bodies of JSON documents: an event catalog of repeated
+    /// keys and small numbers 18× smaller, a Twitter search response 6.4×,
+    /// text-heavy documents about 2× (prose paragraphs 1.8×), arrays of
+    /// floats 1.4×). A body that does not get smaller leaves as it is, and
+    /// one at or under `bytes` pays nothing. Every node reads compressed
+    /// and plain bodies alike, so nodes may differ in this setting. The
+    /// server's `max_payload` limits the uncompressed size as well:
+    /// compression saves bandwidth, it does not raise the limit. The
+    /// guide's wire contract chapter says how a compressed body is marked,
+    /// for peers in other languages.
     ///
     /// # Examples
     ///
