@@ -8,7 +8,7 @@
 //! The cluster form: three servers with the stream replicated on all of
 //! them, each server killed in turn and restarted (1 500 sends).
 //!
-//! Skipped (with a message) without `nats-server`, unless `CI` is set.
+//! Fails without `nats-server`, saying how to install it.
 //! The wall-clock limit (the example's own deadline and this test's) only
 //! says "did not hang": generous for a loaded 2-core machine.
 #![cfg(feature = "jetstream")]
@@ -72,9 +72,7 @@ fn run(args: &[&str], limit: Duration) -> (String, String) {
 
 #[test]
 fn consumer_and_server_kills_lose_nothing() {
-    if harness::available("consumer_and_server_kills_lose_nothing").is_none() {
-        return;
-    }
+    harness::require("consumer_and_server_kills_lose_nothing");
     let (out, report) = run(
         &[
             "--sends",
@@ -105,9 +103,7 @@ fn consumer_and_server_kills_lose_nothing() {
 /// came back after every kill.
 #[test]
 fn a_replicated_stream_survives_each_server_killed_in_turn() {
-    if harness::available("a_replicated_stream_survives_each_server_killed_in_turn").is_none() {
-        return;
-    }
+    harness::require("a_replicated_stream_survives_each_server_killed_in_turn");
     let (out, report) = run(
         &[
             "--servers",

@@ -65,9 +65,7 @@ impl Drop for Supervised {
 
 #[test]
 fn serve_and_ask_in_two_processes() {
-    let Some(server) = harness::NatsServer::start("serve_and_ask_in_two_processes") else {
-        return;
-    };
+    let server = harness::NatsServer::start("serve_and_ask_in_two_processes");
     let binary = example();
     let url = server.url();
     const COUNT: &str = "20";
@@ -150,9 +148,7 @@ fn serve_and_ask_in_two_processes() {
 /// that every node served after the restart and exits 1 otherwise.
 #[test]
 fn the_cluster_demo_survives_a_server_kill() {
-    if harness::available("the_cluster_demo_survives_a_server_kill").is_none() {
-        return;
-    }
+    harness::require("the_cluster_demo_survives_a_server_kill");
     let binary = example();
     // Bad settings: the usage, exit status 2, before any server starts.
     for bad in [

@@ -30,7 +30,7 @@ const CHILD_ENV: &str = "CODECBUS_HARNESS_CHILD";
 fn child_starts_a_server() {
     let how = std::env::var(CHILD_ENV).expect("run by the other tests of this file");
     if how == "cluster-wait" {
-        let cluster = harness::NatsCluster::start("child_starts_a_server", 3).expect("nats-server");
+        let cluster = harness::NatsCluster::start("child_starts_a_server", 3);
         for server in cluster.servers() {
             println!(
                 "SERVER {} {}",
@@ -43,7 +43,7 @@ fn child_starts_a_server() {
             std::thread::sleep(Duration::from_secs(60));
         }
     }
-    let server = harness::NatsServer::start("child_starts_a_server").expect("nats-server");
+    let server = harness::NatsServer::start("child_starts_a_server");
     println!(
         "SERVER {} {}",
         server.pid().expect("running"),
@@ -153,9 +153,7 @@ fn assert_gone(pid: u32, dir: &Path) {
 
 #[test]
 fn server_dies_with_a_killed_process() {
-    if harness::available("server_dies_with_a_killed_process").is_none() {
-        return;
-    }
+    harness::require("server_dies_with_a_killed_process");
     let (mut child, pid, dir) = child("wait");
     assert!(nats_server_runs(pid), "the child's server {pid} runs");
     assert!(dir.is_dir(), "{} exists", dir.display());
@@ -166,9 +164,7 @@ fn server_dies_with_a_killed_process() {
 
 #[test]
 fn server_dies_with_a_process_that_exits_without_dropping_it() {
-    if harness::available("server_dies_with_a_process_that_exits_without_dropping_it").is_none() {
-        return;
-    }
+    harness::require("server_dies_with_a_process_that_exits_without_dropping_it");
     let (mut child, pid, dir) = child("exit");
     let status = child.0.wait().expect("the child exits");
     assert!(status.success(), "the child exited with {status}");
@@ -177,11 +173,7 @@ fn server_dies_with_a_process_that_exits_without_dropping_it() {
 
 #[test]
 fn drop_stops_the_server_and_removes_its_directory() {
-    let Some(server) =
-        harness::NatsServer::start("drop_stops_the_server_and_removes_its_directory")
-    else {
-        return;
-    };
+    let server = harness::NatsServer::start("drop_stops_the_server_and_removes_its_directory");
     let pid = server.pid().expect("running");
     let dir = server.dir().to_owned();
     assert!(nats_server_runs(pid) && dir.is_dir());
@@ -193,9 +185,7 @@ fn drop_stops_the_server_and_removes_its_directory() {
 
 #[test]
 fn every_server_of_a_cluster_dies_with_a_killed_process() {
-    if harness::available("every_server_of_a_cluster_dies_with_a_killed_process").is_none() {
-        return;
-    }
+    harness::require("every_server_of_a_cluster_dies_with_a_killed_process");
     let (mut child, servers) = children("cluster-wait");
     assert_eq!(servers.len(), 3, "three servers");
     for (pid, dir) in &servers {
@@ -211,10 +201,7 @@ fn every_server_of_a_cluster_dies_with_a_killed_process() {
 
 #[test]
 fn drop_stops_every_server_of_a_cluster() {
-    let Some(cluster) = harness::NatsCluster::start("drop_stops_every_server_of_a_cluster", 3)
-    else {
-        return;
-    };
+    let cluster = harness::NatsCluster::start("drop_stops_every_server_of_a_cluster", 3);
     let servers: Vec<(u32, PathBuf)> = cluster
         .servers()
         .iter()

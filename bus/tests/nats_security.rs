@@ -116,7 +116,7 @@ fn file(server: &NatsServer, name: &str, text: &str) -> PathBuf {
     path
 }
 
-fn tls_server(test: &str, ca: &Authority, verify_clients: bool) -> Option<NatsServer> {
+fn tls_server(test: &str, ca: &Authority, verify_clients: bool) -> NatsServer {
     let (cert_pem, key_pem) = ca.leaf("nats-server", true);
     let config = Config {
         tls: Some(Tls {
@@ -133,9 +133,7 @@ fn tls_server(test: &str, ca: &Authority, verify_clients: bool) -> Option<NatsSe
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_with_the_right_root_certificate_and_an_unknown_one() {
     let ca = Authority::new("codecbus test CA");
-    let Some(server) = tls_server("tls_with_the_right_root_certificate", &ca, false) else {
-        return;
-    };
+    let server = tls_server("tls_with_the_right_root_certificate", &ca, false);
     let root = file(&server, "client-ca.pem", &ca.pem());
     let url = server.url();
 
@@ -185,10 +183,7 @@ async fn tls_with_the_right_root_certificate_and_an_unknown_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_first_against_a_server_that_greets_first_fails() {
     let ca = Authority::new("codecbus test CA");
-    let Some(server) = tls_server("tls_first_against_a_server_that_greets_first", &ca, false)
-    else {
-        return;
-    };
+    let server = tls_server("tls_first_against_a_server_that_greets_first", &ca, false);
     let root = file(&server, "client-ca.pem", &ca.pem());
     let started = Instant::now();
     let err = connect(options(&server.url()).tls_first().root_certificates(&root))
@@ -205,9 +200,7 @@ async fn tls_first_against_a_server_that_greets_first_fails() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn require_tls_refuses_a_plain_server() {
-    let Some(server) = NatsServer::start("require_tls_refuses_a_plain_server") else {
-        return;
-    };
+    let server = NatsServer::start("require_tls_refuses_a_plain_server");
     let err = connect(options(&server.url()).require_tls(true))
         .await
         .unwrap_err();
@@ -221,9 +214,7 @@ async fn require_tls_refuses_a_plain_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutual_tls_with_a_client_certificate() {
     let ca = Authority::new("codecbus test CA");
-    let Some(server) = tls_server("mutual_tls_with_a_client_certificate", &ca, true) else {
-        return;
-    };
+    let server = tls_server("mutual_tls_with_a_client_certificate", &ca, true);
     let url = server.url();
     let root = file(&server, "client-ca.pem", &ca.pem());
     let (cert, key) = ca.leaf("billing", false);
@@ -291,9 +282,7 @@ async fn nkey_authentication() {
         )),
         ..Config::default()
     };
-    let Some(server) = NatsServer::start_with("nkey_authentication", &config) else {
-        return;
-    };
+    let server = NatsServer::start_with("nkey_authentication", &config);
     let url = server.url();
     let seed = user.seed().unwrap();
     let a = connect(options(&url).nkey(&seed)).await.unwrap();
@@ -423,9 +412,7 @@ async fn credentials_file_authentication() {
         extra: Some(op.server_config()),
         ..Config::default()
     };
-    let Some(server) = NatsServer::start_with("credentials_file_authentication", &config) else {
-        return;
-    };
+    let server = NatsServer::start_with("credentials_file_authentication", &config);
     let url = server.url();
     let alice = file(
         &server,
@@ -529,9 +516,7 @@ async fn a_user_without_publish_permission_gets_an_error_not_a_hang() {
         extra: Some(PERMISSIONS.to_owned()),
         ..Config::default()
     };
-    let Some(mut server) = NatsServer::start_with("permissions", &config) else {
-        return;
-    };
+    let mut server = NatsServer::start_with("permissions", &config);
     let url = server.url();
     let as_user = |user: &str| options(&url).user_and_password(user, format!("pw-{user}"));
     let payments_events = Events::default();
@@ -676,9 +661,7 @@ async fn a_durable_send_without_permission_fails_at_once() {
         jetstream: true,
         ..Config::default()
     };
-    let Some(server) = NatsServer::start_with("durable permissions", &config) else {
-        return;
-    };
+    let server = NatsServer::start_with("durable permissions", &config);
     let url = server.url();
     let as_user = |user: &str| {
         options(&url)
@@ -806,9 +789,7 @@ impl RawPeer {
 /// skips such messages instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_header_blocks_from_a_raw_peer() {
-    let Some(server) = NatsServer::start("malformed_header_blocks_from_a_raw_peer") else {
-        return;
-    };
+    let server = NatsServer::start("malformed_header_blocks_from_a_raw_peer");
     let events = Events::default();
     let node = connect(events.watch(options(&server.url()))).await.unwrap();
     let handled = Arc::new(AtomicUsize::new(0));
@@ -979,9 +960,7 @@ async fn a_thousand_hostile_requests_each_answered() {
         max_payload: Some(2 * 1024 * 1024),
         ..Config::default()
     };
-    let Some(server) = NatsServer::start_with("a_thousand_hostile_requests", &config) else {
-        return;
-    };
+    let server = NatsServer::start_with("a_thousand_hostile_requests", &config);
     let node = connect(options(&server.url())).await.unwrap();
     let handled = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&handled);

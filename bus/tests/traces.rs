@@ -127,11 +127,7 @@ async fn traced_node(url: &str) -> EventBus {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_and_its_reply_are_one_trace_across_nodes() {
-    let Some(server) =
-        harness::NatsServer::start("a_request_and_its_reply_are_one_trace_across_nodes")
-    else {
-        return;
-    };
+    let server = harness::NatsServer::start("a_request_and_its_reply_are_one_trace_across_nodes");
     let (a, b) = (
         traced_node(&server.url()).await,
         traced_node(&server.url()).await,
@@ -187,9 +183,7 @@ async fn a_request_and_its_reply_are_one_trace_across_nodes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_publish_to_two_nodes_is_one_trace() {
-    let Some(server) = harness::NatsServer::start("a_publish_to_two_nodes_is_one_trace") else {
-        return;
-    };
+    let server = harness::NatsServer::start("a_publish_to_two_nodes_is_one_trace");
     let url = server.url();
     let (a, b, c) = (
         traced_node(&url).await,
@@ -301,11 +295,8 @@ async fn a_conversation_is_one_trace_turn_after_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_across_nodes_is_one_trace_turn_after_turn() {
-    let Some(server) =
-        harness::NatsServer::start("a_conversation_across_nodes_is_one_trace_turn_after_turn")
-    else {
-        return;
-    };
+    let server =
+        harness::NatsServer::start("a_conversation_across_nodes_is_one_trace_turn_after_turn");
     let (a, b) = (
         traced_node(&server.url()).await,
         traced_node(&server.url()).await,
@@ -517,11 +508,8 @@ async fn an_unsampled_caller_gets_no_spans_and_its_context_travels_on() {
 async fn across_nodes_the_senders_sampling_decision_is_followed() {
     use tracing::Instrument;
 
-    let Some(server) =
-        harness::NatsServer::start("across_nodes_the_senders_sampling_decision_is_followed")
-    else {
-        return;
-    };
+    let server =
+        harness::NatsServer::start("across_nodes_the_senders_sampling_decision_is_followed");
     exporter();
     let node = || async {
         EventBus::builder()
@@ -582,10 +570,7 @@ async fn a_redelivered_durable_message_stays_in_its_trace() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    let Some(server) = harness::start_jetstream("a_redelivered_durable_message_stays_in_its_trace")
-    else {
-        return;
-    };
+    let server = harness::start_jetstream("a_redelivered_durable_message_stays_in_its_trace");
     exporter();
     let durable = DurableOptions::new()
         .ack_wait(Duration::from_secs(2))

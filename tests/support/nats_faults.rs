@@ -294,15 +294,16 @@ fn kind_name(how: End) -> String {
     }
 }
 
-/// Runs every phase against a server of its own. `Err` only when the run
-/// could not start (no server, no connection); broken invariants are in
-/// `Figures::broken`.
+/// Runs every phase against a server of its own: `Ok(None)` when
+/// `nats-server` is not installed (after printing how to install it),
+/// `Err` when the run could not start (no connection); broken invariants
+/// are in `Figures::broken`.
 pub async fn run(test: &str, s: &Settings) -> Result<Option<Figures>, String> {
     let config = ServerConfig {
         extra: Some(SERVER_LIMITS.to_owned()),
         ..ServerConfig::default()
     };
-    let Some(server) = NatsServer::start_with(test, &config) else {
+    let Some(server) = NatsServer::try_start_with(test, &config) else {
         return Ok(None);
     };
     let url = server.url();

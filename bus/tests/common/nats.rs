@@ -17,12 +17,16 @@
 //! its own.) The watchdog ignores SIGINT, SIGTERM and SIGHUP, so a Ctrl-C
 //! to the whole process group still leaves it to clean up.
 //!
-//! Without `nats-server` on `PATH` (or in `/usr/sbin`, where the Debian
-//! package puts it) the tests print a skip message and pass, unless the
-//! `CI` environment variable is set: then they fail, so CI cannot go green
-//! without running them. `.ci/run` installs the package.
+//! A test that needs a server and finds no `nats-server` on `PATH` (nor in
+//! `/usr/sbin`, where the Debian package puts it) fails, saying how to
+//! install it: no test passes without having run. `bash scripts/test` and
+//! `.ci/run` install the package when run as root.
 //! `CODECBUS_NATS_SERVER=/path/to/nats-server` picks another binary; set
-//! to an empty value it makes the server count as missing.
+//! to an empty value it makes the server count as missing. The examples
+//! that start their own servers with this file (`examples/cluster.rs`,
+//! `examples/durable_faults.rs`, `examples/nats_faults.rs`) use
+//! [`NatsServer::try_start_with`] and [`NatsCluster::try_start`], which
+//! print the same advice and return `None` instead.
 #![allow(dead_code, unreachable_pub)]
 
 use std::io::{Read, Write};
@@ -45,27 +49,34 @@ pub fn binary() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// `None` (after printing why) when the test should be skipped.
+/// How to get a `nats-server`, for the messages of a missing one.
+pub const INSTALL: &str = "install the Debian package (`apt-get install nats-server`; \
+    `bash scripts/test` and `.ci/run` do when run as root), or point \
+    CODECBUS_NATS_SERVER at a nats-server binary";
+
+/// The `nats-server` binary `test` needs.
 ///
 /// # Panics
 ///
-/// When `nats-server` is missing and `CI` is set.
-pub fn available(test: &str) -> Option<PathBuf> {
-    match binary() {
-        Some(path) => Some(path),
-        None if std::env::var_os("CI").is_some() => panic!(
-            "{test}: nats-server is not installed and CI is set; install the Debian package `nats-server` (.ci/run does)"
-        ),
-        None => {
-            // Straight to stderr: the test harness captures `eprintln!`
-            // of passing tests, and this line must be seen.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: nats-server is not on PATH (install the Debian package `nats-server` to run the cluster tests)"
-            );
-            None
-        }
+/// When it is not installed, with how to install it: a test that needs a
+/// server never passes without one.
+pub fn require(test: &str) -> PathBuf {
+    binary()
+        .unwrap_or_else(|| panic!("{test} needs nats-server, which is not installed: {INSTALL}"))
+}
+
+/// The `nats-server` binary for a program that can do without it (an
+/// example): `None`, after printing how to install it, when it is missing.
+pub fn find(what: &str) -> Option<PathBuf> {
+    let found = binary();
+    if found.is_none() {
+        // Straight to stderr, unbuffered.
+        let _ = writeln!(
+            std::io::stderr(),
+            "{what} needs nats-server, which is not installed: {INSTALL}"
+        );
     }
+    found
 }
 
 /// Extra settings for the server's config file.
@@ -123,8 +134,8 @@ pub struct Tls {
     pub verify: bool,
 }
 
-/// A server with JetStream, or `None` when the test is skipped.
-pub fn start_jetstream(test: &str) -> Option<NatsServer> {
+/// A server with JetStream, for `test` ([`require`]).
+pub fn start_jetstream(test: &str) -> NatsServer {
     NatsServer::start_with(
         test,
         &Config {
@@ -260,14 +271,35 @@ fn tls_block(dir: &Path, tls: &Tls) -> String {
 }
 
 impl NatsServer {
-    /// A plain server, or `None` when the test is skipped.
-    pub fn start(test: &str) -> Option<Self> {
+    /// A plain server, for `test`.
+    ///
+    /// # Panics
+    ///
+    /// When `nats-server` is not installed ([`require`]), or does not
+    /// start.
+    pub fn start(test: &str) -> Self {
         Self::start_with(test, &Config::default())
     }
 
-    /// A server with `config`, or `None` when the test is skipped.
-    pub fn start_with(test: &str, config: &Config) -> Option<Self> {
-        let binary = available(test)?;
+    /// A server with `config`, for `test`.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with(test: &str, config: &Config) -> Self {
+        Self::launch(require(test), config)
+    }
+
+    /// A server with `config` for a program that can do without one:
+    /// `None`, after printing how to install it, when `nats-server` is
+    /// not installed ([`find`]).
+    pub fn try_start_with(what: &str, config: &Config) -> Option<Self> {
+        find(what).map(|binary| Self::launch(binary, config))
+    }
+
+    /// Starts `binary` with `config` and waits until it accepts
+    /// connections.
+    fn launch(binary: PathBuf, config: &Config) -> Self {
         let dir = std::env::temp_dir().join(format!(
             "codecbus-nats-{}-{}",
             std::process::id(),
@@ -336,7 +368,7 @@ impl NatsServer {
             watchdog: Some(watchdog),
         };
         server.spawn();
-        Some(server)
+        server
     }
 
     fn spawn(&mut self) {
@@ -509,22 +541,31 @@ pub struct NatsCluster {
 
 impl NatsCluster {
     /// `count` servers named `s1`, `s2`, ... joined into one cluster, once
-    /// every one of them knows the JetStream meta leader; `None` when the
-    /// test is skipped.
+    /// every one of them knows the JetStream meta leader.
     ///
     /// # Panics
     ///
-    /// When a server does not start, or no meta leader is known within
-    /// 20 s.
-    pub fn start(test: &str, count: usize) -> Option<Self> {
+    /// When `nats-server` is not installed ([`require`]), when a server
+    /// does not start, or when no meta leader is known within 20 s.
+    pub fn start(test: &str, count: usize) -> Self {
         Self::start_with(test, count, &Config::default())
     }
 
     /// [`start`](NatsCluster::start) with further settings for every
     /// server (its name, routes, JetStream and monitoring are the
     /// cluster's).
-    pub fn start_with(test: &str, count: usize, config: &Config) -> Option<Self> {
-        available(test)?;
+    pub fn start_with(test: &str, count: usize, config: &Config) -> Self {
+        Self::launch(&require(test), count, config)
+    }
+
+    /// [`start`](NatsCluster::start) for a program that can do without a
+    /// cluster: `None`, after printing how to install `nats-server`, when
+    /// it is not installed ([`find`]).
+    pub fn try_start(what: &str, count: usize) -> Option<Self> {
+        find(what).map(|binary| Self::launch(&binary, count, &Config::default()))
+    }
+
+    fn launch(binary: &Path, count: usize, config: &Config) -> Self {
         let route_ports: Vec<u16> = (0..count).map(|_| free_port()).collect();
         let mut servers = Vec::with_capacity(count);
         for (i, port) in route_ports.iter().enumerate() {
@@ -539,11 +580,11 @@ impl NatsCluster {
                 }),
                 ..config.clone()
             };
-            servers.push(NatsServer::start_with(test, &config)?);
+            servers.push(NatsServer::launch(binary.to_owned(), &config));
         }
         let cluster = Self { servers };
         cluster.wait_for_meta_leader();
-        Some(cluster)
+        cluster
     }
 
     /// Waits until every running server knows the same JetStream meta

@@ -12,10 +12,6 @@ mod blocks {
 #[test]
 fn readme_cluster_blocks() {
     assert!(
-        nats::binary().is_some(),
-        "nats-server is not installed: install the Debian package `nats-server` (scripts/external does)"
-    );
-    assert!(
         blocks::COUNT > 0,
         "no `rust,no_run` block found in README.md or book/src/"
     );
@@ -24,8 +20,8 @@ fn readme_cluster_blocks() {
         jetstream: true,
         ..nats::Config::default()
     };
-    let server =
-        nats::NatsServer::start_with("readme_cluster_blocks", &config).expect("nats-server starts");
+    // Fails, saying how to install it, without nats-server.
+    let server = nats::NatsServer::start_with("readme_cluster_blocks", &config);
     // SAFETY: this binary has one test and sets the variable before any
     // other thread of its own reads the environment.
     unsafe { std::env::set_var("NATS_URL", server.url()) };
