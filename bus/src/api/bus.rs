@@ -11,16 +11,16 @@ use std::time::Duration;
 
 use codecbus_core::{CodecRegistration, MessageCodec};
 
-use crate::api::consumer::{HandlerResult, MessageConsumer, MessageStream, Runner};
+use crate::api::consumer::{HandlerResult, MessageConsumer, MessageStream, Typed};
 use crate::api::message::Message;
 use crate::base::body::IntoBody;
 use crate::base::error::{PublishError, RegistryError, RequestError, SendError, SendErrorKind};
 use crate::base::metrics::Metrics;
 use crate::base::options::{ConsumerOptions, DeliveryOptions};
 use crate::base::report::PublishReport;
-use crate::engine::Inline;
 use crate::engine::routing::{self, Quiet};
 use crate::engine::state::State;
+use crate::engine::{Inline, Runner};
 
 /// A handle to an event bus: cheap to clone (one `Arc`), `Send + Sync`,
 /// every clone the same bus.
@@ -352,9 +352,11 @@ impl EventBus {
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
-        let runner = Runner::new(handler, &self.state, address);
+        let address: Arc<str> = Arc::from(address);
+        let handler = Typed::new(handler, &self.state, Arc::clone(&address));
+        let runner = Runner::new(handler, Arc::clone(&address));
         let inline = Arc::clone(&runner) as Arc<dyn Inline>;
-        let (address, id, rx) = self.state.register::<T>(address, &options, Some(inline));
+        let (address, id, rx) = self.state.register::<T>(&address, &options, Some(inline));
         MessageConsumer::spawn(Arc::clone(&self.state), address, id, rx, runner)
     }
 

@@ -78,22 +78,13 @@ enum Awaits {
     Ack(MessageAck),
 }
 
-/// A durable delivery's share of its acknowledgement. A stream
-/// consumer's message is handled when it is dropped (`on_drop`); a
-/// handler consumer's is marked handled by its dispatcher once the
-/// handler returned without an error. A share let go unhandled gives the
-/// message back for redelivery, and [`Message::fail`] fails it.
+/// A durable delivery's share of its acknowledgement, handled by intent: a
+/// stream consumer's message when [`Message::ack`] is called, a handler
+/// consumer's by its scheduler once the handler returned without an error
+/// (or by `ack`, earlier). A share let go unhandled gives the message back
+/// for redelivery, and [`Message::fail`] fails it.
 struct MessageAck {
     ack: Arc<Ack>,
-    on_drop: bool,
-}
-
-impl Drop for MessageAck {
-    fn drop(&mut self) {
-        if self.on_drop {
-            self.ack.handled();
-        }
-    }
 }
 
 impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
@@ -129,7 +120,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
                     .and_then(|n| n.parse().ok())
                     .unwrap_or(1);
                 headers.remove(DELIVERY_HEADER);
-                let ack = MessageAck { ack, on_drop: true };
+                let ack = MessageAck { ack };
                 (Awaits::Ack(ack), delivery)
             }
         };
@@ -199,15 +190,6 @@ impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
     pub(crate) fn span(&self) -> Option<&tracing::Span> {
         self.span.get()
     }
-
-    /// Leaves a durable delivery's acknowledgement to the consumer's
-    /// dispatcher, which marks it handled once the handler returned `Ok`:
-    /// the message no longer counts as handled when dropped.
-    pub(crate) fn ack_after_handler(&mut self) {
-        if let Awaits::Ack(ack) = &mut self.awaits {
-            ack.on_drop = false;
-        }
-    }
 }
 
 impl<T> Message<T> {
@@ -274,10 +256,41 @@ impl<T> Message<T> {
     /// acknowledged once handled, and redelivered until then (at least
     /// once, so possibly more than once). A handler consumer's message is
     /// acknowledged when the handler returns without an error; a stream
-    /// consumer's when the `Message` is dropped. [`fail`](Message::fail)
-    /// asks for redelivery instead.
+    /// consumer's when [`ack`](Message::ack) is called. Dropped without
+    /// either, the message is negatively acknowledged and redelivered;
+    /// [`fail`](Message::fail) asks for redelivery with a reason.
     pub fn is_durable(&self) -> bool {
         matches!(self.awaits, Awaits::Ack(_))
+    }
+
+    /// Marks a durable message handled: the server is told so (the message
+    /// is acknowledged) once every delivery of it here was handled and let
+    /// go. A stream consumer calls it once it has done its work; until
+    /// then, a message dropped (a `?`, a panic, a loop left early) is
+    /// negatively acknowledged and delivered again, counted in
+    /// [`delivery_count`](Message::delivery_count), and after the address's
+    /// most deliveries it goes to the dead-letter address. A handler
+    /// consumer need not call it: its message is acknowledged when the
+    /// handler returns without an error. A later [`fail`](Message::fail)
+    /// still fails the message. Nothing for a message that is not durable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = codecbus_bus::EventBus::new();
+    /// let mut stream = bus.consumer_stream::<u32>("jobs");
+    /// bus.send("jobs", 7u32).await.unwrap();
+    /// let job = stream.recv().await.unwrap();
+    /// // ... the work ...
+    /// job.ack(); // in process nothing to acknowledge; on a durable address, done
+    /// # }
+    /// ```
+    pub fn ack(&self) {
+        if let Awaits::Ack(share) = &self.awaits {
+            share.ack.handled();
+        }
     }
 
     /// Vert.x's `isSend`: `false` for a published message, `true` otherwise.

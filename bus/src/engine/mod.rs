@@ -9,9 +9,11 @@ pub(crate) mod state;
 pub(crate) mod waiting;
 
 // The transports' types the api names, handed down through the engine:
-// the messages a consumer takes from its queue, and the clusters a bus
-// joins.
-pub(crate) use crate::transport::local::{Envelope, Inline, QueueRx};
+// the messages a consumer takes from its queue, the scheduler of its
+// handler's runs, and the clusters a bus joins.
+pub(crate) use crate::transport::local::{
+    Control, Envelope, Handler, Host, Inline, QueueRx, Runner, Started, spawn,
+};
 pub(crate) use crate::transport::memory::InMemoryCluster;
 #[cfg(feature = "nats")]
 pub(crate) use crate::transport::nats::NatsOptions;

@@ -352,6 +352,16 @@ where
     .await
 }
 
+/// Spends one unit of the task's cooperative budget (yielding first when
+/// it is spent), as a tokio channel operation does: a send, publish or
+/// request can complete in its first poll (a full queue refuses at once,
+/// an inline run answers at once), and a loop of them must still let the
+/// other tasks of its thread run.
+#[inline]
+async fn cooperate() {
+    tokio::task::coop::consume_budget().await;
+}
+
 /// `EventBus::send_with`.
 pub(crate) async fn send<'o, T>(
     state: &State,
@@ -363,6 +373,7 @@ pub(crate) async fn send<'o, T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
+    cooperate().await;
     let (_, mut headers, local_only) = options.into_parts();
     record(&state.counters, observer.probe().map(|p| &**p), Event::Sent);
     if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Send) {
@@ -421,6 +432,7 @@ pub(crate) async fn publish<'o, T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
+    cooperate().await;
     let (_, mut headers, local_only) = options.into_parts();
     let probe = observer.probe().map(|p| &**p);
     record(&state.counters, probe, Event::Published);
@@ -560,6 +572,7 @@ async fn request_once<'o, T>(
 where
     T: MessageCodec + Send + Sync + 'static,
 {
+    cooperate().await;
     let (timeout, mut headers, local_only) = options.into_parts();
     let timeout = timeout.unwrap_or(state.default_timeout);
     record(&state.counters, observer.probe().map(|p| &**p), Event::Sent);

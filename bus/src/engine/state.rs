@@ -16,7 +16,7 @@ use crate::base::metrics::Counters;
 use crate::base::options::ConsumerOptions;
 use crate::engine::registry::Registry;
 use crate::telemetry::Telemetry;
-use crate::transport::local::{self, Inline, LocalTable, QueueRx, Slot};
+use crate::transport::local::{self, Host, Inline, LocalTable, QueueRx, Slot};
 use crate::transport::{Node, RemoteTransport};
 
 pub(crate) struct State {
@@ -179,6 +179,12 @@ impl State {
             }
             tracing::debug!(address = &**address, id, "consumer unregistered");
         }
+    }
+}
+
+impl Host for State {
+    fn counters(&self) -> &Counters {
+        &self.counters
     }
 }
 

@@ -32,11 +32,15 @@ use crate::telemetry::probe::{Probe, RefusedBy};
 use crate::telemetry::record::{Event, record};
 use crate::telemetry::spans::SpanSlot;
 
+mod claim;
 mod envelope;
 mod queue;
+mod scheduler;
 
 pub(crate) use self::envelope::Envelope;
 pub(crate) use self::queue::{Handed, Inline, NoRoom, QueueRx, QueueTx, queue};
+use self::scheduler::runs_here;
+pub(crate) use self::scheduler::{Control, Handler, Host, Runner, Started, spawn};
 
 #[derive(Clone)]
 pub(crate) struct Slot {
@@ -399,10 +403,10 @@ impl LocalTable {
     /// whose queue is full or closed. Room is reserved in the chosen queue
     /// first; only then does `make` produce that consumer's body, so a
     /// refused delivery copies nothing. With `traced` (the message's trace
-    /// sampled), the delivery gets a span. Untraced, a request made here or
-    /// a message from the cluster to an address with one consumer may start
-    /// that consumer's handler on this task, if it is idle; the result says
-    /// which ([`Handed`]).
+    /// sampled), the delivery gets a span. A request made here or a message
+    /// from the cluster to an address with one consumer may start that
+    /// consumer's handler on this task, if it is idle (the scheduler's
+    /// rule, `scheduler::runs_here`); the result says which ([`Handed`]).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn deliver_one(
@@ -453,7 +457,7 @@ impl LocalTable {
         };
         let mut full = false;
         let mut mismatch = None;
-        let inline = runs_here::<TRACED>(scope, kind, n);
+        let inline = runs_here(scope, kind, n);
         // What the next delivery sends: the parts of the one envelope, or
         // the envelope a closed consumer handed back.
         let mut next = Next::Parts(headers, completion, make);
@@ -552,7 +556,7 @@ impl LocalTable {
         let Some(entry) = self.entry(address) else {
             return out;
         };
-        let inline = runs_here::<TRACED>(scope, DeliveryKind::Publish, entry.slots.len());
+        let inline = runs_here(scope, DeliveryKind::Publish, entry.slots.len());
         for slot in &entry.slots {
             if !scope.admits(slot) {
                 continue;
@@ -599,21 +603,6 @@ impl LocalTable {
         out.invalid_reasons = verdicts.into_refusal();
         out
     }
-}
-
-/// Whether a delivery of `kind` in `scope` to an address with `consumers`
-/// here may start the handler on the delivering task
-/// ([`Room::send_or_run`](queue::Room::send_or_run)): untraced, a request
-/// made on this node (its requester waits for the run anyway), or any
-/// message from the cluster for an address with one consumer here (several
-/// stay parallel on their own tasks).
-#[inline]
-fn runs_here<const TRACED: bool>(scope: Scope, kind: DeliveryKind, consumers: usize) -> bool {
-    !TRACED
-        && match scope {
-            Scope::Exported => consumers == 1,
-            Scope::All | Scope::LocalOnly => kind == DeliveryKind::Request,
-        }
 }
 
 /// The message of a send or request on its way to one consumer: the

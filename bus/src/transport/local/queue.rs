@@ -14,14 +14,17 @@ use tokio::sync::mpsc;
 use crate::telemetry::probe::{Probe, ProbeRef};
 use crate::transport::local::envelope::Envelope;
 
-/// A consumer that can start a handler's run on the deliverer's task.
+/// A consumer that can start a handler's run on the deliverer's task
+/// (the scheduler's `Runner`).
 pub(crate) trait Inline: Send + Sync {
-    /// Claims the consumer for one run, if it is idle and flowing: until
-    /// the run ends, its task takes no message.
-    fn claim(&self) -> bool;
+    /// Claims the consumer for one run, if it is idle and flowing and the
+    /// run would see the context it sees on the consumer's task (`traced`:
+    /// the message has a span): until the run ends, its task takes no
+    /// message.
+    fn claim(&self, traced: bool) -> bool;
 
     /// Runs the handler on `env` under the claim: its first step here, the
-    /// rest (if it waits for anything) on a task of its own. `probe`: the
+    /// rest (if it waits for anything) on the consumer's task. `probe`: the
     /// address's metric handles (metrics on).
     fn run(&self, env: Envelope, probe: Option<&Probe>);
 }
@@ -138,7 +141,7 @@ impl Room<'_> {
         if let Some(queue) = self.queue
             && self.empty
             && let Some(inline) = &queue.inline
-            && inline.claim()
+            && inline.claim(env.span.get().is_some())
         {
             // Handed over, as the consumer task marks a message it takes.
             self.queue = None;
@@ -189,13 +192,6 @@ pub(crate) struct QueueRx {
 }
 
 impl QueueRx {
-    /// The next message; it still counts against the capacity until
-    /// [`taken`](Self::taken).
-    #[inline]
-    pub(crate) async fn recv(&mut self) -> Option<Envelope> {
-        self.rx.recv().await
-    }
-
     /// Polls for the next message, which counts until [`taken`](Self::taken).
     #[inline]
     pub(crate) fn poll_recv(
@@ -219,20 +215,6 @@ impl QueueRx {
     #[inline]
     pub(crate) fn probe(&self) -> Option<&Probe> {
         self.probe.get()
-    }
-
-    /// Closes the queue and drops what is left, including a message being
-    /// enqueued as it closes; returns how many. A delivery that reserved
-    /// room before the close and enqueues after it gets its message back
-    /// (refused), so nothing arrives later.
-    pub(crate) async fn discard_all_in_flight(&mut self) -> u64 {
-        self.rx.close();
-        let mut n = 0;
-        while self.rx.recv().await.is_some() {
-            self.taken();
-            n += 1;
-        }
-        n
     }
 
     /// Closes the queue and drops what is left, without an `.await`;

@@ -8,11 +8,13 @@
 //
 // Outcomes: each delivery of the message holds a share of its
 // acknowledgement (`reply::Ack`); when every share was handled and let go
-// (handler returned Ok, stream message dropped) the receiver reads `None`
+// (handler returned Ok, stream message acked) the receiver reads `None`
 // and the message is acked; a failure (handler error or panic,
 // `Message::fail`) naks with the redelivery delay, or dead-letters when it
-// was the last allowed delivery; a share let go unhandled (the consumer
-// went away, an inbound interceptor dropped it, a type mismatch) naks. A message delivered more
+// was the last allowed delivery; a share let go unhandled (a stream
+// consumer's message dropped without `Message::ack`, the consumer went
+// away, an inbound interceptor dropped it, a type mismatch) does the same.
+// A message delivered more
 // often than allowed (its handler kept timing out, or its node kept dying)
 // is dead-lettered without being handled again. Nothing is acked before
 // it was handled or stored at the dead-letter address.
@@ -362,6 +364,11 @@ impl DurableReader {
                     Some(Settlement::Failed(failure)) if last => {
                         Verdict::DeadLetter(failure.message)
                     }
+                    // Let go unacknowledged (a stream consumer's message
+                    // dropped without `ack`, a consumer gone): as a failure.
+                    Some(Settlement::Unhandled) if last => Verdict::DeadLetter(
+                        "let go unacknowledged on its last allowed delivery".to_owned(),
+                    ),
                     Some(Settlement::Failed(_) | Settlement::Unhandled) => Verdict::Nak(delay),
                 },
             };
