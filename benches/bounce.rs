@@ -1,6 +1,11 @@
 //! The bounce benchmark: request/reply echo on the bus, immutable payloads
 //! (shared, zero-copy) against deep-copied ones, with a bare tokio
-//! mpsc + oneshot round trip carrying an `Arc` as the floor.
+//! mpsc + oneshot round trip carrying an `Arc` as the floor, a direct call
+//! of the echo handler (what no bus can beat) and the request/reply of the
+//! actor libraries kameo (`ask`), ractor (`call`) and actix (`send`), all
+//! with the same `Arc` body. Requester and echo share one tokio
+//! current-thread runtime; actix's run on actix-rt's, a tokio current-thread
+//! runtime of their own (`Case::block_on`).
 //!
 //! Groups are payloads (`bus::bounce/obj`, `arr4`, `arr100`, `twitter`),
 //! functions are implementations, so each report lines them up side by
@@ -27,7 +32,7 @@ fn bounce(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("bus::bounce/{payload}"));
         group.throughput(Throughput::Elements(1));
         for implementation in IMPLS {
-            let Some(case) = case(payload, implementation) else {
+            let Some(case) = case(&rt, payload, implementation) else {
                 eprintln!(
                     "bus::bounce/{payload}/{implementation}: skipped (no derived struct for this payload)"
                 );
@@ -35,7 +40,7 @@ fn bounce(c: &mut Criterion) {
             };
             group.bench_function(BenchmarkId::from_parameter(implementation), |b| {
                 b.iter_custom(|rounds| {
-                    rt.block_on(async {
+                    case.block_on(&rt, async {
                         let start = Instant::now();
                         case.run(rounds).await;
                         start.elapsed()

@@ -1,22 +1,29 @@
 //! The bounce: request/reply echo on the bus with JSON and derived payloads,
 //! immutable (shared, zero-copy) against deep-copied, next to a bare tokio
-//! channel round trip (the floor).
+//! channel round trip (the floor), a direct call of the echo handler (what
+//! no bus can beat) and the request/reply of the actor libraries kameo,
+//! ractor and actix, all carrying the same `Arc` body.
 //!
 //! ```text
 //! cargo run --release --example bounce
 //! cargo run --release --example bounce -- --duration 2000 --payloads obj,arr100
 //! ```
 //!
-//! Prints a table (round trips per second, ns per round trip, the ratio of
-//! copied to immutable, bytes allocated per delivery), the MessagePack size
-//! of each payload, and writes a bar chart as SVG.
+//! Prints a table (round trips per second, ns per round trip with the
+//! quartiles of its slices, the ratios to the floor and to the direct call,
+//! of copied to immutable, bytes allocated per delivery), the immutable bus
+//! against each alternative, the MessagePack size of each payload, and
+//! writes a bar chart as SVG.
+//!
+//! The example of the package `codecbus-bounce-example`, one of the
+//! workspace's default members, so the command above works from the root.
 
-#[path = "../benches/support/mod.rs"]
+#[path = "../support/mod.rs"]
 mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -55,7 +62,8 @@ usage: bounce [--duration MS] [--payloads LIST] [--impls LIST] [--svg PATH]
 
   --duration MS     measuring time per payload and implementation (default 700)
   --payloads LIST   comma-separated, from: obj,arr4,arr100,twitter (default all)
-  --impls LIST      comma-separated, from: raw_channel,jsobj,derived_immutable,
+  --impls LIST      comma-separated, from: direct_call,raw_channel,kameo_ask,
+                    ractor_call,actix_send,jsobj,derived_immutable,
                     serde_json_value,derived_copied (default all)
   --svg PATH        where to write the chart (default target/bounce.svg)
   -h, --help        this text";
@@ -85,7 +93,12 @@ fn parse_args() -> Result<Options, String> {
         duration: Duration::from_millis(700),
         payloads: PAYLOADS.to_vec(),
         impls: IMPLS.to_vec(),
-        svg: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bounce.svg"),
+        // In the workspace's target folder.
+        svg: Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .expect("the workspace root")
+            .join("target/bounce.svg"),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -118,6 +131,8 @@ struct Row {
     implementation: &'static str,
     per_sec: f64,
     ns: f64,
+    /// The first and third quartiles of the slices' ns per round trip.
+    ns_quartiles: (f64, f64),
     alloc_per_delivery: f64,
     encoded_len: Option<usize>,
 }
@@ -129,7 +144,7 @@ const SLICES: u32 = 7;
 
 /// A batch size for `c` that takes about 2 ms (also warms it up).
 fn calibrate(rt: &tokio::runtime::Runtime, c: &support::bounce::Case) -> u64 {
-    rt.block_on(async {
+    c.block_on(rt, async {
         let mut batch = 1u64;
         loop {
             let start = Instant::now();
@@ -149,7 +164,7 @@ fn slice(
     batch: u64,
     duration: Duration,
 ) -> f64 {
-    rt.block_on(async {
+    c.block_on(rt, async {
         let (mut rounds, start) = (0u64, Instant::now());
         while start.elapsed() < duration {
             c.run(batch).await;
@@ -161,7 +176,7 @@ fn slice(
 
 /// Bytes allocated per delivery (two deliveries per round trip).
 fn allocation(rt: &tokio::runtime::Runtime, c: &support::bounce::Case, batch: u64) -> f64 {
-    rt.block_on(async {
+    c.block_on(rt, async {
         let probe = batch.clamp(1, 200);
         let before = ALLOCATED.load(Ordering::Relaxed);
         c.run(probe).await;
@@ -187,7 +202,7 @@ fn main() {
     let mut rows = Vec::new();
     let started = Instant::now();
     println!(
-        "bounce: sequential request/reply echo at address `bounce`, {} ms per case in {SLICES} interleaved slices (median), requester and consumer on one tokio thread\n",
+        "bounce: sequential request/reply echo at address `bounce`, {} ms per case in {SLICES} interleaved slices (median), requester and consumer on one tokio thread (actix: on actix-rt's, a tokio current-thread runtime too)\n",
         opts.duration.as_millis()
     );
     let mut n = 0;
@@ -196,7 +211,7 @@ fn main() {
             .impls
             .iter()
             .filter_map(|implementation| {
-                let c = case(payload, implementation);
+                let c = case(&rt, payload, implementation);
                 if c.is_none() {
                     n += 1;
                     println!(
@@ -222,6 +237,8 @@ fn main() {
             n += 1;
             r.sort_by(f64::total_cmp);
             let per_sec = r[r.len() / 2];
+            // Rates sorted up: the slow quartile is the low rate's.
+            let ns_quartiles = (1e9 / r[r.len() * 3 / 4], 1e9 / r[r.len() / 4]);
             println!(
                 "[{n:>2}/{total}] {payload:<8} {:<18} {per_sec:>12.0} round trips/s",
                 c.implementation
@@ -231,6 +248,7 @@ fn main() {
                 implementation: c.implementation,
                 per_sec,
                 ns: 1e9 / per_sec,
+                ns_quartiles,
                 alloc_per_delivery: allocation(&rt, c, batch),
                 encoded_len: c.encoded_len,
             });
@@ -250,43 +268,112 @@ fn find<'a>(rows: &'a [Row], payload: &str, implementation: &str) -> Option<&'a 
         .find(|r| r.payload == payload && r.implementation == implementation)
 }
 
+/// A ratio, with fewer decimals as it grows (`-` when there is none).
+fn ratio(v: Option<f64>) -> String {
+    match v {
+        None => "-".to_string(),
+        Some(v) if v < 10.0 => format!("{v:.2}x"),
+        Some(v) if v < 100.0 => format!("{v:.1}x"),
+        Some(v) => format!("{v:.0}x"),
+    }
+}
+
+/// Nanoseconds, with a decimal below a microsecond.
+fn nanos(v: f64) -> String {
+    if v < 1000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// The bus's implementations with immutable (shared) payloads.
+const IMMUTABLE: [&str; 2] = ["jsobj", "derived_immutable"];
+
+/// What the immutable bus is set against, after the table.
+const ALTERNATIVES: [&str; 5] = [
+    "raw_channel",
+    "direct_call",
+    "kameo_ask",
+    "ractor_call",
+    "actix_send",
+];
+
 fn print_table(rows: &[Row]) {
     println!(
-        "\n{:<8} {:<18} {:>14} {:>12} {:>11} {:>11} {:>14}",
+        "\n{:<8} {:<18} {:>14} {:>10} {:>15} {:>9} {:>10} {:>11} {:>14}",
         "payload",
         "implementation",
         "round trips/s",
         "ns/round",
+        "ns q1-q3",
         "vs floor",
+        "vs direct",
         "copied/imm",
         "alloc B/deliv"
     );
-    println!("{}", "-".repeat(94));
+    println!("{}", "-".repeat(118));
     for r in rows {
-        let floor = find(rows, r.payload, "raw_channel").map(|f| r.ns / f.ns);
+        let over = |other: &str| find(rows, r.payload, other).map(|o| r.ns / o.ns);
         let immutable = match r.implementation {
-            "serde_json_value" => find(rows, r.payload, "jsobj"),
-            "derived_copied" => find(rows, r.payload, "derived_immutable"),
+            "serde_json_value" => over("jsobj"),
+            "derived_copied" => over("derived_immutable"),
             _ => None,
         };
-        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
+        let (q1, q3) = r.ns_quartiles;
         println!(
-            "{:<8} {:<18} {:>14.0} {:>12.0} {:>11} {:>11} {:>14.0}",
+            "{:<8} {:<18} {:>14.0} {:>10} {:>15} {:>9} {:>10} {:>11} {:>14.0}",
             r.payload,
             r.implementation,
             r.per_sec,
-            r.ns,
-            fmt(floor),
-            fmt(immutable.map(|i| r.ns / i.ns)),
+            nanos(r.ns),
+            format!("{}-{}", nanos(q1), nanos(q3)),
+            ratio(over("raw_channel")),
+            ratio(over("direct_call")),
+            ratio(immutable),
             r.alloc_per_delivery
         );
     }
     println!(
-        "\n(vs floor: ns per round trip over the bare channel's; copied/imm: deep-copied over immutable,"
+        "\n(ns/round: the median slice's; ns q1-q3: the quartiles of the {SLICES} slices; vs floor and vs direct:"
     );
     println!(
-        " same payload; alloc B/deliv: bytes allocated per delivery, two deliveries per round trip)"
+        " ns per round trip over the bare channel's (raw_channel) and over the direct call's (direct_call),"
     );
+    println!(
+        " same payload; copied/imm: deep-copied over immutable, same payload; alloc B/deliv: bytes allocated"
+    );
+    println!(" per delivery, two deliveries per round trip)");
+
+    let against: Vec<&str> = ALTERNATIVES
+        .iter()
+        .copied()
+        .filter(|a| rows.iter().any(|r| r.implementation == *a))
+        .collect();
+    let bus: Vec<&Row> = rows
+        .iter()
+        .filter(|r| IMMUTABLE.contains(&r.implementation))
+        .collect();
+    if !against.is_empty() && !bus.is_empty() {
+        println!(
+            "\nThe immutable bus against each alternative: its ns per round trip over theirs, same payload"
+        );
+        print!("{:<8} {:<18}", "payload", "bus");
+        for a in &against {
+            print!(" {:>13}", format!("vs {a}"));
+        }
+        println!();
+        for r in bus {
+            print!("{:<8} {:<18}", r.payload, r.implementation);
+            for a in &against {
+                print!(
+                    " {:>13}",
+                    ratio(find(rows, r.payload, a).map(|o| r.ns / o.ns))
+                );
+            }
+            println!();
+        }
+    }
 
     let mut sizes: BTreeMap<(usize, &str), BTreeMap<&str, usize>> = BTreeMap::new();
     for r in rows {
@@ -325,7 +412,7 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
         .copied()
         .filter(|i| rows.iter().any(|r| r.implementation == *i))
         .collect();
-    let slots = payloads.len() * (impls.len() + 1) + 3; // room for the legend
+    let slots = payloads.len() * (impls.len() + 1) + 7; // room for the legend
     let max = rows.iter().map(|r| r.per_sec).fold(1.0, f64::max) * 8.0;
     let min = rows
         .iter()
@@ -334,7 +421,7 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
         .max(1.0)
         / 2.0;
 
-    let root = SVGBackend::new(path, (1100, 560)).into_drawing_area();
+    let root = SVGBackend::new(path, (1400, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
@@ -352,20 +439,12 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
         .y_label_formatter(&|v| format!("{v:.0}"))
         .y_desc("round trips / s")
         .draw()?;
-    let palette = [
-        RGBColor(120, 120, 120),
-        RGBColor(31, 119, 180),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(255, 127, 14),
-    ];
     for (pi, payload) in payloads.iter().enumerate() {
         let base = (pi * (impls.len() + 1)) as f64;
         for (ii, implementation) in impls.iter().enumerate() {
             if let Some(r) = find(rows, payload, implementation) {
                 let x = base + ii as f64 + 0.5;
-                let color = palette
-                    [IMPLS.iter().position(|i| i == implementation).unwrap_or(0) % palette.len()];
+                let color = color_of(implementation);
                 chart.draw_series(std::iter::once(Rectangle::new(
                     [(x, min), (x + 0.9, r.per_sec)],
                     color.filled(),
@@ -378,9 +457,8 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
             ("sans-serif", 16),
         )))?;
     }
-    for (ii, implementation) in impls.iter().enumerate() {
-        let color =
-            palette[IMPLS.iter().position(|i| i == implementation).unwrap_or(0) % palette.len()];
+    for implementation in &impls {
+        let color = color_of(implementation);
         chart
             .draw_series(std::iter::once(Rectangle::new(
                 [(-1.0, min), (-1.0, min)],
@@ -388,7 +466,6 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
             )))?
             .label(*implementation)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
-        let _ = ii;
     }
     chart
         .configure_series_labels()
@@ -398,4 +475,21 @@ fn chart(rows: &[Row], path: &PathBuf) -> Result<(), Box<dyn std::error::Error>>
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+/// Each implementation's colour in the chart: greys for the references,
+/// muted ones for the actor libraries, the bus's as before.
+fn color_of(implementation: &str) -> RGBColor {
+    match implementation {
+        "direct_call" => RGBColor(40, 40, 40),
+        "raw_channel" => RGBColor(120, 120, 120),
+        "kameo_ask" => RGBColor(148, 103, 189),
+        "ractor_call" => RGBColor(140, 86, 75),
+        "actix_send" => RGBColor(227, 119, 194),
+        "jsobj" => RGBColor(31, 119, 180),
+        "derived_immutable" => RGBColor(44, 160, 44),
+        "serde_json_value" => RGBColor(214, 39, 40),
+        "derived_copied" => RGBColor(255, 127, 14),
+        _ => RGBColor(188, 189, 34),
+    }
 }
