@@ -428,7 +428,7 @@ pub use crate::base::body::{IntoBody, Shared};
 pub use crate::base::error::{
     BuildError, BuildErrorKind, Error, NO_FAILURE_CODE, PublishError, PublishErrorKind,
     RegistryError, RegistryErrorKind, ReplyError, ReplyErrorKind, ReplyFailure, RequestError,
-    RequestErrorKind, SendError, SendErrorKind,
+    RequestErrorKind, SendError, SendErrorKind, ShutdownError,
 };
 pub use crate::base::headers::Headers;
 pub use crate::base::interceptor::{DeliveryContext, DeliveryKind, Verdict};

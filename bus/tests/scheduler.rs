@@ -366,11 +366,15 @@ fn a_traced_handler_runs_in_its_span_whether_started_inline_or_queued() {
 #[test]
 fn a_handler_started_inline_spawns_onto_its_consumers_runtime() {
     let home = multi_thread();
+    let (flavors, mut seen) = mpsc::unbounded_channel();
     let bus = home.block_on(async {
         let bus = EventBus::new();
-        let _c = bus.consumer("spawner", |m: Message<u32>| {
-            // The handler's first step: a task spawned here must live on
-            // the consumer's runtime, not on the requester's.
+        let _c = bus.consumer("spawner", move |m: Message<u32>| {
+            // The handler's first step: the runtime it sees, and a task
+            // spawned here, are the consumer's, not the requester's.
+            flavors
+                .send(tokio::runtime::Handle::current().runtime_flavor())
+                .unwrap();
             let child = tokio::spawn(async { 7u32 });
             async move {
                 let n = child.await.unwrap();
@@ -385,6 +389,10 @@ fn a_handler_started_inline_spawns_onto_its_consumers_runtime() {
     });
     drop(other);
     assert_eq!(*reply.expect("answered").unwrap().body(), 7);
+    assert_eq!(
+        seen.try_recv(),
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread)
+    );
     // And once the requester's runtime is gone, the consumer still works.
     let reply = home.block_on(bus.request::<u32>("spawner", 2u32)).unwrap();
     assert_eq!(*reply.body(), 7);

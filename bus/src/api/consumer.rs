@@ -115,7 +115,7 @@ impl MessageConsumer {
         runner: Arc<Runner<H>>,
     ) -> Self {
         let control = Arc::clone(runner.control());
-        let task = crate::engine::spawn(runner, rx);
+        let task = crate::engine::spawn(runner, rx, id, &inner.tasks);
         Self {
             inner,
             address,

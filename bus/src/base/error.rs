@@ -491,6 +491,42 @@ impl RegistryError {
     }
 }
 
+/// What a [`shutdown`](crate::EventBus::shutdown) could not finish within
+/// its deadline: the messages it discarded unhandled and the consumers it
+/// stopped while they were still at work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "shutdown deadline of {deadline:?} passed: {discarded} message(s) discarded unhandled, consumers stopped at {stopped:?}"
+)]
+pub struct ShutdownError {
+    deadline: std::time::Duration,
+    discarded: u64,
+    stopped: Vec<String>,
+}
+
+impl ShutdownError {
+    #[cold]
+    pub(crate) fn new(deadline: std::time::Duration, discarded: u64, stopped: Vec<String>) -> Self {
+        Self {
+            deadline,
+            discarded,
+            stopped,
+        }
+    }
+
+    /// How many queued messages were discarded without being handled (a
+    /// request among them failed at once).
+    pub fn discarded(&self) -> u64 {
+        self.discarded
+    }
+
+    /// The addresses of the consumers stopped at the deadline, each once:
+    /// their handler was still running, or their queue not yet empty.
+    pub fn stopped(&self) -> &[String] {
+        &self.stopped
+    }
+}
+
 /// Why an [`EventBus`](crate::EventBus) could not be built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -16,7 +16,7 @@ use crate::base::metrics::Counters;
 use crate::base::options::ConsumerOptions;
 use crate::engine::registry::Registry;
 use crate::telemetry::Telemetry;
-use crate::transport::local::{self, Host, Inline, LocalTable, QueueRx, Slot};
+use crate::transport::local::{self, Host, Inline, LocalTable, QueueRx, Slot, Tasks};
 use crate::transport::{Node, RemoteTransport};
 
 pub(crate) struct State {
@@ -28,6 +28,8 @@ pub(crate) struct State {
     default_capacity: usize,
     pub(crate) remote: Option<Arc<dyn RemoteTransport>>,
     pub(crate) telemetry: Telemetry,
+    /// The handler consumers' tasks, for a shutdown to join.
+    pub(crate) tasks: Arc<Tasks>,
 }
 
 /// What a new bus is made of, but for its cluster transport.
@@ -84,6 +86,7 @@ impl State {
             default_capacity,
             remote,
             telemetry,
+            tasks: Arc::default(),
         }
     }
 
@@ -166,6 +169,24 @@ impl State {
             "consumer registered"
         );
         (address, id, rx)
+    }
+
+    /// Removes every consumer, as `unregister` does each: no message
+    /// reaches them any more, and their queues close once what is in them
+    /// is taken.
+    pub(crate) fn unregister_all(&self) {
+        for (address, consumers) in self.local.remove_all() {
+            if let Some(remote) = &self.remote {
+                remote.consumer_removed(&address);
+            }
+            if let Some(probe) = self.telemetry.probe(&address) {
+                (0..consumers).for_each(|_| probe.handler_removed());
+            }
+            tracing::debug!(
+                address = &*address,
+                "consumers unregistered by the shutdown"
+            );
+        }
     }
 
     pub(crate) fn unregister(&self, address: &Arc<str>, id: u64) {

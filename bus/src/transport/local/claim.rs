@@ -117,15 +117,6 @@ impl Claim {
         }
     }
 
-    /// Gives back a credit taken for a message that was not handled.
-    pub(crate) fn give_back(&self) {
-        let _ = self
-            .demand
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
-                (d != FLOWING).then(|| d.saturating_add(1).min(FLOWING - 1))
-            });
-    }
-
     /// Claims for a queued message, `credit` taken or not: without one the
     /// consumer must not be paused.
     pub(crate) fn claim_queued(&self, credit: bool) -> Attempt {

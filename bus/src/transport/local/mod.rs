@@ -40,7 +40,7 @@ mod scheduler;
 pub(crate) use self::envelope::Envelope;
 pub(crate) use self::queue::{Handed, Inline, NoRoom, QueueRx, QueueTx, queue};
 use self::scheduler::runs_here;
-pub(crate) use self::scheduler::{Control, Handler, Host, Runner, Started, spawn};
+pub(crate) use self::scheduler::{Control, Handler, Host, Runner, Started, Tasks, spawn};
 
 #[derive(Clone)]
 pub(crate) struct Slot {
@@ -349,6 +349,19 @@ impl LocalTable {
         // The queue closes when its last sender goes, outside the lock.
         drop(removed);
         (true, last_exported)
+    }
+
+    /// Removes every consumer; returns their addresses, each once, with
+    /// how many consumers each had.
+    pub(crate) fn remove_all(&self) -> Vec<(Arc<str>, usize)> {
+        let mut map = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        let removed: Vec<Arc<Entry>> = map.drain().map(|(_, entry)| entry).collect();
+        drop(map);
+        // The queues close when their last senders go, outside the lock.
+        removed
+            .into_iter()
+            .map(|entry| (Arc::clone(&entry.address), entry.slots.len()))
+            .collect()
     }
 
     /// Whether `address` has consumers here and every one of them is

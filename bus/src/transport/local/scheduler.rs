@@ -24,6 +24,7 @@
 //   to `MAX_NESTED` deep on one thread; deeper, it is queued.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -35,6 +36,8 @@ use futures_util::FutureExt;
 use futures_util::future::CatchUnwind;
 use futures_util::task::AtomicWaker;
 use tokio::runtime::Handle;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
 use tracing::Span;
 
 use crate::base::error::RequestErrorKind;
@@ -386,19 +389,113 @@ impl<H: Handler> Inline for Runner<H> {
     }
 }
 
-/// Spawns the consumer task of `runner`, taking messages from `rx`.
+/// Spawns the consumer task of `runner` (consumer `id`), taking messages
+/// from `rx`, counted in `tasks` until it ends.
 pub(crate) fn spawn<H: Handler>(
     runner: Arc<Runner<H>>,
     rx: QueueRx,
+    id: u64,
+    tasks: &Arc<Tasks>,
 ) -> tokio::task::JoinHandle<()> {
     let runtime = runner.runtime.clone();
-    runtime.spawn(Dispatch {
+    let control = Arc::clone(&runner.control);
+    let address = Arc::clone(&runner.address);
+    let task = runtime.spawn(Dispatch {
         runner,
         rx,
         held: None,
         credit: false,
         ending: false,
-    })
+        tasks: Arc::clone(tasks),
+        id,
+    });
+    tasks.started(
+        id,
+        Running {
+            address,
+            control,
+            abort: task.abort_handle(),
+        },
+    );
+    task
+}
+
+/// The consumer tasks of one bus, so that a shutdown can wait for them,
+/// stop them and, past its deadline, abort them.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    running: Mutex<HashMap<u64, Running>>,
+    /// Woken whenever a task ends.
+    ended: Notify,
+}
+
+/// A consumer task that has not ended yet.
+struct Running {
+    address: Arc<str>,
+    control: Arc<Control>,
+    abort: AbortHandle,
+}
+
+impl Tasks {
+    fn running(&self) -> MutexGuard<'_, HashMap<u64, Running>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn started(&self, id: u64, task: Running) {
+        let mut running = self.running();
+        // A task that ended before it was listed (its runtime shutting
+        // down) is not listed at all.
+        if !task.abort.is_finished() {
+            running.insert(id, task);
+        }
+    }
+
+    fn ended(&self, id: u64) {
+        self.running().remove(&id);
+        self.ended.notify_waiters();
+    }
+
+    /// Whether every task ended.
+    fn all_ended(&self) -> bool {
+        let mut running = self.running();
+        running.retain(|_, task| !task.abort.is_finished());
+        running.is_empty()
+    }
+
+    /// Waits until every consumer task has ended.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub(crate) async fn joined(&self) {
+        loop {
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            if self.all_ended() {
+                return;
+            }
+            ended.await;
+        }
+    }
+
+    /// Stops every consumer (what is queued is discarded once its current
+    /// run ends); with `abort`, also aborts its task, which fails the run
+    /// going on. The addresses of the consumers still running.
+    pub(crate) fn stop_all(&self, abort: bool) -> Vec<Arc<str>> {
+        let running = self.running();
+        let mut addresses = Vec::with_capacity(running.len());
+        for task in running.values() {
+            task.control.stop();
+            if abort {
+                task.abort.abort();
+            }
+            addresses.push(Arc::clone(&task.address));
+        }
+        addresses.sort();
+        addresses.dedup();
+        addresses
+    }
 }
 
 /// The consumer's task: one message at a time, in queue order, and none
@@ -415,6 +512,8 @@ struct Dispatch<H: Handler> {
     /// Unregistered or closed: what is queued is discarded once no run
     /// goes on.
     ending: bool,
+    tasks: Arc<Tasks>,
+    id: u64,
 }
 
 impl<H: Handler> Future for Dispatch<H> {
@@ -441,7 +540,11 @@ impl<H: Handler> Future for Dispatch<H> {
                     // A run goes on; its end (or its handing over) wakes us.
                     return Poll::Pending;
                 }
-                let n = u64::from(this.held.take().is_some()) + this.rx.discard_all();
+                let held = this.held.take().is_some();
+                if held {
+                    this.rx.taken();
+                }
+                let n = u64::from(held) + this.rx.discard_all();
                 this.credit = false;
                 discarded(&this.rx, runner, n);
                 runner.seat().gone = true;
@@ -517,16 +620,19 @@ impl<H: Handler> Drop for Dispatch<H> {
             runner.abandon(&mut seat);
         }
         drop(seat);
+        let mut n = 0;
         if let Some(env) = self.held.take() {
-            if self.credit {
-                runner.control.claim.give_back();
-            }
+            self.rx.taken();
             env.completion.fail(
                 RequestErrorKind::RecipientFailure,
                 gone_text(&runner.address),
             );
+            n += 1;
         }
+        n += self.rx.discard_all();
+        discarded(&self.rx, runner, n);
         runner.control.claim.shut();
+        self.tasks.ended(self.id);
     }
 }
 
