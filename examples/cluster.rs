@@ -430,9 +430,9 @@ mod demo {
                     monitor: true,
                     ..Config::default()
                 };
-                NatsServer::try_start_with("cluster demo", &config).map(Servers::One)
+                NatsServer::start_with("cluster demo", &config).map(Servers::One)
             } else {
-                NatsCluster::try_start("cluster demo", d.servers).map(Servers::Cluster)
+                NatsCluster::start("cluster demo", d.servers).map(Servers::Cluster)
             }
         })
         .ok_or("the demo needs nats-server (see above)")?;

@@ -354,9 +354,9 @@ impl Servers {
                 jetstream: true,
                 ..harness::Config::default()
             };
-            harness::NatsServer::try_start_with("durable_faults", &config).map(Self::One)
+            harness::NatsServer::start_with("durable_faults", &config).map(Self::One)
         } else {
-            harness::NatsCluster::try_start("durable_faults", s.servers).map(Self::Cluster)
+            harness::NatsCluster::start("durable_faults", s.servers).map(Self::Cluster)
         }
     }
 

@@ -65,7 +65,7 @@ impl Drop for Supervised {
 
 #[test]
 fn serve_and_ask_in_two_processes() {
-    let server = harness::NatsServer::start("serve_and_ask_in_two_processes");
+    let server = harness::NatsServer::for_test("serve_and_ask_in_two_processes");
     let binary = example();
     let url = server.url();
     const COUNT: &str = "20";

@@ -78,7 +78,7 @@ impl Cluster {
             max_payload,
             ..harness::Config::default()
         };
-        Self::Nats(harness::NatsServer::start_with(test, &config))
+        Self::Nats(harness::NatsServer::for_test_with(test, &config))
     }
 
     /// A new node, with a 2 s request timeout.

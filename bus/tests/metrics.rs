@@ -427,7 +427,7 @@ async fn with_metrics_off_nothing_is_reported() {
 #[cfg(feature = "nats")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn across_nats_each_node_reports_its_side() {
-    let server = harness::NatsServer::start("across_nats_each_node_reports_its_side");
+    let server = harness::NatsServer::for_test("across_nats_each_node_reports_its_side");
     keeper();
     let node = |prefix: &'static str| {
         let url = server.url();
@@ -510,7 +510,7 @@ async fn across_nats_each_node_reports_its_side() {
 async fn durable_settlements_and_lost_connections_agree_with_the_snapshot() {
     use codecbus_bus::DurableOptions;
 
-    let mut server = harness::start_jetstream(
+    let mut server = harness::jetstream_for_test(
         "durable_settlements_and_lost_connections_agree_with_the_snapshot",
     );
     keeper();
@@ -601,8 +601,10 @@ async fn refusals_by_the_server_agree_with_the_snapshot() {
         extra: Some(PERMISSIONS.to_owned()),
         ..harness::Config::default()
     };
-    let server =
-        harness::NatsServer::start_with("refusals_by_the_server_agree_with_the_snapshot", &config);
+    let server = harness::NatsServer::for_test_with(
+        "refusals_by_the_server_agree_with_the_snapshot",
+        &config,
+    );
     keeper();
     let bus = metered("denied")
         .nats(common::nats_options(&server.url()).user_and_password("limited", "pw"))

@@ -76,7 +76,7 @@ async fn connect_errors_are_clear() {
 async fn client_side_slow_consumer_is_counted() {
     use codecbus_bus::NatsEvent;
 
-    let server = NatsServer::start("client_side_slow_consumer_is_counted");
+    let server = NatsServer::for_test("client_side_slow_consumer_is_counted");
     let a = node(&server).await;
     let events = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&events);
@@ -128,7 +128,7 @@ async fn client_side_slow_consumer_is_counted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_drains_in_flight_requests() {
-    let server = NatsServer::start("close_drains_in_flight_requests");
+    let server = NatsServer::for_test("close_drains_in_flight_requests");
     let (a, b) = (node(&server).await, node(&server).await);
     let _slow = b.consumer("slow", |m: Message<u64>| async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -156,7 +156,7 @@ async fn close_drains_in_flight_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_restart_mid_stream() {
-    let mut server = NatsServer::start("server_restart_mid_stream");
+    let mut server = NatsServer::for_test("server_restart_mid_stream");
     let (a, b) = (node(&server).await, node(&server).await);
     let published = Tally::default();
     let _double = b.consumer(
@@ -224,7 +224,7 @@ async fn token_authentication() {
         token: Some("s3cret".to_owned()),
         ..Config::default()
     };
-    let server = NatsServer::start_with("token_authentication", &config);
+    let server = NatsServer::for_test_with("token_authentication", &config);
     let err = EventBus::builder()
         .nats(options(&server.url()))
         .connect()
@@ -261,7 +261,7 @@ async fn user_password_authentication() {
         user_password: Some(("ada".to_owned(), "lovelace".to_owned())),
         ..Config::default()
     };
-    let server = NatsServer::start_with("user_password_authentication", &config);
+    let server = NatsServer::for_test_with("user_password_authentication", &config);
     for bad in [None, Some(("ada", "babbage"))] {
         let mut o = options(&server.url());
         if let Some((u, p)) = bad {
@@ -294,7 +294,7 @@ async fn user_password_authentication() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subject_prefixes_keep_applications_apart() {
-    let server = NatsServer::start("subject_prefixes_keep_applications_apart");
+    let server = NatsServer::for_test("subject_prefixes_keep_applications_apart");
     let a = node(&server).await;
     let other = EventBus::builder()
         .nats(options(&server.url()).subject_prefix("other.app"))
@@ -333,7 +333,7 @@ async fn subject_prefixes_keep_applications_apart() {
 async fn wire_contract_from_a_plain_nats_client() {
     use async_nats::HeaderMap;
 
-    let server = NatsServer::start("wire_contract_from_a_plain_nats_client");
+    let server = NatsServer::for_test("wire_contract_from_a_plain_nats_client");
     let b = node(&server).await;
     let _c = b.consumer("wire.double", |m: Message<u64>| async move {
         if *m.body() == 13 {
@@ -469,7 +469,7 @@ fn document(bytes: usize) -> codecbus_json::JsObj {
 /// not it compresses itself; a raw subscriber sees the compressed form.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_bodies_travel_compressed() {
-    let server = NatsServer::start("large_bodies_travel_compressed");
+    let server = NatsServer::for_test("large_bodies_travel_compressed");
     let (a, b) = (compressing_node(&server, 1024).await, node(&server).await);
     let _echo = b.consumer("lz4.echo", |m: Message<codecbus_json::JsObj>| async move {
         let body = m.body().clone();
@@ -523,7 +523,7 @@ async fn the_size_limit_holds_for_compressed_bodies() {
         max_payload: Some(64 * 1024),
         ..Config::default()
     };
-    let server = NatsServer::start_with("the_size_limit_holds_for_compressed_bodies", &config);
+    let server = NatsServer::for_test_with("the_size_limit_holds_for_compressed_bodies", &config);
     let (a, b) = (compressing_node(&server, 1024).await, node(&server).await);
     let seen = Tally::default();
     let _c = counting(&b, "lz4.limit", "b", &seen);

@@ -82,7 +82,7 @@ async fn until_routed(from: &[&EventBus], address: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_order_given_is_kept() {
-    let cluster = NatsCluster::start("the_server_order_given_is_kept", 3);
+    let cluster = NatsCluster::for_test("the_server_order_given_is_kept", 3);
     // Each node starts its list with another server, and stays there.
     let mut nodes = Vec::new();
     for (i, name) in ["o1", "o2", "o3"].into_iter().enumerate() {
@@ -98,7 +98,7 @@ async fn the_server_order_given_is_kept() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sends_publishes_and_requests_cross_servers() {
-    let cluster = NatsCluster::start("sends_publishes_and_requests_cross_servers", 3);
+    let cluster = NatsCluster::for_test("sends_publishes_and_requests_cross_servers", 3);
     // The sender on s1; consumers on s2 and s3 only.
     let sender = node_on(&cluster, 0, "sender").await;
     let b = node_on(&cluster, 1, "b").await;
@@ -178,7 +178,8 @@ async fn sends_publishes_and_requests_cross_servers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_whose_server_dies_serves_again_from_another() {
-    let mut cluster = NatsCluster::start("a_node_whose_server_dies_serves_again_from_another", 3);
+    let mut cluster =
+        NatsCluster::for_test("a_node_whose_server_dies_serves_again_from_another", 3);
     let asker = node_on(&cluster, 0, "asker").await;
     // The service's node prefers s2, then s3, then s1.
     let service = node_on(&cluster, 1, "service").await;
@@ -325,7 +326,7 @@ mod durable {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_replicated_stream_is_checked_like_any_other() {
-        let cluster = NatsCluster::start("a_replicated_stream_is_checked", 3);
+        let cluster = NatsCluster::for_test("a_replicated_stream_is_checked", 3);
         let first = durable_node(&cluster, 0, "a", replicated())
             .await
             .expect("create the replicated stream");
@@ -382,7 +383,7 @@ mod durable {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stream_placed_in_a_named_cluster() {
-        let cluster = NatsCluster::start("a_stream_placed_in_a_named_cluster", 3);
+        let cluster = NatsCluster::for_test("a_stream_placed_in_a_named_cluster", 3);
         let err = durable_node(
             &cluster,
             0,
@@ -436,7 +437,7 @@ mod durable {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn durable_sends_survive_the_stream_leaders_kill() {
-        let mut cluster = NatsCluster::start("durable_sends_survive_the_leaders_kill", 3);
+        let mut cluster = NatsCluster::for_test("durable_sends_survive_the_leaders_kill", 3);
         let sender = durable_node(&cluster, 0, "sender", replicated())
             .await
             .expect("sender");

@@ -16,7 +16,7 @@ use codecbus_bus::{
     Message, NatsOptions,
 };
 use codecbus_core::MessageCodec;
-use harness::{NatsServer, start_jetstream};
+use harness::{NatsServer, jetstream_for_test};
 
 #[derive(MessageCodec, Clone, Debug, PartialEq)]
 #[codec(name = "test.durable.payment")]
@@ -88,7 +88,7 @@ impl Seen {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handler_failing_twice_gets_the_message_a_third_time() {
-    let server = start_jetstream("durable third delivery");
+    let server = jetstream_for_test("durable third delivery");
     let bus = node(&server, "a", durable()).await;
     let seen = Seen::default();
     let s = seen.clone();
@@ -122,7 +122,7 @@ async fn a_handler_failing_twice_gets_the_message_a_third_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_always_failing_handler_sends_the_message_to_the_dead_letter_address() {
-    let server = start_jetstream("durable dead letter");
+    let server = jetstream_for_test("durable dead letter");
     let bus = node(&server, "a", durable()).await;
     let attempts = Seen::default();
     let a = attempts.clone();
@@ -178,7 +178,7 @@ async fn an_always_failing_handler_sends_the_message_to_the_dead_letter_address(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_consumer_node_picks_up_where_it_left_off() {
-    let server = start_jetstream("durable restart");
+    let server = jetstream_for_test("durable restart");
     let sender = node(&server, "sender", durable()).await;
     let seen = Seen::default();
     let consume = |bus: &EventBus, seen: &Seen| {
@@ -245,7 +245,7 @@ async fn publish_to_stopped_node(sender: &EventBus) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publish_reaches_every_node_and_every_local_consumer_once() {
-    let server = start_jetstream("durable publish fan-out");
+    let server = jetstream_for_test("durable publish fan-out");
     let a = node(&server, "a", durable()).await;
     let b = node(&server, "b", durable()).await;
     let got: Arc<Mutex<HashMap<&'static str, Vec<u64>>>> = Arc::default();
@@ -304,7 +304,7 @@ async fn publish_reaches_every_node_and_every_local_consumer_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sends_are_shared_by_the_nodes_of_the_group() {
-    let server = start_jetstream("durable work queue");
+    let server = jetstream_for_test("durable work queue");
     let a = node(&server, "a", durable()).await;
     let b = node(&server, "b", durable()).await;
     let seen_a = Seen::default();
@@ -378,7 +378,7 @@ async fn a_stream_consumer_acks_by_intent_and_a_dropped_message_comes_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_id_is_stored_once() {
-    let server = start_jetstream("durable duplicates");
+    let server = jetstream_for_test("durable duplicates");
     let bus = node(&server, "a", durable()).await;
     let seen = Seen::default();
     let ids: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -421,7 +421,7 @@ async fn a_message_id_is_stored_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn different_settings_for_an_existing_stream_are_a_clear_error() {
-    let server = start_jetstream("durable settings mismatch");
+    let server = jetstream_for_test("durable settings mismatch");
     let first = node(&server, "a", durable()).await;
     let err = try_node(&server, "b", durable().max_age(Duration::from_secs(60)))
         .await
@@ -445,7 +445,7 @@ async fn different_settings_for_an_existing_stream_are_a_clear_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_durable_settings_fail_connect() {
-    let server = start_jetstream("durable bad settings");
+    let server = jetstream_for_test("durable bad settings");
     let err = try_node(&server, "a", durable().replicas(0))
         .await
         .unwrap_err();
@@ -469,7 +469,7 @@ async fn bad_durable_settings_fail_connect() {
     assert_eq!(err.kind(), BuildErrorKind::Config);
     assert!(err.to_string().contains("connection_name"), "{err}");
     // Without JetStream on the server.
-    let plain = NatsServer::start("durable without jetstream");
+    let plain = NatsServer::for_test("durable without jetstream");
     let err = try_node(&plain, "a", durable()).await.unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::Connect);
     assert!(err.to_string().contains("-js"), "{err}");
@@ -477,7 +477,7 @@ async fn bad_durable_settings_fail_connect() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stored_messages_survive_a_server_kill() {
-    let mut server = start_jetstream("durable server kill");
+    let mut server = jetstream_for_test("durable server kill");
     let sender = node(&server, "sender", durable()).await;
     for id in 0..30 {
         sender
@@ -531,7 +531,7 @@ async fn a_message_the_consumers_spec_refuses_is_dead_lettered_at_once() {
     use codecbus_json::spec::integer;
     use codecbus_json::{JsObj, jsobj, jsobj_spec};
 
-    let server = start_jetstream("durable spec refusal");
+    let server = jetstream_for_test("durable spec refusal");
     let bus = node(&server, "a", durable()).await;
     let handled = Seen::default();
     let h = handled.clone();
@@ -592,7 +592,7 @@ async fn a_message_the_consumers_spec_refuses_is_dead_lettered_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handler_slower_than_the_ack_wait_gets_the_message_again() {
-    let server = start_jetstream("durable ack wait");
+    let server = jetstream_for_test("durable ack wait");
     let options = durable().ack_wait(Duration::from_secs(1));
     let bus = node(&server, "a", options).await;
     let seen = Seen::default();
@@ -622,7 +622,7 @@ async fn a_handler_slower_than_the_ack_wait_gets_the_message_again() {
 /// once, never redelivered or dead-lettered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_style_handler_acknowledges_sends() {
-    let server = start_jetstream("durable request-style handler");
+    let server = jetstream_for_test("durable request-style handler");
     let bus = node(&server, "a", durable()).await;
     let seen = Seen::default();
     let s = seen.clone();
@@ -698,7 +698,7 @@ fn signal(server: &NatsServer, signal: &str) {
 /// stalled server that comes back after 6 s still stores the message).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_store_timeout_is_the_addresses_setting() {
-    let server = start_jetstream("durable store timeout");
+    let server = jetstream_for_test("durable store timeout");
     let short = node(
         &server,
         "short",
@@ -749,7 +749,7 @@ async fn the_store_timeout_is_the_addresses_setting() {
 /// handler must be idempotent).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_publish_is_acknowledged_when_every_local_consumer_handled_it() {
-    let server = start_jetstream("durable publish, one of two fails");
+    let server = jetstream_for_test("durable publish, one of two fails");
     let bus = node(&server, "a", durable()).await;
     let fast = Seen::default();
     let slow = Seen::default();
@@ -793,7 +793,7 @@ async fn a_publish_is_acknowledged_when_every_local_consumer_handled_it() {
 /// (a redelivery too) reads them back whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compressed_bodies_are_stored_and_redelivered_whole() {
-    let server = start_jetstream("durable compressed");
+    let server = jetstream_for_test("durable compressed");
     let bus = EventBus::builder()
         .default_timeout(Duration::from_secs(2))
         .nats(
@@ -856,7 +856,7 @@ async fn durable_addresses_in_a_named_jetstream_domain() {
         jetstream_domain: Some("hub".to_owned()),
         ..harness::Config::default()
     };
-    let server = NatsServer::start_with("durable domain", &config);
+    let server = NatsServer::for_test_with("durable domain", &config);
     let in_domain = |name: &str, domain: &str| {
         EventBus::builder()
             .default_timeout(Duration::from_secs(2))

@@ -30,7 +30,7 @@ const CHILD_ENV: &str = "CODECBUS_HARNESS_CHILD";
 fn child_starts_a_server() {
     let how = std::env::var(CHILD_ENV).expect("run by the other tests of this file");
     if how == "cluster-wait" {
-        let cluster = harness::NatsCluster::start("child_starts_a_server", 3);
+        let cluster = harness::NatsCluster::for_test("child_starts_a_server", 3);
         for server in cluster.servers() {
             println!(
                 "SERVER {} {}",
@@ -43,7 +43,7 @@ fn child_starts_a_server() {
             std::thread::sleep(Duration::from_secs(60));
         }
     }
-    let server = harness::NatsServer::start("child_starts_a_server");
+    let server = harness::NatsServer::for_test("child_starts_a_server");
     println!(
         "SERVER {} {}",
         server.pid().expect("running"),
@@ -173,7 +173,7 @@ fn server_dies_with_a_process_that_exits_without_dropping_it() {
 
 #[test]
 fn drop_stops_the_server_and_removes_its_directory() {
-    let server = harness::NatsServer::start("drop_stops_the_server_and_removes_its_directory");
+    let server = harness::NatsServer::for_test("drop_stops_the_server_and_removes_its_directory");
     let pid = server.pid().expect("running");
     let dir = server.dir().to_owned();
     assert!(nats_server_runs(pid) && dir.is_dir());
@@ -201,7 +201,7 @@ fn every_server_of_a_cluster_dies_with_a_killed_process() {
 
 #[test]
 fn drop_stops_every_server_of_a_cluster() {
-    let cluster = harness::NatsCluster::start("drop_stops_every_server_of_a_cluster", 3);
+    let cluster = harness::NatsCluster::for_test("drop_stops_every_server_of_a_cluster", 3);
     let servers: Vec<(u32, PathBuf)> = cluster
         .servers()
         .iter()

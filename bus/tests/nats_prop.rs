@@ -146,7 +146,7 @@ static NEXT_ADDRESS: AtomicUsize = AtomicUsize::new(0);
 
 fn pair() -> &'static Pair {
     PAIR.get_or_init(|| {
-        let server = harness::NatsServer::start("local_and_remote_delivery_agree_across_nats");
+        let server = harness::NatsServer::for_test("local_and_remote_delivery_agree_across_nats");
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()

@@ -127,7 +127,7 @@ fn tls_server(test: &str, ca: &Authority, verify_clients: bool) -> NatsServer {
         }),
         ..Config::default()
     };
-    NatsServer::start_with(test, &config)
+    NatsServer::for_test_with(test, &config)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,7 +200,7 @@ async fn tls_first_against_a_server_that_greets_first_fails() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn require_tls_refuses_a_plain_server() {
-    let server = NatsServer::start("require_tls_refuses_a_plain_server");
+    let server = NatsServer::for_test("require_tls_refuses_a_plain_server");
     let err = connect(options(&server.url()).require_tls(true))
         .await
         .unwrap_err();
@@ -282,7 +282,7 @@ async fn nkey_authentication() {
         )),
         ..Config::default()
     };
-    let server = NatsServer::start_with("nkey_authentication", &config);
+    let server = NatsServer::for_test_with("nkey_authentication", &config);
     let url = server.url();
     let seed = user.seed().unwrap();
     let a = connect(options(&url).nkey(&seed)).await.unwrap();
@@ -412,7 +412,7 @@ async fn credentials_file_authentication() {
         extra: Some(op.server_config()),
         ..Config::default()
     };
-    let server = NatsServer::start_with("credentials_file_authentication", &config);
+    let server = NatsServer::for_test_with("credentials_file_authentication", &config);
     let url = server.url();
     let alice = file(
         &server,
@@ -516,7 +516,7 @@ async fn a_user_without_publish_permission_gets_an_error_not_a_hang() {
         extra: Some(PERMISSIONS.to_owned()),
         ..Config::default()
     };
-    let mut server = NatsServer::start_with("permissions", &config);
+    let mut server = NatsServer::for_test_with("permissions", &config);
     let url = server.url();
     let as_user = |user: &str| options(&url).user_and_password(user, format!("pw-{user}"));
     let payments_events = Events::default();
@@ -661,7 +661,7 @@ async fn a_durable_send_without_permission_fails_at_once() {
         jetstream: true,
         ..Config::default()
     };
-    let server = NatsServer::start_with("durable permissions", &config);
+    let server = NatsServer::for_test_with("durable permissions", &config);
     let url = server.url();
     let as_user = |user: &str| {
         options(&url)
@@ -789,7 +789,7 @@ impl RawPeer {
 /// skips such messages instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_header_blocks_from_a_raw_peer() {
-    let server = NatsServer::start("malformed_header_blocks_from_a_raw_peer");
+    let server = NatsServer::for_test("malformed_header_blocks_from_a_raw_peer");
     let events = Events::default();
     let node = connect(events.watch(options(&server.url()))).await.unwrap();
     let handled = Arc::new(AtomicUsize::new(0));
@@ -960,7 +960,7 @@ async fn a_thousand_hostile_requests_each_answered() {
         max_payload: Some(2 * 1024 * 1024),
         ..Config::default()
     };
-    let server = NatsServer::start_with("a_thousand_hostile_requests", &config);
+    let server = NatsServer::for_test_with("a_thousand_hostile_requests", &config);
     let node = connect(options(&server.url())).await.unwrap();
     let handled = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&handled);

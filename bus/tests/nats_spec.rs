@@ -38,7 +38,7 @@ fn counting(bus: &EventBus, address: &str, options: ConsumerOptions) -> Arc<Atom
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_request_learns_every_violation() {
-    let server = NatsServer::start("a_remote_request_learns_every_violation");
+    let server = NatsServer::for_test("a_remote_request_learns_every_violation");
     let (a, b) = (node(&server).await, node(&server).await);
     let calls = counting(&b, "orders", ConsumerOptions::new().with_spec(order_spec()));
     b.flush().await.unwrap();
@@ -78,7 +78,7 @@ async fn a_remote_request_learns_every_violation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_sends_and_publishes_are_refused_and_counted_on_each_node() {
     let server =
-        NatsServer::start("remote_sends_and_publishes_are_refused_and_counted_on_each_node");
+        NatsServer::for_test("remote_sends_and_publishes_are_refused_and_counted_on_each_node");
     let (a, b, c) = (
         node(&server).await,
         node(&server).await,
@@ -115,7 +115,7 @@ async fn remote_sends_and_publishes_are_refused_and_counted_on_each_node() {
 /// decodes as usual and each consumer's guard checks its own delivery.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn consumers_with_different_specs_on_one_node_each_check() {
-    let server = NatsServer::start("consumers_with_different_specs_on_one_node_each_check");
+    let server = NatsServer::for_test("consumers_with_different_specs_on_one_node_each_check");
     let (a, b) = (node(&server).await, node(&server).await);
     let strict = counting(&b, "orders", ConsumerOptions::new().with_spec(order_spec()));
     let open = counting(&b, "orders", ConsumerOptions::new());

@@ -146,7 +146,7 @@ mod nats {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn request_and_reply_cross_nodes_decoded_by_name() {
-        let server = NatsServer::start("request_and_reply_cross_nodes_decoded_by_name");
+        let server = NatsServer::for_test("request_and_reply_cross_nodes_decoded_by_name");
         let (a, b) = (node(&server).await, node(&server).await);
         let _pricing = b.consumer(
             "legacy.pricing",

@@ -127,7 +127,8 @@ async fn traced_node(url: &str) -> EventBus {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_and_its_reply_are_one_trace_across_nodes() {
-    let server = harness::NatsServer::start("a_request_and_its_reply_are_one_trace_across_nodes");
+    let server =
+        harness::NatsServer::for_test("a_request_and_its_reply_are_one_trace_across_nodes");
     let (a, b) = (
         traced_node(&server.url()).await,
         traced_node(&server.url()).await,
@@ -183,7 +184,7 @@ async fn a_request_and_its_reply_are_one_trace_across_nodes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_publish_to_two_nodes_is_one_trace() {
-    let server = harness::NatsServer::start("a_publish_to_two_nodes_is_one_trace");
+    let server = harness::NatsServer::for_test("a_publish_to_two_nodes_is_one_trace");
     let url = server.url();
     let (a, b, c) = (
         traced_node(&url).await,
@@ -296,7 +297,7 @@ async fn a_conversation_is_one_trace_turn_after_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_across_nodes_is_one_trace_turn_after_turn() {
     let server =
-        harness::NatsServer::start("a_conversation_across_nodes_is_one_trace_turn_after_turn");
+        harness::NatsServer::for_test("a_conversation_across_nodes_is_one_trace_turn_after_turn");
     let (a, b) = (
         traced_node(&server.url()).await,
         traced_node(&server.url()).await,
@@ -509,7 +510,7 @@ async fn across_nodes_the_senders_sampling_decision_is_followed() {
     use tracing::Instrument;
 
     let server =
-        harness::NatsServer::start("across_nodes_the_senders_sampling_decision_is_followed");
+        harness::NatsServer::for_test("across_nodes_the_senders_sampling_decision_is_followed");
     exporter();
     let node = || async {
         EventBus::builder()
@@ -570,7 +571,7 @@ async fn a_redelivered_durable_message_stays_in_its_trace() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    let server = harness::start_jetstream("a_redelivered_durable_message_stays_in_its_trace");
+    let server = harness::jetstream_for_test("a_redelivered_durable_message_stays_in_its_trace");
     exporter();
     let durable = DurableOptions::new()
         .ack_wait(Duration::from_secs(2))

@@ -303,7 +303,7 @@ pub async fn run(test: &str, s: &Settings) -> Result<Option<Figures>, String> {
         extra: Some(SERVER_LIMITS.to_owned()),
         ..ServerConfig::default()
     };
-    let Some(server) = NatsServer::try_start_with(test, &config) else {
+    let Some(server) = NatsServer::start_with(test, &config) else {
         return Ok(None);
     };
     let url = server.url();

@@ -17,16 +17,18 @@
 //! its own.) The watchdog ignores SIGINT, SIGTERM and SIGHUP, so a Ctrl-C
 //! to the whole process group still leaves it to clean up.
 //!
-//! A test that needs a server and finds no `nats-server` on `PATH` (nor in
-//! `/usr/sbin`, where the Debian package puts it) fails, saying how to
-//! install it: no test passes without having run. `bash scripts/test` and
-//! `.ci/run` install the package when run as root.
+//! Tests start their servers with [`NatsServer::for_test`] (and
+//! `for_test_with`, [`NatsCluster::for_test`], [`jetstream_for_test`]): a
+//! test that finds no `nats-server` on `PATH` (nor in `/usr/sbin`, where
+//! the Debian package puts it) fails, saying how to install it, so no test
+//! passes without having run. `bash scripts/test` and `.ci/run` install
+//! the package when run as root. The programs that can do without a
+//! server, the examples and benchmarks that start their own with this
+//! file, use [`NatsServer::start`] (and `start_with`,
+//! [`NatsCluster::start`], [`start_jetstream`]), which print the same
+//! advice and return `None` instead.
 //! `CODECBUS_NATS_SERVER=/path/to/nats-server` picks another binary; set
-//! to an empty value it makes the server count as missing. The examples
-//! that start their own servers with this file (`examples/cluster.rs`,
-//! `examples/durable_faults.rs`, `examples/nats_faults.rs`) use
-//! [`NatsServer::try_start_with`] and [`NatsCluster::try_start`], which
-//! print the same advice and return `None` instead.
+//! to an empty value it makes the server count as missing.
 #![allow(dead_code, unreachable_pub)]
 
 use std::io::{Read, Write};
@@ -66,8 +68,10 @@ pub fn require(test: &str) -> PathBuf {
 }
 
 /// The `nats-server` binary for a program that can do without it (an
-/// example): `None`, after printing how to install it, when it is missing.
-pub fn find(what: &str) -> Option<PathBuf> {
+/// example, a benchmark): `None`, after printing how to install it, when
+/// it is missing. Not for tests: a test that returns early on `None`
+/// passes without having run ([`require`] fails it instead).
+pub fn available(what: &str) -> Option<PathBuf> {
     let found = binary();
     if found.is_none() {
         // Straight to stderr, unbuffered.
@@ -135,14 +139,21 @@ pub struct Tls {
 }
 
 /// A server with JetStream, for `test` ([`require`]).
-pub fn start_jetstream(test: &str) -> NatsServer {
-    NatsServer::start_with(
-        test,
-        &Config {
-            jetstream: true,
-            ..Config::default()
-        },
-    )
+pub fn jetstream_for_test(test: &str) -> NatsServer {
+    NatsServer::for_test_with(test, &jetstream())
+}
+
+/// A server with JetStream for a program that can do without one: `None`,
+/// after printing how to install it, when `nats-server` is missing.
+pub fn start_jetstream(what: &str) -> Option<NatsServer> {
+    NatsServer::start_with(what, &jetstream())
+}
+
+fn jetstream() -> Config {
+    Config {
+        jetstream: true,
+        ..Config::default()
+    }
 }
 
 /// A running `nats-server`.
@@ -277,24 +288,30 @@ impl NatsServer {
     ///
     /// When `nats-server` is not installed ([`require`]), or does not
     /// start.
-    pub fn start(test: &str) -> Self {
-        Self::start_with(test, &Config::default())
+    pub fn for_test(test: &str) -> Self {
+        Self::for_test_with(test, &Config::default())
     }
 
     /// A server with `config`, for `test`.
     ///
     /// # Panics
     ///
-    /// As [`start`](Self::start).
-    pub fn start_with(test: &str, config: &Config) -> Self {
+    /// As [`for_test`](Self::for_test).
+    pub fn for_test_with(test: &str, config: &Config) -> Self {
         Self::launch(require(test), config)
     }
 
-    /// A server with `config` for a program that can do without one:
+    /// A plain server for a program that can do without one (not a test):
     /// `None`, after printing how to install it, when `nats-server` is
-    /// not installed ([`find`]).
-    pub fn try_start_with(what: &str, config: &Config) -> Option<Self> {
-        find(what).map(|binary| Self::launch(binary, config))
+    /// not installed ([`available`]).
+    pub fn start(what: &str) -> Option<Self> {
+        Self::start_with(what, &Config::default())
+    }
+
+    /// A server with `config` for a program that can do without one, as
+    /// [`start`](Self::start).
+    pub fn start_with(what: &str, config: &Config) -> Option<Self> {
+        available(what).map(|binary| Self::launch(binary, config))
     }
 
     /// Starts `binary` with `config` and waits until it accepts
@@ -547,22 +564,28 @@ impl NatsCluster {
     ///
     /// When `nats-server` is not installed ([`require`]), when a server
     /// does not start, or when no meta leader is known within 20 s.
-    pub fn start(test: &str, count: usize) -> Self {
-        Self::start_with(test, count, &Config::default())
+    pub fn for_test(test: &str, count: usize) -> Self {
+        Self::for_test_with(test, count, &Config::default())
     }
 
-    /// [`start`](NatsCluster::start) with further settings for every
+    /// [`for_test`](NatsCluster::for_test) with further settings for every
     /// server (its name, routes, JetStream and monitoring are the
     /// cluster's).
-    pub fn start_with(test: &str, count: usize, config: &Config) -> Self {
+    pub fn for_test_with(test: &str, count: usize, config: &Config) -> Self {
         Self::launch(&require(test), count, config)
     }
 
-    /// [`start`](NatsCluster::start) for a program that can do without a
-    /// cluster: `None`, after printing how to install `nats-server`, when
-    /// it is not installed ([`find`]).
-    pub fn try_start(what: &str, count: usize) -> Option<Self> {
-        find(what).map(|binary| Self::launch(&binary, count, &Config::default()))
+    /// [`for_test`](NatsCluster::for_test) for a program that can do
+    /// without a cluster (not a test): `None`, after printing how to
+    /// install `nats-server`, when it is not installed ([`available`]).
+    pub fn start(what: &str, count: usize) -> Option<Self> {
+        Self::start_with(what, count, &Config::default())
+    }
+
+    /// [`start`](NatsCluster::start) with further settings for every
+    /// server.
+    pub fn start_with(what: &str, count: usize, config: &Config) -> Option<Self> {
+        available(what).map(|binary| Self::launch(&binary, count, config))
     }
 
     fn launch(binary: &Path, count: usize, config: &Config) -> Self {

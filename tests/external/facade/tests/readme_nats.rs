@@ -21,7 +21,7 @@ fn readme_cluster_blocks() {
         ..nats::Config::default()
     };
     // Fails, saying how to install it, without nats-server.
-    let server = nats::NatsServer::start_with("readme_cluster_blocks", &config);
+    let server = nats::NatsServer::for_test_with("readme_cluster_blocks", &config);
     // SAFETY: this binary has one test and sets the variable before any
     // other thread of its own reads the environment.
     unsafe { std::env::set_var("NATS_URL", server.url()) };
