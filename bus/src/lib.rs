@@ -109,16 +109,19 @@
 //!   consumer arrive in the order they were sent. A handler consumer runs
 //!   one message at a time.
 //! * A request made on this node to an idle handler consumer (nothing in
-//!   its queue, not paused, the request not traced) starts the handler on
-//!   the requester's task rather than waking the consumer's: the
-//!   requester waits for that run anyway, and the round trip saves two
-//!   task switches. If the handler waits for anything, the rest of its run
-//!   goes on in a task of its own, and the consumer takes its next message
-//!   only after it. So does a message from the cluster for an address with
-//!   one consumer on this node: its handler starts on the task that read
-//!   the message (one per address), which would otherwise queue it and
-//!   wake the consumer. Local sends and publishes always go through the
-//!   queue: their callers do not wait for the handler.
+//!   its queue, not paused) starts the handler on the requester's task
+//!   rather than waking the consumer's: the requester waits for that run
+//!   anyway, and the round trip saves two task switches. That first step
+//!   runs in the consumer's runtime and tracing context; if the handler
+//!   waits for anything, the rest of its run goes on in the consumer's own
+//!   task (never on the requester's runtime), and the consumer takes its
+//!   next message only after it. So does a message from the cluster for an
+//!   address with one consumer on this node: its handler starts on the
+//!   task that read the message (one per address), which would otherwise
+//!   queue it and wake the consumer. Local sends and publishes always go
+//!   through the queue: their callers do not wait for the handler. Every
+//!   send, publish and request spends a unit of tokio's cooperative
+//!   budget, so a loop of them yields as a channel loop does.
 //! * A call that returns `Ok` has enqueued the message (a publish: for at
 //!   least one consumer, and its [`PublishReport`] says how many refused
 //!   it); one that returns an error has not, and hands the body back. A

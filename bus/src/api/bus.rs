@@ -123,7 +123,9 @@ impl EventBus {
     /// working. In-process (or called again) it returns at once.
     ///
     /// Consumers stay registered: messages already in their queues are
-    /// still handled while the runtime runs.
+    /// still handled while the runtime runs. To stop them too and wait for
+    /// them, see [`shutdown`](EventBus::shutdown), which closes the
+    /// cluster transport the same way first.
     ///
     /// # Cancel safety
     ///

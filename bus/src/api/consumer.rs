@@ -78,8 +78,9 @@ mod sealed {
 ///
 /// Dropping the handle leaves the consumer registered (as in Vert.x): the
 /// handler keeps taking messages until
-/// [`unregister`](MessageConsumer::unregister) removes it or the runtime
-/// shuts down. Keep the handle to pause, resume or unregister the consumer;
+/// [`unregister`](MessageConsumer::unregister) removes it, the bus shuts
+/// down ([`EventBus::shutdown`](crate::EventBus::shutdown), or its last
+/// handle is dropped) or the consumer's runtime does. Keep the handle to pause, resume or unregister the consumer;
 /// `let _ = bus.consumer(..)` is fine for one that lives as long as the
 /// runtime. (A [`MessageStream`] is the opposite: dropping it unregisters
 /// its consumer, since nothing could read it any more.)
@@ -132,7 +133,8 @@ impl MessageConsumer {
 
     /// Stops handing messages to the handler (Vert.x `pause`). Messages keep
     /// queueing until the queue is full; then senders get `QueueFull`. A
-    /// handler already running finishes.
+    /// handler already running finishes; once `pause` returns, no other run
+    /// starts until [`fetch`](Self::fetch) or [`resume`](Self::resume).
     ///
     /// # Examples
     ///
