@@ -189,13 +189,18 @@
 //! The spans carry `otel.kind` and, on failure, `otel.status_code`, which
 //! `tracing-opentelemetry` maps to OpenTelemetry's span kind and status.
 //! With the feature `opentelemetry`, the bus writes the context of each
-//! `send`, `publish`, `request` and `reply` span into the message headers
-//! as W3C Trace Context (`traceparent`, `tracestate`), in process and over
-//! NATS, and a node takes it from there as the parent of its `receive`
-//! span: one trace follows a message from node to node, through its reply,
-//! and through every redelivery of a durable message (the stored headers
-//! carry it). That needs the `tracing-opentelemetry` layer in the
-//! program's subscriber; without it no context is written. A conversation
+//! `send`, `publish`, `request` and `reply` span into the message headers,
+//! in process and over NATS, and a node takes it from there as the parent
+//! of its `receive` span: one trace follows a message from node to node,
+//! through its reply, and through every redelivery of a durable message
+//! (the stored headers carry it). It writes and reads the context with the
+//! program's global OpenTelemetry propagator
+//! (`opentelemetry::global::set_text_map_propagator`), so the program picks
+//! the format: `opentelemetry_sdk`'s `TraceContextPropagator` for W3C
+//! Trace Context (`traceparent`, `tracestate`). That needs the
+//! `tracing-opentelemetry` layer in the program's subscriber and a
+//! propagator (the global default writes and reads nothing); without them
+//! no context is written. A conversation
 //! stays in the trace turn after turn: the answer to a turn is a `reply`
 //! span under that turn's `deliver` span.
 //!
@@ -203,9 +208,12 @@
 //! starts a trace for one operation in a hundred made outside any span;
 //! an operation inside a span follows that span's trace (untraced inside
 //! an unsampled OpenTelemetry span, whose context it still carries on),
-//! and a message from the cluster follows the sampled flag of its
-//! `traceparent`. A message outside every sampled trace makes no span and
-//! costs about what it costs with traces off.
+//! and a message from the cluster follows the context it carries: traced
+//! when it is sampled, and with unsampled spans when it is not (W3C flag
+//! `00`), so that the context goes on with the reply and with every message
+//! the handler sends (a parent-based SDK sampler records none of them). A
+//! message outside every trace makes no span and costs about what it costs
+//! with traces off.
 //!
 //! With traces off (the default) no span is made and nothing is written
 //! into headers. What traces cost per round trip is measured in the

@@ -1,9 +1,10 @@
 //! Traces across nodes: the bus's spans, exported through
 //! `tracing-opentelemetry` to an in-memory OpenTelemetry exporter, form one
 //! trace per message with the right parent links, locally, across NATS
-//! (W3C Trace Context in the headers) and through a JetStream redelivery.
-//! Each test uses its own addresses and picks its spans by them; the
-//! subscriber and exporter are this binary's, installed once.
+//! (W3C Trace Context in the headers, the global propagator's) and through
+//! a JetStream redelivery. Each test uses its own addresses and picks its
+//! spans by them; the subscriber, exporter and propagator are this
+//! binary's, installed once.
 #![cfg(all(feature = "opentelemetry", feature = "nats"))]
 
 mod common;
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 use codecbus_bus::{EventBus, Message};
 use opentelemetry::Value;
 use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -23,6 +25,8 @@ use tracing_subscriber::layer::SubscriberExt;
 fn exporter() -> &'static InMemorySpanExporter {
     static EXPORTER: OnceLock<InMemorySpanExporter> = OnceLock::new();
     EXPORTER.get_or_init(|| {
+        // The bus writes and reads contexts with the global propagator.
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         let exporter = InMemorySpanExporter::default();
         let provider = SdkTracerProvider::builder()
             .with_simple_exporter(exporter.clone())
@@ -550,6 +554,190 @@ async fn across_nodes_the_senders_sampling_decision_is_followed() {
     assert!(spans_at("trace.remote.skip").is_empty());
     a.close().await;
     b.close().await;
+}
+
+/// The trace id of the context a peer outside the bus sampled out
+/// (`traceparent` flags `00`), and its parent span.
+const FOREIGN_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+const FOREIGN_PARENT: &str = "b7ad6b7169203331";
+
+/// What a node's handlers saw of a context that came from outside.
+struct Forwarding {
+    /// The `traceparent` of the request, as the handler saw it.
+    seen: tokio::sync::mpsc::UnboundedReceiver<String>,
+    /// The `traceparent` of the message the handler sent on.
+    forwarded: tokio::sync::mpsc::UnboundedReceiver<String>,
+    _consumers: [codecbus_bus::MessageConsumer; 2],
+}
+
+/// A consumer at `address` on `bus` that sends its body on to
+/// `{address}.next` (a consumer on the same node) and answers with `0`,
+/// each recording the `traceparent` it got.
+fn forwarding(bus: &EventBus, address: &str) -> Forwarding {
+    let (seen_tx, seen) = tokio::sync::mpsc::unbounded_channel();
+    let (forwarded_tx, forwarded) = tokio::sync::mpsc::unbounded_channel();
+    let next = format!("{address}.next");
+    let sender = bus.clone();
+    let first = bus.consumer(address, move |m: Message<u32>| {
+        let (sender, next, seen_tx) = (sender.clone(), next.clone(), seen_tx.clone());
+        async move {
+            let _ = seen_tx.send(
+                m.headers()
+                    .get("traceparent")
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+            sender.send(&next, *m.body()).await.unwrap();
+            m.reply(0u32)
+        }
+    });
+    let second = bus.consumer(&format!("{address}.next"), move |m: Message<u32>| {
+        let _ = forwarded_tx.send(
+            m.headers()
+                .get("traceparent")
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        async {}
+    });
+    Forwarding {
+        seen,
+        forwarded,
+        _consumers: [first, second],
+    }
+}
+
+/// Asserts that `traceparent` continues the foreign trace, not sampled,
+/// from a span of its own.
+fn continues_the_foreign_trace(traceparent: Option<&str>, what: &str) {
+    let traceparent = traceparent.unwrap_or_else(|| panic!("{what} has no traceparent"));
+    let parts: Vec<&str> = traceparent.split('-').collect();
+    assert_eq!(parts.len(), 4, "{what}: {traceparent}");
+    assert_eq!(
+        (parts[0], parts[1], parts[3]),
+        ("00", FOREIGN_TRACE, "00"),
+        "{what} stays in the foreign trace, not sampled: {traceparent}"
+    );
+    assert_eq!(parts[2].len(), 16, "{what}: {traceparent}");
+    assert_ne!(parts[2], FOREIGN_PARENT, "{what} names a span of its own");
+    assert_ne!(parts[2], "0000000000000000", "{what}: {traceparent}");
+}
+
+async fn within_5_s(rx: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> String {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("recorded within 5 s")
+        .expect("the consumer is open")
+}
+
+/// Checks what `forwarding` recorded after one request carrying the
+/// foreign context, then that no span about `address` was exported (a
+/// parent-based sampler records none of an unsampled trace).
+async fn the_foreign_context_went_on(address: &str, f: &mut Forwarding) {
+    use tracing::Instrument;
+
+    let seen = within_5_s(&mut f.seen).await;
+    assert_eq!(seen, format!("00-{FOREIGN_TRACE}-{FOREIGN_PARENT}-00"));
+    let forwarded = within_5_s(&mut f.forwarded).await;
+    continues_the_foreign_trace(Some(&forwarded), "the handler's send");
+    // A sampled request after it, to know the exporter has had every span
+    // of the first (the simple exporter exports each as it ends).
+    let marker = format!("{address}.marker");
+    let local = EventBus::builder().traces(true).build().unwrap();
+    let _marker = echo_traceparent(&local, &marker);
+    let _: Message<String> = local
+        .request(&marker, 1u32)
+        .instrument(tracing::info_span!("caller.marker"))
+        .await
+        .unwrap();
+    wait_for(&marker, &["request", "deliver", "handle", "reply"]).await;
+    assert!(spans_at(address).is_empty(), "{:?}", spans_at(address));
+    assert!(spans_at(&format!("{address}.next")).is_empty());
+}
+
+/// A request from a peer outside the bus (a plain NATS client) whose trace
+/// was sampled out upstream: the node keeps the context on everything the
+/// handler does, flag `00`, with every trace sampled and with sampling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsampled_context_from_a_foreign_peer_stays_on_the_reply_and_the_handlers_sends() {
+    use async_nats::HeaderMap;
+
+    let server = harness::NatsServer::for_test(
+        "an_unsampled_context_from_a_foreign_peer_stays_on_the_reply_and_the_handlers_sends",
+    );
+    exporter();
+    let raw = async_nats::connect(server.url()).await.unwrap();
+    for (ratio, address) in [(1.0, "trace.foreign.all"), (0.0, "trace.foreign.sampled")] {
+        let node = EventBus::builder()
+            .traces(true)
+            .trace_sampling(ratio)
+            .default_timeout(Duration::from_secs(5))
+            .nats(common::nats_options(&server.url()))
+            .connect()
+            .await
+            .expect("connect to the test server");
+        let mut f = forwarding(&node, address);
+        node.flush().await.unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("Codecbus-Codec", "1 u32");
+        let traceparent = format!("00-{FOREIGN_TRACE}-{FOREIGN_PARENT}-00");
+        headers.insert("traceparent", traceparent.as_str());
+        let reply = raw
+            .request_with_headers(
+                format!("codecbus.s.{address}"),
+                headers,
+                codecbus_core::to_vec(&7u32).unwrap().into(),
+            )
+            .await
+            .unwrap();
+        let reply_headers = reply.headers.as_ref().expect("the reply's headers");
+        assert_eq!(reply_headers.get("Codecbus-Failure"), None, "{reply:?}");
+        continues_the_foreign_trace(
+            reply_headers.get("traceparent").map(|v| v.as_str()),
+            &format!("the reply (sampling {ratio})"),
+        );
+        the_foreign_context_went_on(address, &mut f).await;
+        node.close().await;
+    }
+}
+
+/// The same through the in-memory cluster: the foreign context as a header
+/// of a node that makes no traces of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsampled_context_from_another_node_stays_on_the_reply_in_memory() {
+    use codecbus_bus::{DeliveryOptions, InMemoryCluster};
+
+    exporter();
+    let cluster = InMemoryCluster::new();
+    let peer = EventBus::builder()
+        .in_memory_cluster(&cluster)
+        .build()
+        .unwrap();
+    for (ratio, address) in [(1.0, "trace.memory.all"), (0.0, "trace.memory.sampled")] {
+        let node = EventBus::builder()
+            .traces(true)
+            .trace_sampling(ratio)
+            .in_memory_cluster(&cluster)
+            .build()
+            .unwrap();
+        let mut f = forwarding(&node, address);
+        let traceparent = format!("00-{FOREIGN_TRACE}-{FOREIGN_PARENT}-00");
+        let reply: Message<u32> = peer
+            .request_with(
+                address,
+                7u32,
+                DeliveryOptions::new().with_header("traceparent", traceparent),
+            )
+            .await
+            .unwrap();
+        continues_the_foreign_trace(
+            reply.headers().get("traceparent"),
+            &format!("the reply (sampling {ratio})"),
+        );
+        the_foreign_context_went_on(address, &mut f).await;
+        node.close().await;
+    }
+    peer.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,15 +8,21 @@
 //   still written into the headers so the decision travels on. An
 //   operation outside any span starts a trace with the bus's ratio
 //   (`EventBusBuilder::trace_sampling`).
-// * A message from the cluster follows the `traceparent` it carries
-//   (its sampled flag). Without one it is traced only when every trace
-//   is (ratio 1): with sampling, traces start at operations.
+// * A message from the cluster follows the context it carries. With the
+//   `opentelemetry` feature that is the context the global propagator
+//   reads from its headers, sampled or not: either way the message gets
+//   its spans, children of that context, so that the context goes on with
+//   the reply and with every message the handler sends; for an unsampled
+//   context they are unsampled too (W3C flag `00`), and a parent-based
+//   SDK sampler records none of them. Without the feature it follows the
+//   sampled flag of its `traceparent`. A message without context is
+//   traced only when every trace is (ratio 1): with sampling, traces
+//   start at operations.
 // * A reply that expects an answer (a conversation's turn) follows the
 //   request around it.
 //
-// A message outside every sampled trace makes no span at all: what it
-// costs is this decision, a thread-local draw and a look at the current
-// span.
+// A message outside every trace makes no span at all: what it costs is
+// this decision, a thread-local draw and a look at the current span.
 
 use std::cell::Cell;
 use std::hash::{BuildHasher, RandomState};
@@ -89,7 +95,19 @@ impl Sampling {
         }
     }
 
-    /// Whether a message from the cluster with `headers` is traced.
+    /// Whether a message from the cluster with `headers` gets spans: with
+    /// the `opentelemetry` feature, whenever the global propagator finds
+    /// a context in them, sampled or not, so that the context travels on
+    /// with the reply and with what the handler sends.
+    #[cfg(feature = "opentelemetry")]
+    pub(crate) fn arrival(&self, headers: &Headers) -> bool {
+        self.all || super::spans::extract(headers).is_some()
+    }
+
+    /// Whether a message from the cluster with `headers` gets spans:
+    /// without the `opentelemetry` feature no context can travel on, and
+    /// the message follows the sampled flag of its `traceparent`.
+    #[cfg(not(feature = "opentelemetry"))]
     pub(crate) fn arrival(&self, headers: &Headers) -> bool {
         match headers.get("traceparent").and_then(sampled_flag) {
             Some(sampled) => sampled,
@@ -134,6 +152,7 @@ fn parent() -> Parent {
 /// The sampled flag of a W3C `traceparent` value
 /// (`{version}-{trace id}-{parent id}-{flags}`); `None` when it is not
 /// one.
+#[cfg(not(feature = "opentelemetry"))]
 fn sampled_flag(traceparent: &str) -> Option<bool> {
     let mut parts = traceparent.trim().split('-');
     let (version, trace, parent, flags) =
@@ -197,6 +216,7 @@ mod tests {
         assert!((49_200..=50_800).contains(&half), "{half}");
     }
 
+    #[cfg(not(feature = "opentelemetry"))]
     #[test]
     fn an_arrival_follows_the_sampled_flag_it_carries() {
         let sampling = Sampling::new(0.0).unwrap();

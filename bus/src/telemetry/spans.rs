@@ -7,11 +7,14 @@
 // is a child of it too.
 //
 // With the `opentelemetry` feature, the sender's span context is written
-// into the message headers as W3C Trace Context (`traceparent`,
-// `tracestate`) and a `receive` span takes the context it finds there as
+// into the message headers by the program's global OpenTelemetry
+// propagator (`opentelemetry::global::get_text_map_propagator`; W3C Trace
+// Context, `traceparent` and `tracestate`, with `TraceContextPropagator`)
+// and a `receive` span takes the context the propagator finds there as
 // its parent, so one trace crosses nodes. That needs the
-// `tracing-opentelemetry` layer in the subscriber; without it the headers
-// stay as they are.
+// `tracing-opentelemetry` layer in the subscriber and a propagator set
+// (the global default writes nothing); without them the headers stay as
+// they are.
 
 use tracing::field::Empty;
 use tracing::{Span, info_span};
@@ -195,11 +198,9 @@ fn kind_name(kind: DeliveryKind) -> &'static str {
     }
 }
 
-/// Writes `span`'s context into `headers` as W3C Trace Context.
+/// Writes `span`'s context into `headers` with the global propagator.
 #[cfg(feature = "opentelemetry")]
 pub(crate) fn inject(span: &Span, headers: &mut Headers) {
-    use opentelemetry::propagation::TextMapPropagator;
-    use opentelemetry_sdk::propagation::TraceContextPropagator;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
     struct Carrier<'a>(&'a mut Headers);
@@ -216,7 +217,9 @@ pub(crate) fn inject(span: &Span, headers: &mut Headers) {
         }
     }
     let cx = span.context();
-    TraceContextPropagator::new().inject_context(&cx, &mut Carrier(headers));
+    opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.inject_context(&cx, &mut Carrier(headers));
+    });
 }
 
 /// Without the `opentelemetry` feature no context is written.
@@ -224,14 +227,12 @@ pub(crate) fn inject(span: &Span, headers: &mut Headers) {
 #[inline]
 pub(crate) fn inject(_span: &Span, _headers: &mut Headers) {}
 
-/// Makes the context `headers` carry (W3C Trace Context) the parent of
-/// `span`, which must not have been entered yet.
+/// The context `headers` carry, read by the global propagator; `None`
+/// when they carry none it reads (or it is the default, which reads
+/// nothing).
 #[cfg(feature = "opentelemetry")]
-fn adopt_remote_parent(span: &Span, headers: &Headers) {
-    use opentelemetry::propagation::TextMapPropagator;
+pub(crate) fn extract(headers: &Headers) -> Option<opentelemetry::Context> {
     use opentelemetry::trace::TraceContextExt;
-    use opentelemetry_sdk::propagation::TraceContextPropagator;
-    use tracing_opentelemetry::OpenTelemetrySpanExt;
 
     struct Carrier<'a>(&'a Headers);
     impl opentelemetry::propagation::Extractor for Carrier<'_> {
@@ -242,8 +243,18 @@ fn adopt_remote_parent(span: &Span, headers: &Headers) {
             self.0.iter().map(|(name, _)| name).collect()
         }
     }
-    let cx = TraceContextPropagator::new().extract(&Carrier(headers));
-    if cx.span().span_context().is_valid() {
+    let cx =
+        opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&Carrier(headers)));
+    cx.span().span_context().is_valid().then_some(cx)
+}
+
+/// Makes the context `headers` carry the parent of `span`, which must not
+/// have been entered yet.
+#[cfg(feature = "opentelemetry")]
+fn adopt_remote_parent(span: &Span, headers: &Headers) {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    if let Some(cx) = extract(headers) {
         // Err only without the OpenTelemetry layer: nothing to link then.
         let _ = span.set_parent(cx);
     }
