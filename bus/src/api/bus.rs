@@ -345,6 +345,11 @@ impl EventBus {
     /// running), fails a pending request with
     /// [`RecipientFailure`](crate::RequestErrorKind::RecipientFailure).
     ///
+    /// The handler is an `FnMut`: runs are one at a time, so it may own
+    /// mutable state and change it on each call, without a lock or a clone
+    /// per message (the future it returns is `'static`: take from the state
+    /// what the future needs before it starts).
+    ///
     /// The consumer stays registered until
     /// [`unregister`](MessageConsumer::unregister)ed (dropping the handle
     /// does not unregister it) or the runtime shuts down. Its queue holds
@@ -355,6 +360,28 @@ impl EventBus {
     /// When called outside a tokio runtime.
     ///
     /// # Examples
+    ///
+    /// A handler that owns its state, a running total:
+    ///
+    /// ```
+    /// use codecbus_bus::{EventBus, Message};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let mut total = 0u64;
+    /// let _c = bus.consumer("add", move |m: Message<u64>| {
+    ///     total += *m.body();
+    ///     let now = total;
+    ///     async move { m.reply(now) }
+    /// });
+    /// let _: Message<u64> = bus.request("add", 2u64).await.unwrap();
+    /// let sum: Message<u64> = bus.request("add", 40u64).await.unwrap();
+    /// assert_eq!(*sum.body(), 42);
+    /// # }
+    /// ```
+    ///
+    /// Failing a request:
     ///
     /// ```
     /// use codecbus_bus::{EventBus, Message};
@@ -379,7 +406,7 @@ impl EventBus {
     pub fn consumer<T, F, Fut>(&self, address: &str, handler: F) -> MessageConsumer
     where
         T: MessageCodec + Send + Sync + 'static,
-        F: Fn(Message<T>) -> Fut + Send + 'static,
+        F: FnMut(Message<T>) -> Fut + Send + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
@@ -407,7 +434,7 @@ impl EventBus {
     pub fn local_consumer<T, F, Fut>(&self, address: &str, handler: F) -> MessageConsumer
     where
         T: MessageCodec + Send + Sync + 'static,
-        F: Fn(Message<T>) -> Fut + Send + 'static,
+        F: FnMut(Message<T>) -> Fut + Send + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
@@ -445,7 +472,7 @@ impl EventBus {
     ) -> MessageConsumer
     where
         T: MessageCodec + Send + Sync + 'static,
-        F: Fn(Message<T>) -> Fut + Send + 'static,
+        F: FnMut(Message<T>) -> Fut + Send + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {

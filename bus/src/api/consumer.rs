@@ -240,7 +240,7 @@ impl<T, F> Typed<T, F> {
 impl<T, F, Fut> Handler for Typed<T, F>
 where
     T: MessageCodec + Send + Sync + 'static,
-    F: Fn(Message<T>) -> Fut + Send + 'static,
+    F: FnMut(Message<T>) -> Fut + Send + 'static,
     Fut: Future + Send + 'static,
     Fut::Output: HandlerResult,
 {
