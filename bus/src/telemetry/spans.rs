@@ -243,8 +243,9 @@ pub(crate) fn extract(headers: &Headers) -> Option<opentelemetry::Context> {
             self.0.iter().map(|(name, _)| name).collect()
         }
     }
-    let cx =
-        opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&Carrier(headers)));
+    let cx = opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.extract(&Carrier(headers))
+    });
     cx.span().span_context().is_valid().then_some(cx)
 }
 
