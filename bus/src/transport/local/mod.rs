@@ -470,7 +470,7 @@ impl LocalTable {
         };
         let mut full = false;
         let mut mismatch = None;
-        let inline = runs_here(scope, kind, n);
+        let inline = runs_here(scope == Scope::Exported, kind, n);
         // What the next delivery sends: the parts of the one envelope, or
         // the envelope a closed consumer handed back.
         let mut next = Next::Parts(headers, completion, make);
@@ -569,7 +569,11 @@ impl LocalTable {
         let Some(entry) = self.entry(address) else {
             return out;
         };
-        let inline = runs_here(scope, DeliveryKind::Publish, entry.slots.len());
+        let inline = runs_here(
+            scope == Scope::Exported,
+            DeliveryKind::Publish,
+            entry.slots.len(),
+        );
         for slot in &entry.slots {
             if !scope.admits(slot) {
                 continue;

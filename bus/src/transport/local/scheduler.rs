@@ -46,7 +46,6 @@ use crate::base::metrics::Counters;
 use crate::base::reply::Completion;
 use crate::telemetry::probe::{Probe, Start};
 use crate::telemetry::record::{Event, record, record_in};
-use crate::transport::local::Scope;
 use crate::transport::local::claim::{Attempt, Claim, Demand};
 use crate::transport::local::envelope::Envelope;
 use crate::transport::local::queue::{Inline, QueueRx};
@@ -113,18 +112,19 @@ impl Drop for Here {
     }
 }
 
-/// Whether a delivery of `kind` in `scope` to an address with `consumers`
-/// here may start the handler on the delivering task
+/// Whether a delivery of `kind` to an address with `consumers` here may
+/// start the handler on the delivering task
 /// ([`Room::send_or_run`](super::queue::Room::send_or_run)): a request made
 /// on this node (its requester waits for the run anyway), or any message
-/// from the cluster for an address with one consumer here (several stay
+/// `from_cluster` for an address with one consumer here (several stay
 /// parallel on their own tasks). Traced or not: a run sees the same
 /// context either way.
 #[inline]
-pub(crate) fn runs_here(scope: Scope, kind: DeliveryKind, consumers: usize) -> bool {
-    match scope {
-        Scope::Exported => consumers == 1,
-        Scope::All | Scope::LocalOnly => kind == DeliveryKind::Request,
+pub(crate) fn runs_here(from_cluster: bool, kind: DeliveryKind, consumers: usize) -> bool {
+    if from_cluster {
+        consumers == 1
+    } else {
+        kind == DeliveryKind::Request
     }
 }
 
