@@ -44,15 +44,23 @@
 //!
 //! # Features
 //!
+//! Without the default features (`default-features = false`) the facade
+//! builds the codecs, the derive and the in-process bus, and no other
+//! crate of the table: each feature below brings its own.
+//!
 //! | feature | on by default | what it adds |
 //! |---|---|---|
 //! | `nats` | yes | the NATS cluster transport (`bus::NatsOptions`) |
+//! | `json` | yes | the immutable JSON value ([`json`], `jsobj!`, `jsarr!`) and consumers guarded by a JSON spec (`ConsumerOptions::with_spec`) |
+//! | `serde` | yes | serde types on the bus: `#[codec(serde)]` fields and the `Serde<T>` body (rmp-serde) |
+//! | `serde-json` | yes | `serde_json::Value` as a message |
+//! | `uuid`, `decimal`, `time`, `chrono` | yes | the extension types of `uuid::Uuid`, `rust_decimal::Decimal`, and `time`'s and `chrono`'s dates and times |
 //! | `jetstream` | no | durable addresses (at least once) on NATS JetStream |
 //! | `unstable-async-nats` | no | async-nats's own connection options, outside this crate's semver |
 //! | `metrics` | no | per-address series through the `metrics` facade |
 //! | `opentelemetry` | no | W3C Trace Context in message headers: one trace across nodes |
-//! | `json-proptest` | no | proptest generators of JSON values from specs (`json::spec::generators`) |
-//! | `json-schema` | no | specs exported as JSON Schema (`json::spec::schema`) |
+//! | `json-proptest` | no | proptest generators of JSON values from specs (`json::spec::generators`; turns on `json`) |
+//! | `json-schema` | no | specs exported as JSON Schema (`json::spec::schema`; turns on `json`) |
 //!
 //! # Where next
 //!
@@ -75,7 +83,9 @@ pub use codecbus_bus as bus;
 pub use codecbus_core as codec;
 pub use codecbus_core::*;
 /// The immutable JSON value, the crate `codecbus-json`.
+#[cfg(feature = "json")]
 pub use codecbus_json as json;
+#[cfg(feature = "json")]
 pub use codecbus_json::{jsarr, jsobj};
 
 // Lets derived code in this package's own examples and doctests find

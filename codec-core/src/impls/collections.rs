@@ -1,4 +1,4 @@
-//! Sequences, sets and maps: `std`, `imbl`, and `im` behind its feature.
+//! Sequences, sets and maps: `std` and `imbl`.
 //!
 //! Sequences and sets encode as arrays, maps as maps, as `rmp-serde` does.
 //! Declared lengths are checked against the input by the reader before any
@@ -193,33 +193,6 @@ seq!(clone imbl::HashSet<T>, T: [+ Clone + Eq + Hash], [], |_| imbl::HashSet::ne
 seq!(clone imbl::OrdSet<T>, T: [+ Clone + Ord], [], |_| imbl::OrdSet::new(), insert);
 map!(clone imbl::HashMap<K, V>, K: [+ Clone + Eq + Hash], V: [+ Clone], [], |_| imbl::HashMap::new());
 map!(clone imbl::OrdMap<K, V>, K: [+ Clone + Ord], V: [+ Clone], [], |_| imbl::OrdMap::new());
-
-#[cfg(feature = "im")]
-mod im_support {
-    use std::hash::{BuildHasher, Hash};
-
-    use super::{decode_entry, map_header, seq_header};
-    use crate::codec::{Decode, Encode, Immutable, MessageCodec};
-
-    use crate::error::{DecodeError, EncodeError};
-    use crate::impls::container_transform;
-    use crate::msgpack::read::Reader;
-    use crate::msgpack::write::Writer;
-
-    impl<T: Immutable + Clone + Send> Immutable for im::Vector<T> {}
-    impl<T: Immutable + Send, S: Sync + Send> Immutable for im::HashSet<T, S> {}
-    impl<T: Immutable + Send> Immutable for im::OrdSet<T> {}
-    impl<K: Immutable + Send, V: Immutable + Send, S: Sync + Send> Immutable for im::HashMap<K, V, S> {}
-    impl<K: Immutable + Send, V: Immutable + Send> Immutable for im::OrdMap<K, V> {}
-
-    seq!(clone im::Vector<T>, T: [+ Clone], [], |_| im::Vector::new(), push_back);
-    seq!(clone im::HashSet<T, S>, T: [+ Clone + Eq + Hash], [S: BuildHasher + Default + Clone],
-        |_| im::HashSet::with_hasher(S::default()), insert);
-    seq!(clone im::OrdSet<T>, T: [+ Clone + Ord], [], |_| im::OrdSet::new(), insert);
-    map!(clone im::HashMap<K, V, S>, K: [+ Clone + Eq + Hash], V: [+ Clone], [S: BuildHasher + Default + Clone],
-        |_| im::HashMap::with_hasher(S::default()));
-    map!(clone im::OrdMap<K, V>, K: [+ Clone + Ord], V: [+ Clone], [], |_| im::OrdMap::new());
-}
 
 #[cfg(test)]
 mod tests {
