@@ -12,8 +12,6 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
 use codecbus_core::MessageCodec;
-use futures_util::FutureExt;
-use futures_util::future::Map;
 use tokio::task::JoinHandle;
 
 use crate::api::message::Message;
@@ -244,7 +242,7 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: HandlerResult,
 {
-    type Run = Map<Fut, fn(Fut::Output) -> Option<String>>;
+    type Run = Fut;
 
     fn start(&mut self, mut env: Envelope) -> Option<Started<Self::Run>> {
         let Some(inner) = self.inner.upgrade() else {
@@ -265,10 +263,14 @@ where
             Some(span) => span.in_scope(|| (self.handler)(message)),
         };
         Some(Started {
-            run: future.map(HandlerResult::into_failure as fn(Fut::Output) -> Option<String>),
+            run: future,
             span,
             host: inner,
         })
+    }
+
+    fn failure(output: Fut::Output) -> Option<String> {
+        output.into_failure()
     }
 
     fn host(&self) -> Option<Arc<dyn Host>> {

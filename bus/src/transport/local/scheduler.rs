@@ -53,15 +53,18 @@ use crate::transport::local::queue::{Inline, QueueRx};
 /// What a consumer's handler is to its scheduler: the api's handler of a
 /// body type, behind the message it makes of an envelope.
 pub(crate) trait Handler: Send + 'static {
-    /// One run of the handler; its output is the handler's failure text,
-    /// if it failed.
-    type Run: Future<Output = Option<String>> + Send + 'static;
+    /// One run of the handler.
+    type Run: Future + Send + 'static;
 
     /// Takes `env` for the handler (inbound interceptors, type check) and
     /// calls it. `None` when the message was let go before the handler (an
     /// interceptor dropped it; a body of another type, whose completion is
     /// failed). Called under the claim, inside `catch_unwind`.
     fn start(&mut self, env: Envelope) -> Option<Started<Self::Run>>;
+
+    /// The handler's failure text, if a run's `output` says it failed.
+    /// Called inside `catch_unwind` (it may format a user's error).
+    fn failure(output: <Self::Run as Future>::Output) -> Option<String>;
 
     /// The bus, if it is still there (to record a run whose start
     /// panicked).
@@ -277,6 +280,7 @@ impl<H: Handler> Runner<H> {
     /// Starts a run of `env` under the claim: the handler called and its
     /// first step polled with `cx`. `Ready(None)`: the message was let go
     /// before the handler; `Pending`: the run waits, in the seat.
+    #[inline]
     fn begin(
         &self,
         seat: &mut Seat<H>,
@@ -312,19 +316,22 @@ impl<H: Handler> Runner<H> {
 
     /// Polls the run in the seat, in its span; once it ended, what it
     /// settles.
+    #[inline]
     fn step(seat: &mut Seat<H>, cx: &mut Context<'_>) -> Poll<Option<(Handled, RunEnd)>> {
         let Seat { run, end, .. } = seat;
         let Some(future) = run.as_mut().as_pin_mut() else {
             return Poll::Ready(None);
         };
         let entered = end.as_ref().and_then(|e| e.span.as_ref()).map(Span::enter);
-        let result = std::task::ready!(future.poll(cx));
+        let result = std::task::ready!(future.poll(cx))
+            .and_then(|output| std::panic::catch_unwind(AssertUnwindSafe(|| H::failure(output))));
         drop(entered);
         run.set(None);
         Poll::Ready(end.take().map(|end| (Handled::of(result), end)))
     }
 
     /// Settles a run that ended, then releases the claim.
+    #[inline]
     fn end(&self, ended: Option<(Handled, RunEnd)>, probe: Option<&Probe>) {
         if let Some((handled, end)) = ended {
             if let (Some(start), Some(probe)) = (end.start, probe) {
