@@ -1,5 +1,5 @@
 //! The bounce payloads, shared by `benches/bounce.rs` and
-//! `examples/bounce.rs`.
+//! `benches/bounce-example/bounce.rs`.
 //!
 //! One REST-like object (`obj`: 15 keys, a nested object, an array of 10
 //! small objects, strings of 10–40 characters), arrays of 4 and 100 of them,
