@@ -15,22 +15,16 @@
 #[path = "../src/transport/local/claim.rs"]
 mod claim;
 
+#[path = "common/loom.rs"]
+mod bound;
+
 use std::collections::VecDeque;
 
+use bound::model;
 use claim::{Attempt, Claim, Demand};
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-
-/// Every interleaving with at most two preemptions per thread (as
-/// `loom_reply.rs`; `LOOM_MAX_PREEMPTIONS` overrides it).
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(f);
-}
 
 /// A consumer: its claim, its queue and pending count (as `queue.rs`
 /// keeps them), and what its handler ran, in order.

@@ -13,20 +13,13 @@
 #[path = "../src/base/oneshot.rs"]
 mod oneshot;
 
+#[path = "common/loom.rs"]
+mod bound;
+
+use bound::model;
 use loom::future::block_on;
 use loom::thread;
 use oneshot::{Closed, channel};
-
-/// Every interleaving with at most two preemptions per thread (as tokio
-/// checks its own channels; `LOOM_MAX_PREEMPTIONS` overrides it): enough
-/// for every race between two parties, and it keeps each model to seconds.
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(f);
-}
 
 #[test]
 fn a_completion_from_another_thread_reaches_the_waiting_receiver() {
