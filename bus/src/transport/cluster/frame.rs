@@ -199,7 +199,10 @@ impl Frame {
 
 /// Checks that `user` headers can travel between nodes: names of
 /// printable ASCII without `:` outside the bus's reserved prefix, values
-/// without CR or LF (what a NATS header block can carry).
+/// without CR or LF and without whitespace at either end (what a NATS
+/// header block can carry: a NATS client reading the block trims the
+/// whitespace around a value, so a value of `"  spaced  "` would arrive as
+/// `"spaced"`). Every cluster transport refuses the same headers.
 pub(crate) fn check_user_headers(user: &Headers) -> Result<(), String> {
     for (name, value) in user.iter() {
         if is_reserved(name) {
@@ -215,6 +218,12 @@ pub(crate) fn check_user_headers(user: &Headers) -> Result<(), String> {
         if value.bytes().any(|b| b == b'\r' || b == b'\n') {
             return Err(format!(
                 "the value of header `{name}` cannot travel over NATS (no CR or LF)"
+            ));
+        }
+        // `char::is_whitespace`, as `async-nats` trims a value it reads.
+        if value.starts_with(char::is_whitespace) || value.ends_with(char::is_whitespace) {
+            return Err(format!(
+                "the value of header `{name}` cannot travel over NATS (no whitespace at its start or end: NATS clients trim it)"
             ));
         }
     }

@@ -13,15 +13,18 @@
 // answers a request with what `deliver_send` returns.
 //
 // Here: the frame, the wire names, and the outbound side (a message's or a
-// reply's frame); `compress.rs` the LZ4 form of large bodies;
+// reply's frame); `address.rs` an address as it leaves the node (escaped,
+// within the bus's length limit); `compress.rs` the LZ4 form of large bodies;
 // `inbound.rs` the arrival of a message for this node's consumers;
 // `answers.rs` the answers of requests and conversations.
 
+mod address;
 mod answers;
 mod compress;
 mod frame;
 mod inbound;
 
+pub(crate) use self::address::*;
 pub(crate) use self::answers::*;
 pub(crate) use self::frame::*;
 // The fuzz targets' entry points, re-exported hidden by the crate root.

@@ -211,8 +211,8 @@ impl NatsOptions {
     /// The first token(s) of every subject the bus uses (default
     /// `codecbus`). Buses that should talk to each other use the same
     /// prefix; different prefixes keep applications apart on one server.
-    /// It must be a valid NATS subject without wildcards (checked by
-    /// `connect`).
+    /// It must be a valid NATS subject without wildcards, of at most 64
+    /// bytes (checked by `connect`).
     pub fn subject_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.subject_prefix = prefix.into();
         self

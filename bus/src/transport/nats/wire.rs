@@ -3,7 +3,6 @@
 // here breaks nodes built from an older codecbus; bump `WIRE_VERSION` when
 // the meaning of the bytes or headers changes.
 
-use std::fmt::Write as _;
 use std::str::FromStr;
 
 use async_nats::{HeaderMap, HeaderName, HeaderValue};
@@ -11,16 +10,28 @@ use bytes::Bytes;
 
 use crate::transport::cluster::Frame;
 
-use crate::transport::cluster::{H_CODEC, H_FAILURE, Inbound, WIRE_VERSION, is_reserved};
+use crate::transport::cluster::{
+    H_CODEC, H_FAILURE, Inbound, MAX_PREFIX_LEN, WIRE_VERSION, check_escaped_len, escape_address,
+    is_reserved,
+};
 
 /// Subjects longer than this are refused: the server's control line
 /// (`max_control_line`, 4096 bytes by default) must still hold the reply
-/// subject and sizes, and a line over it closes the connection.
+/// subject and sizes, and a line over it closes the connection. An address
+/// within the bus's limit (`cluster::MAX_ADDRESS_LEN`) under a prefix of at
+/// most `MAX_PREFIX_LEN` bytes never makes one this long.
 pub(crate) const MAX_SUBJECT_LEN: usize = 3072;
 
-/// Checks a subject prefix: dot-separated non-empty tokens of printable
-/// ASCII without `*`, `>` or spaces.
+/// Checks a subject prefix: at most [`MAX_PREFIX_LEN`] bytes of
+/// dot-separated non-empty tokens of printable ASCII without `*`, `>` or
+/// spaces.
 pub(crate) fn check_prefix(prefix: &str) -> Result<(), String> {
+    if prefix.len() > MAX_PREFIX_LEN {
+        return Err(format!(
+            "subject prefix of {} bytes is too long: at most {MAX_PREFIX_LEN} bytes",
+            prefix.len()
+        ));
+    }
     let ok = !prefix.is_empty()
         && prefix.split('.').all(|token| {
             !token.is_empty()
@@ -37,43 +48,6 @@ pub(crate) fn check_prefix(prefix: &str) -> Result<(), String> {
     }
 }
 
-#[inline]
-fn is_plain(b: u8) -> bool {
-    b.is_ascii_graphic() && !matches!(b, b'.' | b'*' | b'>' | b'%')
-}
-
-/// Appends the escaped `address` to `out`: printable ASCII other than `%`,
-/// `*`, `>` is kept, `.` separates tokens, every other byte is `%XX`
-/// (upper-case hex). When splitting at dots would leave an empty token
-/// (an empty address, a leading, trailing or doubled dot) every dot is
-/// escaped as `%2E` too; the empty address is the single token `%`. The
-/// mapping is injective: distinct addresses get distinct subjects.
-pub(crate) fn escape_address(address: &str, out: &mut String) {
-    if address.is_empty() {
-        out.push('%');
-        return;
-    }
-    let bytes = address.as_bytes();
-    let keep_dots = !bytes.starts_with(b".")
-        && !bytes.ends_with(b".")
-        && !bytes.windows(2).any(|pair| pair == b"..");
-    // Most addresses need no escape: copied whole.
-    if bytes
-        .iter()
-        .all(|&b| is_plain(b) || (b == b'.' && keep_dots))
-    {
-        out.push_str(address);
-        return;
-    }
-    for &b in address.as_bytes() {
-        if is_plain(b) || (b == b'.' && keep_dots) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-}
-
 /// `{prefix}.{kind}.{escaped address}`.
 pub(crate) fn subject(prefix: &str, kind: char, address: &str) -> Result<String, String> {
     let mut s = String::with_capacity(prefix.len() + 3 + address.len());
@@ -81,7 +55,10 @@ pub(crate) fn subject(prefix: &str, kind: char, address: &str) -> Result<String,
     s.push('.');
     s.push(kind);
     s.push('.');
+    let head = s.len();
     escape_address(address, &mut s);
+    // The bus's limit, as the in-memory cluster applies it too.
+    check_escaped_len(address, s.len() - head)?;
     if s.len() > MAX_SUBJECT_LEN {
         return Err(format!(
             "address of {} bytes is too long for NATS: its subject would be {} bytes, over {MAX_SUBJECT_LEN}",
@@ -212,6 +189,7 @@ mod tests {
     use super::*;
     use crate::base::error::RequestErrorKind;
     use crate::base::headers::Headers;
+    use crate::transport::cluster::is_plain;
     use crate::transport::cluster::{check_user_headers, encode, failure_kind};
 
     fn esc(a: &str) -> String {
@@ -308,7 +286,12 @@ mod tests {
         assert_eq!(send_subject("app.v1", "a.b").unwrap(), "app.v1.s.a.b");
         let long = "x".repeat(MAX_SUBJECT_LEN);
         let err = send_subject("codecbus", &long).unwrap_err();
-        assert!(err.contains("too long"), "{err}");
+        assert!(err.contains("too long to leave its node"), "{err}");
+        // The longest address under the longest prefix fits, durable too.
+        let prefix = "p".repeat(MAX_PREFIX_LEN);
+        let longest = "x".repeat(crate::transport::cluster::MAX_ADDRESS_LEN);
+        send_subject(&format!("{prefix}.js"), &longest).unwrap();
+        publish_subject(&prefix, &longest).unwrap();
     }
 
     #[test]
@@ -318,6 +301,9 @@ mod tests {
         for bad in ["", "a..b", "a.*", "a b", ".a", "a.>"] {
             assert!(check_prefix(bad).is_err(), "{bad:?}");
         }
+        assert!(check_prefix(&"p".repeat(MAX_PREFIX_LEN)).is_ok());
+        let err = check_prefix(&"p".repeat(MAX_PREFIX_LEN + 1)).unwrap_err();
+        assert!(err.contains("at most 64 bytes"), "{err}");
     }
 
     /// The size limit the tests read frames with.
@@ -530,10 +516,16 @@ mod tests {
                 .unwrap_err()
                 .contains("cannot travel")
         );
+        // The client trims a value it reads: whitespace at an end is lost.
+        for padded in [" a", "a ", "\ta", "a\u{a0}", " "] {
+            let padded: Headers = [("a", padded)].into_iter().collect();
+            let err = check_user_headers(&padded).unwrap_err();
+            assert!(err.contains("no whitespace at its start or end"), "{err}");
+        }
         // What the check lets through, the client's header types take.
-        let fine: Headers = [("X-Tag", "a b\tc")].into_iter().collect();
+        let fine: Headers = [("X-Tag", "a b\tc"), ("Empty", "")].into_iter().collect();
         check_user_headers(&fine).unwrap();
-        assert_eq!(headers(&body_frame("c", fine, "")).len(), 1);
+        assert_eq!(headers(&body_frame("c", fine, "")).len(), 2);
     }
 
     #[test]
