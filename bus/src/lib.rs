@@ -368,8 +368,10 @@
 //! them, with no server and no feature: for tests of multi-node code in
 //! plain `cargo test`. Sends go to one node with a consumer, publishes to
 //! each, bodies are really encoded and decoded by codec name, headers
-//! travel, `max_payload` holds, and failures come back as they do over
-//! NATS (the same conformance suite runs against both).
+//! travel, the limits hold (`max_payload`, the address length, headers
+//! NATS cannot carry), each node reads what arrives on a task of its own,
+//! and failures come back as they do over NATS (the same conformance suite
+//! runs against both).
 //!
 //! ```
 //! use codecbus_bus::{EventBus, InMemoryCluster, Message};
@@ -379,8 +381,14 @@
 //! let cluster = InMemoryCluster::new();
 //! let a = EventBus::builder().in_memory_cluster(&cluster).build().unwrap();
 //! let b = EventBus::builder().in_memory_cluster(&cluster).build().unwrap();
-//! let _c = b.consumer("news", |_m: Message<String>| async {});
+//! let (heard, mut news) = tokio::sync::mpsc::unbounded_channel();
+//! let _c = b.consumer("news", move |m: Message<String>| {
+//!     let heard = heard.clone();
+//!     async move { heard.send(m.body().clone()).unwrap() }
+//! });
 //! a.publish("news", "hello".to_string()).await.unwrap();
+//! // `b` reads it on its own task, as a NATS node does.
+//! assert_eq!(news.recv().await.as_deref(), Some("hello"));
 //! assert_eq!(b.metrics().remote_received, 1);
 //! # }
 //! ```

@@ -76,9 +76,29 @@ impl Cluster {
     fn nats(test: &str, max_payload: Option<usize>) -> Self {
         let config = harness::Config {
             max_payload,
+            // The server's own view: which nodes are still connected.
+            monitor: true,
             ..harness::Config::default()
         };
         Self::Nats(harness::NatsServer::for_test_with(test, &config))
+    }
+
+    /// Waits until `nodes` nodes are in the cluster: a closed node has
+    /// left it. In memory a node leaves as `close` returns; a NATS server
+    /// forgets a closed connection (and its subscriptions) once it has
+    /// read its end of the socket, a moment later.
+    #[cfg_attr(not(feature = "nats"), allow(unused_variables))]
+    async fn wait_for_nodes(&self, nodes: usize) {
+        match self {
+            Self::InMemory(_) => {}
+            #[cfg(feature = "nats")]
+            Self::Nats(server) => {
+                eventually("the server forgot the closed node", || {
+                    server.connections().len() == nodes
+                })
+                .await;
+            }
+        }
     }
 
     /// A new node, with a 2 s request timeout.
@@ -139,6 +159,11 @@ suite! {
     no_responders_and_timeout;
     oversize_payloads_fail_at_send: max_payload = 1024;
     local_consumers_never_subscribe_and_last_unregister_unsubscribes;
+    headers_with_whitespace_at_an_end_are_refused_at_the_sender;
+    a_handler_never_runs_on_the_senders_task;
+    a_requester_that_closes_mid_request_fails_and_its_turn_finds_nobody;
+    addresses_over_the_limit_are_refused_at_the_sender;
+    a_closed_node_refuses_flush_and_messages;
 }
 
 async fn send_goes_to_exactly_one_consumer_across_both_nodes(c: Cluster) {
@@ -431,21 +456,14 @@ async fn conversation_turns_fail_across_nodes(c: Cluster) {
     assert_eq!(b.metrics().timeouts, 1);
 }
 
-/// Turns that cannot reach an answer: the requester cannot decode the turn
-/// (its failure goes back to the replier at once), or the requester's node
-/// is gone (the server answers "no responders").
+/// A turn the requester cannot decode: its failure goes back to the
+/// replier at once.
 async fn conversation_turns_to_a_node_that_cannot_answer(c: Cluster) {
     let (a, b) = (c.node().await, c.node().await);
     let (results, mut outcomes) = tokio::sync::mpsc::unbounded_channel();
-    let (go, wait) = tokio::sync::watch::channel(false);
     let _ask = b.consumer("ask.quote", move |m: Message<u64>| {
         let results = results.clone();
-        let mut wait = wait.clone();
         async move {
-            if *m.body() == 2 {
-                // Answer only once the requester's node has gone.
-                wait.wait_for(|go| *go).await.unwrap();
-            }
             let quote = Quote {
                 order: *m.body(),
                 total_cents: 1,
@@ -471,22 +489,56 @@ async fn conversation_turns_to_a_node_that_cannot_answer(c: Cluster) {
     assert_eq!(kind, RequestErrorKind::Codec, "{text}");
     assert!(text.contains("test.quote"), "{text}");
     assert!(waited < Duration::from_secs(2), "{waited:?}");
+}
 
-    // The requester's node closes before the turn is sent.
-    let c = c.node().await;
-    let request = tokio::spawn({
-        let c = c.clone();
-        async move { c.request::<Quote>("ask.quote", 2u64).await }
+/// The requester's node closes while its request waits: the request fails
+/// at once with `Transport` (not at its timeout, and never with the
+/// reply), and the replier's turn, sent after, finds nobody where the
+/// requester was (`NoHandlers`, at once), as the guide says.
+async fn a_requester_that_closes_mid_request_fails_and_its_turn_finds_nobody(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let (results, mut outcomes) = tokio::sync::mpsc::unbounded_channel();
+    let (go, wait) = tokio::sync::watch::channel(false);
+    let _ask = b.consumer("ask.late", move |m: Message<u64>| {
+        let results = results.clone();
+        let mut wait = wait.clone();
+        async move {
+            // Answer only once the requester's node has gone.
+            wait.wait_for(|go| *go).await.unwrap();
+            let options = DeliveryOptions::new().with_timeout(Duration::from_secs(5));
+            let started = Instant::now();
+            let outcome = m
+                .reply_and_request_with::<u64>(*m.body() + 1, options)
+                .await
+                .map(|turn| *turn.body())
+                .map_err(|e| (e.kind(), e.to_string()));
+            results.send((outcome, started.elapsed())).unwrap();
+        }
     });
-    eventually("the request reached b", || b.metrics().delivered >= 2).await;
-    c.close().await;
-    let _ = request.await.unwrap();
-    // The server forgets the closed connection's subscriptions when it
-    // reads its end of the socket, a moment after `close` returned.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    b.flush().await.unwrap();
+
+    let request = tokio::spawn({
+        let a = a.clone();
+        async move { a.request::<u64>("ask.late", 1u64).await.map(|m| *m.body()) }
+    });
+    eventually("the request reached b", || b.metrics().delivered == 1).await;
+    let closing = Instant::now();
+    a.close().await;
+    let err = request.await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Transport, "{err}");
+    assert!(
+        closing.elapsed() < Duration::from_secs(1),
+        "failed at the close, not at the 2 s timeout: {:?}",
+        closing.elapsed()
+    );
+    assert_eq!(a.metrics().timeouts, 0);
+
+    c.wait_for_nodes(1).await;
     go.send(true).unwrap();
-    let (kind, text, waited) = outcomes.recv().await.unwrap();
+    let (outcome, waited) = outcomes.recv().await.unwrap();
+    let (kind, text) = outcome.unwrap_err();
     assert_eq!(kind, RequestErrorKind::NoHandlers, "{text}");
+    assert_eq!(text, "No handlers for address ask.late");
     assert!(waited < Duration::from_secs(2), "{waited:?}");
 }
 
@@ -688,4 +740,230 @@ async fn local_consumers_never_subscribe_and_last_unregister_unsubscribes(c: Clu
     b.flush().await.unwrap();
     let err = a.request::<u64>("streamed", 0u64).await.unwrap_err();
     assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
+}
+
+/// A header value with whitespace at either end cannot cross NATS as it is
+/// (a NATS client trims it): every cluster transport refuses it at the
+/// sender, for a send, a publish, a request and a reply alike, with the
+/// error of a header NATS cannot carry (`Transport`). Whitespace inside a
+/// value, and an empty value, travel exactly.
+async fn headers_with_whitespace_at_an_end_are_refused_at_the_sender(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let (seen, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let _headers = b.consumer("headers", move |m: Message<String>| {
+        let seen = seen.clone();
+        async move {
+            let inner = m.headers().get("Inner").map(str::to_owned);
+            let empty = m.headers().get("Empty").map(str::to_owned);
+            seen.send((m.body().clone(), inner, empty)).unwrap();
+            let padded = m.body() == "reply padded";
+            let options = if padded {
+                DeliveryOptions::new().with_header("Padded", "  spaced  ")
+            } else {
+                DeliveryOptions::new().with_header("Inner", "a  b\tc")
+            };
+            let _ = m.reply_with("answer".to_owned(), options);
+        }
+    });
+    b.flush().await.unwrap();
+
+    for value in ["  spaced  ", " lead", "trail ", "\ttab", "nbsp\u{a0}", " "] {
+        let padded = || DeliveryOptions::new().with_header("Padded", value);
+        let want = "the value of header `Padded` cannot travel over NATS (no whitespace at its start or end: NATS clients trim it)";
+        let body = "x".to_owned();
+        let err = a
+            .send_with("headers", body.clone(), padded())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), SendErrorKind::Transport, "{value:?}: {err}");
+        assert_eq!(
+            err.to_string(),
+            format!("message to address headers: {want}")
+        );
+        assert_eq!(err.into_body::<String>().as_deref(), Some(&body));
+        let err = a
+            .publish_with("headers", body.clone(), padded())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), PublishErrorKind::Transport, "{value:?}: {err}");
+        let err = a
+            .request_with::<String>("headers", body.clone(), padded())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), RequestErrorKind::Transport, "{value:?}: {err}");
+        assert!(err.to_string().ends_with(want), "{err}");
+    }
+
+    // Inside a value, and an empty value: exactly as sent, both ways.
+    let options = DeliveryOptions::new()
+        .with_header("Inner", "x  y\tz")
+        .with_header("Empty", "");
+    let reply: Message<String> = a
+        .request_with("headers", "exact".to_owned(), options)
+        .await
+        .unwrap();
+    assert_eq!(reply.headers().get("Inner"), Some("a  b\tc"));
+    let (body, inner, empty) = arrivals.recv().await.unwrap();
+    assert_eq!(body, "exact", "no refused message arrived");
+    assert_eq!(inner.as_deref(), Some("x  y\tz"));
+    assert_eq!(empty.as_deref(), Some(""));
+
+    // A reply that cannot travel: the requester gets the replier's error.
+    let err = a
+        .request::<String>("headers", "reply padded".to_owned())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Transport, "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("Reply from address headers: the value of header `Padded`"),
+        "{err}"
+    );
+    assert_eq!(arrivals.recv().await.unwrap().0, "reply padded");
+    assert_eq!(b.metrics().remote_received, 2);
+}
+
+/// Whatever carries the cluster, a node's handler never runs on the stack
+/// of the task that sent it the message (before `send` returns): the
+/// receiving node reads it on a task of its own. One sender's messages
+/// arrive in the order sent.
+async fn a_handler_never_runs_on_the_senders_task(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let (ran, mut runs) = tokio::sync::mpsc::unbounded_channel();
+    // One consumer of the address: the case where a node may start the
+    // handler on the task that read the message.
+    let _where = b.consumer("where", move |m: Message<u64>| {
+        let started_on = tokio::task::try_id();
+        ran.send((*m.body(), started_on)).unwrap();
+        async move {
+            let _ = m.reply(*m.body());
+        }
+    });
+    b.flush().await.unwrap();
+
+    const SENDS: u64 = 50;
+    let sender = tokio::spawn(async move {
+        for n in 0..SENDS {
+            a.send("where", n).await.unwrap();
+        }
+        a.publish("where", SENDS).await.unwrap();
+        let reply: Message<u64> = a.request("where", SENDS + 1).await.unwrap();
+        assert_eq!(*reply.body(), SENDS + 1);
+        tokio::task::id()
+    });
+    let sender = sender.await.unwrap();
+    let mut order = Vec::new();
+    for _ in 0..=SENDS + 1 {
+        let (n, started_on) = runs.recv().await.unwrap();
+        assert!(started_on.is_some(), "a handler runs on a task");
+        assert_ne!(
+            started_on,
+            Some(sender),
+            "message {n} ran on the sender's task"
+        );
+        order.push(n);
+    }
+    // The publish travels apart (its own subject on NATS); the sends and
+    // the request after them keep their order.
+    order.retain(|&n| n != SENDS);
+    let mut sent: Vec<u64> = (0..SENDS).collect();
+    sent.push(SENDS + 1);
+    assert_eq!(order, sent, "in the order sent");
+}
+
+/// An address is at most 3 000 bytes escaped for the wire
+/// (`book/src/wire.md`) to leave its node, on every cluster transport: a
+/// longer one is refused at the sender with `Transport`, whatever its
+/// consumers; nothing leaves for a local-only consumer, which keeps
+/// working, as does an in-process bus.
+async fn addresses_over_the_limit_are_refused_at_the_sender(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let longest = "x".repeat(3000);
+    let too_long = "y".repeat(4004);
+    // 1 002 bytes, 3 006 escaped (`%C3%A9` each).
+    let escapes_too_long = "é".repeat(501);
+    let _longest = b.consumer(
+        &longest,
+        |m: Message<u64>| async move { m.reply(*m.body()) },
+    );
+    let _too_long = b.consumer(
+        &too_long,
+        |m: Message<u64>| async move { m.reply(*m.body()) },
+    );
+    b.flush().await.unwrap();
+
+    let r: Message<u64> = a.request(&longest, 1u64).await.unwrap();
+    assert_eq!(*r.body(), 1);
+
+    for (address, want) in [
+        (
+            &too_long,
+            "address of 4004 bytes is too long to leave its node: the cluster's limit is 3000 bytes, escaped",
+        ),
+        (
+            &escapes_too_long,
+            "address of 1002 bytes (3006 bytes escaped for the wire) is too long to leave its node: the cluster's limit is 3000 bytes, escaped",
+        ),
+    ] {
+        for node in [&a, &b] {
+            let err = node.send(address, 2u64).await.unwrap_err();
+            assert_eq!(err.kind(), SendErrorKind::Transport);
+            assert_eq!(err.to_string(), want);
+            assert_eq!(err.into_body::<u64>().as_deref(), Some(&2));
+            let err = node.publish(address, 2u64).await.unwrap_err();
+            assert_eq!(err.kind(), PublishErrorKind::Transport);
+            assert_eq!(err.to_string(), want);
+            let err = node.request::<u64>(address, 2u64).await.unwrap_err();
+            assert_eq!(err.kind(), RequestErrorKind::Transport);
+            assert_eq!(err.to_string(), want);
+        }
+    }
+    assert_eq!(b.metrics().remote_received, 1);
+
+    // Nothing leaves for a local-only consumer: its node serves it.
+    let _local = a.local_consumer(&too_long, |m: Message<u64>| async move {
+        m.reply(*m.body() + 1)
+    });
+    let r: Message<u64> = a.request(&too_long, 3u64).await.unwrap();
+    assert_eq!(*r.body(), 4);
+    // Nor in process.
+    let alone = EventBus::new();
+    let _c = alone.consumer(
+        &too_long,
+        |m: Message<u64>| async move { m.reply(*m.body()) },
+    );
+    let r: Message<u64> = alone.request(&too_long, 5u64).await.unwrap();
+    assert_eq!(*r.body(), 5);
+}
+
+/// After `close`, a node's `flush` fails with `Transport` "the bus is
+/// closed", as do its cluster messages; the other nodes go on.
+async fn a_closed_node_refuses_flush_and_messages(c: Cluster) {
+    let (a, b) = (c.node().await, c.node().await);
+    let _echo = b.consumer("echo", |m: Message<u64>| async move { m.reply(*m.body()) });
+    b.flush().await.unwrap();
+    a.flush().await.unwrap();
+    let r: Message<u64> = a.request("echo", 1u64).await.unwrap();
+    assert_eq!(*r.body(), 1);
+
+    a.close().await;
+    for _ in 0..2 {
+        let err = a.flush().await.unwrap_err();
+        assert_eq!(err.kind(), SendErrorKind::Transport);
+        assert_eq!(err.to_string(), "the bus is closed");
+        a.close().await; // again: nothing to do
+    }
+    let err = a.send("echo", 2u64).await.unwrap_err();
+    assert_eq!(err.kind(), SendErrorKind::Transport);
+    assert!(err.to_string().starts_with("the bus is closed: "), "{err}");
+    let err = a.publish("echo", 2u64).await.unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::Transport);
+    assert!(err.to_string().starts_with("the bus is closed: "), "{err}");
+    let err = a.request::<u64>("echo", 2u64).await.unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::Transport);
+    assert!(err.to_string().starts_with("the bus is closed: "), "{err}");
+
+    b.flush().await.unwrap();
+    let r: Message<u64> = b.request("echo", 3u64).await.unwrap();
+    assert_eq!(*r.body(), 3);
 }

@@ -9,9 +9,18 @@
 // where its answer goes (a one-shot slot, the reply subject's stand-in),
 // and an answer that expects one in turn carries the next slot.
 //
-// Delivery happens in the sender's task: decoding and enqueueing never
-// wait, so there is no reader task, and the transport needs no runtime of
-// its own until a request awaits its answer.
+// Delivery happens on the receiving node's reader task, as over NATS: a
+// message goes into the node's inbox (a channel, so one sender's messages
+// keep their order), and the node's reader decodes and delivers it, and
+// may start the handler of an address's one consumer there, never on the
+// sender's stack. The reader starts on the runtime current when the node
+// first subscribes (or, failing that, when a message first comes), and
+// again if that runtime went away.
+//
+// A node that closes leaves: its subscriptions go, its own requests still
+// waiting fail with `Transport` (the slot they wait on goes with them, so
+// a further turn sent there finds nobody: `NoHandlers`, as a NATS reply
+// subject of a closed connection), and flush fails as over NATS.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -19,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::base::error::{PublishError, RequestError, SendError};
 use crate::base::reply::ReplyEnvelope;
@@ -44,10 +53,20 @@ const FROM: &str = "the in-memory cluster";
 /// bodies are encoded with their codec and decoded by codec name on the
 /// receiving node (a type without a registered codec cannot leave its
 /// node, a codec the receiver does not know is a `Codec` error); headers
-/// travel, and a message larger than [`max_payload`](Self::max_payload)
-/// is refused with `PayloadTooLarge`. A send or publish that no node takes
-/// is dropped without an error (NATS is at-most-once); a request that no
-/// node takes fails at once with `NoHandlers`.
+/// travel (a header NATS cannot carry, such as a value with whitespace at
+/// either end, is refused with `Transport`, as over NATS), an address over
+/// the cluster's length limit is refused with `Transport`, and a message
+/// larger than [`max_payload`](Self::max_payload) is refused with
+/// `PayloadTooLarge`. A send or publish that no node takes is dropped
+/// without an error (NATS is at-most-once); a request that no node takes
+/// fails at once with `NoHandlers`.
+///
+/// As over NATS, a node reads what the others send it on a task of its
+/// own, in the order each sender sent it: a handler never runs on the
+/// sender's stack (the one consumer of an address may start on the
+/// receiving node's reader task, as on a NATS node's). A node that closes
+/// leaves the cluster: its requests still waiting fail with `Transport`,
+/// and [`flush`](crate::EventBus::flush) fails as it does on NATS.
 ///
 /// Cheap to clone: clones are the same cluster.
 ///
@@ -115,8 +134,12 @@ impl InMemoryCluster {
                 hub: Arc::clone(&self.hub),
             }),
             id: self.hub.next_id.fetch_add(1, Ordering::Relaxed),
-            node,
+            inbox: Arc::new(Inbox {
+                node,
+                reader: Mutex::new(None),
+            }),
             closed: AtomicBool::new(false),
+            left: watch::Sender::new(false),
         }
     }
 }
@@ -156,24 +179,26 @@ impl Hub {
     }
 
     /// The node a send or request to `address` goes to (round robin).
-    fn one(&self, address: &str) -> Option<Arc<dyn Node>> {
+    fn one(&self, address: &str) -> Option<Arc<Inbox>> {
         let mut addresses = self.lock();
         let members = addresses.get_mut(address)?;
         let n = members.nodes.len();
         (0..n).find_map(|_| {
             let i = members.next % n;
             members.next = members.next.wrapping_add(1);
-            members.nodes[i].1.upgrade()
+            let inbox = &members.nodes[i].1;
+            inbox.is_alive().then(|| Arc::clone(inbox))
         })
     }
 
     /// Every node subscribed to `address`.
-    fn all(&self, address: &str) -> Vec<Arc<dyn Node>> {
+    fn all(&self, address: &str) -> Vec<Arc<Inbox>> {
         self.lock().get(address).map_or_else(Vec::new, |members| {
             members
                 .nodes
                 .iter()
-                .filter_map(|(_, node)| node.upgrade())
+                .filter(|(_, inbox)| inbox.is_alive())
+                .map(|(_, inbox)| Arc::clone(inbox))
                 .collect()
         })
     }
@@ -182,7 +207,7 @@ impl Hub {
 #[derive(Default)]
 struct Members {
     /// Node id and node, in subscription order.
-    nodes: Vec<(u64, Weak<dyn Node>)>,
+    nodes: Vec<(u64, Arc<Inbox>)>,
     /// Round-robin position.
     next: usize,
 }
@@ -190,6 +215,104 @@ struct Members {
 /// Where the answer to a request goes: the requester's slot. An answer
 /// that expects an answer in turn brings the slot for it.
 pub(crate) struct Slot(oneshot::Sender<(Frame, Option<Slot>)>);
+
+/// A message for a node's consumers, as its reader takes it from its
+/// inbox: the frame as it arrived (`Frame::received`).
+enum Incoming {
+    Send(Arc<str>, Frame),
+    Request(Arc<str>, Frame, Slot),
+    /// One frame for every node the publish reaches.
+    Publish(Arc<str>, Arc<Frame>),
+}
+
+/// A node as other nodes reach it: what they send it goes into its inbox,
+/// which its reader task reads in order.
+struct Inbox {
+    node: Weak<dyn Node>,
+    /// The reader's channel, once it runs.
+    reader: Mutex<Option<mpsc::UnboundedSender<Incoming>>>,
+}
+
+impl Inbox {
+    /// Whether the node is still there.
+    fn is_alive(&self) -> bool {
+        self.node.strong_count() > 0
+    }
+
+    /// Starts the reader on the current runtime, unless it runs.
+    fn start(&self, link: &Arc<Link>) {
+        let mut reader = self.reader.lock().unwrap_or_else(PoisonError::into_inner);
+        if reader.as_ref().is_none_or(mpsc::UnboundedSender::is_closed) {
+            *reader = self.spawn(link);
+        }
+    }
+
+    /// Hands `incoming` to the node's reader, starting one on the current
+    /// runtime when none runs (the runtime it ran on went away). Without a
+    /// runtime to read it, the message is lost, as one for a NATS node
+    /// whose reader is gone (a request's requester learns it from its
+    /// timeout).
+    fn put(&self, incoming: Incoming, link: &Arc<Link>) {
+        let mut reader = self.reader.lock().unwrap_or_else(PoisonError::into_inner);
+        let incoming = match reader.as_ref() {
+            Some(tx) => match tx.send(incoming) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(back)) => back,
+            },
+            None => incoming,
+        };
+        *reader = self.spawn(link);
+        if reader.as_ref().is_none_or(|tx| tx.send(incoming).is_err()) {
+            tracing::warn!(
+                "message from {FROM} lost: the receiving node has no tokio runtime to read it on"
+            );
+        }
+    }
+
+    /// A reader task on the current runtime, and its channel.
+    fn spawn(&self, link: &Arc<Link>) -> Option<mpsc::UnboundedSender<Incoming>> {
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        runtime.spawn(read(rx, Weak::clone(&self.node), Arc::clone(link)));
+        Some(tx)
+    }
+}
+
+/// A node's reader: delivers what its inbox holds, in order, through the
+/// cluster's inbound path (as the NATS reader of an address does), until
+/// the node goes away.
+async fn read(mut inbox: mpsc::UnboundedReceiver<Incoming>, node: Weak<dyn Node>, link: Arc<Link>) {
+    let limit = link.hub.max_payload;
+    while let Some(incoming) = inbox.recv().await {
+        let Some(inner) = node.upgrade() else { break };
+        match incoming {
+            Incoming::Send(address, frame) => {
+                // A send expects no answer: nothing to do after it.
+                let _ = cluster::deliver_send(&inner, &address, frame, false, FROM);
+            }
+            Incoming::Publish(address, frame) => {
+                cluster::deliver_publish(&inner, &address, &frame, FROM);
+            }
+            Incoming::Request(address, frame, to) => {
+                match cluster::deliver_send(&inner, &address, frame, true, FROM) {
+                    Delivered::Done { .. } => {}
+                    Delivered::Failed(failure) => {
+                        let _ = to.0.send((failure.received(limit), None));
+                    }
+                    Delivered::Awaiting { rx, .. } => {
+                        tokio::spawn(cluster::answer(
+                            Arc::clone(&link),
+                            Arc::downgrade(&inner),
+                            address,
+                            to,
+                            rx,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// What the conversations of a node need of the cluster.
 struct Link {
@@ -249,12 +372,19 @@ async fn await_answer(
     }
 }
 
+/// The error of a flush, or of a request still waiting, once the node has
+/// left the cluster: the NATS transport's.
+const CLOSED: &str = "the bus is closed";
+
 /// One node's side of an [`InMemoryCluster`].
 pub(crate) struct MemoryTransport {
     link: Arc<Link>,
     id: u64,
-    node: Weak<dyn Node>,
+    /// This node as the others reach it.
+    inbox: Arc<Inbox>,
     closed: AtomicBool,
+    /// Set once the node left: the requests still waiting fail.
+    left: watch::Sender<bool>,
 }
 
 impl MemoryTransport {
@@ -262,10 +392,11 @@ impl MemoryTransport {
     fn frame(&self, out: &Outbound) -> Result<Frame, Refuse> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Refuse::Transport(format!(
-                "the bus is closed: it left its in-memory cluster; the message to address {} was not sent",
+                "{CLOSED}: it left its in-memory cluster; the message to address {} was not sent",
                 out.address
             )));
         }
+        cluster::check_address(&out.address).map_err(Refuse::Transport)?;
         let frame = cluster::frame(out, None)?;
         if let Some(message) = cluster::too_large(
             "Message",
@@ -276,23 +407,31 @@ impl MemoryTransport {
         ) {
             return Err(Refuse::TooLarge(message));
         }
-        Ok(frame)
+        Ok(frame.received(self.link.hub.max_payload))
     }
 
     /// Subscribes or unsubscribes `address` as this node's consumers want.
     fn sync(&self, address: &Arc<str>) {
         let mut addresses = self.link.hub.lock();
         // Asked under the hub's lock: of racing changes, the last one to
-        // get here sees the latest table.
+        // get here sees the latest table. An address too long to leave a
+        // node is not subscribed, as NATS refuses its subject.
         let want = !self.closed.load(Ordering::Acquire)
+            && cluster::check_address(address).is_ok()
             && self
+                .inbox
                 .node
                 .upgrade()
                 .is_some_and(|node| node.local().has_exported(address));
         let members = addresses.entry(Arc::clone(address)).or_default();
         let has = members.nodes.iter().position(|(id, _)| *id == self.id);
         match (want, has) {
-            (true, None) => members.nodes.push((self.id, Weak::clone(&self.node))),
+            (true, None) => {
+                // The reader runs where the node's consumers register, as
+                // a NATS node's on the runtime that connected it.
+                self.inbox.start(&self.link);
+                members.nodes.push((self.id, Arc::clone(&self.inbox)));
+            }
             (false, Some(i)) => {
                 members.nodes.remove(i);
             }
@@ -303,14 +442,18 @@ impl MemoryTransport {
         }
     }
 
-    /// Leaves the cluster: no address of this node is subscribed any more.
+    /// Leaves the cluster: no address of this node is subscribed any more,
+    /// and its requests still waiting fail.
     fn leave(&self) {
         self.closed.store(true, Ordering::Release);
-        let mut addresses = self.link.hub.lock();
-        addresses.retain(|_, members| {
-            members.nodes.retain(|(id, _)| *id != self.id);
-            !members.nodes.is_empty()
-        });
+        {
+            let mut addresses = self.link.hub.lock();
+            addresses.retain(|_, members| {
+                members.nodes.retain(|(id, _)| *id != self.id);
+                !members.nodes.is_empty()
+            });
+        }
+        self.left.send_replace(true);
     }
 }
 
@@ -323,10 +466,9 @@ impl Drop for MemoryTransport {
 impl RemoteTransport for MemoryTransport {
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<(), SendError>> {
         let result = self.frame(&out).map(|frame| {
-            if let Some(node) = self.link.hub.one(&out.address) {
-                // A send expects no answer: nothing to do after it.
-                let frame = frame.received(self.link.hub.max_payload);
-                let _ = cluster::deliver_send(&node, &out.address, frame, false, FROM);
+            if let Some(inbox) = self.link.hub.one(&out.address) {
+                let address = Arc::clone(&out.address);
+                inbox.put(Incoming::Send(address, frame), &self.link);
             }
         });
         Box::pin(std::future::ready(
@@ -336,9 +478,10 @@ impl RemoteTransport for MemoryTransport {
 
     fn publish(&self, out: Outbound) -> BoxFuture<'_, Result<(), PublishError>> {
         let result = self.frame(&out).map(|frame| {
-            let frame = frame.received(self.link.hub.max_payload);
-            for node in self.link.hub.all(&out.address) {
-                cluster::deliver_publish(&node, &out.address, &frame, FROM);
+            let frame = Arc::new(frame);
+            for inbox in self.link.hub.all(&out.address) {
+                let address = Arc::clone(&out.address);
+                inbox.put(Incoming::Publish(address, Arc::clone(&frame)), &self.link);
             }
         });
         Box::pin(std::future::ready(
@@ -358,30 +501,30 @@ impl RemoteTransport for MemoryTransport {
                 Err(refuse) => return Err(refuse.into_error(out)),
             };
             let address = Arc::clone(&out.address);
-            let Some(node) = self.link.hub.one(&address) else {
+            let Some(inbox) = self.link.hub.one(&address) else {
                 let err = cluster::no_handlers(&address);
                 cluster::count_unanswered(&inner, &out, err.kind());
                 return Err(err.with_address(address).with_body(out.body));
             };
+            // Watched before the request leaves: a close from now on
+            // ends the wait.
+            let mut left = self.left.subscribe();
             let (tx, rx) = oneshot::channel();
-            let limit = self.link.hub.max_payload;
-            match cluster::deliver_send(&node, &address, frame.received(limit), true, FROM) {
-                Delivered::Done { .. } => {}
-                Delivered::Failed(failure) => {
-                    let _ = tx.send((failure.received(limit), None));
-                }
-                Delivered::Awaiting { rx: answer, .. } => {
-                    tokio::spawn(cluster::answer(
-                        Arc::clone(&self.link),
-                        Arc::downgrade(&node),
-                        Arc::clone(&address),
-                        Slot(tx),
-                        answer,
-                    ));
-                }
-            }
-            drop(node);
-            let (frame, to) = match await_answer(rx, &address, timeout).await {
+            inbox.put(
+                Incoming::Request(Arc::clone(&address), frame, Slot(tx)),
+                &self.link,
+            );
+            drop(inbox);
+            let answered = tokio::select! {
+                answered = await_answer(rx, &address, timeout) => answered,
+                _ = left.wait_for(|left| *left) => Err(RequestError::new(
+                    crate::base::error::RequestErrorKind::Transport,
+                    format!(
+                        "{CLOSED}: it left its in-memory cluster while the request to address {address} awaited its reply"
+                    ),
+                )),
+            };
+            let (frame, to) = match answered {
                 Ok(answer) => answer,
                 Err(err) => {
                     cluster::count_unanswered(&inner, &out, err.kind());
@@ -402,7 +545,12 @@ impl RemoteTransport for MemoryTransport {
 
     fn flush(&self) -> BoxFuture<'_, Result<(), String>> {
         // Subscriptions change as consumers come and go, at once.
-        Box::pin(std::future::ready(Ok(())))
+        let flushed = if self.closed.load(Ordering::Acquire) {
+            Err(CLOSED.to_owned())
+        } else {
+            Ok(())
+        };
+        Box::pin(std::future::ready(flushed))
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
