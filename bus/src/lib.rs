@@ -416,7 +416,13 @@
 //! | `unstable-async-nats` | `NatsOptions::configure_async_nats`, outside this crate's semver |
 //! | `json` | consumers guarded by a JSON spec: `ConsumerOptions::with_spec` |
 //! | `metrics` | per-address series through the `metrics` facade: `EventBusBuilder::metrics` |
-//! | `opentelemetry` | W3C Trace Context in message headers, so the spans of [`EventBusBuilder::traces`] join one trace across nodes |
+//! | `opentelemetry` | trace context in message headers, through the program's global OpenTelemetry propagator (W3C Trace Context with `TraceContextPropagator`), so the spans of [`EventBusBuilder::traces`] join one trace across nodes |
+//!
+//! The crate asks `codecbus-core` for its derive alone; the codec crate's
+//! other features (serde bodies, the extension types of `uuid`,
+//! `rust_decimal`, `time` and `chrono`) are enabled on a `codecbus-core`
+//! dependency of the program's own, or through the `codecbus` facade, whose
+//! default features turn them on.
 //!
 //! # Where next
 //!
