@@ -100,7 +100,9 @@ async fn a_handler_that_waits_is_finished_and_the_consumer_takes_nothing_meanwhi
     assert_eq!(overlap.most.load(Ordering::SeqCst), 1, "one run at a time");
 }
 
-#[tokio::test]
+// Paused clock: the sleep returns once every task is idle, so a run that
+// would start has started (and no real time passes).
+#[tokio::test(start_paused = true)]
 async fn a_paused_consumer_runs_nothing_until_it_resumes() {
     let bus = EventBus::new();
     let runs = Arc::new(AtomicUsize::new(0));
@@ -116,7 +118,8 @@ async fn a_paused_consumer_runs_nothing_until_it_resumes() {
         let bus = bus.clone();
         async move { bus.request::<u8>("paused", 7u8).await.map(|m| *m.body()) }
     });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // Within the request's 30 s timeout.
+    tokio::time::sleep(Duration::from_secs(10)).await;
     assert_eq!(runs.load(Ordering::SeqCst), 0, "queued, not run");
     c.resume();
     assert_eq!(waiting.await.unwrap().unwrap(), 7);

@@ -192,7 +192,9 @@ async fn concurrent_senders_keep_their_own_order() {
     }
 }
 
-#[tokio::test]
+// Paused clock: the sleep below returns once every task is idle, so a
+// late delivery would have happened (and no real time passes).
+#[tokio::test(start_paused = true)]
 async fn nothing_is_delivered_after_unregister() {
     let bus = EventBus::new();
     let (tx, mut rx) = channel();
@@ -207,11 +209,14 @@ async fn nothing_is_delivered_after_unregister() {
         bus.send("gone", 2u32).await.unwrap_err().kind(),
         SendErrorKind::NoHandlers
     );
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
     assert!(rx.try_recv().is_err());
 }
 
-#[tokio::test]
+// Paused clock: the handler's 20 ms take no real time, and the sleep
+// below returns once every task is idle, so a discarded message that was
+// handled anyway would have been.
+#[tokio::test(start_paused = true)]
 async fn unregister_waits_for_the_running_handler_and_discards_the_queue() {
     let bus = EventBus::new();
     let (started_tx, mut started) = channel();
@@ -232,7 +237,7 @@ async fn unregister_waits_for_the_running_handler_and_discards_the_queue() {
     // The handler that was running finished before unregister returned...
     assert_eq!(rx.try_recv().ok(), Some(0));
     // ...and the four queued messages were discarded, never handled.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
     assert!(rx.try_recv().is_err());
     let m = bus.metrics();
     assert_eq!((m.handled, m.discarded), (1, 4));
