@@ -116,6 +116,78 @@ impl Cluster {
     }
 }
 
+/// The messages a NATS server delivered to the subscriptions of `address`
+/// (a plain one: its subjects are `codecbus.s.{address}` and
+/// `codecbus.p.{address}`), by its own count.
+#[cfg(feature = "nats")]
+fn server_delivered(server: &harness::NatsServer, address: &str) -> u64 {
+    let subjects = [
+        format!("codecbus.s.{address}"),
+        format!("codecbus.p.{address}"),
+    ];
+    let connz = server
+        .monitor("/connz?subs=detail&limit=1024")
+        .expect("the server's monitoring endpoint");
+    let connections = connz["connections"].as_array().cloned().unwrap_or_default();
+    connections
+        .iter()
+        .flat_map(|c| {
+            c["subscriptions_list_detail"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|sub| subjects.iter().any(|s| sub["subject"].as_str() == Some(s)))
+        .map(|sub| sub["msgs"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+impl Cluster {
+    /// Waits until nothing more can arrive for `address` on `nodes`, with
+    /// `expected` messages delivered: on NATS the server's own count of
+    /// what it delivered to the address's subscriptions is `expected`
+    /// (final once every node flushed: each one's messages were processed
+    /// before its flush was answered), and the nodes read as many; in
+    /// memory (where each message goes into the inboxes at once) the nodes
+    /// read `expected`. And every message a node gave its consumers was
+    /// handled. A late or duplicate delivery would be counted by then: no
+    /// sleep needed to see one.
+    async fn settled(&self, nodes: &[&EventBus], address: &str, expected: u64) {
+        for node in nodes {
+            node.flush().await.unwrap();
+        }
+        #[cfg(feature = "nats")]
+        if let Self::Nats(server) = self {
+            eventually("the server delivered them", || {
+                server_delivered(server, address) >= expected
+            })
+            .await;
+            assert_eq!(
+                server_delivered(server, address),
+                expected,
+                "the server delivered each message once to each node"
+            );
+        }
+        #[cfg(not(feature = "nats"))]
+        let _ = address;
+        let received = || {
+            nodes
+                .iter()
+                .map(|n| n.metrics().remote_received)
+                .sum::<u64>()
+        };
+        eventually("the nodes read and handled them", || {
+            received() >= expected
+                && nodes.iter().all(|n| {
+                    let m = n.metrics();
+                    m.handled == m.delivered
+                })
+        })
+        .await;
+        assert_eq!(received(), expected);
+    }
+}
+
 /// Runs each case against the in-memory cluster (`in_memory::`) and, with
 /// the `nats` feature, against a `nats-server` (`nats::`); a case may ask
 /// for a `max_payload`.
@@ -181,7 +253,7 @@ async fn send_goes_to_exactly_one_consumer_across_both_nodes(c: Cluster) {
         sender.send("work", n).await.unwrap();
     }
     eventually("every send handled", || tally.total() == N as usize).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    c.settled(&[&a, &b], "work", N).await;
     let mut all: Vec<u64> = ["a1", "a2", "b1"]
         .iter()
         .flat_map(|w| tally.get(w))
@@ -228,7 +300,8 @@ async fn publish_reaches_every_consumer_on_every_node_once(c: Cluster) {
         a.publish("news", n).await.unwrap();
     }
     eventually("every publish handled", || tally.total() == 40).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Once per node: one message each, however many consumers.
+    c.settled(&[&a, &b], "news", 20).await;
     for who in ["a1", "a2", "b1", "a-local"] {
         assert_eq!(tally.get(who), (0..10).collect::<Vec<_>>(), "{who}");
     }

@@ -65,6 +65,69 @@ async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
+/// The subjects of the durable address `payments` (`{prefix}.js.s.` and
+/// `{prefix}.js.p.`), and of its dead letters: each names the address's
+/// stream to the server.
+const SENDS: &str = "codecbus.js.s.payments";
+const PUBLISHES: &str = "codecbus.js.p.payments";
+const DEAD_LETTERS: &str = "codecbus.js.s.payments.dead";
+
+/// The stream behind `subject`, as the server knows it.
+async fn stream_of(server: &NatsServer, subject: &str) -> async_nats::jetstream::stream::Stream {
+    let client = async_nats::connect(server.url())
+        .await
+        .expect("a client of the test server");
+    let js = async_nats::jetstream::new(client);
+    let name = js
+        .stream_by_subject(subject)
+        .await
+        .expect("the stream of the subject");
+    js.get_stream(&name).await.expect("the stream")
+}
+
+/// Waits until the server holds nothing more for the JetStream consumer
+/// `consumer` (`send`, or `node-{name}` for publishes) of the stream behind
+/// `subject`: every message stored for it was delivered (none pending)
+/// and acknowledged (none awaiting its ack, none waiting to be delivered
+/// again). From then on the server delivers it nothing until a new
+/// message is stored: what the handlers saw is all they will ever see.
+/// The server's own state, where a fixed sleep would miss a late
+/// redelivery (and take its time).
+async fn wait_until_settled(server: &NatsServer, subject: &str, consumer: &str) {
+    let stream = stream_of(server, subject).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let info = stream
+            .consumer_info(consumer)
+            .await
+            .expect("the consumer's info");
+        if info.num_pending == 0 && info.num_ack_pending == 0 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "consumer {consumer} of {subject} not settled within 20 s: {} not delivered, {} awaiting their ack",
+            info.num_pending,
+            info.num_ack_pending
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits until the JetStream consumer `consumer` of the stream behind
+/// `subject` exists on the server.
+async fn wait_for_consumer(server: &NatsServer, subject: &str, consumer: &str) {
+    let stream = stream_of(server, subject).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while stream.consumer_info(consumer).await.is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "no consumer {consumer} of {subject} within 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Records (id, delivery count) of every message a consumer saw.
 #[derive(Default, Clone)]
 struct Seen(Arc<Mutex<Vec<(u64, u32)>>>);
@@ -109,8 +172,8 @@ async fn a_handler_failing_twice_gets_the_message_a_third_time() {
         .await
         .unwrap();
     eventually("three deliveries", || seen.len() >= 3).await;
-    // Nothing more comes: the third delivery was acknowledged.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Nothing more comes: the server has the third delivery acknowledged.
+    wait_until_settled(&server, SENDS, "send").await;
     assert_eq!(seen.all(), [(1, 1), (1, 2), (1, 3)]);
     let m = bus.metrics();
     assert_eq!(
@@ -162,8 +225,10 @@ async fn an_always_failing_handler_sends_the_message_to_the_dead_letter_address(
     assert_eq!(deliveries.as_deref(), Some("3"));
     assert_eq!(reason.as_deref(), Some("card declined"));
     assert_eq!(attempts.all(), [(9, 1), (9, 2), (9, 3)]);
-    // Moved once, handled no more.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Moved once, handled no more: the server holds nothing more for
+    // either consumer.
+    wait_until_settled(&server, SENDS, "send").await;
+    wait_until_settled(&server, DEAD_LETTERS, "send").await;
     assert!(dead.try_recv().is_err());
     assert_eq!(attempts.len(), 3);
     // Two failures given back, one dead letter; the dead letter itself
@@ -222,7 +287,8 @@ async fn a_restarted_consumer_node_picks_up_where_it_left_off() {
         })
     };
     eventually("the other 50 and the publish", || seen.len() >= 101).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_until_settled(&server, SENDS, "send").await;
+    wait_until_settled(&server, PUBLISHES, "node-consumer").await;
     let mut want: Vec<u64> = (0..100).collect();
     want.push(1000);
     assert_eq!(
@@ -278,8 +344,9 @@ async fn publish_reaches_every_node_and_every_local_consumer_once() {
     }));
     a.flush().await.unwrap();
     b.flush().await.unwrap();
-    // The consumers of publishes exist once the readers started.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Each node's consumer of publishes exists once its reader started.
+    wait_for_consumer(&server, PUBLISHES, "node-a").await;
+    wait_for_consumer(&server, PUBLISHES, "node-b").await;
     for id in 0..20 {
         let report = a
             .publish("payments", Payment { id, cents: 2 })
@@ -292,7 +359,8 @@ async fn publish_reaches_every_node_and_every_local_consumer_once() {
         ["a1", "a2", "b1", "a-local"].iter().all(|w| count(w) >= 20)
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_until_settled(&server, PUBLISHES, "node-a").await;
+    wait_until_settled(&server, PUBLISHES, "node-b").await;
     for who in ["a1", "a2", "b1", "a-local"] {
         let mut ids = got.lock().unwrap()[who].clone();
         ids.sort_unstable();
@@ -327,7 +395,7 @@ async fn sends_are_shared_by_the_nodes_of_the_group() {
         a.send("payments", Payment { id, cents: 3 }).await.unwrap();
     }
     eventually("400 handled", || seen_a.len() + seen_b.len() >= 400).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_until_settled(&server, SENDS, "send").await;
     let mut all = seen_a.ids();
     all.extend(seen_b.ids());
     all.sort_unstable();
@@ -371,8 +439,10 @@ async fn a_stream_consumer_acks_by_intent_and_a_dropped_message_comes_back() {
     assert_eq!((third.body().id, third.delivery_count()), (5, 3));
     third.ack();
     drop(third);
-    let none = tokio::time::timeout(Duration::from_secs(4), stream.recv()).await;
-    assert!(none.is_err(), "acknowledged: not delivered again");
+    // Acknowledged: the server will not deliver it again.
+    wait_until_settled(&server, SENDS, "send").await;
+    let none = futures_util::FutureExt::now_or_never(stream.recv());
+    assert!(none.is_none(), "acknowledged: not delivered again");
     bus.close().await;
 }
 
@@ -408,8 +478,15 @@ async fn a_message_id_is_stored_once() {
         .await
         .unwrap();
     eventually("three messages", || seen.len() >= 3).await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    wait_until_settled(&server, SENDS, "send").await;
     assert_eq!(seen.ids(), [77, 78, 78]);
+    // Stored once: three messages in the stream for five sends.
+    let stored = stream_of(&server, SENDS)
+        .await
+        .get_info()
+        .await
+        .expect("the stream's info");
+    assert_eq!(stored.state.messages, 3);
     let ids = ids.lock().unwrap().clone();
     assert!(ids.contains(&"payment-77".to_owned()), "{ids:?}");
     let generated: Vec<_> = ids.iter().filter(|i| *i != "payment-77").collect();
@@ -646,8 +723,10 @@ async fn a_request_style_handler_acknowledges_sends() {
         bus.metrics().durable_acked == 3
     })
     .await;
-    // Past the redelivery delay and the ack wait: nothing comes again.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Nothing comes again: the server holds nothing more for the
+    // consumer, nor any dead letter.
+    wait_until_settled(&server, SENDS, "send").await;
+    wait_until_settled(&server, DEAD_LETTERS, "send").await;
     assert_eq!(seen.all(), [(1, 1), (2, 1), (3, 1)]);
     assert_eq!(dead.len(), 0, "nothing dead-lettered");
     let m = bus.metrics();
@@ -773,7 +852,7 @@ async fn a_publish_is_acknowledged_when_every_local_consumer_handled_it() {
         }
     });
     bus.flush().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_for_consumer(&server, PUBLISHES, "node-a").await;
     bus.publish("payments", Payment { id: 5, cents: 1 })
         .await
         .unwrap();
@@ -781,7 +860,7 @@ async fn a_publish_is_acknowledged_when_every_local_consumer_handled_it() {
         slow.len() == 2 && fast.len() == 2
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_until_settled(&server, PUBLISHES, "node-a").await;
     assert_eq!(slow.all(), [(5, 1), (5, 2)]);
     assert_eq!(fast.all(), [(5, 1), (5, 2)]);
     let m = bus.metrics();

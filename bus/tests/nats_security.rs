@@ -481,6 +481,20 @@ const PERMISSIONS: &str = r#"authorization {
 #[derive(Default, Clone)]
 struct Events(Arc<Mutex<Vec<NatsEvent>>>);
 
+/// The connection name of the node under attack.
+const NODE: &str = "attacked-node";
+
+/// How many connections named `name` the server has closed (it keeps the
+/// last 10 000 closed connections).
+fn closed_connections(server: &NatsServer, name: &str) -> usize {
+    let connz = server
+        .monitor("/connz?state=closed&limit=1024")
+        .expect("the server's monitoring endpoint");
+    connz["connections"]
+        .as_array()
+        .map_or(0, |all| all.iter().filter(|c| c["name"] == name).count())
+}
+
 impl Events {
     fn watch(&self, o: NatsOptions) -> NatsOptions {
         let seen = self.clone();
@@ -789,9 +803,25 @@ impl RawPeer {
 /// skips such messages instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_header_blocks_from_a_raw_peer() {
-    let server = NatsServer::for_test("malformed_header_blocks_from_a_raw_peer");
+    let monitored = Config {
+        monitor: true,
+        ..Config::default()
+    };
+    let server = NatsServer::for_test_with("malformed_header_blocks_from_a_raw_peer", &monitored);
     let events = Events::default();
-    let node = connect(events.watch(options(&server.url()))).await.unwrap();
+    let node = connect(events.watch(options(&server.url()).connection_name(NODE)))
+        .await
+        .unwrap();
+    // The node's disconnects as its client reported them, once they are
+    // all the server has seen (its closed connections of the node): a
+    // late event is counted, where a fixed wait could miss it.
+    let reported_disconnects = async || {
+        eventually("every disconnect the server saw reported", || {
+            events.count(|e| *e == NatsEvent::Disconnected) == closed_connections(&server, NODE)
+        })
+        .await;
+        events.count(|e| *e == NatsEvent::Disconnected)
+    };
     let handled = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&handled);
     let _c = node.consumer("target", move |m: Message<u64>| {
@@ -872,10 +902,8 @@ async fn malformed_header_blocks_from_a_raw_peer() {
         let back = started.elapsed();
         let failures = std::mem::take(&mut kind_failures);
         // The client reports a disconnect through its event task, which
-        // may lag: give it a moment for the per-kind report, and assert on
-        // the running total, which a late event cannot push too high.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let now = events.count(|e| *e == NatsEvent::Disconnected);
+        // may lag: counted once the server's closed connections agree.
+        let now = reported_disconnects().await;
         let disconnects = now - before;
         assert!(
             now - first <= sent + 1,
@@ -938,8 +966,7 @@ async fn malformed_header_blocks_from_a_raw_peer() {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let disconnects = events.count(|e| *e == NatsEvent::Disconnected) - before;
+    let disconnects = reported_disconnects().await - before;
     assert!(disconnects <= 20, "{disconnects} disconnects for 20 blocks");
     eprintln!(
         "20 malformed blocks in 2 s: {disconnects} node disconnects; requests meanwhile (300 ms timeout): {answered} answered, failed: {failed:?}"
