@@ -4,6 +4,7 @@
 //! connection) behind.
 
 mod common;
+#[cfg(feature = "nats")]
 #[path = "common/nats.rs"]
 mod harness;
 
@@ -116,6 +117,7 @@ async fn dropping_the_last_handle_leaves_no_task_behind() {
     );
 }
 
+#[cfg(feature = "nats")]
 #[tokio::test]
 async fn dropping_the_last_handle_of_a_clustered_bus_closes_its_connection() {
     let config = harness::Config {

@@ -493,10 +493,17 @@ async fn an_unsampled_caller_gets_no_spans_and_its_context_travels_on() {
         .instrument(caller)
         .await
         .unwrap();
-    // The consumer got the caller's context, its flags "not sampled".
-    assert_eq!(
-        reply.body(),
-        &format!("00-4bf92f3577b34da6a3ce929d0e0e4736-{caller_id}-00")
+    // The consumer got the caller's trace, its flags "not sampled": its
+    // parent is the request's own span, unsampled too (a child of the
+    // caller's), so the handler runs in that trace and what it replies or
+    // sends carries it on.
+    let (head, tail) = reply.body().split_at(36);
+    assert_eq!(head, "00-4bf92f3577b34da6a3ce929d0e0e4736-");
+    assert!(tail.ends_with("-00"), "{}", reply.body());
+    assert_ne!(
+        &tail[..16],
+        caller_id.to_string(),
+        "the request's span is the parent"
     );
     // A sampled request after it, to know the exporter has had time.
     let _marker = echo_traceparent(&bus, "trace.unsampled.marker");

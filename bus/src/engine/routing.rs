@@ -154,7 +154,11 @@ pub(crate) fn observation(state: &State, address: &str) -> Option<Observation> {
     let (traced, carry) = match state.telemetry.trace_operation() {
         Decision::Trace => (true, None),
         Decision::Skip => (false, None),
-        Decision::Carry(span) => (false, Some(span)),
+        // Inside an unsampled trace: spans as well, children of it and so
+        // unsampled, so that the consumer's handler runs in that trace and
+        // what it replies or sends carries the context on (as a message
+        // from the cluster with an unsampled context does).
+        Decision::Carry(span) => (true, Some(span)),
     };
     if probe.is_none() && !traced && carry.is_none() {
         return None;
