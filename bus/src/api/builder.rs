@@ -188,18 +188,20 @@ impl EventBusBuilder {
     /// * a send, publish or request made inside a span joins that span's
     ///   trace, traced when the trace is sampled (its OpenTelemetry
     ///   context says so; any span without one counts as sampled); inside
-    ///   an unsampled OpenTelemetry span it makes no span and carries that
-    ///   span's context on, so the trace stays whole for whoever samples
-    ///   it downstream;
+    ///   an unsampled OpenTelemetry span its spans are unsampled children
+    ///   of that span (made, not exported), so the handler runs in that
+    ///   trace and the context travels on with flag `00` for whoever
+    ///   samples downstream;
     /// * one made outside any span starts a trace with probability
     ///   `ratio`;
-    /// * a message from the cluster follows the sampled flag of the
-    ///   `traceparent` header it carries (feature `opentelemetry` on the
-    ///   sending node); one without context is traced only when `ratio`
-    ///   is 1.
+    /// * a message from the cluster with a `traceparent` header (feature
+    ///   `opentelemetry`, read through the global propagator) gets spans
+    ///   in that trace, sampled or not as its flag says, so its reply and
+    ///   what its handler sends keep the context; one without context is
+    ///   traced only when `ratio` is 1.
     ///
-    /// A message outside every sampled trace makes no span: it costs about
-    /// what it costs with traces off. With OpenTelemetry, let the SDK's
+    /// A message outside every trace that is not drawn makes no span: it
+    /// costs about what it costs with traces off. With OpenTelemetry, let the SDK's
     /// sampler follow its parent (`Sampler::ParentBased`) so that what the
     /// bus samples is exported.
     ///
