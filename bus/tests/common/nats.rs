@@ -384,11 +384,57 @@ impl NatsServer {
             child: None,
             watchdog: Some(watchdog),
         };
-        server.spawn();
+        server.spawn_on_free_ports();
         server
     }
 
+    /// The first start: a port found free may be taken by another process
+    /// before the server binds it; then the server starts again on other
+    /// client and monitoring ports (the routes a cluster's peers name stay).
+    fn spawn_on_free_ports(&mut self) {
+        for _ in 0..4 {
+            match self.try_spawn() {
+                Ok(()) => return,
+                Err(log) if log.contains("address already in use") => {
+                    self.child = None;
+                    self.move_ports();
+                }
+                Err(log) => panic!("{log}"),
+            }
+        }
+        self.spawn();
+    }
+
+    /// New client and monitoring ports, written into the config.
+    fn move_ports(&mut self) {
+        let path = self.dir.join("server.conf");
+        let mut text = std::fs::read_to_string(&path).expect("read the server config");
+        let port = free_port();
+        text = text.replace(
+            &format!("listen: 127.0.0.1:{}\n", self.port),
+            &format!("listen: 127.0.0.1:{port}\n"),
+        );
+        self.port = port;
+        if let Some(old) = self.monitor_port {
+            let http = free_port();
+            text = text.replace(
+                &format!("http: 127.0.0.1:{old}\n"),
+                &format!("http: 127.0.0.1:{http}\n"),
+            );
+            self.monitor_port = Some(http);
+        }
+        std::fs::write(&path, text).expect("write the server config");
+    }
+
     fn spawn(&mut self) {
+        if let Err(log) = self.try_spawn() {
+            panic!("{log}");
+        }
+    }
+
+    /// Starts the server and waits until it accepts connections; what
+    /// went wrong otherwise.
+    fn try_spawn(&mut self) -> Result<(), String> {
         let log = std::fs::File::create(self.dir.join("server.log")).expect("server log");
         let child = Command::new(&self.binary)
             .arg("-c")
@@ -402,26 +448,26 @@ impl NatsServer {
             watchdog.watch(child.id());
         }
         self.child = Some(child);
-        self.wait_ready();
+        self.wait_ready()
     }
 
     /// Waits until the server greets a client with its `INFO` line.
-    fn wait_ready(&mut self) {
+    fn wait_ready(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(child) = &mut self.child
                 && let Ok(Some(status)) = child.try_wait()
             {
-                panic!(
+                return Err(format!(
                     "nats-server exited ({status}) before accepting connections:\n{}",
                     self.log()
-                );
+                ));
             }
             if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
                 let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
                 let mut buf = [0u8; 4];
                 if stream.read_exact(&mut buf).is_ok() && &buf == b"INFO" {
-                    return;
+                    return Ok(());
                 }
             }
             assert!(
