@@ -440,6 +440,8 @@
 
 mod api;
 mod base;
+#[cfg(feature = "bridge")]
+pub mod bridge;
 mod engine;
 mod telemetry;
 mod transport;
