@@ -1,6 +1,6 @@
 //! `request`: replies, failures of every kind, timeouts, conversations.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,8 +3,7 @@
 //! directory) started by the harness.
 #![cfg(feature = "jetstream")]
 
-#[path = "common/nats.rs"]
-mod harness;
+use crate::harness;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -6,12 +6,10 @@
 //! requests and conversations, headers, codecs by name, failures, the size
 //! limit.
 
-mod common;
+use crate::common;
 #[cfg(feature = "nats")]
-#[path = "common/nats.rs"]
-mod harness;
-#[path = "common/tally.rs"]
-mod tally;
+use crate::harness;
+use crate::tally;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,10 +3,9 @@
 //! bus whose last handle is dropped leaving no task (and, clustered, no
 //! connection) behind.
 
-mod common;
+use crate::common;
 #[cfg(feature = "nats")]
-#[path = "common/nats.rs"]
-mod harness;
+use crate::harness;
 
 use std::time::{Duration, Instant};
 

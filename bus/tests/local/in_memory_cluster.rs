@@ -4,7 +4,7 @@
 //! body crosses encoded (never the sender's allocation), and a bus has one
 //! cluster transport.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

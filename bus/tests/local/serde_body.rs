@@ -2,10 +2,9 @@
 //! each consumer gets its own deep copy; across NATS the body is encoded
 //! with rmp-serde and decoded on the other node by its codec name.
 
-mod common;
+use crate::common;
 #[cfg(feature = "nats")]
-#[path = "common/nats.rs"]
-mod harness;
+use crate::harness;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -6,9 +6,8 @@
 //! by the tests.
 #![cfg(feature = "nats")]
 
-mod common;
-#[path = "common/nats.rs"]
-mod harness;
+use crate::common;
+use crate::harness;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -9,8 +9,7 @@
 //! both to be gone.
 #![cfg(all(feature = "nats", target_os = "linux"))]
 
-#[path = "common/nats.rs"]
-mod harness;
+use crate::harness;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -89,7 +88,8 @@ fn children(how: &str) -> (Reaped, Vec<(u32, PathBuf)>) {
         Command::new(exe)
             .args([
                 "--exact",
-                "child_starts_a_server",
+                // The test's path in the `cluster` binary.
+                "nats_harness::child_starts_a_server",
                 "--ignored",
                 "--nocapture",
             ])

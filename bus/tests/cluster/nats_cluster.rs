@@ -13,10 +13,8 @@
 //! stream's leader.
 #![cfg(feature = "nats")]
 
-#[path = "common/nats.rs"]
-mod harness;
-#[path = "common/tally.rs"]
-mod tally;
+use crate::harness;
+use crate::tally;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

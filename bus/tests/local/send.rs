@@ -1,7 +1,7 @@
 //! `send`: round-robin, no handlers, type mismatch, full queue, ordering,
 //! unregister, metrics.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The codec registry: collected from `inventory` at build, conflicts,
 //! manual registration, listing.
 
-mod common;
+use crate::common;
 
 use std::any::TypeId;
 

@@ -3,8 +3,7 @@
 //! two paths can never drift apart.
 #![cfg(feature = "nats")]
 
-#[path = "common/nats.rs"]
-mod harness;
+use crate::harness;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -3,9 +3,8 @@
 //! refusals are counted on the node that refused.
 #![cfg(all(feature = "nats", feature = "json"))]
 
-mod common;
-#[path = "common/nats.rs"]
-mod harness;
+use crate::common;
+use crate::harness;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

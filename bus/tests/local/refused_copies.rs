@@ -3,7 +3,7 @@
 //! `request` and `publish` alike. `Copied` counts every clone its
 //! `transform` makes.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

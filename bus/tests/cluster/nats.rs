@@ -5,11 +5,9 @@
 //! in-memory cluster alike; this file has what only NATS has.
 #![cfg(feature = "nats")]
 
-mod common;
-#[path = "common/nats.rs"]
-mod harness;
-#[path = "common/tally.rs"]
-mod tally;
+use crate::common;
+use crate::harness;
+use crate::tally;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! `publish`: every consumer, shared vs copied bodies, mismatches, full
 //! queues.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

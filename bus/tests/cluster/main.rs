@@ -1,0 +1,24 @@
+//! The cluster on a real nats-server, one test binary: the conformance
+//! suite (also run against the in-memory cluster), routing and failures
+//! across nodes, durable addresses on JetStream, security (TLS, users,
+//! nkeys, permissions), specs, property tests of bodies, and the test
+//! harness itself. Each test starts a server of its own on free loopback
+//! ports (`common/nats.rs`), so the tests of one binary share nothing.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/nats.rs"]
+#[allow(dead_code)]
+mod harness;
+#[path = "../common/tally.rs"]
+#[allow(dead_code)]
+mod tally;
+
+mod conformance;
+mod nats;
+mod nats_cluster;
+mod nats_durable;
+mod nats_harness;
+mod nats_prop;
+mod nats_security;
+mod nats_spec;
