@@ -5,7 +5,7 @@
 //! cd fuzz && cargo run --example seeds -- DIR     # into DIR/<target>/
 //! ```
 //!
-//! Seeds are the byte vectors of `codec-core/tests/vectors.rs` (integer,
+//! Seeds are the byte vectors of `codec-core/tests/codecs/vectors.rs` (integer,
 //! length and extension-type layouts), sample values of the fuzz types,
 //! small sub-documents of the JSON documents (`data/json/` in the
 //! repository, as for the benchmarks, or the folder in
@@ -253,7 +253,7 @@ fn time_of_day() -> time::Time {
     time::Time::from_hms_nano(23, 59, 58, 123_456_789).expect("a valid time")
 }
 
-/// The golden layouts of `codec-core/tests/vectors.rs`.
+/// The golden layouts of `codec-core/tests/codecs/vectors.rs`.
 fn vectors() -> Vec<Vec<u8>> {
     let mut v: Vec<Vec<u8>> = vec![
         // integers and scalars

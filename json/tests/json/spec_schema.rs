@@ -235,11 +235,11 @@ fn corpus_documents_pass_their_schemas() {
 
 use codecbus_json as json;
 
-#[path = "../../data/json/specs.rs"]
+#[path = "../../../data/json/specs.rs"]
 mod corpus;
 
 #[cfg(feature = "proptest")]
-#[path = "spec_gen_support/mod.rs"]
+#[path = "../spec_gen_support/mod.rs"]
 mod support;
 
 #[cfg(feature = "proptest")]

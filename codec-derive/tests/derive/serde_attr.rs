@@ -6,7 +6,7 @@
 //! `MessageCodec`), then each side decodes the other's bytes. Hostile input
 //! gives errors with the field's path, never a panic.
 
-mod common;
+use crate::common;
 
 use common::{agree_named, hex};
 

@@ -5,7 +5,7 @@
 
 #![cfg(feature = "proptest")]
 
-#[path = "spec_gen_support/mod.rs"]
+#[path = "../spec_gen_support/mod.rs"]
 mod support;
 
 use std::collections::BTreeSet;
@@ -274,7 +274,7 @@ fn a_generator_is_deterministic_for_a_runner() {
 
 use codecbus_json as json;
 
-#[path = "../../data/json/specs.rs"]
+#[path = "../../../data/json/specs.rs"]
 mod corpus;
 
 /// The specs of the corpus documents, large and full of patterns, generate

@@ -45,12 +45,12 @@ fn find(name: &str) -> Option<&'static CodecRegistration> {
 
 #[test]
 fn default_name_is_module_path_and_type() {
-    let reg = find("registry::DefaultName").expect("registered under its module path");
+    let reg = find("derive::registry::DefaultName").expect("registered under its module path");
     assert_eq!(reg.type_id(), TypeId::of::<DefaultName>());
     assert!(reg.type_name().ends_with("DefaultName"));
-    assert!(find("registry::nested::Inner").is_some());
+    assert!(find("derive::registry::nested::Inner").is_some());
     // Raw identifiers are registered without `r#`.
-    assert!(find("registry::nested::Raw").is_some());
+    assert!(find("derive::registry::nested::Raw").is_some());
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn custom_names() {
         find("events.shape").unwrap().type_id(),
         TypeId::of::<Shape>()
     );
-    assert!(find("registry::CustomName").is_none());
+    assert!(find("derive::registry::CustomName").is_none());
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn generic_types_are_not_registered() {
 fn each_type_is_registered_once() {
     let mut names: Vec<&str> = registrations()
         .map(CodecRegistration::name)
-        .filter(|n| n.starts_with("registry::") || n.contains('.'))
+        .filter(|n| n.starts_with("derive::registry::") || n.contains('.'))
         .collect();
     names.sort_unstable();
     let before = names.len();

@@ -14,7 +14,7 @@ use codecbus_core::{MessageCodec, from_slice, to_vec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-mod common;
+use crate::common;
 
 use common::hex;
 
