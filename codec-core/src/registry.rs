@@ -17,7 +17,15 @@ pub type AnyBody = Arc<dyn Any + Send + Sync>;
 ///
 /// `#[derive(MessageCodec)]` submits one for every non-generic type; a bus
 /// collects them all when it is built (see [`registrations`]). Build one by
-/// hand with [`CodecRegistration::of`] for a hand-written codec.
+/// hand with [`CodecRegistration::of`] for a hand-written codec, and add the
+/// names it was known by before with [`with_aliases`](Self::with_aliases).
+///
+/// The name travels with every message between processes, and the
+/// receiving node decodes by it: give types that cross processes a name of
+/// their own (`#[codec(name = "shop.order.v1")]`) rather than the derive's
+/// default (the module path and the type name), which changes whenever the
+/// type moves to another module, and then differs between the nodes of a
+/// rolling deploy.
 ///
 /// # Examples
 ///
@@ -35,6 +43,7 @@ pub type AnyBody = Arc<dyn Any + Send + Sync>;
 #[derive(Clone, Copy)]
 pub struct CodecRegistration {
     name: &'static str,
+    aliases: &'static [&'static str],
     immutable: bool,
     type_name: fn() -> &'static str,
     type_id: fn() -> TypeId,
@@ -51,6 +60,7 @@ impl CodecRegistration {
     {
         Self {
             name,
+            aliases: &[],
             immutable: T::IMMUTABLE,
             type_name: std::any::type_name::<T>,
             type_id: TypeId::of::<T>,
@@ -60,9 +70,59 @@ impl CodecRegistration {
         }
     }
 
+    /// The same registration, also known by the codec names `aliases`: the
+    /// names the type was registered under before a rename.
+    ///
+    /// A bus decodes a message that arrives under an alias as this type (a
+    /// message from a node still running the older build), and always
+    /// sends under [`name`](Self::name). An alias that is another codec's
+    /// name or alias makes the bus's build fail; one equal to this
+    /// registration's own name, or given twice, changes nothing. The
+    /// derive's `#[codec(aliases("..."))]` calls this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_core::CodecRegistration;
+    ///
+    /// // `Vec<u32>` was registered as "numbers", and is now "numbers.v2".
+    /// const NUMBERS: CodecRegistration =
+    ///     CodecRegistration::of::<Vec<u32>>("numbers.v2").with_aliases(&["numbers"]);
+    /// assert_eq!(NUMBERS.name(), "numbers.v2");
+    /// assert_eq!(NUMBERS.aliases(), ["numbers"]);
+    /// ```
+    pub const fn with_aliases(self, aliases: &'static [&'static str]) -> Self {
+        Self { aliases, ..self }
+    }
+
     /// The codec name (the wire name of the type).
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The codec names this type was known by before (see
+    /// [`with_aliases`](Self::with_aliases)); empty unless some were given.
+    /// A bus decodes a message named by one of them as this type, and
+    /// never sends under them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_core::MessageCodec;
+    ///
+    /// #[derive(MessageCodec, Clone)]
+    /// #[codec(name = "billing.invoice.v2", aliases("billing::invoices::Invoice", "billing.invoice"))]
+    /// struct Invoice {
+    ///     id: u64,
+    /// }
+    ///
+    /// let reg = codecbus_core::registrations()
+    ///     .find(|r| r.name() == "billing.invoice.v2")
+    ///     .unwrap();
+    /// assert_eq!(reg.aliases(), ["billing::invoices::Invoice", "billing.invoice"]);
+    /// ```
+    pub fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
     }
 
     /// Whether local delivery shares the body instead of copying it.
@@ -118,6 +178,7 @@ impl fmt::Debug for CodecRegistration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CodecRegistration")
             .field("name", &self.name)
+            .field("aliases", &self.aliases)
             .field("type_name", &self.type_name())
             .field("immutable", &self.immutable)
             .finish()

@@ -37,12 +37,35 @@
 /// assert_eq!(body.downcast_ref::<Serde<LegacyOrder>>().unwrap().id, 7);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// After a rename, list the names the type had before, as the derive's
+/// `#[codec(aliases("..."))]`: a node still sending an old name is
+/// understood, and every node sends the new one.
+///
+/// ```
+/// use codecbus_core::serde_codec;
+/// # #[derive(serde::Serialize, serde::Deserialize, Clone)]
+/// # struct Customer { id: u64 }
+///
+/// serde_codec!(Customer, "crm.customer.v2", aliases("crm.customer.v1"));
+///
+/// let reg = codecbus_core::registrations()
+///     .find(|r| r.name() == "crm.customer.v2")
+///     .unwrap();
+/// assert_eq!(reg.aliases(), ["crm.customer.v1"]);
+/// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 #[macro_export]
 macro_rules! serde_codec {
     ($ty:ty, $name:expr $(,)?) => {
         $crate::__private::inventory::submit! {
             $crate::CodecRegistration::of::<$crate::Serde<$ty>>($name)
+        }
+    };
+    ($ty:ty, $name:expr, aliases($($alias:expr),+ $(,)?) $(,)?) => {
+        $crate::__private::inventory::submit! {
+            $crate::CodecRegistration::of::<$crate::Serde<$ty>>($name)
+                .with_aliases(&[$($alias),+])
         }
     };
 }

@@ -47,6 +47,7 @@ impl Level {
 const CONTAINER_KEYS: &[Symbol] = &[
     IMMUTABLE,
     NAME,
+    ALIASES,
     AS_ARRAY,
     RENAME_ALL,
     CRATE,
@@ -113,6 +114,9 @@ pub(crate) struct Container {
     pub(crate) immutable: Option<Span>,
     /// The codec name literal (`name = "..."`).
     pub(crate) name: Option<LitStr>,
+    /// `aliases("...", ...)`: the span of the key and the names the type
+    /// had before, each a non-empty literal, none twice.
+    pub(crate) aliases: Option<(Span, Vec<LitStr>)>,
     /// Span of the `as_array` key when present.
     pub(crate) as_array: Option<Span>,
     pub(crate) rename_all: RenameRule,
@@ -201,6 +205,7 @@ impl Container {
     pub(crate) fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> Self {
         let mut immutable = Attr::none(cx, IMMUTABLE);
         let mut name = Attr::none(cx, NAME);
+        let mut aliases = Attr::none(cx, ALIASES);
         let mut as_array = Attr::none(cx, AS_ARRAY);
         let mut rename_all = Attr::none(cx, RENAME_ALL);
         let mut crate_path = Attr::none(cx, CRATE);
@@ -232,6 +237,10 @@ impl Container {
                     } else {
                         name.set(&meta.path, lit);
                     }
+                }
+            } else if meta.path == ALIASES {
+                if let Some(names) = lit_str_list(cx, meta, ALIASES)? {
+                    aliases.set(&meta.path, names);
                 }
             } else if meta.path == RENAME_ALL {
                 if let Some(lit) = lit_str(cx, meta, RENAME_ALL)? {
@@ -276,6 +285,7 @@ impl Container {
         Container {
             immutable: immutable.flag(),
             name: name.value(),
+            aliases: aliases.get(),
             as_array: as_array.flag(),
             rename_all: rename_all.value().unwrap_or(RenameRule::None),
             crate_path: crate_path.value(),
@@ -564,6 +574,83 @@ fn lit_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: Symbol) -> syn::Result<O
         format_args!("expected a string literal: `{name} = \"...\"`"),
     );
     Ok(None)
+}
+
+/// The string literals of `what("...", ...)` (the codec names of
+/// `aliases`): at least one, each a non-empty string literal, none twice.
+/// Anything else is reported at the offending token, and the literals that
+/// passed are returned.
+fn lit_str_list(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    what: Symbol,
+) -> syn::Result<Option<Vec<LitStr>>> {
+    if !meta.input.peek(syn::token::Paren) {
+        let rest = skip_value(meta)?;
+        let mut tokens = meta.path.to_token_stream();
+        tokens.extend(rest);
+        cx.error_spanned_by(
+            tokens,
+            format_args!(
+                "`{what}` takes a list of the codec names the type had before: \
+                 `{what}(\"old.name\", ...)`"
+            ),
+        );
+        return Ok(None);
+    }
+    let content;
+    let parens = syn::parenthesized!(content in meta.input);
+    let items = match Punctuated::<syn::Expr, Token![,]>::parse_terminated(&content) {
+        Ok(items) => items,
+        Err(err) => {
+            cx.syn_error(err);
+            return Ok(None);
+        }
+    };
+    if items.is_empty() {
+        cx.error_at(
+            parens.span.join(),
+            format_args!(
+                "`{what}` needs at least one codec name: `{what}(\"old.name\")`, or no `{what}`"
+            ),
+        );
+        return Ok(None);
+    }
+    let mut names: Vec<LitStr> = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(lit) = expr_lit_str(&item) else {
+            cx.error_spanned_by(
+                item,
+                format_args!("expected a string literal: `{what}(\"old.name\", ...)`"),
+            );
+            continue;
+        };
+        if lit.value().is_empty() {
+            cx.error_spanned_by(&lit, "an alias must not be empty");
+        } else if names.iter().any(|seen| seen.value() == lit.value()) {
+            cx.error_spanned_by(&lit, format_args!("duplicate alias {:?}", lit.value()));
+        } else {
+            names.push(lit);
+        }
+    }
+    Ok(Some(names))
+}
+
+/// The string literal an expression is, also inside the invisible group of
+/// a `macro_rules!` expansion or in parentheses.
+fn expr_lit_str(expr: &syn::Expr) -> Option<LitStr> {
+    let mut expr = expr;
+    loop {
+        match expr {
+            syn::Expr::Group(group) => expr = &group.expr,
+            syn::Expr::Paren(paren) => expr = &paren.expr,
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(lit),
+                ..
+            }) => return Some(lit.clone()),
+            _ => return None,
+        }
+    }
 }
 
 /// The integer literal of `what = N` and its value; anything else, or a

@@ -201,6 +201,31 @@
 //! # Ok::<(), codecbus_core::DecodeError>(())
 //! ```
 //!
+//! # Codec names and rolling deploys
+//!
+//! **Give every type that crosses processes an explicit
+//! `#[codec(name = "...")]`.** The default codec name is the module path
+//! plus the type name (`shop::orders::Order`), and it is what travels on
+//! the wire: moving the type to another module, or renaming the crate,
+//! changes it. During a rolling deploy the nodes still on the old build
+//! send the old name, which the new nodes do not know (and the other way
+//! round): their messages fail to decode, a request with a `Codec` error.
+//! A name of your own (`"shop.order.v1"`) stays put whatever the code
+//! does.
+//!
+//! To rename a type that already travels, list its old names with
+//! [`aliases`](#codecaliases): the new build reads messages sent under
+//! them, and sends under the new name only, which the old build does not
+//! know. So change names in two deploys: first ship the new name as an
+//! alias of the old one (`name = "shop.order"` with `aliases("shop.order.v2")`
+//! reads both and still sends the old name), and once no node runs the
+//! build before it, make it the name (`name = "shop.order.v2"` with
+//! `aliases("shop.order")`). The same holds for the type of a reply: a node
+//! that replies under a name its requester does not know makes the request
+//! fail there with a `Codec` error. A bus logs the first message of each
+//! alias at warn level and counts it (`Metrics::old_codec_names`), which
+//! tells when older peers are still about.
+//!
 //! # Container attributes
 //!
 //! ## `#[codec(immutable)]`
@@ -231,9 +256,11 @@
 //! ## `#[codec(name = "...")]`
 //!
 //! The codec name the type is registered under, which travels with each
-//! message between nodes. The default is the module path and the type name
-//! (`my_crate::orders::Order`), which changes when the type moves: set a
-//! name for types that cross process boundaries. Not allowed on generic
+//! message between nodes: the receiving node decodes by it. The default is
+//! the module path and the type name (`my_crate::orders::Order`), which
+//! changes when the type moves, so **every type that crosses processes
+//! should carry an explicit name** (see [Codec names and rolling
+//! deploys](#codec-names-and-rolling-deploys)). Not allowed on generic
 //! types, which are not registered.
 //!
 //! ```
@@ -247,6 +274,32 @@
 //!
 //! let reg = codecbus_core::registrations().find(|r| r.name() == "orders.v1").unwrap();
 //! assert_eq!(reg.type_id(), std::any::TypeId::of::<Order>());
+//! ```
+//!
+//! ## `#[codec(aliases("...", ...))]`
+//!
+//! The codec names the type had before a rename, next to the `name` it has
+//! now: a bus decodes a message that arrives under an alias (from a node
+//! still running the older build) as this type, and sends it under `name`
+//! only. The registration carries them
+//! (`CodecRegistration::aliases`). One string literal or more, each
+//! non-empty, none twice, none equal to `name`; `aliases` needs an
+//! explicit `name` and a registered type (not generic, not
+//! `unregistered`). An alias that is another codec's name or alias fails
+//! the bus's build like two types under one name.
+//!
+//! ```
+//! use codecbus_core::MessageCodec;
+//!
+//! // Was `shop::orders::Order` (the default name), then "shop.order".
+//! #[derive(MessageCodec, Clone)]
+//! #[codec(name = "shop.order.v2", aliases("shop::orders::Order", "shop.order"))]
+//! struct Order {
+//!     id: u64,
+//! }
+//!
+//! let reg = codecbus_core::registrations().find(|r| r.name() == "shop.order.v2").unwrap();
+//! assert_eq!(reg.aliases(), ["shop::orders::Order", "shop.order"]);
 //! ```
 //!
 //! ## `#[codec(as_array)]`
@@ -707,7 +760,10 @@
 //! without `union`, a variant of a `union` with neither `tag` nor `other`,
 //! a tag used twice or over `u32::MAX`, `tag` and `other` on one variant,
 //! two catch-alls, a catch-all that is not a tuple variant of two fields,
-//! and `rename` on a variant of a `union`. After such an error the type
+//! and `rename` on a variant of a `union`. For `aliases`: a value that is
+//! not a list, an empty list, an item that is not a string literal, an
+//! empty alias, one given twice or equal to `name`, and `aliases` without
+//! `name`, on a generic type or on an `unregistered` one. After such an error the type
 //! still gets a placeholder `MessageCodec` impl, so its uses elsewhere do
 //! not add errors of their own. Type errors point at the field: a field
 //! type without `MessageCodec`, a skipped field without `Default`, a
@@ -745,6 +801,13 @@ use syn::{DeriveInput, parse_macro_input};
 
 /// Derives `codecbus_core::MessageCodec` (and, for `#[codec(immutable)]`,
 /// `codecbus_core::Immutable`), and registers non-generic types with the bus.
+///
+/// **Types that cross processes should carry an explicit
+/// `#[codec(name = "...")]`**: the default codec name is the module path
+/// plus the type name, so moving the type to another module changes its
+/// name on the wire and breaks a cluster during a rolling deploy. Rename
+/// with `#[codec(name = "new", aliases("old"))]` (see [Codec names and
+/// rolling deploys](crate#codec-names-and-rolling-deploys)).
 ///
 /// See the [crate documentation](crate) for the wire format, the decoding
 /// rules and the `#[codec(...)]` attributes.

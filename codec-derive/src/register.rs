@@ -1,5 +1,5 @@
 // Generates the `inventory` submission that lets a bus find the codec by
-// name at start. Only for types without generic parameters (a registration
+// name (and by its aliases, the names it had before) at start. Only for types without generic parameters (a registration
 // names one concrete `'static` type) and not for `#[codec(unregistered)]`
 // ones (a type that is not `Send + Sync + 'static` can still be encoded).
 
@@ -25,8 +25,12 @@ pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     };
     // Spanned on the type name: a type that is not `Send + Sync + 'static`
     // is reported there.
+    let aliases = match &input.attrs.aliases {
+        Some((_, aliases)) => quote!(.with_aliases(&[#(#aliases),*])),
+        None => TokenStream::new(),
+    };
     let record = quote_spanned! {ident.span()=>
-        #krate::__private::CodecRegistration::of::<#ident>(#name)
+        #krate::__private::CodecRegistration::of::<#ident>(#name) #aliases
     };
     quote! {
         #krate::__private::inventory::submit! {

@@ -11,6 +11,7 @@ pub(crate) struct Symbol(pub(crate) &'static str);
 pub(crate) const CODEC: Symbol = Symbol("codec");
 
 // container
+pub(crate) const ALIASES: Symbol = Symbol("aliases");
 pub(crate) const AS_ARRAY: Symbol = Symbol("as_array");
 pub(crate) const BOUND: Symbol = Symbol("bound");
 pub(crate) const CRATE: Symbol = Symbol("crate");

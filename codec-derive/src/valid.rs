@@ -151,6 +151,50 @@ fn check_container(cx: &Ctxt, input: &Input<'_>) {
              there is no codec to name",
         );
     }
+    check_aliases(cx, input);
+}
+
+/// `aliases`: on a registered type with an explicit `name`, none of them
+/// that name.
+fn check_aliases(cx: &Ctxt, input: &Input<'_>) {
+    let Some((span, aliases)) = &input.attrs.aliases else {
+        return;
+    };
+    if input.attrs.unregistered.is_some() {
+        cx.error_at(
+            *span,
+            "`aliases` has no effect on an `unregistered` type: nothing is registered under them",
+        );
+        return;
+    }
+    if input.is_generic() {
+        cx.error_at(
+            *span,
+            "`aliases` is not allowed on a generic type: generic types are not registered, so \
+             there is no codec to name",
+        );
+        return;
+    }
+    let Some(name) = &input.attrs.name else {
+        cx.error_at(
+            *span,
+            "`aliases` needs an explicit `name = \"...\"`: the aliases are the codec names the \
+             type had before, the name the one it has now (a default name, the module path, \
+             would change again with the next move)",
+        );
+        return;
+    };
+    for alias in aliases {
+        if alias.value() == name.value() {
+            cx.error_spanned_by(
+                alias,
+                format_args!(
+                    "alias {:?} is the codec name itself: list only the names the type had before",
+                    alias.value()
+                ),
+            );
+        }
+    }
 }
 
 fn check_fields(cx: &Ctxt, input: &Input<'_>, style: Style, fields: &[Field<'_>], what: &str) {

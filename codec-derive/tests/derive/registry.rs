@@ -66,6 +66,91 @@ fn custom_names() {
     assert!(find("derive::registry::CustomName").is_none());
 }
 
+/// Renamed twice: first known by its default name, then as "shop.order".
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(
+    name = "shop.order.v2",
+    aliases("derive::registry::orders::Order", "shop.order")
+)]
+struct RenamedOrder {
+    id: u64,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(immutable, aliases("frozen.point.v1",), name = "frozen.point.v2")]
+struct RenamedPoint(i32, i32);
+
+macro_rules! aliased {
+    ($name:literal, $alias:literal) => {
+        #[derive(MessageCodec, Clone)]
+        #[codec(name = $name, aliases($alias))]
+        struct FromMacro;
+    };
+}
+aliased!("macro.type.v2", "macro.type.v1");
+
+#[test]
+fn a_registration_carries_its_aliases_in_order() {
+    let order = find("shop.order.v2").expect("registered under its name");
+    assert_eq!(order.type_id(), TypeId::of::<RenamedOrder>());
+    assert_eq!(
+        order.aliases(),
+        ["derive::registry::orders::Order", "shop.order"]
+    );
+    let point = find("frozen.point.v2").unwrap();
+    assert_eq!(point.aliases(), ["frozen.point.v1"]);
+    assert!(point.is_immutable());
+    assert_eq!(find("macro.type.v2").unwrap().aliases(), ["macro.type.v1"]);
+    let debug = format!("{order:?}");
+    assert!(
+        debug.contains(r#"aliases: ["derive::registry::orders::Order", "shop.order"]"#),
+        "{debug}"
+    );
+}
+
+#[test]
+fn an_alias_is_no_registration_of_its_own() {
+    // The aliases are for a bus's lookup by name: the registrations
+    // themselves are under the current name only.
+    for old in [
+        "derive::registry::orders::Order",
+        "shop.order",
+        "frozen.point.v1",
+    ] {
+        assert!(find(old).is_none(), "{old}");
+    }
+    let renamed = TypeId::of::<RenamedOrder>();
+    assert_eq!(
+        registrations().filter(|r| r.type_id() == renamed).count(),
+        1
+    );
+}
+
+#[test]
+fn types_without_aliases_have_none() {
+    assert!(find("orders.v2").unwrap().aliases().is_empty());
+    assert!(
+        find("derive::registry::DefaultName")
+            .unwrap()
+            .aliases()
+            .is_empty()
+    );
+}
+
+#[test]
+fn hand_written_registrations_take_aliases() {
+    const HAND: CodecRegistration =
+        CodecRegistration::of::<Vec<u32>>("numbers.v2").with_aliases(&["numbers"]);
+    assert_eq!(HAND.name(), "numbers.v2");
+    assert_eq!(HAND.aliases(), ["numbers"]);
+    assert!(CodecRegistration::of::<u8>("byte").aliases().is_empty());
+    // The rest of the record is that of `of`.
+    assert_eq!(HAND.type_id(), TypeId::of::<Vec<u32>>());
+    let mut w = Writer::new();
+    HAND.encode(&vec![1u32, 2], &mut w).unwrap();
+    assert_eq!(w.as_slice(), b"\x92\x01\x02");
+}
+
 #[test]
 fn types_inside_functions_are_registered() {
     #[derive(MessageCodec, Clone)]

@@ -1,0 +1,9 @@
+use codecbus_core::MessageCodec;
+
+#[derive(MessageCodec, Clone)]
+#[codec(name = "shop.order.v2", aliases("shop.order", ""))]
+struct Order {
+    id: u64,
+}
+
+fn main() {}
