@@ -316,7 +316,7 @@ where
     let address = format!("bench.publish.{name}");
     let received = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&received);
-    let options = ConsumerOptions::new().with_queue_capacity(1 << 20);
+    let options = ConsumerOptions::new().queue_capacity(1 << 20);
     let consumer = cl.rt.block_on(async {
         let consumer =
             cl.b.consumer_with(&address, options, move |_m: Message<T>| {
@@ -752,7 +752,7 @@ where
     let arrivals: [Arc<Arrivals>; 3] = std::array::from_fn(|_| Arc::default());
     let (elapsed, cpu, ratios) = cl.rt.block_on(async {
         let bus_arrivals = Arc::clone(&arrivals[0]);
-        let options = ConsumerOptions::new().with_queue_capacity(1 << 20);
+        let options = ConsumerOptions::new().queue_capacity(1 << 20);
         let consumer =
             cl.b.consumer_with(&address, options, move |_m: Message<T>| {
                 bus_arrivals.arrived();
@@ -894,7 +894,7 @@ where
         let counted = Arc::clone(&arrivals);
         let consumer = cl.b.consumer_with(
             &address,
-            ConsumerOptions::new().with_queue_capacity(1 << 20),
+            ConsumerOptions::new().queue_capacity(1 << 20),
             move |_m: Message<T>| {
                 counted.arrived();
                 async {}
@@ -1093,7 +1093,7 @@ where
     };
     let (a, b) = rt.block_on(async { (node("a").await.expect("a"), node("b").await.expect("b")) });
     let received = Arc::new(AtomicU64::new(0));
-    let options = ConsumerOptions::new().with_queue_capacity(1 << 20);
+    let options = ConsumerOptions::new().queue_capacity(1 << 20);
     let consumers = rt.block_on(async {
         let mut consumers = Vec::new();
         for address in ["bench.durable", "bench.plain"] {

@@ -125,6 +125,12 @@ struct Otel {
 }
 
 fn otel() -> Otel {
+    // The bus writes and reads trace context with the global propagator: W3C
+    // Trace Context, as a production program installs it (without one no
+    // context is written and the traced figures would be too low).
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
     let dispatch = |sampler: Sampler, level: LevelFilter| {
         let provider = SdkTracerProvider::builder()
             .with_sampler(sampler)

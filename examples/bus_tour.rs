@@ -176,7 +176,7 @@ async fn main() {
                 sku: "tea".into(),
                 quantity: 1,
             },
-            DeliveryOptions::new().with_timeout(Duration::from_millis(50)),
+            DeliveryOptions::new().timeout(Duration::from_millis(50)),
         )
         .await
         .expect_err("the slow consumer misses the deadline");
@@ -197,10 +197,8 @@ async fn main() {
 
 fn report(what: &str, err: &codecbus::bus::RequestError) {
     println!(
-        "error    {what:<18} kind {:?}, failure type {:?} ({}), code {}: {err}",
+        "error    {what:<18} kind {}, code {:?}: {err}",
         err.kind(),
-        err.failure_type(),
-        err.failure_type() as i32,
         err.failure_code(),
     );
 }

@@ -252,7 +252,7 @@ async fn ask(url: &str, count: u64) -> Result<(), String> {
     };
     match refused {
         Err(e) if e.kind() == RequestErrorKind::RecipientFailure => {
-            println!("refused as expected: {e} (code {})", e.failure_code());
+            println!("refused as expected: {e} (code {:?})", e.failure_code());
         }
         other => return Err(format!("expected a recipient failure, got {other:?}")),
     }

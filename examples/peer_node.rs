@@ -193,7 +193,7 @@ async fn serve(url: &str) -> Result<(), String> {
                 Ok(answer) => m.reply(answer.body().clone()),
                 Err(e) => {
                     let (kind, code) = (e.kind(), e.failure_code());
-                    m.fail(502, format!("peer.py answered {kind:?} {code}: {e}"))
+                    m.fail(502, format!("peer.py answered {kind:?} {code:?}: {e}"))
                 }
             }
         }

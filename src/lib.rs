@@ -51,7 +51,7 @@
 //! | feature | on by default | what it adds |
 //! |---|---|---|
 //! | `nats` | yes | the NATS cluster transport (`bus::NatsOptions`) |
-//! | `json` | yes | the immutable JSON value ([`json`], `jsobj!`, `jsarr!`) and consumers guarded by a JSON spec (`ConsumerOptions::with_spec`) |
+//! | `json` | yes | the immutable JSON value ([`json`], `jsobj!`, `jsarr!`) and consumers guarded by a JSON spec (`ConsumerOptions::spec`) |
 //! | `serde` | yes | serde types on the bus: `#[codec(serde)]` fields and the `Serde<T>` body (rmp-serde) |
 //! | `serde-json` | yes | `serde_json::Value` as a message |
 //! | `uuid`, `decimal`, `time`, `chrono` | yes | the extension types of `uuid::Uuid`, `rust_decimal::Decimal`, and `time`'s and `chrono`'s dates and times |
@@ -78,8 +78,10 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use codecbus_bus as bus;
-/// The codec crate, `codecbus-core`, as a whole (derived code reaches it as
-/// `codecbus::codec`).
+/// The codec crate, `codecbus-core`, as a whole: the path derived code
+/// reaches it by. Its items are at this crate's root (`codecbus::MessageCodec`,
+/// `codecbus::to_vec`, ...), the one path to name them by.
+#[doc(hidden)]
 pub use codecbus_core as codec;
 pub use codecbus_core::*;
 /// The immutable JSON value, the crate `codecbus-json`.

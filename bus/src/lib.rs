@@ -39,7 +39,7 @@
 //!
 //! let err = bus.request::<Quote>("prices", String::new()).await.unwrap_err();
 //! assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
-//! assert_eq!((err.failure_code(), err.to_string().as_str()), (400, "empty symbol"));
+//! assert_eq!((err.failure_code(), err.to_string().as_str()), (Some(400), "empty symbol"));
 //!
 //! let err = bus.request::<Quote>("nowhere", "ACME".to_string()).await.unwrap_err();
 //! assert_eq!(err.kind(), RequestErrorKind::NoHandlers);
@@ -138,7 +138,7 @@
 //! # Back-pressure
 //!
 //! Each consumer has a bounded queue (1000 messages unless set per consumer
-//! with [`ConsumerOptions::with_queue_capacity`] or per bus with
+//! with [`ConsumerOptions::queue_capacity`] or per bus with
 //! [`EventBusBuilder::default_queue_capacity`]). The bus never waits for
 //! queue space and never drops silently:
 //!
@@ -263,7 +263,7 @@
 //!   `#[must_use]`.
 //!
 //! With the `json` feature a consumer of JSON values can be guarded by a
-//! spec (`ConsumerOptions::with_spec`): a body that does not conform is
+//! spec (`ConsumerOptions::spec`): a body that does not conform is
 //! refused before it is queued, with every violation in the caller's error,
 //! and counted in [`Metrics::invalid`].
 //!
@@ -326,7 +326,7 @@
 //! * [`local_consumer`](EventBus::local_consumer)s are never exported: only
 //!   their own node reaches them (`publish` serves them directly; `send` and
 //!   `request` stay local when every consumer of the address on this node
-//!   is local-only). [`DeliveryOptions::with_local_only`] keeps a message in
+//!   is local-only). [`DeliveryOptions::local_only`] keeps a message in
 //!   process.
 //! * Across NATS, `send` and `publish` have NATS's at-most-once delivery:
 //!   `Ok` means the server took the message; with no consumer anywhere it
@@ -414,7 +414,7 @@
 //! | `nats` | the NATS cluster transport: `NatsOptions`, `EventBusBuilder::nats` |
 //! | `jetstream` | durable addresses on NATS JetStream: `NatsOptions::durable`, `DurableOptions` |
 //! | `unstable-async-nats` | `NatsOptions::configure_async_nats`, outside this crate's semver |
-//! | `json` | consumers guarded by a JSON spec: `ConsumerOptions::with_spec` |
+//! | `json` | consumers guarded by a JSON spec: `ConsumerOptions::spec` |
 //! | `metrics` | per-address series through the `metrics` facade: `EventBusBuilder::metrics` |
 //! | `opentelemetry` | trace context in message headers, through the program's global OpenTelemetry propagator (W3C Trace Context with `TraceContextPropagator`), so the spans of [`EventBusBuilder::traces`] join one trace across nodes |
 //!
@@ -447,21 +447,22 @@ mod telemetry;
 mod transport;
 
 pub use crate::api::builder::EventBusBuilder;
+pub use crate::api::builder::states as builder;
 pub use crate::api::bus::EventBus;
 pub use crate::api::consumer::{HandlerResult, MessageConsumer, MessageStream};
 pub use crate::api::message::Message;
 pub use crate::api::producer::MessageProducer;
 pub use crate::base::body::{IntoBody, Shared};
 pub use crate::base::error::{
-    BuildError, BuildErrorKind, Error, NO_FAILURE_CODE, PublishError, PublishErrorKind,
-    RegistryError, RegistryErrorKind, ReplyError, ReplyErrorKind, ReplyFailure, RequestError,
+    BuildError, BuildErrorKind, Error, FlushError, PublishError, PublishErrorKind,
+    RegistryError, RegistryErrorKind, ReplyError, ReplyErrorKind, RequestError,
     RequestErrorKind, SendError, SendErrorKind, ShutdownError,
 };
 pub use crate::base::headers::Headers;
 pub use crate::base::interceptor::{DeliveryContext, DeliveryKind, Verdict};
 pub use crate::base::metrics::Metrics;
 pub use crate::base::options::{
-    ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DEFAULT_TIMEOUT, DeliveryOptions,
+    ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DEFAULT_TIMEOUT, DeliveryOptions, ReplyOptions,
 };
 pub use crate::base::report::PublishReport;
 #[cfg(feature = "metrics")]
@@ -474,7 +475,10 @@ pub use codecbus_core as codec;
 pub use codecbus_core::{CodecRegistration, MessageCodec};
 
 /// The cluster's payload code, for the fuzz targets in `fuzz/`
-/// (`decode_lz4_frame`): not part of the API, outside this crate's semver.
+/// (`decode_lz4_frame`): compiled only under `--cfg fuzzing` (which
+/// `cargo fuzz` sets, as does `fuzz/.cargo/config.toml`), never part of
+/// the API.
+#[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::transport::cluster::{PayloadRead, read_payload, write_payload};

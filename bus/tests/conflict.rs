@@ -1,4 +1,4 @@
-//! Two linked types under one codec name: `EventBus::try_new` reports the
+//! Two linked types under one codec name: `EventBus::builder().build()` reports the
 //! conflict (the cause, naming both types, as its `source()`),
 //! `EventBus::new` panics with the message and the cause. A test binary of
 //! its own, since every bus built in it meets the conflict.
@@ -21,8 +21,8 @@ struct Second {
 }
 
 #[test]
-fn try_new_returns_the_conflict_naming_both_types() {
-    let err = EventBus::try_new().unwrap_err();
+fn build_returns_the_conflict_naming_both_types() {
+    let err = EventBus::builder().build().unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
     let text = err.to_string();
     assert_eq!(

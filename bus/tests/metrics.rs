@@ -185,7 +185,7 @@ async fn every_outcome_agrees_with_the_snapshot() {
     let _prices_b = bus.consumer("prices", |_m: Message<String>| async {});
     let full = bus.consumer_with(
         "full",
-        ConsumerOptions::new().with_queue_capacity(1),
+        ConsumerOptions::new().queue_capacity(1),
         |_m: Message<u32>| async {},
     );
     full.pause();
@@ -208,7 +208,7 @@ async fn every_outcome_agrees_with_the_snapshot() {
         .request_with::<u32>(
             "silent",
             1u32,
-            DeliveryOptions::new().with_timeout(Duration::from_millis(20)),
+            DeliveryOptions::new().timeout(Duration::from_millis(20)),
         )
         .await
         .unwrap_err();
@@ -226,7 +226,7 @@ async fn every_outcome_agrees_with_the_snapshot() {
     bus.send_with(
         "orders",
         1u32,
-        DeliveryOptions::new().with_header("drop", "1"),
+        DeliveryOptions::new().header("drop", "1"),
     )
     .await
     .unwrap_err();

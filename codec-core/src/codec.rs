@@ -43,6 +43,13 @@ pub trait MessageCodec: Encode + for<'de> Decode<'de> {
     /// copying it. `true` exactly when the type is [`Immutable`].
     const IMMUTABLE: bool;
 
+    /// Whether the type only points to another codec's value (`Box<T>`,
+    /// `Arc<T>`): such a field is written as its target, and the bus
+    /// refuses it as a message type at compile time, where a consumer of
+    /// `T` would never take it (pass an `Arc` with `codecbus_bus::Shared`).
+    #[doc(hidden)]
+    const POINTER: bool = false;
+
     /// The body handed to one local consumer: the same allocation for
     /// immutable types, a deep copy otherwise.
     fn transform(body: &Arc<Self>) -> Arc<Self>;

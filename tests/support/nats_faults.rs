@@ -239,7 +239,7 @@ async fn requester(bus: EventBus, n: u64, stream: Arc<Stream>, s: Settings) -> u
         }
         let start = Instant::now();
         let request =
-            bus.request_with::<u64>(DOUBLE, i, DeliveryOptions::new().with_timeout(s.timeout));
+            bus.request_with::<u64>(DOUBLE, i, DeliveryOptions::new().timeout(s.timeout));
         let how = match tokio::time::timeout(hang, request).await {
             Err(_) => End::Hung,
             Ok(Ok(reply)) => {

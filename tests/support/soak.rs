@@ -301,7 +301,7 @@ async fn panicking_inner(requests: u64, after: u64) -> Result<u64, String> {
             }
         })
     };
-    let options = DeliveryOptions::new().with_timeout(Duration::from_millis(100));
+    let options = DeliveryOptions::new().timeout(Duration::from_millis(100));
     let mut failures = 0;
     for seq in 0..requests {
         let result = bus
@@ -345,7 +345,7 @@ pub async fn churn(messages: u64) -> Result<u64, String> {
         let seen = Arc::clone(&stable_seen);
         bus.consumer_with(
             "churn",
-            ConsumerOptions::new().with_queue_capacity(messages as usize + 1),
+            ConsumerOptions::new().queue_capacity(messages as usize + 1),
             move |_m: Message<Tick>| {
                 let seen = Arc::clone(&seen);
                 async move {
@@ -380,7 +380,7 @@ pub async fn churn(messages: u64) -> Result<u64, String> {
             let (gone, late) = (Arc::clone(&gone), Arc::clone(&late));
             bus.consumer_with(
                 "churn",
-                ConsumerOptions::new().with_queue_capacity(64),
+                ConsumerOptions::new().queue_capacity(64),
                 move |_m: Message<Tick>| {
                     let (gone, late) = (Arc::clone(&gone), Arc::clone(&late));
                     async move {

@@ -20,7 +20,21 @@ use crate::engine::{NatsOptions, connect_nats};
 use crate::telemetry::{Sampling, Telemetry};
 
 /// Builds an [`EventBus`]: default timeout and queue capacity, extra codec
-/// registrations, interceptors.
+/// registrations, interceptors, telemetry, and the cluster it joins.
+///
+/// The type parameter is the cluster transport, chosen once:
+/// [`InProcess`] (the default) and [`InMemory`] builders are finished with
+/// [`build`](EventBusBuilder::build), a [`Nats`](states::Nats)
+/// builder with `connect().await`. A builder joins at most one cluster,
+/// and a NATS builder cannot be finished without connecting: the compiler
+/// says so, not a run-time error.
+///
+/// ```compile_fail
+/// # use codecbus_bus::{EventBus, InMemoryCluster};
+/// let cluster = InMemoryCluster::new();
+/// // no method `in_memory_cluster` on a builder that joined a cluster already
+/// let _ = EventBus::builder().in_memory_cluster(&cluster).in_memory_cluster(&cluster);
+/// ```
 ///
 /// # Examples
 ///
@@ -36,7 +50,7 @@ use crate::telemetry::{Sampling, Telemetry};
 /// assert_eq!(bus.default_timeout(), Duration::from_secs(5));
 /// ```
 #[must_use]
-pub struct EventBusBuilder {
+pub struct EventBusBuilder<C = InProcess> {
     default_timeout: Duration,
     default_capacity: usize,
     codecs: Vec<CodecRegistration>,
@@ -45,12 +59,40 @@ pub struct EventBusBuilder {
     trace_sampling: f64,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::telemetry::options::MetricsOptions>,
-    #[cfg(feature = "nats")]
-    nats: Option<NatsOptions>,
-    in_memory: Option<InMemoryCluster>,
+    cluster: C,
 }
 
-impl Default for EventBusBuilder {
+/// The cluster transports of an [`EventBusBuilder`], its type parameter
+/// (`codecbus_bus::builder`):
+/// which one a builder has decides how it is finished.
+pub mod states {
+    #[cfg(doc)]
+    use crate::EventBusBuilder;
+    use crate::engine::InMemoryCluster;
+    #[cfg(feature = "nats")]
+    use crate::engine::NatsOptions;
+
+    /// No cluster: the bus is purely in-process
+    /// ([`EventBusBuilder::build`]).
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct InProcess;
+
+    /// A node of an [`InMemoryCluster`](crate::InMemoryCluster)
+    /// ([`EventBusBuilder::in_memory_cluster`], then `build`).
+    #[derive(Debug, Clone)]
+    pub struct InMemory(pub(crate) InMemoryCluster);
+
+    /// A node of a NATS cluster ([`EventBusBuilder::nats`], then
+    /// `connect().await`).
+    #[cfg(feature = "nats")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nats")))]
+    #[derive(Debug)]
+    pub struct Nats(pub(crate) NatsOptions);
+}
+
+use states::{InMemory, InProcess};
+
+impl Default for EventBusBuilder<InProcess> {
     fn default() -> Self {
         Self {
             default_timeout: DEFAULT_TIMEOUT,
@@ -61,14 +103,12 @@ impl Default for EventBusBuilder {
             trace_sampling: 1.0,
             #[cfg(feature = "metrics")]
             metrics: None,
-            #[cfg(feature = "nats")]
-            nats: None,
-            in_memory: None,
+            cluster: InProcess,
         }
     }
 }
 
-impl EventBusBuilder {
+impl<C> EventBusBuilder<C> {
     /// How long a request waits for its reply unless its options say
     /// otherwise ([`DEFAULT_TIMEOUT`] by default).
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
@@ -248,51 +288,25 @@ impl EventBusBuilder {
         self
     }
 
-    /// Joins an [`InMemoryCluster`](crate::InMemoryCluster): the bus built
-    /// exports its consumers (all but local-only ones) to the cluster's
-    /// other buses and sends, publishes and requests through it, as it
-    /// would through NATS, with no server. For tests of multi-node code.
-    ///
-    /// # Examples
-    ///
-    /// See [`InMemoryCluster`](crate::InMemoryCluster).
-    pub fn in_memory_cluster(mut self, cluster: &InMemoryCluster) -> Self {
-        self.in_memory = Some(cluster.clone());
-        self
+    /// The same settings with another cluster transport, and the one it
+    /// had.
+    fn rejoin<D>(self, cluster: D) -> (EventBusBuilder<D>, C) {
+        let builder = EventBusBuilder {
+            default_timeout: self.default_timeout,
+            default_capacity: self.default_capacity,
+            codecs: self.codecs,
+            interceptors: self.interceptors,
+            traces: self.traces,
+            trace_sampling: self.trace_sampling,
+            #[cfg(feature = "metrics")]
+            metrics: self.metrics,
+            cluster,
+        };
+        (builder, self.cluster)
     }
 
-    /// Builds the bus, collecting every codec registration linked into the
-    /// program (the derive submits one per type) plus those added with
-    /// [`codec`](EventBusBuilder::codec).
-    ///
-    /// Only crates linked into the binary contribute registrations.
-    ///
-    /// The bus is in-process, or a node of the in-memory cluster it was
-    /// given; a builder with a NATS configuration (`nats`, with the `nats`
-    /// feature) is finished with `connect` instead.
-    ///
-    /// # Errors
-    ///
-    /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
-    /// when two different types use one codec name, or one type is
-    /// registered under two names (its [`source`](std::error::Error::source),
-    /// a [`RegistryError`](crate::RegistryError), names the types and the names);
-    /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) when the
-    /// builder has a NATS configuration (which needs `connect().await`).
-    pub fn build(mut self) -> Result<EventBus, BuildError> {
-        #[cfg(feature = "nats")]
-        if self.nats.is_some() {
-            return Err(BuildError::new(
-                crate::base::error::BuildErrorKind::Config,
-                "this builder has a NATS configuration: finish it with `connect().await`, which connects to the server"
-                    .to_owned(),
-                None,
-            ));
-        }
-        let joined = match self.in_memory.take() {
-            None => Joined::Alone,
-            Some(cluster) => Joined::InMemory(cluster),
-        };
+    /// Builds the bus on `joined`, in the calling thread.
+    fn start(self, joined: Joined) -> Result<EventBus, BuildError> {
         let parts = self.into_parts()?;
         Ok(EventBus {
             state: State::start(parts, joined),
@@ -331,9 +345,55 @@ impl EventBusBuilder {
     }
 }
 
+impl EventBusBuilder<InProcess> {
+    /// Joins an [`InMemoryCluster`](crate::InMemoryCluster): the bus built
+    /// exports its consumers (all but local-only ones) to the cluster's
+    /// other buses and sends, publishes and requests through it, as it
+    /// would through NATS, with no server. For tests of multi-node code.
+    ///
+    /// # Examples
+    ///
+    /// See [`InMemoryCluster`](crate::InMemoryCluster).
+    pub fn in_memory_cluster(self, cluster: &InMemoryCluster) -> EventBusBuilder<InMemory> {
+        self.rejoin(InMemory(cluster.clone())).0
+    }
+
+    /// Builds the in-process bus, collecting every codec registration
+    /// linked into the program (the derive submits one per type) plus
+    /// those added with [`codec`](EventBusBuilder::codec).
+    ///
+    /// Only crates linked into the binary contribute registrations.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
+    /// when two different types use one codec name, or one type is
+    /// registered under two names (its [`source`](std::error::Error::source),
+    /// a [`RegistryError`](crate::RegistryError), names the types and the names);
+    /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) for a
+    /// setting out of its range ([`trace_sampling`](Self::trace_sampling)).
+    pub fn build(self) -> Result<EventBus, BuildError> {
+        self.start(Joined::Alone)
+    }
+}
+
+impl EventBusBuilder<InMemory> {
+    /// Builds the bus as a node of its in-memory cluster, collecting the
+    /// codec registrations as the in-process
+    /// [`build`](EventBusBuilder::build) does.
+    ///
+    /// # Errors
+    ///
+    /// As the in-process [`build`](EventBusBuilder::build).
+    pub fn build(self) -> Result<EventBus, BuildError> {
+        let (builder, InMemory(cluster)) = self.rejoin(InProcess);
+        builder.start(Joined::InMemory(cluster))
+    }
+}
+
 #[cfg(feature = "nats")]
 #[cfg_attr(docsrs, doc(cfg(feature = "nats")))]
-impl EventBusBuilder {
+impl EventBusBuilder<InProcess> {
     /// Joins a cluster through NATS: the bus built by
     /// [`connect`](EventBusBuilder::connect) exports its consumers (all but
     /// local-only ones) and sends, publishes and requests through the NATS
@@ -341,19 +401,27 @@ impl EventBusBuilder {
     ///
     /// # Examples
     ///
-    /// See [`NatsOptions`](crate::NatsOptions).
-    pub fn nats(mut self, options: NatsOptions) -> Self {
-        self.nats = Some(options);
-        self
+    /// See [`NatsOptions`](crate::NatsOptions). A NATS builder has no
+    /// `build`: it is finished by connecting.
+    ///
+    /// ```compile_fail
+    /// # use codecbus_bus::{EventBus, NatsOptions};
+    /// let _ = EventBus::builder().nats(NatsOptions::new("nats://127.0.0.1:4222")).build();
+    /// ```
+    pub fn nats(self, options: NatsOptions) -> EventBusBuilder<states::Nats> {
+        self.rejoin(states::Nats(options)).0
     }
+}
 
-    /// Builds the bus and, when it has a NATS configuration, connects to
-    /// the server before returning it; without one it is
-    /// [`build`](EventBusBuilder::build).
+#[cfg(feature = "nats")]
+#[cfg_attr(docsrs, doc(cfg(feature = "nats")))]
+impl EventBusBuilder<states::Nats> {
+    /// Builds the bus and connects it to the NATS server before returning
+    /// it.
     ///
     /// # Errors
     ///
-    /// As [`build`](EventBusBuilder::build), and
+    /// As the in-process [`build`](EventBusBuilder::build), and
     /// [`BuildErrorKind::Connect`](crate::BuildErrorKind::Connect) when no
     /// server can be reached or one refuses the connection (authentication,
     /// TLS): the message names the servers, the source is the `async-nats`
@@ -390,19 +458,9 @@ impl EventBusBuilder {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn connect(mut self) -> Result<EventBus, BuildError> {
-        let Some(options) = self.nats.take() else {
-            return self.build();
-        };
-        if self.in_memory.is_some() {
-            return Err(BuildError::new(
-                crate::base::error::BuildErrorKind::Config,
-                "this builder joins both NATS and an in-memory cluster: a bus has one cluster transport"
-                    .to_owned(),
-                None,
-            ));
-        }
-        let parts = self.into_parts()?;
+    pub async fn connect(self) -> Result<EventBus, BuildError> {
+        let (builder, states::Nats(options)) = self.rejoin(InProcess);
+        let parts = builder.into_parts()?;
         let connected = connect_nats(options, &parts.telemetry).await?;
         Ok(EventBus {
             state: State::start(parts, Joined::Nats(Box::new(connected))),
@@ -410,7 +468,7 @@ impl EventBusBuilder {
     }
 }
 
-impl fmt::Debug for EventBusBuilder {
+impl<C: fmt::Debug> fmt::Debug for EventBusBuilder<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("EventBusBuilder");
         d.field("default_timeout", &self.default_timeout)
@@ -420,9 +478,7 @@ impl fmt::Debug for EventBusBuilder {
             .field("trace_sampling", &self.trace_sampling);
         #[cfg(feature = "metrics")]
         d.field("metrics", &self.metrics);
-        #[cfg(feature = "nats")]
-        d.field("nats", &self.nats);
-        d.field("in_memory_cluster", &self.in_memory);
+        d.field("cluster", &self.cluster);
         d.finish_non_exhaustive()
     }
 }
@@ -431,14 +487,15 @@ impl fmt::Debug for EventBusBuilder {
 /// depend on its builder.
 impl EventBus {
     /// A bus with the defaults and every codec registration linked into the
-    /// program.
+    /// program: `EventBus::builder().build()` for programs whose codec
+    /// registrations are known not to conflict.
     ///
     /// # Panics
     ///
     /// When the linked registrations conflict: two types under one codec
-    /// name, or one type under two names (the message names both). Use
-    /// [`EventBus::try_new`] (or [`EventBusBuilder::build`]) to get that as
-    /// a [`BuildError`] instead.
+    /// name, or one type under two names (the message names both), a
+    /// mistake in the program like a duplicate route. Use
+    /// [`EventBusBuilder::build`] to get that as a [`BuildError`] instead.
     ///
     /// # Examples
     ///
@@ -446,48 +503,18 @@ impl EventBus {
     /// let bus = codecbus_bus::EventBus::new();
     /// assert!(bus.codecs().iter().any(|c| c.name() == "string"));
     /// ```
+    #[allow(clippy::new_without_default)] // a `Default` that can panic would surprise
     pub fn new() -> Self {
-        match Self::try_new() {
+        match Self::builder().build() {
             Ok(bus) => bus,
             // The whole chain: the message alone does not name the types.
             Err(err) => panic!("{}", err.report()),
         }
     }
 
-    /// [`EventBus::new`] without the panic: a bus with the defaults and
-    /// every codec registration linked into the program, or the conflict
-    /// among them. The same as `EventBus::builder().build()`.
-    ///
-    /// # Errors
-    ///
-    /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
-    /// when two types use one codec name or one type is registered under
-    /// two names; its [`source`](std::error::Error::source) names the types
-    /// and the names.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use codecbus_bus::EventBus;
-    ///
-    /// let bus = match EventBus::try_new() {
-    ///     Ok(bus) => bus,
-    ///     Err(err) => {
-    ///         eprintln!("{err}"); // cannot build the event bus: the codec registrations conflict
-    ///         if let Some(cause) = std::error::Error::source(&err) {
-    ///             eprintln!("caused by: {cause}"); // which name, which types
-    ///         }
-    ///         std::process::exit(1);
-    ///     }
-    /// };
-    /// assert!(bus.codec_by_name("u64").is_some());
-    /// ```
-    pub fn try_new() -> Result<Self, BuildError> {
-        Self::builder().build()
-    }
-
-    /// A builder, to set defaults, codecs and interceptors.
-    pub fn builder() -> EventBusBuilder {
+    /// A builder, to set defaults, codecs, interceptors, telemetry and the
+    /// cluster transport.
+    pub fn builder() -> EventBusBuilder<InProcess> {
         EventBusBuilder::default()
     }
 }

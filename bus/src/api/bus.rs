@@ -13,9 +13,9 @@ use codecbus_core::{CodecRegistration, MessageCodec};
 
 use crate::api::consumer::{HandlerResult, MessageConsumer, MessageStream, Typed};
 use crate::api::message::Message;
-use crate::base::body::IntoBody;
+use crate::base::body::{IntoBody, message_type};
 use crate::base::error::{
-    PublishError, RegistryError, RequestError, SendError, SendErrorKind, ShutdownError,
+    FlushError, PublishError, RegistryError, RequestError, SendError, ShutdownError,
 };
 use crate::base::metrics::Metrics;
 use crate::base::options::{ConsumerOptions, DeliveryOptions};
@@ -49,12 +49,6 @@ pub struct EventBus {
     pub(crate) state: Arc<State>,
 }
 
-impl Default for EventBus {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl fmt::Debug for EventBus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EventBus")
@@ -85,8 +79,8 @@ impl EventBus {
     ///
     /// # Errors
     ///
-    /// [`SendErrorKind::Transport`] when the bus is closed or the server
-    /// does not answer (the connection is down).
+    /// [`FlushError`] when the bus is closed or the server does not answer
+    /// (the connection is down).
     ///
     /// # Cancel safety
     ///
@@ -102,12 +96,9 @@ impl EventBus {
     /// bus.flush().await.unwrap(); // nothing to wait for in process
     /// # }
     /// ```
-    pub async fn flush(&self) -> Result<(), SendError> {
+    pub async fn flush(&self) -> Result<(), FlushError> {
         match &self.state.remote {
-            Some(remote) => remote
-                .flush()
-                .await
-                .map_err(|message| SendError::new(SendErrorKind::Transport, message)),
+            Some(remote) => remote.flush().await.map_err(FlushError::new),
             None => Ok(()),
         }
     }
@@ -440,7 +431,7 @@ impl EventBus {
     {
         self.consumer_with(
             address,
-            ConsumerOptions::new().with_local_only(true),
+            ConsumerOptions::new().local_only(true),
             handler,
         )
     }
@@ -460,7 +451,7 @@ impl EventBus {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let bus = EventBus::new();
-    /// let _c = bus.consumer_with("slow", ConsumerOptions::new().with_queue_capacity(8), |_m: Message<u32>| async {});
+    /// let _c = bus.consumer_with("slow", ConsumerOptions::new().queue_capacity(8), |_m: Message<u32>| async {});
     /// bus.send("slow", 1u32).await.unwrap();
     /// # }
     /// ```
@@ -476,6 +467,7 @@ impl EventBus {
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
+        const { message_type::<T>() };
         let address: Arc<str> = Arc::from(address);
         let handler = Typed::new(handler, &self.state, Arc::clone(&address));
         let runner = Runner::new(handler, Arc::clone(&address));
@@ -528,6 +520,7 @@ impl EventBus {
     where
         T: MessageCodec + Send + Sync + 'static,
     {
+        const { message_type::<T>() };
         let (address, id, rx) = self.state.register::<T>(address, &options, None);
         MessageStream::new(Arc::clone(&self.state), address, id, rx)
     }
@@ -594,7 +587,7 @@ impl EventBus {
     /// # async fn main() {
     /// let bus = EventBus::new();
     /// let mut stream = bus.consumer_stream::<u8>("a");
-    /// bus.send_with("a", 1u8, DeliveryOptions::new().with_header("k", "v")).await.unwrap();
+    /// bus.send_with("a", 1u8, DeliveryOptions::new().header("k", "v")).await.unwrap();
     /// assert_eq!(stream.recv().await.unwrap().headers().get("k"), Some("v"));
     /// # }
     /// ```
@@ -693,7 +686,7 @@ impl EventBus {
     /// # async fn main() {
     /// let bus = codecbus_bus::EventBus::new();
     /// let mut a = bus.consumer_stream::<u8>("t");
-    /// bus.publish_with("t", 5u8, DeliveryOptions::new().with_local_only(true)).await.unwrap();
+    /// bus.publish_with("t", 5u8, DeliveryOptions::new().local_only(true)).await.unwrap();
     /// assert_eq!(*a.recv().await.unwrap().body(), 5);
     /// # }
     /// ```
@@ -744,9 +737,8 @@ impl EventBus {
     /// (the consumer called `fail`, its handler returned `Err` or panicked,
     /// or it dropped the message unanswered), `TypeMismatch` (the consumer
     /// takes another type, or the reply is not an `R`), `QueueFull`,
-    /// `Dropped`. [`failure_type`](crate::base::error::Error::failure_type) gives the
-    /// Vert.x failure type, [`failure_code`](crate::base::error::Error::failure_code) the
-    /// code passed to `fail`.
+    /// `Dropped`. [`failure_code`](crate::base::error::Error::failure_code)
+    /// is the code passed to `fail`.
     ///
     /// # Cancel safety
     ///
@@ -809,7 +801,7 @@ impl EventBus {
     ///     tokio::time::sleep(Duration::from_secs(60)).await;
     ///     drop(m);
     /// });
-    /// let options = DeliveryOptions::new().with_timeout(Duration::from_millis(100));
+    /// let options = DeliveryOptions::new().timeout(Duration::from_millis(100));
     /// let err = bus.request_with::<u8>("mute", 1u8, options).await.unwrap_err();
     /// assert_eq!(err.kind(), RequestErrorKind::Timeout);
     /// assert_eq!(err.to_string(), "Timed out after waiting 100(ms) for a reply. address: mute");
@@ -839,6 +831,7 @@ impl EventBus {
         B: IntoBody,
         R: MessageCodec + Send + Sync + 'static,
     {
+        const { message_type::<R>() };
         let body = body.into_arc();
         let env = match routing::observation(&self.state, address) {
             None => routing::request(&self.state, Quiet, address, body, options).await?,

@@ -143,7 +143,7 @@ impl MessageConsumer {
     /// # async fn main() {
     /// let bus = EventBus::new();
     /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    /// let options = ConsumerOptions::new().with_queue_capacity(2);
+    /// let options = ConsumerOptions::new().queue_capacity(2);
     /// let c = bus.consumer_with("p", options, move |m: Message<u32>| {
     ///     let tx = tx.clone();
     ///     async move { tx.send(*m.body()).unwrap(); }

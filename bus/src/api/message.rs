@@ -11,7 +11,7 @@ use crate::base::body::IntoBody;
 use crate::base::error::{ReplyError, ReplyErrorKind, RequestError, RequestErrorKind};
 use crate::base::headers::{DELIVERY_HEADER, Headers};
 use crate::base::interceptor::DeliveryKind;
-use crate::base::options::DeliveryOptions;
+use crate::base::options::ReplyOptions;
 use crate::base::reply::{
     self, Ack, Closed, Completion, Failure, Outcome, ReplyEnvelope, ReplyTx, Turn,
 };
@@ -371,11 +371,11 @@ impl<T> Message<T> {
     /// # }
     /// ```
     pub fn reply<B: IntoBody>(&self, body: B) -> Result<(), ReplyError> {
-        self.reply_with(body, DeliveryOptions::new())
+        self.reply_with(body, ReplyOptions::new())
     }
 
-    /// [`reply`](Message::reply) with headers (the options' timeout and
-    /// local-only flag do not apply to a reply).
+    /// [`reply`](Message::reply) with headers (a plain reply waits for
+    /// nothing, so the options' timeout does not apply).
     ///
     /// # Errors
     ///
@@ -384,25 +384,20 @@ impl<T> Message<T> {
     /// # Examples
     ///
     /// ```
-    /// use codecbus_bus::{DeliveryOptions, EventBus, Message};
+    /// use codecbus_bus::{EventBus, Message, ReplyOptions};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let bus = EventBus::new();
     /// let _c = bus.consumer("a", |m: Message<u32>| async move {
-    ///     m.reply_with(*m.body() + 1, DeliveryOptions::new().with_header("by", "a"))
+    ///     m.reply_with(*m.body() + 1, ReplyOptions::new().header("by", "a"))
     /// });
     /// let r: Message<u32> = bus.request("a", 1u32).await.unwrap();
     /// assert_eq!((*r.body(), r.headers().get("by")), (2, Some("a")));
     /// # }
     /// ```
-    pub fn reply_with<B: IntoBody>(
-        &self,
-        body: B,
-        options: DeliveryOptions,
-    ) -> Result<(), ReplyError> {
-        let (_, headers, _) = options.into_parts();
-        self.send_reply(body.into_arc(), headers, None)
+    pub fn reply_with<B: IntoBody>(&self, body: B, options: ReplyOptions) -> Result<(), ReplyError> {
+        self.send_reply(body.into_arc(), options.headers, None)
     }
 
     /// Answers the request with `body`; `answer` is where the replier awaits
@@ -558,7 +553,7 @@ impl<T> Message<T> {
     where
         R: MessageCodec + Send + Sync + 'static,
     {
-        self.reply_and_request_with(body, DeliveryOptions::new())
+        self.reply_and_request_with(body, ReplyOptions::new())
             .await
     }
 
@@ -575,12 +570,13 @@ impl<T> Message<T> {
     pub async fn reply_and_request_with<R>(
         &self,
         body: impl IntoBody,
-        options: DeliveryOptions,
+        options: ReplyOptions,
     ) -> Result<Message<R>, RequestError>
     where
         R: MessageCodec + Send + Sync + 'static,
     {
-        let (timeout, headers, _) = options.into_parts();
+        const { crate::base::body::message_type::<R>() };
+        let ReplyOptions { timeout, headers } = options;
         let body = body.into_arc();
         let Awaits::Reply(_, inner) = &self.awaits else {
             return Err(no_reply_expected(&self.address).with_body(body as AnyBody));
@@ -627,7 +623,7 @@ impl<T> Message<T> {
     /// # Examples
     ///
     /// ```
-    /// use codecbus_bus::{EventBus, Message, ReplyFailure, RequestErrorKind};
+    /// use codecbus_bus::{EventBus, Message, RequestErrorKind};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -637,10 +633,13 @@ impl<T> Message<T> {
     /// });
     /// let err = bus.request::<String>("strict", "x".to_string()).await.unwrap_err();
     /// assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
-    /// assert_eq!(err.failure_type(), ReplyFailure::RecipientFailure);
-    /// assert_eq!((err.failure_code(), err.to_string().as_str()), (422, "not acceptable"));
+    /// assert_eq!((err.failure_code(), err.to_string().as_str()), (Some(422), "not acceptable"));
     /// # }
     /// ```
+    ///
+    /// The code is the requester's
+    /// [`failure_code`](crate::RequestError::failure_code); `-1`, Vert.x's
+    /// "no code", reads back as `None`.
     ///
     /// For a durable message (see [`is_durable`](Message::is_durable))
     /// `fail` asks for redelivery instead: the message is not

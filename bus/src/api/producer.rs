@@ -26,7 +26,7 @@ use crate::base::options::DeliveryOptions;
 /// let mut stream = bus.consumer_stream::<String>("audit");
 /// let producer = bus
 ///     .sender::<String>("audit")
-///     .with_options(DeliveryOptions::new().with_header("source", "billing"));
+///     .delivery_options(DeliveryOptions::new().header("source", "billing"));
 /// producer.write("invoice 12 paid".to_string()).await.unwrap();
 /// let m = stream.recv().await.unwrap();
 /// assert_eq!((m.body().as_str(), m.headers().get("source")), ("invoice 12 paid", Some("billing")));
@@ -66,7 +66,7 @@ impl<T: MessageCodec + Send + Sync + 'static> MessageProducer<T> {
     /// The producer with `options` for every message (Vert.x
     /// `deliveryOptions`).
     #[must_use]
-    pub fn with_options(mut self, options: DeliveryOptions) -> Self {
+    pub fn delivery_options(mut self, options: DeliveryOptions) -> Self {
         self.options = options;
         self
     }
@@ -109,11 +109,6 @@ impl<T> MessageProducer<T> {
     /// The address every message goes to.
     pub fn address(&self) -> &str {
         &self.address
-    }
-
-    /// The delivery options used for every message.
-    pub fn options(&self) -> &DeliveryOptions {
-        &self.options
     }
 
     /// Whether the producer publishes (rather than sends).

@@ -22,8 +22,19 @@ pub trait IntoBody: sealed::Sealed {
 /// then sees the very allocation the sender holds (`Arc::ptr_eq`); other
 /// types are still deep-copied for each consumer.
 ///
-/// (Passing an `Arc<T>` by value instead sends a message of type `Arc<T>`,
-/// which consumers of `T` do not take.)
+/// This is the one way to send a body you keep: an `Arc<T>` (or a
+/// `Box<T>`) passed by value is no message type, and the build stops with
+/// "`Arc<T>` and `Box<T>` are not message types" instead of a run-time
+/// `TypeMismatch` (consumers of `T` would not take an `Arc<T>`):
+///
+/// ```compile_fail
+/// # use std::sync::Arc;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let bus = codecbus_bus::EventBus::new();
+/// let _ = bus.send("big", Arc::new("text".to_string())).await; // use Shared(arc)
+/// # }
+/// ```
 ///
 /// # Examples
 ///
@@ -57,14 +68,27 @@ impl<T: MessageCodec + Send + Sync + 'static> IntoBody for T {
     type Body = T;
     #[inline]
     fn into_arc(self) -> Arc<T> {
+        const { message_type::<T>() };
         Arc::new(self)
     }
+}
+
+/// Stops the build, when evaluated in a `const` block, for a type that only
+/// points to a message (`Arc<T>`, `Box<T>`): every body and every consumer
+/// or reply type passes here, so an `Arc` sent by value is a compile
+/// error, not a `TypeMismatch` at run time.
+pub(crate) const fn message_type<T: MessageCodec>() {
+    assert!(
+        !T::POINTER,
+        "`Arc<T>` and `Box<T>` are not message types: send the `T` itself, or an `Arc<T>` you keep as `Shared(arc)`; consumers and replies take `T`"
+    );
 }
 
 impl<T: MessageCodec + Send + Sync + 'static> IntoBody for Shared<T> {
     type Body = T;
     #[inline]
     fn into_arc(self) -> Arc<T> {
+        const { message_type::<T>() };
         self.0
     }
 }

@@ -68,7 +68,7 @@ pub enum SendErrorKind {
     QueueFull,
     /// Every consumer that takes the body type refused the body: it does
     /// not conform to the consumer's spec
-    /// (`ConsumerOptions::with_spec` (feature `json`));
+    /// (`ConsumerOptions::spec` (feature `json`));
     /// the message lists the violations.
     Invalid,
     /// An outbound interceptor dropped the message.
@@ -131,7 +131,7 @@ pub enum RequestErrorKind {
     /// its handler returned an error or panicked, or the message was dropped
     /// without a reply; or every consumer refused the body, which does not
     /// conform to its spec (the message lists the violations, see
-    /// `ConsumerOptions::with_spec` (feature `json`)).
+    /// `ConsumerOptions::spec` (feature `json`)).
     /// Vert.x `RECIPIENT_FAILURE`;
     /// [`Error::failure_code`] holds the code given to `fail`.
     RecipientFailure,
@@ -274,11 +274,12 @@ impl RequestErrorKind {
     }
 }
 
-/// Vert.x's `ReplyFailure`: the failure type a Vert.x user matches on, with
-/// Vert.x's numbering ([`as_i32`](ReplyFailure::as_i32)).
+/// Vert.x's `ReplyFailure` (with Vert.x's numbering as discriminants):
+/// what the Vert.x bridge says a failure was. Users match on the finer
+/// [`RequestErrorKind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ReplyFailure {
+#[cfg_attr(not(feature = "bridge"), allow(dead_code))]
+pub(crate) enum ReplyFailure {
     /// `TIMEOUT` (0).
     Timeout = 0,
     /// `NO_HANDLERS` (1).
@@ -289,27 +290,11 @@ pub enum ReplyFailure {
     Error = 3,
 }
 
-impl ReplyFailure {
-    /// Vert.x's number for this failure type.
-    pub const fn as_i32(self) -> i32 {
-        self as i32
-    }
 
-    /// The failure type with Vert.x's number `n`.
-    pub const fn from_i32(n: i32) -> Option<Self> {
-        match n {
-            0 => Some(Self::Timeout),
-            1 => Some(Self::NoHandlers),
-            2 => Some(Self::RecipientFailure),
-            3 => Some(Self::Error),
-            _ => None,
-        }
-    }
-}
-
-/// The failure code of errors that did not come from
-/// [`Message::fail`](crate::Message::fail) (Vert.x uses `-1` too).
-pub const NO_FAILURE_CODE: i32 = -1;
+/// The failure code on the wire of errors that did not come from
+/// [`Message::fail`](crate::Message::fail) (Vert.x uses `-1` too);
+/// [`RequestError::failure_code`] says `None` for them.
+pub(crate) const NO_FAILURE_CODE: i32 = -1;
 
 impl<K: Copy> Error<K> {
     #[cold]
@@ -378,8 +363,9 @@ impl<K: Copy> Error<K> {
 }
 
 impl Error<RequestErrorKind> {
-    /// The Vert.x failure type of this error.
-    pub fn failure_type(&self) -> ReplyFailure {
+    /// The Vert.x failure type of this error, for the wire and the bridge.
+    #[cfg_attr(not(feature = "bridge"), allow(dead_code))]
+    pub(crate) fn failure_type(&self) -> ReplyFailure {
         match self.kind {
             RequestErrorKind::Timeout => ReplyFailure::Timeout,
             RequestErrorKind::NoHandlers => ReplyFailure::NoHandlers,
@@ -388,9 +374,15 @@ impl Error<RequestErrorKind> {
         }
     }
 
-    /// The code given to [`Message::fail`](crate::Message::fail), or
-    /// [`NO_FAILURE_CODE`] for every other failure.
-    pub fn failure_code(&self) -> i32 {
+    /// The code given to [`Message::fail`](crate::Message::fail) (by a
+    /// handler here or on another node), `None` for every other failure.
+    pub fn failure_code(&self) -> Option<i32> {
+        (self.inner.failure_code != NO_FAILURE_CODE).then_some(self.inner.failure_code)
+    }
+
+    /// The code on the wire: [`failure_code`](Self::failure_code) or
+    /// [`NO_FAILURE_CODE`].
+    pub(crate) fn wire_failure_code(&self) -> i32 {
         self.inner.failure_code
     }
 }
@@ -488,6 +480,23 @@ impl RegistryError {
     /// What went wrong.
     pub fn kind(&self) -> RegistryErrorKind {
         self.kind
+    }
+}
+
+/// Why a [`flush`](crate::EventBus::flush) did not reach the cluster's
+/// server: the bus is closed, or the connection is down (the message says
+/// which). Nothing is lost by it: the subscription changes are made when
+/// the connection is back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct FlushError {
+    message: String,
+}
+
+impl FlushError {
+    #[cold]
+    pub(crate) fn new(message: String) -> Self {
+        Self { message }
     }
 }
 

@@ -1,6 +1,6 @@
 // Consumer guards: a check a body must pass before it is queued for a
 // consumer, and for a cluster transport a decode that checks in the same
-// pass. The one guard today is a JSON spec (`ConsumerOptions::with_spec`,
+// pass. The one guard today is a JSON spec (`ConsumerOptions::spec`,
 // feature `json`); the delivery code knows guards only through `Guard`.
 
 use std::any::Any;

@@ -43,7 +43,7 @@ pub struct Metrics {
     /// Deliveries refused because a queue was full.
     pub refused: u64,
     /// Deliveries refused because the body does not conform to the
-    /// consumer's spec (`ConsumerOptions::with_spec` (feature `json`)),
+    /// consumer's spec (`ConsumerOptions::spec` (feature `json`)),
     /// here or, for a message from the cluster, on this node.
     pub invalid: u64,
     /// Messages for an address without consumers.

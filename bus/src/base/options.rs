@@ -14,18 +14,19 @@ use crate::base::headers::Headers;
 /// use codecbus_bus::DeliveryOptions;
 ///
 /// let options = DeliveryOptions::new()
-///     .with_timeout(Duration::from_millis(250))
-///     .with_header("trace-id", "7f3a")
-///     .with_local_only(true);
-/// assert_eq!(options.timeout(), Some(Duration::from_millis(250)));
-/// assert_eq!(options.headers().get("trace-id"), Some("7f3a"));
-/// assert!(options.is_local_only());
+///     .timeout(Duration::from_millis(250))
+///     .header("trace-id", "7f3a")
+///     .local_only(true);
 /// ```
+///
+/// Setters take the options by value and return them, as tokio's and
+/// async-nats's builders do; a message's own headers are read from the
+/// [`Message`](crate::Message) that carries them.
 #[derive(Debug, Clone, Default)]
 pub struct DeliveryOptions {
-    timeout: Option<Duration>,
-    headers: Headers,
-    local_only: bool,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) headers: Headers,
+    pub(crate) local_only: bool,
 }
 
 impl DeliveryOptions {
@@ -42,21 +43,21 @@ impl DeliveryOptions {
     /// applies ([`EventBusBuilder::default_timeout`](crate::EventBusBuilder::default_timeout),
     /// 30 s unless changed). Ignored by `send` and `publish`.
     #[must_use]
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+    pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
     /// Adds one header.
     #[must_use]
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.append(name, value);
         self
     }
 
     /// Replaces all headers.
     #[must_use]
-    pub fn with_headers(mut self, headers: Headers) -> Self {
+    pub fn headers(mut self, headers: Headers) -> Self {
         self.headers = headers;
         self
     }
@@ -64,33 +65,65 @@ impl DeliveryOptions {
     /// Deliver only to consumers in this process, never through a cluster
     /// transport. (Without a cluster transport every delivery is local.)
     #[must_use]
-    pub fn with_local_only(mut self, local_only: bool) -> Self {
+    pub fn local_only(mut self, local_only: bool) -> Self {
         self.local_only = local_only;
         self
     }
 
-    /// The timeout override, if any.
-    pub fn timeout(&self) -> Option<Duration> {
-        self.timeout
-    }
-
-    /// The headers sent with the message.
-    pub fn headers(&self) -> &Headers {
-        &self.headers
-    }
-
-    /// The headers, to change in place.
-    pub fn headers_mut(&mut self) -> &mut Headers {
-        &mut self.headers
-    }
-
-    /// Whether delivery is restricted to this process.
-    pub fn is_local_only(&self) -> bool {
-        self.local_only
-    }
-
     pub(crate) fn into_parts(self) -> (Option<Duration>, Headers, bool) {
         (self.timeout, self.headers, self.local_only)
+    }
+}
+
+/// Options for a reply: its headers and, for a turn of a conversation
+/// ([`Message::reply_and_request_with`](crate::Message::reply_and_request_with)),
+/// how long to wait for the answer. A reply goes back to its requester
+/// wherever that is, so there is no local-only setting.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use codecbus_bus::ReplyOptions;
+///
+/// let options = ReplyOptions::new().header("by", "pricing").timeout(Duration::from_secs(2));
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ReplyOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) headers: Headers,
+}
+
+impl ReplyOptions {
+    /// No headers; a turn waits for the bus default timeout.
+    pub const fn new() -> Self {
+        Self {
+            timeout: None,
+            headers: Headers::new(),
+        }
+    }
+
+    /// How long a turn of a conversation waits for its answer; without it
+    /// the bus default applies. Ignored by a plain reply.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Adds one header.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Replaces all headers.
+    #[must_use]
+    pub fn headers(mut self, headers: Headers) -> Self {
+        self.headers = headers;
+        self
     }
 }
 
@@ -109,16 +142,14 @@ pub const DEFAULT_QUEUE_CAPACITY: usize = 1000;
 /// ```
 /// use codecbus_bus::ConsumerOptions;
 ///
-/// let options = ConsumerOptions::new().with_queue_capacity(16).with_local_only(true);
-/// assert_eq!(options.queue_capacity(), Some(16));
-/// assert!(options.is_local_only());
+/// let options = ConsumerOptions::new().queue_capacity(16).local_only(true);
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ConsumerOptions {
-    capacity: Option<usize>,
-    local_only: bool,
+    pub(crate) capacity: Option<usize>,
+    pub(crate) local_only: bool,
     #[cfg(feature = "json")]
-    spec: Option<codecbus_json::spec::Spec>,
+    pub(crate) spec: Option<codecbus_json::spec::Spec>,
 }
 
 impl ConsumerOptions {
@@ -140,7 +171,7 @@ impl ConsumerOptions {
     ///
     /// The consumer registration panics when `capacity` is 0.
     #[must_use]
-    pub fn with_queue_capacity(mut self, capacity: usize) -> Self {
+    pub fn queue_capacity(mut self, capacity: usize) -> Self {
         self.capacity = Some(capacity);
         self
     }
@@ -148,7 +179,7 @@ impl ConsumerOptions {
     /// Keep the consumer to this process: a cluster transport never
     /// exports it (Vert.x `localConsumer`).
     #[must_use]
-    pub fn with_local_only(mut self, local_only: bool) -> Self {
+    pub fn local_only(mut self, local_only: bool) -> Self {
         self.local_only = local_only;
         self
     }
@@ -193,7 +224,7 @@ impl ConsumerOptions {
     /// # async fn main() {
     /// let bus = EventBus::new();
     /// let spec = jsobj_spec! { "sku": string().length(1..=12), "qty": integer().range(1..=100) };
-    /// let options = ConsumerOptions::new().with_spec(spec);
+    /// let options = ConsumerOptions::new().spec(spec);
     /// let _orders = bus.consumer_with("orders", options, |m: Message<JsObj>| async move {
     ///     m.reply(m.body().clone()) // only conforming orders get here
     /// });
@@ -218,25 +249,8 @@ impl ConsumerOptions {
     #[cfg(feature = "json")]
     #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
     #[must_use]
-    pub fn with_spec(mut self, spec: impl Into<codecbus_json::spec::Spec>) -> Self {
+    pub fn spec(mut self, spec: impl Into<codecbus_json::spec::Spec>) -> Self {
         self.spec = Some(spec.into());
         self
-    }
-
-    /// The spec guarding the consumer, if any.
-    #[cfg(feature = "json")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
-    pub fn spec(&self) -> Option<&codecbus_json::spec::Spec> {
-        self.spec.as_ref()
-    }
-
-    /// The capacity override, if any.
-    pub fn queue_capacity(&self) -> Option<usize> {
-        self.capacity
-    }
-
-    /// Whether the consumer stays local.
-    pub fn is_local_only(&self) -> bool {
-        self.local_only
     }
 }

@@ -24,7 +24,7 @@
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let bus = EventBus::new();
-/// let one = ConsumerOptions::new().with_queue_capacity(1);
+/// let one = ConsumerOptions::new().queue_capacity(1);
 /// let mut fast = bus.consumer_stream::<u32>("ticks");
 /// let _slow = bus.consumer_stream_with::<u32>("ticks", one);
 ///
@@ -68,7 +68,7 @@ impl PublishReport {
     }
 
     /// How many consumers of this node refused it because it does not
-    /// conform to their spec (`ConsumerOptions::with_spec` (feature `json`);
+    /// conform to their spec (`ConsumerOptions::spec` (feature `json`);
     /// in a cluster: of its local-only consumers).
     pub fn invalid(&self) -> usize {
         self.invalid

@@ -17,7 +17,7 @@ use crate::base::options::ConsumerOptions;
 use crate::engine::registry::Registry;
 use crate::telemetry::Telemetry;
 use crate::transport::local::{self, Host, Inline, LocalTable, QueueRx, Slot, Tasks};
-use crate::transport::{Node, RemoteTransport};
+use crate::transport::{Named, Node, RemoteTransport};
 
 pub(crate) struct State {
     pub(crate) local: LocalTable,
@@ -133,7 +133,7 @@ impl State {
         options: &ConsumerOptions,
         inline: Option<Arc<dyn Inline>>,
     ) -> (Arc<str>, u64, QueueRx) {
-        let capacity = options.queue_capacity().unwrap_or(self.default_capacity);
+        let capacity = options.capacity.unwrap_or(self.default_capacity);
         assert!(
             capacity > 0,
             "a consumer queue needs a capacity of at least 1"
@@ -145,7 +145,7 @@ impl State {
         }
         let (tx, rx) = local::queue(capacity, probe, inline);
         let id = self.local.next_id();
-        let local_only = options.is_local_only();
+        let local_only = options.local_only;
         let (address, first_exported) = self.local.add(
             address,
             Slot {
@@ -218,8 +218,8 @@ impl Node for State {
         &self.counters
     }
 
-    fn codec_by_name(&self, name: &str) -> Option<CodecRegistration> {
-        self.registry().by_name(name)
+    fn codec_by_name(&self, name: &str) -> Option<(CodecRegistration, Named)> {
+        self.registry().resolve(name)
     }
 
     fn codec_by_type(&self, type_id: TypeId) -> Option<CodecRegistration> {
@@ -242,7 +242,7 @@ impl Node for State {
 /// When the options hold a spec and `T` is not a JSON body type.
 #[cfg(feature = "json")]
 fn guard_for<T: 'static>(address: &str, options: &ConsumerOptions) -> Option<GuardRef> {
-    let spec = options.spec()?;
+    let spec = options.spec.as_ref()?;
     match crate::base::guard::spec_guard::<T>(spec) {
         Ok(guard) => Some(guard),
         Err(body) => panic!(

@@ -218,7 +218,7 @@ async fn a_node_whose_server_dies_serves_again_from_another() {
             .request_with::<u64>(
                 "echo",
                 7u64,
-                codecbus_bus::DeliveryOptions::new().with_timeout(Duration::from_millis(250)),
+                codecbus_bus::DeliveryOptions::new().timeout(Duration::from_millis(250)),
             )
             .await;
         match asked {
@@ -416,7 +416,7 @@ mod durable {
             let deadline = Instant::now() + Duration::from_secs(30);
             loop {
                 let options =
-                    DeliveryOptions::new().with_header(MESSAGE_ID_HEADER, format!("order-{id}"));
+                    DeliveryOptions::new().header(MESSAGE_ID_HEADER, format!("order-{id}"));
                 match bus.send_with("orders", id, options).await {
                     Ok(()) => break,
                     Err(e) => {

@@ -463,7 +463,7 @@ async fn a_message_id_is_stored_once() {
         }
     });
     bus.flush().await.unwrap();
-    let with_id = || DeliveryOptions::new().with_header(MESSAGE_ID_HEADER, "payment-77");
+    let with_id = || DeliveryOptions::new().header(MESSAGE_ID_HEADER, "payment-77");
     for _ in 0..3 {
         bus.send_with("payments", Payment { id: 77, cents: 1 }, with_id())
             .await
@@ -614,7 +614,7 @@ async fn a_message_the_consumers_spec_refuses_is_dead_lettered_at_once() {
     let spec = jsobj_spec! { "id": integer().min(1), "cents": integer().min(0) };
     let _c = bus.consumer_with(
         "payments",
-        ConsumerOptions::new().with_spec(spec),
+        ConsumerOptions::new().spec(spec),
         move |m: Message<JsObj>| {
             let h = h.clone();
             async move {

@@ -178,7 +178,7 @@ where
 {
     let address = format!("prop.{}", NEXT_ADDRESS.fetch_add(1, Ordering::Relaxed));
     pair.rt.block_on(async {
-        let local_only = ConsumerOptions::new().with_local_only(true);
+        let local_only = ConsumerOptions::new().local_only(true);
         let mut local = pair.a.consumer_stream_with::<T>(&address, local_only);
         let mut remote = pair.b.consumer_stream::<T>(&address);
         pair.b.flush().await.unwrap();

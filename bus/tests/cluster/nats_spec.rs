@@ -39,7 +39,7 @@ fn counting(bus: &EventBus, address: &str, options: ConsumerOptions) -> Arc<Atom
 async fn a_remote_request_learns_every_violation() {
     let server = NatsServer::for_test("a_remote_request_learns_every_violation");
     let (a, b) = (node(&server).await, node(&server).await);
-    let calls = counting(&b, "orders", ConsumerOptions::new().with_spec(order_spec()));
+    let calls = counting(&b, "orders", ConsumerOptions::new().spec(order_spec()));
     b.flush().await.unwrap();
 
     let ok: Message<JsObj> = a
@@ -83,8 +83,8 @@ async fn remote_sends_and_publishes_are_refused_and_counted_on_each_node() {
         node(&server).await,
         node(&server).await,
     );
-    let on_b = counting(&b, "orders", ConsumerOptions::new().with_spec(order_spec()));
-    let on_c = counting(&c, "orders", ConsumerOptions::new().with_spec(order_spec()));
+    let on_b = counting(&b, "orders", ConsumerOptions::new().spec(order_spec()));
+    let on_c = counting(&c, "orders", ConsumerOptions::new().spec(order_spec()));
     b.flush().await.unwrap();
     c.flush().await.unwrap();
 
@@ -116,7 +116,7 @@ async fn remote_sends_and_publishes_are_refused_and_counted_on_each_node() {
 async fn consumers_with_different_specs_on_one_node_each_check() {
     let server = NatsServer::for_test("consumers_with_different_specs_on_one_node_each_check");
     let (a, b) = (node(&server).await, node(&server).await);
-    let strict = counting(&b, "orders", ConsumerOptions::new().with_spec(order_spec()));
+    let strict = counting(&b, "orders", ConsumerOptions::new().spec(order_spec()));
     let open = counting(&b, "orders", ConsumerOptions::new());
     b.flush().await.unwrap();
 

@@ -116,7 +116,7 @@ async fn producers_send_and_publish_with_their_options() {
     let mut b = bus.consumer_stream::<u32>("p");
     let sender = bus
         .sender::<u32>("p")
-        .with_options(DeliveryOptions::new().with_header("via", "sender"));
+        .delivery_options(DeliveryOptions::new().header("via", "sender"));
     sender.write(1).await.unwrap();
     sender.write(2).await.unwrap();
     let (m1, m2) = (a.recv().await.unwrap(), b.recv().await.unwrap());
@@ -174,7 +174,7 @@ async fn interceptors_see_address_headers_codec_and_may_drop() {
         m.reply(m.body().clone())
     });
     let _b = bus.consumer("blocked", |_m: Message<String>| async {});
-    let options = DeliveryOptions::new().with_header("k", "v");
+    let options = DeliveryOptions::new().header("k", "v");
     let _: Message<String> = bus
         .request_with("echo", "hi".to_string(), options)
         .await
@@ -191,7 +191,7 @@ async fn interceptors_see_address_headers_codec_and_may_drop() {
     );
 
     // Dropped inbound: the request fails at once, no reply.
-    let options = DeliveryOptions::new().with_header("drop-in", "1");
+    let options = DeliveryOptions::new().header("drop-in", "1");
     let err = bus
         .request_with::<String>("echo", "x".to_string(), options)
         .await
@@ -233,7 +233,7 @@ async fn a_dropped_conversation_turn_is_reported_as_dropped() {
     let _c = bus.consumer("ask", move |m: Message<u8>| {
         let tx = tx.clone();
         async move {
-            let options = DeliveryOptions::new().with_header("secret", "1");
+            let options = codecbus_bus::ReplyOptions::new().header("secret", "1");
             let err = m
                 .reply_and_request_with::<u8>(1u8, options)
                 .await
@@ -258,10 +258,10 @@ async fn local_consumers_and_local_only_options_work_in_process() {
         let tx = tx.clone();
         async move { tx.send(*m.body()).unwrap() }
     });
-    bus.send_with("here", 1u8, DeliveryOptions::new().with_local_only(true))
+    bus.send_with("here", 1u8, DeliveryOptions::new().local_only(true))
         .await
         .unwrap();
-    bus.publish_with("here", 2u8, DeliveryOptions::new().with_local_only(true))
+    bus.publish_with("here", 2u8, DeliveryOptions::new().local_only(true))
         .await
         .unwrap();
     assert_eq!(rx.recv().await, Some(1));
@@ -276,6 +276,6 @@ fn a_zero_capacity_queue_is_refused() {
         .unwrap();
     rt.block_on(async {
         let bus = EventBus::new();
-        let _ = bus.consumer_stream_with::<u8>("z", ConsumerOptions::new().with_queue_capacity(0));
+        let _ = bus.consumer_stream_with::<u8>("z", ConsumerOptions::new().queue_capacity(0));
     });
 }

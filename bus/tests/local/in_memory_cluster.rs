@@ -127,16 +127,3 @@ async fn a_body_crosses_encoded() {
     assert_eq!(b.metrics().remote_received, 1);
     assert_eq!(a.metrics().remote_received, 0, "a reply is not an arrival");
 }
-
-#[cfg(feature = "nats")]
-#[tokio::test]
-async fn one_cluster_transport_per_bus() {
-    let err = EventBus::builder()
-        .in_memory_cluster(&InMemoryCluster::new())
-        .nats(codecbus_bus::NatsOptions::new("nats://127.0.0.1:1"))
-        .connect()
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), codecbus_bus::BuildErrorKind::Config);
-    assert!(err.to_string().contains("one cluster transport"), "{err}");
-}

@@ -154,7 +154,7 @@ async fn failures_and_panics_of_a_handler_started_here_fail_the_request() {
 async fn a_handler_that_drops_its_message_fails_the_request_at_once() {
     let bus = EventBus::new();
     let _c = bus.consumer("drops", |_m: Message<u8>| async {});
-    let options = DeliveryOptions::new().with_timeout(Duration::from_secs(30));
+    let options = DeliveryOptions::new().timeout(Duration::from_secs(30));
     let start = std::time::Instant::now();
     let err = bus
         .request_with::<u8>("drops", 1u8, options)
@@ -256,7 +256,7 @@ async fn requests_and_sends_from_many_tasks_run_one_at_a_time() {
     let handled = Arc::new(AtomicUsize::new(0));
     let _c = bus.consumer_with(
         "busy",
-        ConsumerOptions::new().with_queue_capacity(10_000),
+        ConsumerOptions::new().queue_capacity(10_000),
         {
             let (overlap, handled) = (Arc::clone(&overlap), Arc::clone(&handled));
             move |m: Message<usize>| {
@@ -316,7 +316,7 @@ async fn messages_from_the_cluster_keep_their_order_and_run_one_at_a_time() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let _c = b.consumer_with(
         "remote",
-        ConsumerOptions::new().with_queue_capacity(1_000),
+        ConsumerOptions::new().queue_capacity(1_000),
         {
             let (overlap, seen) = (Arc::clone(&overlap), Arc::clone(&seen));
             move |m: Message<u32>| {

@@ -146,7 +146,7 @@ async fn publish_skips_consumers_of_another_type() {
 async fn publish_to_a_full_consumer_delivers_to_the_others_and_reports_it() {
     let bus = EventBus::new();
     let mut slow =
-        bus.consumer_stream_with::<u32>("fan", ConsumerOptions::new().with_queue_capacity(1));
+        bus.consumer_stream_with::<u32>("fan", ConsumerOptions::new().queue_capacity(1));
     let mut fast = bus.consumer_stream::<u32>("fan");
     let report = bus.publish("fan", 1u32).await.unwrap();
     assert_eq!((report.delivered(), report.refused()), (2, 0));
@@ -165,7 +165,7 @@ async fn publish_to_a_full_consumer_delivers_to_the_others_and_reports_it() {
 #[tokio::test]
 async fn publish_refused_by_every_consumer_fails_and_hands_the_body_back() {
     let bus = EventBus::new();
-    let one = ConsumerOptions::new().with_queue_capacity(1);
+    let one = ConsumerOptions::new().queue_capacity(1);
     let _a = bus.consumer_stream_with::<u32>("full", one.clone());
     let _b = bus.consumer_stream_with::<u32>("full", one);
     bus.publish("full", 1u32).await.unwrap();
@@ -182,7 +182,7 @@ async fn publish_refused_by_every_consumer_fails_and_hands_the_body_back() {
 #[tokio::test]
 async fn a_publisher_producer_succeeds_on_a_partial_delivery() {
     let bus = EventBus::new();
-    let _slow = bus.consumer_stream_with::<u32>("p", ConsumerOptions::new().with_queue_capacity(1));
+    let _slow = bus.consumer_stream_with::<u32>("p", ConsumerOptions::new().queue_capacity(1));
     let mut fast = bus.consumer_stream::<u32>("p");
     let producer = bus.publisher::<u32>("p");
     producer.write(1).await.unwrap();

@@ -16,7 +16,7 @@ use common::Copied;
 /// A stream consumer of `Copied` at `address` with room for one message;
 /// nobody reads it, so it is full after one delivery.
 fn one_slot(bus: &EventBus, address: &str) -> MessageStream<Copied> {
-    bus.consumer_stream_with(address, ConsumerOptions::new().with_queue_capacity(1))
+    bus.consumer_stream_with(address, ConsumerOptions::new().queue_capacity(1))
 }
 
 #[tokio::test]

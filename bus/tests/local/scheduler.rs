@@ -75,7 +75,7 @@ fn a_consumer_whose_runtime_is_dropped_fails_the_request_it_was_handling() {
     });
     let started = std::time::Instant::now();
     let result = requester.block_on(async {
-        let options = DeliveryOptions::new().with_timeout(Duration::from_secs(20));
+        let options = DeliveryOptions::new().timeout(Duration::from_secs(20));
         bus.request_with::<u32>("slow", 1u32, options).await
     });
     dropper.join().unwrap();
@@ -160,7 +160,7 @@ fn panicky_bus() -> EventBus {
 async fn a_panicking_inbound_interceptor_fails_the_request_and_the_consumer_goes_on() {
     let bus = panicky_bus();
     let _c = bus.consumer("p", |m: Message<u32>| async move { m.reply(*m.body()) });
-    let boom = DeliveryOptions::new().with_header("boom", "1");
+    let boom = DeliveryOptions::new().header("boom", "1");
     let err = bus
         .request_with::<u32>("p", 1u32, boom)
         .await
@@ -184,7 +184,7 @@ async fn a_panicking_inbound_interceptor_on_a_queued_message_does_not_end_the_co
             let _ = tx.send(*m.body());
         }
     });
-    let boom = DeliveryOptions::new().with_header("boom", "1");
+    let boom = DeliveryOptions::new().header("boom", "1");
     bus.send_with("q", 1u32, boom).await.unwrap();
     bus.send("q", 2u32).await.unwrap();
     let got = tokio::time::timeout(Duration::from_secs(3), rx.recv())

@@ -96,7 +96,7 @@ async fn a_full_queue_refuses_visibly_and_is_counted() {
     let bus = EventBus::new();
     // A stream nobody polls: its queue of 4 fills up.
     let mut stream =
-        bus.consumer_stream_with::<u32>("slow", ConsumerOptions::new().with_queue_capacity(4));
+        bus.consumer_stream_with::<u32>("slow", ConsumerOptions::new().queue_capacity(4));
     for n in 0..4u32 {
         bus.send("slow", n).await.unwrap();
     }
@@ -127,7 +127,7 @@ async fn a_full_queue_refuses_visibly_and_is_counted() {
 #[tokio::test]
 async fn a_full_queue_is_skipped_for_the_next_consumer() {
     let bus = EventBus::new();
-    let one = ConsumerOptions::new().with_queue_capacity(1);
+    let one = ConsumerOptions::new().queue_capacity(1);
     let _a = bus.consumer_stream_with::<u32>("pair", one.clone());
     let _b = bus.consumer_stream_with::<u32>("pair", one);
     bus.send("pair", 1u32).await.unwrap();
@@ -145,7 +145,7 @@ async fn messages_from_one_sender_arrive_in_order() {
     let (tx, mut rx) = channel();
     let _c = bus.consumer_with(
         "ordered",
-        ConsumerOptions::new().with_queue_capacity(10_000),
+        ConsumerOptions::new().queue_capacity(10_000),
         move |m: Message<u64>| {
             let tx = tx.clone();
             async move {
@@ -168,7 +168,7 @@ async fn concurrent_senders_keep_their_own_order() {
     let bus = EventBus::new();
     let mut stream = bus.consumer_stream_with::<(u8, u32)>(
         "interleaved",
-        ConsumerOptions::new().with_queue_capacity(8_000),
+        ConsumerOptions::new().queue_capacity(8_000),
     );
     let senders: Vec<_> = (0..4u8)
         .map(|s| {

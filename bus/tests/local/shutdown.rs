@@ -53,7 +53,7 @@ async fn a_deadline_stops_a_slow_handler_and_reports_what_was_lost() {
         m.reply(0u32)
     });
     // One request being handled, two more queued behind it.
-    let long = DeliveryOptions::new().with_timeout(Duration::from_secs(60));
+    let long = DeliveryOptions::new().timeout(Duration::from_secs(60));
     let requests: Vec<_> = (0..3u32)
         .map(|n| {
             let bus = bus.clone();

@@ -30,7 +30,7 @@ fn now<T: codecbus_core::MessageCodec + Send + Sync + 'static>(
 }
 
 fn guarded() -> ConsumerOptions {
-    ConsumerOptions::new().with_spec(order_spec())
+    ConsumerOptions::new().spec(order_spec())
 }
 
 const BAD_ORDER_REASONS: &str = "it does not conform to the consumer's spec: \
@@ -191,10 +191,10 @@ async fn value_and_array_consumers_are_guarded_too() {
     let numbers = array_of(integer().min(0)).length(1..=3);
     let mut arrays = bus.consumer_stream_with::<JsArray>(
         "numbers",
-        ConsumerOptions::new().with_spec(numbers.clone()),
+        ConsumerOptions::new().spec(numbers.clone()),
     );
     let mut values =
-        bus.consumer_stream_with::<JsValue>("values", ConsumerOptions::new().with_spec(numbers));
+        bus.consumer_stream_with::<JsValue>("values", ConsumerOptions::new().spec(numbers));
 
     let err = bus.send("numbers", jsarr![1, -2, 3, 4]).await.unwrap_err();
     assert_eq!(err.kind(), SendErrorKind::Invalid);
@@ -226,7 +226,7 @@ async fn a_long_list_of_violations_is_cut_and_counted() {
     let bus = EventBus::new();
     let _numbers = bus.consumer_stream_with::<JsArray>(
         "numbers",
-        ConsumerOptions::new().with_spec(array_of(integer().min(0))),
+        ConsumerOptions::new().spec(array_of(integer().min(0))),
     );
     let body: JsArray = (0..40).map(|i| JsValue::from(-1 - i)).collect();
     let err = bus.send("numbers", body).await.unwrap_err();
@@ -244,5 +244,5 @@ async fn a_long_list_of_violations_is_cut_and_counted() {
 async fn a_spec_on_a_consumer_of_another_type_is_refused_at_registration() {
     let bus = EventBus::new();
     let _c =
-        bus.consumer_stream_with::<u32>("numbers", ConsumerOptions::new().with_spec(integer()));
+        bus.consumer_stream_with::<u32>("numbers", ConsumerOptions::new().spec(integer()));
 }

@@ -83,6 +83,7 @@ impl<'de, T: Decode<'de>> Decode<'de> for Box<T> {
 
 impl<T: MessageCodec> MessageCodec for Box<T> {
     container_transform!(T::IMMUTABLE);
+    const POINTER: bool = true;
     #[inline]
     fn deep_copy(value: &Self) -> Option<Self> {
         T::deep_copy(value).map(Box::new)
@@ -111,6 +112,7 @@ impl<'de, T: Decode<'de>> Decode<'de> for Arc<T> {
 // copies on write.
 impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
     const IMMUTABLE: bool = T::IMMUTABLE;
+    const POINTER: bool = true;
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         if Self::IMMUTABLE {

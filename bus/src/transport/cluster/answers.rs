@@ -127,7 +127,7 @@ pub(crate) async fn answer<A: Answers>(
                         Ok(env) => Outcome::Reply(env),
                         Err(err) => Outcome::Failure(Failure {
                             kind: err.kind(),
-                            code: err.failure_code(),
+                            code: err.wire_failure_code(),
                             message: err.message().to_owned(),
                         }),
                     });
@@ -172,7 +172,7 @@ pub(crate) fn read_reply(
             .with_code(frame.head.failure_code.unwrap_or(NO_FAILURE_CODE))
             .with_address(Arc::clone(address)));
     }
-    let (codec, body) = match decode(inner, &frame.head, &frame.body_bytes()) {
+    let (codec, body) = match decode(inner, address, &frame.head, &frame.body_bytes()) {
         Ok(decoded) => decoded,
         Err(message) => {
             undecodable(inner, inner.telemetry().probe(address).as_deref());

@@ -420,6 +420,8 @@ pub(crate) fn read_prefix(payload: &[u8]) -> Option<(Cow<'static, str>, Option<S
 
 /// What a node reads from a payload that arrived without headers: see
 /// [`read_payload`].
+#[cfg(any(fuzzing, test))]
+#[cfg_attr(not(fuzzing), allow(unreachable_pub))]
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct PayloadRead {
@@ -438,6 +440,8 @@ pub struct PayloadRead {
 /// prefix, then the body or its compressed form, decompressed when it
 /// declares at most `limit` bytes (nothing larger is allocated). For the
 /// fuzz targets (`fuzz/`); not part of the API.
+#[cfg(any(fuzzing, test))]
+#[cfg_attr(not(fuzzing), allow(unreachable_pub))]
 #[doc(hidden)]
 pub fn read_payload(payload: &[u8], limit: usize) -> PayloadRead {
     let frame = Frame::arrived(Inbound::default(), Bytes::copy_from_slice(payload), limit);
@@ -461,6 +465,8 @@ pub fn read_payload(payload: &[u8], limit: usize) -> PayloadRead {
 ///
 /// When the codec cannot encode `body` (it is not the codec's type, or
 /// the codec refuses the value).
+#[cfg(any(fuzzing, test))]
+#[cfg_attr(not(fuzzing), allow(unreachable_pub))]
 #[doc(hidden)]
 pub fn write_payload(
     codec: &CodecRegistration,

@@ -28,5 +28,6 @@ pub(crate) use self::address::*;
 pub(crate) use self::answers::*;
 pub(crate) use self::frame::*;
 // The fuzz targets' entry points, re-exported hidden by the crate root.
+#[cfg(fuzzing)]
 pub use self::frame::{PayloadRead, read_payload, write_payload};
 pub(crate) use self::inbound::*;

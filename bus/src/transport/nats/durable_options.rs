@@ -9,7 +9,7 @@ use std::time::Duration;
 /// stores one message per id within the stream's duplicate window
 /// ([`DurableOptions::duplicate_window`]), so a send retried with the same
 /// id after an error is stored once. Set it with
-/// [`DeliveryOptions::with_header`](crate::DeliveryOptions::with_header);
+/// [`DeliveryOptions::header`](crate::DeliveryOptions::header);
 /// without it the bus generates a unique id and sets this header, so the
 /// handler sees the id either way (to make its work idempotent).
 pub const MESSAGE_ID_HEADER: &str = "Message-Id";
@@ -74,10 +74,8 @@ impl fmt::Display for Retention {
 ///     .max_age(Duration::from_secs(24 * 3600))
 ///     .ack_wait(Duration::from_secs(10))
 ///     .max_deliveries(3)
-///     .dead_letter("orders.failed");
-/// assert_eq!(options.max_deliveries_value(), Some(3));
-/// assert_eq!(options.dead_letter_for("orders"), Some("orders.failed".to_string()));
-/// assert_eq!(DurableOptions::new().dead_letter_for("orders"), Some("orders.dead".to_string()));
+///     .dead_letter("orders.failed"); // without it: "<address>.dead"
+/// # let _ = options;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
@@ -259,14 +257,9 @@ impl DurableOptions {
         self
     }
 
-    /// The maximum number of deliveries, `None` when unlimited.
-    pub fn max_deliveries_value(&self) -> Option<u32> {
-        self.max_deliveries
-    }
-
     /// The dead-letter address of `address` under these settings; `None`
     /// with unlimited deliveries.
-    pub fn dead_letter_for(&self, address: &str) -> Option<String> {
+    pub(crate) fn dead_letter_for(&self, address: &str) -> Option<String> {
         self.max_deliveries?;
         Some(
             self.dead_letter
@@ -309,5 +302,20 @@ impl DurableOptions {
             return bad("the dead-letter address must differ from the address");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DurableOptions;
+
+    #[test]
+    fn the_dead_letter_address_is_named_or_derived_and_none_when_unlimited() {
+        let named = DurableOptions::new().max_deliveries(3).dead_letter("orders.failed");
+        assert_eq!(named.dead_letter_for("orders").as_deref(), Some("orders.failed"));
+        let derived = DurableOptions::new();
+        assert_eq!(derived.dead_letter_for("orders").as_deref(), Some("orders.dead"));
+        let unlimited = DurableOptions::new().unlimited_deliveries();
+        assert_eq!(unlimited.dead_letter_for("orders"), None);
     }
 }

@@ -426,18 +426,6 @@ impl NatsOptions {
         self
     }
 
-    /// The subject prefix set with
-    /// [`subject_prefix`](NatsOptions::subject_prefix) (checked when
-    /// connecting).
-    pub fn configured_subject_prefix(&self) -> &str {
-        &self.subject_prefix
-    }
-
-    /// The server URLs.
-    pub fn servers(&self) -> &[String] {
-        &self.servers
-    }
-
     /// Makes `address` durable (at-least-once, on NATS JetStream): a
     /// `send` or `publish` to it from this bus is stored by the server
     /// before it returns `Ok`, and this node's consumers of it acknowledge
