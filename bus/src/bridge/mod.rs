@@ -1,2 +1,100 @@
-//! The Vert.x event bus bridge (feature `bridge`).
+//! The Vert.x event bus bridge (feature `bridge`): the TCP bridge protocol
+//! of Vert.x 3.9.4 served in front of an [`EventBus`](crate::EventBus), so
+//! that programs in other languages (Vert.x's bridge clients for Python,
+//! Go, C, ...) send, publish, request and consume on the bus.
+//!
+//! # The protocol
+//!
+//! Each frame is four bytes of big-endian length, then that many bytes of
+//! UTF-8 JSON, one object. A client sends `ping`, `send`, `publish`,
+//! `register` and `unregister` frames; the bridge answers `pong`,
+//! `message` and `err` frames. The members: `type`, `address`,
+//! `replyAddress`, `headers` (an object of strings), `body`, and in
+//! answers `send` (whether the message was sent rather than published)
+//! and, for failures, `failureCode`, `failureType` and `message`. Every
+//! frame the bridge writes is the one Vert.x 3.9.4's `TcpEventBusBridge`
+//! writes for the same case (the tests compare them, case by case, with
+//! frames captured from Vert.x); where codecbus differs, on purpose, the
+//! guide's bridge chapter (`book/src/bridge.md`) lists it.
+//!
+//! * `send` with a `replyAddress` is a request: its reply comes back as a
+//!   `message` frame at that address, a failure as an `err` frame with
+//!   `address` (the reply address), `sourceAddress`, `failureCode`,
+//!   `failureType` and `message`. Without one the outcome is not reported.
+//! * `register` makes the client a consumer of the address: every message
+//!   there (sent, published or requested) comes as a `message` frame; a
+//!   request carries a `replyAddress`, and the client answers it with a
+//!   `send` to that address (`failureCode` and `message` to fail it).
+//! * A frame the permissions refuse gets `{"type":"err","message":"access_denied"}`
+//!   and the connection goes on. So do malformed frames, each with its
+//!   `err` frame; a frame over the size limit gets one and closes the
+//!   connection.
+//!
+//! # Permissions
+//!
+//! Nothing crosses unless a [`PermittedOptions`] entry lists it: inbound
+//! entries for what clients send and publish, outbound ones for what they
+//! register and receive; by `address`, by `address_regex` (the whole
+//! address) and, for bodies, `match` (a JSON subset the body must contain).
+//!
+//! # Bodies
+//!
+//! Bodies are JSON at the edge and typed on the bus. A client's body is
+//! read as the type declared for its address
+//! ([`BridgeOptions::typed`]), transcoded to MessagePack and decoded by
+//! that type's own codec, so a derived type crosses as the JSON object of
+//! its named layout (`#[codec(as_array)]` and keyed types as arrays,
+//! unions as `[tag, payload]`), and a body that does not decode is the
+//! client's `err` frame. An address with no declared type carries
+//! [`JsValue`](codecbus_json::JsValue). The way back is the same: a
+//! message's codec writes MessagePack, which becomes JSON (byte strings as
+//! base64 text, extension values as `{"$ext": type, "$data": base64}`).
+//!
+//! ```
+//! use codecbus_bus::bridge::{Bridge, BridgeOptions, PermittedOptions};
+//! use codecbus_bus::{EventBus, Message};
+//! use codecbus_core::MessageCodec;
+//!
+//! #[derive(MessageCodec, Clone, Debug)]
+//! struct Order { id: u64, quantity: u32 }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let bus = EventBus::new();
+//! let _shop = bus.consumer("shop.orders", |m: Message<Order>| async move {
+//!     m.reply(format!("order {} taken", m.body().id))
+//! });
+//! let options = BridgeOptions::new()
+//!     .inbound(PermittedOptions::new().address("shop.orders"))
+//!     .typed::<Order>("shop.orders");
+//! let server = Bridge::new(&bus, options)?.listen("127.0.0.1:0").await?;
+//! // A client's {"type":"send","address":"shop.orders","replyAddress":"r",
+//! // "body":{"id":7,"quantity":2}} is answered with
+//! // {"type":"message","address":"r","headers":{},"body":"order 7 taken","send":true}.
+//! # server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Limits
+//!
+//! Per connection: the frame size, the registrations, the requests waiting
+//! in each direction, the frames waiting to be written (a client that does
+//! not read is closed) and the silence allowed (clients `ping`); per
+//! bridge, the connections. See [`BridgeOptions`].
 #![cfg_attr(docsrs, doc(cfg(feature = "bridge")))]
+
+mod carry;
+mod conn;
+mod frame;
+mod json;
+mod options;
+mod permit;
+mod server;
+
+pub use self::options::{
+    BridgeOptions, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_ADDRESS_LENGTH, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING_REPLIES, DEFAULT_MAX_REGISTRATIONS,
+    DEFAULT_REPLY_TIMEOUT, DEFAULT_WRITE_TIMEOUT, PermittedOptions,
+};
+pub use self::server::{Bridge, BridgeError, BridgeServer};

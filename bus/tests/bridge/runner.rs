@@ -93,15 +93,16 @@ pub(crate) fn frame(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Reads whole frames off a connection.
-struct Conn {
+/// A bridge client: writes frames, reads whole frames.
+pub(crate) struct Client {
     stream: TcpStream,
     buf: Vec<u8>,
     closed: bool,
 }
 
-impl Conn {
-    fn open(port: u16) -> Self {
+impl Client {
+    /// Connects to the bridge at 127.0.0.1:`port`.
+    pub(crate) fn open(port: u16) -> Self {
         let stream = TcpStream::connect(("127.0.0.1", port))
             .unwrap_or_else(|e| panic!("connect to the bridge at 127.0.0.1:{port}: {e}"));
         stream.set_nodelay(true).expect("nodelay");
@@ -112,7 +113,8 @@ impl Conn {
         }
     }
 
-    fn write(&mut self, bytes: &[u8]) {
+    /// Writes `bytes` as they are.
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
         // A server that closed the connection may refuse the write; the
         // close is what the step records.
         if self.stream.write_all(bytes).is_err() {
@@ -122,7 +124,7 @@ impl Conn {
 
     /// The next frame within `wait`: `Some(Value)` (`{"$closed": true}`
     /// once the server closed), `None` when nothing came in time.
-    fn next(&mut self, wait: Duration) -> Option<Value> {
+    pub(crate) fn next(&mut self, wait: Duration) -> Option<Value> {
         let until = Instant::now() + wait;
         loop {
             if let Some(frame) = self.take() {
@@ -154,6 +156,17 @@ impl Conn {
                 }
             }
         }
+    }
+
+    /// Writes `json` as a frame.
+    pub(crate) fn send(&mut self, json: &Value) {
+        self.write(&frame(json.to_string().as_bytes()));
+    }
+
+    /// The next frame, which must come within 5 s.
+    pub(crate) fn expect(&mut self) -> Value {
+        self.next(EXPECT_WITHIN)
+            .expect("a frame from the bridge within 5 s")
     }
 
     fn take(&mut self) -> Option<Value> {
@@ -255,7 +268,7 @@ fn client_addresses(case: &Case) -> Vec<String> {
 
 /// Runs `case` against the bridge at `port` and records what it answered.
 pub(crate) fn run(case: &Case, port: u16) -> Record {
-    let mut conn = Conn::open(port);
+    let mut conn = Client::open(port);
     let mut replies = Replies::default();
     let ours = client_addresses(case);
     let mut record = Vec::new();
@@ -284,7 +297,7 @@ pub(crate) fn run(case: &Case, port: u16) -> Record {
     record
 }
 
-fn receive(conn: &mut Conn, step: &Step, replies: &mut Replies, ours: &[String]) -> Vec<Value> {
+fn receive(conn: &mut Client, step: &Step, replies: &mut Replies, ours: &[String]) -> Vec<Value> {
     let mut received = Vec::new();
     let until = Instant::now() + EXPECT_WITHIN;
     while received.len() < step.expect {

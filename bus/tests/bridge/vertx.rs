@@ -113,3 +113,20 @@ fn try_start(tcp: u16, sockjs: u16) -> Result<Reference, String> {
         }
     }
 }
+
+/// The SockJS bridge's `GET /eventbus/info` answer, as JSON.
+pub(crate) fn sockjs_info(port: u16) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut stream =
+        std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to the SockJS bridge");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("read timeout");
+    stream
+        .write_all(b"GET /eventbus/info HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .expect("write the request");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
+    serde_json::from_str(body).unwrap_or_else(|_| panic!("not a SockJS info answer: {response}"))
+}

@@ -1,0 +1,195 @@
+//! The Rust types a bridge carries: for each, how a client's JSON body
+//! becomes a value of it and goes through the bus (`send`, `publish`,
+//! `request`, a consumer for a client's registration). Every operation is
+//! the bus's own (`EventBus` and the routing behind it): the bridge adds no
+//! path of its own.
+
+use std::any::{Any, type_name};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use codecbus_core::{MessageCodec, Writer};
+use serde_json::Value;
+
+use crate::api::bus::EventBus;
+use crate::api::consumer::MessageConsumer;
+use crate::api::message::Message;
+use crate::base::body::Shared;
+use crate::base::error::{PublishError, RequestError, RequestErrorKind, SendError};
+use crate::base::headers::Headers;
+use crate::base::options::DeliveryOptions;
+use crate::base::report::PublishReport;
+use crate::bridge::conn::Link;
+use crate::bridge::json;
+use crate::engine::routing::{self, Quiet};
+
+/// A future the bridge awaits, boxed (the carriers are trait objects).
+pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A reply, as a client receives it: headers and the JSON body.
+pub(crate) struct JsonReply {
+    pub(crate) headers: Headers,
+    pub(crate) body: Value,
+}
+
+/// One carried type, `T`, whose answers from clients (to requests from
+/// the bus) are `R`s.
+pub(crate) trait Carry: Send + Sync + 'static {
+    /// `T`'s Rust name, for error texts.
+    fn type_name(&self) -> &'static str;
+
+    /// A client's JSON body as a `T`, ready to go through the bus.
+    fn decode(&self, body: &Value) -> Result<Box<dyn Decoded>, String>;
+
+    /// A consumer of `T` at `address` that hands its messages to a
+    /// client's connection.
+    fn consume(&self, bus: &EventBus, address: &str, link: Arc<Link>) -> MessageConsumer;
+}
+
+/// A body a client sent, decoded as its carrier's type.
+pub(crate) trait Decoded: Send + 'static {
+    /// `EventBus::send_with`.
+    fn send<'a>(
+        self: Box<Self>,
+        bus: &'a EventBus,
+        address: &'a str,
+        options: DeliveryOptions,
+    ) -> Boxed<'a, Result<(), SendError>>;
+
+    /// `EventBus::publish_with`.
+    fn publish<'a>(
+        self: Box<Self>,
+        bus: &'a EventBus,
+        address: &'a str,
+        options: DeliveryOptions,
+    ) -> Boxed<'a, Result<PublishReport, PublishError>>;
+
+    /// `EventBus::request_with`, whatever the reply's type: the reply
+    /// comes back as JSON, through its type's registered codec.
+    fn request(
+        self: Box<Self>,
+        bus: EventBus,
+        address: Arc<str>,
+        options: DeliveryOptions,
+    ) -> Boxed<'static, Result<JsonReply, RequestError>>;
+}
+
+/// The carrier of `T`, answered with `R`.
+pub(crate) struct Typed<T, R>(PhantomData<fn() -> (T, R)>);
+
+impl<T, R> Typed<T, R> {
+    pub(crate) fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+/// A client's JSON body as a `T`: transcoded to MessagePack, read by `T`'s
+/// codec.
+pub(crate) fn decode_as<T: MessageCodec>(body: &Value) -> Result<T, String> {
+    let bytes = json::to_msgpack(body).map_err(|e| e.to_string())?;
+    codecbus_core::from_slice::<T>(&bytes).map_err(|e| format!("not a `{}`: {e}", type_name::<T>()))
+}
+
+/// The JSON of a `T`: written by its codec, transcoded from MessagePack.
+pub(crate) fn encode_json<T: MessageCodec>(body: &T) -> Result<Value, String> {
+    let bytes = codecbus_core::to_vec(body).map_err(|e| e.to_string())?;
+    json::to_json(&bytes).map_err(|e| e.to_string())
+}
+
+impl<T, R> Carry for Typed<T, R>
+where
+    T: MessageCodec + Send + Sync + 'static,
+    R: MessageCodec + Send + Sync + 'static,
+{
+    fn type_name(&self) -> &'static str {
+        type_name::<T>()
+    }
+
+    fn decode(&self, body: &Value) -> Result<Box<dyn Decoded>, String> {
+        decode_as::<T>(body).map(|v| Box::new(Body(Arc::new(v))) as Box<dyn Decoded>)
+    }
+
+    fn consume(&self, bus: &EventBus, address: &str, link: Arc<Link>) -> MessageConsumer {
+        bus.consumer(address, move |m: Message<T>| {
+            let link = Arc::clone(&link);
+            async move { link.deliver::<T, R>(m).await }
+        })
+    }
+}
+
+/// A decoded body of type `T`.
+struct Body<T>(Arc<T>);
+
+impl<T: MessageCodec + Send + Sync + 'static> Decoded for Body<T> {
+    fn send<'a>(
+        self: Box<Self>,
+        bus: &'a EventBus,
+        address: &'a str,
+        options: DeliveryOptions,
+    ) -> Boxed<'a, Result<(), SendError>> {
+        Box::pin(bus.send_with(address, Shared(self.0), options))
+    }
+
+    fn publish<'a>(
+        self: Box<Self>,
+        bus: &'a EventBus,
+        address: &'a str,
+        options: DeliveryOptions,
+    ) -> Boxed<'a, Result<PublishReport, PublishError>> {
+        Box::pin(bus.publish_with(address, Shared(self.0), options))
+    }
+
+    fn request(
+        self: Box<Self>,
+        bus: EventBus,
+        address: Arc<str>,
+        options: DeliveryOptions,
+    ) -> Boxed<'static, Result<JsonReply, RequestError>> {
+        let body = self.0;
+        Box::pin(async move {
+            let state = &bus.state;
+            // `EventBus::request_with` up to the reply's envelope: the
+            // reply may be of any type, read here by its codec.
+            let env = match routing::observation(state, &address) {
+                None => routing::request(state, Quiet, &address, body, options).await?,
+                Some(o) => {
+                    Box::pin(routing::observed_request(state, o, &address, body, options)).await?
+                }
+            };
+            let type_id = Any::type_id(&*env.body);
+            let codec = state.registry().by_type(type_id);
+            let Some(codec) = codec else {
+                return Err(reply_error(
+                    &address,
+                    format!(
+                        "the reply is a `{}`, which has no registered codec",
+                        env.type_name
+                    ),
+                ));
+            };
+            let mut w = Writer::new();
+            codec
+                .encode(&*env.body, &mut w)
+                .map_err(|e| reply_error(&address, e.to_string()))?;
+            let body =
+                json::to_json(w.as_slice()).map_err(|e| reply_error(&address, e.to_string()))?;
+            // A reply that asks for an answer (`reply_and_request`) gets
+            // none through the bridge: its turn is dropped here, which
+            // fails the replier's wait at once.
+            Ok(JsonReply {
+                headers: env.headers,
+                body,
+            })
+        })
+    }
+}
+
+fn reply_error(address: &str, why: String) -> RequestError {
+    RequestError::new(
+        RequestErrorKind::Codec,
+        format!("The reply from address {address} cannot cross the bridge as JSON: {why}"),
+    )
+    .with_address(Arc::from(address))
+}

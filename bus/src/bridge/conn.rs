@@ -1,0 +1,595 @@
+//! One client's connection: its frames read and answered in order, its
+//! registrations, its requests waiting for their replies, and the requests
+//! from the bus waiting for its answers.
+//!
+//! Contract: frames are handled one after the other, in the order they
+//! came; a `send`, `publish` or request is handed to the bus before the
+//! next frame is read (a request's reply is awaited beside the reading).
+//! Everything a connection holds is bounded: the frame size, its
+//! registrations, its requests in each direction, its outgoing frames (a
+//! client that does not read is closed after the write timeout) and its
+//! silence (closed after the idle timeout). On close every registration
+//! is unregistered, the client's requests are abandoned and the bus's
+//! requests to it fail.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use codecbus_core::MessageCodec;
+use codecbus_json::JsValue;
+use futures_util::FutureExt as _;
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
+use serde_json::{Map, Value};
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{Instant, sleep_until, timeout};
+
+use crate::api::bus::EventBus;
+use crate::api::consumer::MessageConsumer;
+use crate::api::message::Message;
+use crate::base::error::{NO_FAILURE_CODE, ReplyFailure};
+use crate::base::headers::Headers;
+use crate::base::options::{DeliveryOptions, ReplyOptions};
+use crate::bridge::carry::{Carry, Decoded, Typed, decode_as, encode_json};
+use crate::bridge::frame::{self, FrameReader, Read};
+use crate::bridge::options::{BridgeOptions, Limits};
+use crate::bridge::permit::Permits;
+use crate::bridge::server::BridgeError;
+
+/// How many frames may wait to be written to one client.
+const OUTBOX: usize = 256;
+
+/// What a bridge shares with all its connections.
+pub(crate) struct Shared {
+    pub(crate) bus: EventBus,
+    inbound: Permits,
+    outbound: Permits,
+    types: HashMap<String, Vec<Arc<dyn Carry>>>,
+    /// `JsValue`, for addresses that declare no type.
+    json: [Arc<dyn Carry>; 1],
+    pub(crate) limits: Limits,
+    next_connection: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn new(bus: &EventBus, options: BridgeOptions) -> Result<Self, BridgeError> {
+        Ok(Self {
+            bus: bus.clone(),
+            inbound: Permits::new(&options.inbound)?,
+            outbound: Permits::new(&options.outbound)?,
+            types: options.types,
+            json: [Arc::new(Typed::<JsValue, JsValue>::new())],
+            limits: options.limits,
+            next_connection: AtomicU64::new(1),
+        })
+    }
+
+    /// The types bodies take at `address`.
+    fn carriers(&self, address: &str) -> &[Arc<dyn Carry>] {
+        match self.types.get(address) {
+            Some(types) if !types.is_empty() => types,
+            _ => &self.json,
+        }
+    }
+
+    /// `body` decoded as the first type of `address` that reads it, or why
+    /// none did (the first type's reason).
+    fn decode(&self, address: &str, body: &Value) -> Result<Box<dyn Decoded>, String> {
+        let mut first = None;
+        for carrier in self.carriers(address) {
+            match carrier.decode(body) {
+                Ok(decoded) => return Ok(decoded),
+                Err(why) => {
+                    first.get_or_insert(why);
+                }
+            }
+        }
+        Err(first.unwrap_or_default())
+    }
+}
+
+/// What goes to the writer.
+enum Out {
+    Frame(Vec<u8>),
+    /// Write what is queued, then close.
+    Close,
+}
+
+/// A client's answer to a request from the bus.
+enum Answer {
+    Body { body: Value, headers: Headers },
+    Failure { code: i32, message: String },
+}
+
+/// The part of a connection its consumers and waiting requests hold.
+pub(crate) struct Link {
+    shared: Arc<Shared>,
+    outbox: mpsc::Sender<Out>,
+    /// The reply addresses given to the client for the bus's requests.
+    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    next_reply: AtomicU64,
+    id: u64,
+}
+
+impl Link {
+    /// Queues `frame` for the client; `false` once the connection is
+    /// closing.
+    async fn write(&self, frame: &Value) -> bool {
+        self.outbox
+            .send(Out::Frame(frame::encode(frame)))
+            .await
+            .is_ok()
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands a message of a client's registration to the client: as a
+    /// `message` frame, when the outbound permissions admit its body; a
+    /// request with a reply address of this connection, whose answer is
+    /// decoded as an `R` and replied.
+    pub(crate) async fn deliver<T, R>(self: &Arc<Self>, m: Message<T>)
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        let address = m.address().to_string();
+        let body = match encode_json(m.body()) {
+            Ok(body) => body,
+            Err(why) => {
+                tracing::warn!(address, %why, "a message cannot cross the bridge as JSON");
+                let _ = m.fail(
+                    NO_FAILURE_CODE,
+                    format!(
+                        "The message to address {address} cannot cross the bridge as JSON: {why}"
+                    ),
+                );
+                return;
+            }
+        };
+        if !self.shared.outbound.admits(&address, &body) {
+            // Not for this client: dropped, as Vert.x does (a request then
+            // fails at once: its message was dropped unanswered).
+            tracing::debug!(
+                address,
+                "outbound message refused by the bridge's permissions"
+            );
+            return;
+        }
+        if !m.expects_reply() {
+            self.write(&frame::message(
+                &address,
+                None,
+                m.headers(),
+                body,
+                m.is_send(),
+            ))
+            .await;
+            return;
+        }
+        let limit = self.shared.limits.max_pending_replies;
+        let (reply_address, answer) = {
+            let mut pending = self.pending();
+            if pending.len() >= limit {
+                drop(pending);
+                let _ = m.fail(
+                    NO_FAILURE_CODE,
+                    format!(
+                        "The bridge client registered at address {address} has {limit} requests waiting for its answer already"
+                    ),
+                );
+                return;
+            }
+            let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
+            let reply_address = format!("__codecbus.bridge.{}.{n}", self.id);
+            let (tx, rx) = oneshot::channel();
+            pending.insert(reply_address.clone(), tx);
+            (reply_address, rx)
+        };
+        let sent = frame::message(&address, Some(&reply_address), m.headers(), body, true);
+        if !self.write(&sent).await {
+            self.pending().remove(&reply_address);
+            return;
+        }
+        // The answer is awaited on a task of its own, so the consumer takes
+        // its next message meanwhile (requests to a client overlap, as in
+        // Vert.x).
+        let link = Arc::clone(self);
+        tokio::spawn(async move {
+            let wait = link.shared.limits.reply_timeout;
+            let answer = timeout(wait, answer).await;
+            link.pending().remove(&reply_address);
+            let _ = match answer {
+                Ok(Ok(Answer::Body { body, headers })) => match decode_as::<R>(&body) {
+                    Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
+                    Err(why) => {
+                        link.write(&frame::err_detail("invalid_body", &why)).await;
+                        m.fail(
+                            NO_FAILURE_CODE,
+                            format!("The bridge client's answer at address {address} is {why}"),
+                        )
+                    }
+                },
+                Ok(Ok(Answer::Failure { code, message })) => m.fail(code, message),
+                Ok(Err(_)) => m.fail(
+                    NO_FAILURE_CODE,
+                    format!("The bridge client registered at address {address} went away before it answered"),
+                ),
+                Err(_) => m.fail(
+                    NO_FAILURE_CODE,
+                    format!(
+                        "The bridge client registered at address {address} did not answer within {}(ms)",
+                        wait.as_millis()
+                    ),
+                ),
+            };
+        });
+    }
+}
+
+/// A client request waiting for its reply.
+type Request = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A connection's own state, in its task.
+struct Conn {
+    link: Arc<Link>,
+    registrations: HashMap<String, Vec<MessageConsumer>>,
+    requests: FuturesUnordered<Request>,
+}
+
+/// Vert.x's name of a failure type.
+fn failure_name(failure: ReplyFailure) -> &'static str {
+    match failure {
+        ReplyFailure::Timeout => "TIMEOUT",
+        ReplyFailure::NoHandlers => "NO_HANDLERS",
+        ReplyFailure::RecipientFailure => "RECIPIENT_FAILURE",
+        ReplyFailure::Error => "ERROR",
+    }
+}
+
+/// A frame's headers: an object whose members are strings (other scalars
+/// as their JSON text).
+fn headers(frame: &Map<String, Value>) -> Result<Headers, String> {
+    let mut headers = Headers::new();
+    match frame.get("headers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(members)) => {
+            for (name, value) in members {
+                match value {
+                    Value::String(s) => headers.insert(name.as_str(), s.as_str()),
+                    Value::Null => {}
+                    Value::Bool(_) | Value::Number(_) => {
+                        headers.insert(name.as_str(), value.to_string())
+                    }
+                    Value::Array(_) | Value::Object(_) => {
+                        return Err(format!("the header {name:?} is not a string"));
+                    }
+                }
+            }
+        }
+        Some(_) => return Err("`headers` is not an object".into()),
+    }
+    Ok(headers)
+}
+
+impl Conn {
+    /// Handles one frame; `false` when the connection is to close.
+    async fn handle(&mut self, bytes: &[u8]) -> bool {
+        let frame = match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(frame)) => frame,
+            Ok(_) => {
+                return self
+                    .link
+                    .write(&frame::err_detail(
+                        "invalid_json",
+                        "a frame is a JSON object",
+                    ))
+                    .await;
+            }
+            Err(e) => {
+                return self
+                    .link
+                    .write(&frame::err_detail("invalid_json", &e.to_string()))
+                    .await;
+            }
+        };
+        let kind = match frame.get("type") {
+            None | Some(Value::Null) => return self.link.write(&frame::err("missing_type")).await,
+            Some(Value::String(kind)) => kind.as_str(),
+            Some(_) => return self.link.write(&frame::err("unknown_type")).await,
+        };
+        if kind == "ping" {
+            return self.link.write(&frame::pong()).await;
+        }
+        if !matches!(kind, "send" | "publish" | "register" | "unregister") {
+            return self.link.write(&frame::err("unknown_type")).await;
+        }
+        let Some(address) = frame.get("address").and_then(Value::as_str) else {
+            // Vert.x 3.9.4 answers a frame without an address with these
+            // two frames.
+            return self.link.write(&frame::err("missing_address")).await
+                && self.link.write(&frame::err("address_required")).await;
+        };
+        if address.len() > self.link.shared.limits.max_address_length {
+            return self
+                .link
+                .write(&frame::err("max_address_length_reached"))
+                .await;
+        }
+        let address = address.to_string();
+        match kind {
+            "send" => self.send(&frame, address).await,
+            "publish" => self.publish(&frame, address).await,
+            "register" => self.register(address).await,
+            _ => self.unregister(&address).await,
+        }
+    }
+
+    async fn send(&mut self, frame: &Map<String, Value>, address: String) -> bool {
+        let headers = match headers(frame) {
+            Ok(headers) => headers,
+            Err(why) => {
+                return self
+                    .link
+                    .write(&frame::err_detail("invalid_headers", &why))
+                    .await;
+            }
+        };
+        let body = frame.get("body").cloned().unwrap_or(Value::Null);
+        // An answer to a request from the bus: at a reply address this
+        // connection was given, whatever the permissions (as Vert.x).
+        if self.link.pending().contains_key(&address) {
+            let answer = match frame.get("failureCode") {
+                None | Some(Value::Null) => Answer::Body { body, headers },
+                Some(code) => {
+                    let Some(code) = code.as_i64().and_then(|c| i32::try_from(c).ok()) else {
+                        return self
+                            .link
+                            .write(&frame::err_detail(
+                                "invalid_failure_code",
+                                "`failureCode` is a 32-bit integer",
+                            ))
+                            .await;
+                    };
+                    let message = frame
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    Answer::Failure {
+                        code,
+                        message: message.to_string(),
+                    }
+                }
+            };
+            if let Some(tx) = self.link.pending().remove(&address) {
+                let _ = tx.send(answer);
+            }
+            return true;
+        }
+        let shared = Arc::clone(&self.link.shared);
+        if !shared.inbound.admits(&address, &body) {
+            return self.link.write(&frame::err("access_denied")).await;
+        }
+        let reply_address = frame.get("replyAddress").and_then(Value::as_str);
+        let decoded = match shared.decode(&address, &body) {
+            Ok(decoded) => decoded,
+            Err(why) => {
+                let refused = match reply_address {
+                    Some(reply) => frame::failure(reply, &address, NO_FAILURE_CODE, "ERROR", &why),
+                    None => frame::err_detail("invalid_body", &why),
+                };
+                return self.link.write(&refused).await;
+            }
+        };
+        let options = DeliveryOptions::new().headers(headers);
+        let Some(reply_address) = reply_address else {
+            // As Vert.x: a send's outcome is not reported.
+            if let Err(e) = decoded.send(&shared.bus, &address, options).await {
+                tracing::debug!(address, error = %e, "a bridge client's send was not delivered");
+            }
+            return true;
+        };
+        let limit = shared.limits.max_pending_replies;
+        if self.requests.len() >= limit {
+            let why = format!("{limit} requests of this connection wait for their reply already");
+            let refused = frame::failure(reply_address, &address, NO_FAILURE_CODE, "ERROR", &why);
+            return self.link.write(&refused).await;
+        }
+        let reply_address = reply_address.to_string();
+        let link = Arc::clone(&self.link);
+        let address: Arc<str> = Arc::from(address);
+        let request = decoded.request(shared.bus.clone(), Arc::clone(&address), options);
+        // Without tokio's budget: the request is delivered in its first
+        // poll, here, before the next frame is read.
+        let mut request: Request = Box::pin(tokio::task::coop::unconstrained(async move {
+            let answered = match request.await {
+                Ok(reply) => frame::message(&reply_address, None, &reply.headers, reply.body, true),
+                Err(e) => frame::failure(
+                    &reply_address,
+                    &address,
+                    e.wire_failure_code(),
+                    failure_name(e.failure_type()),
+                    e.message(),
+                ),
+            };
+            link.write(&answered).await;
+        }));
+        if (&mut request).now_or_never().is_none() {
+            self.requests.push(request);
+        }
+        true
+    }
+
+    async fn publish(&mut self, frame: &Map<String, Value>, address: String) -> bool {
+        let headers = match headers(frame) {
+            Ok(headers) => headers,
+            Err(why) => {
+                return self
+                    .link
+                    .write(&frame::err_detail("invalid_headers", &why))
+                    .await;
+            }
+        };
+        let body = frame.get("body").cloned().unwrap_or(Value::Null);
+        let shared = Arc::clone(&self.link.shared);
+        if !shared.inbound.admits(&address, &body) {
+            return self.link.write(&frame::err("access_denied")).await;
+        }
+        let decoded = match shared.decode(&address, &body) {
+            Ok(decoded) => decoded,
+            Err(why) => {
+                return self
+                    .link
+                    .write(&frame::err_detail("invalid_body", &why))
+                    .await;
+            }
+        };
+        let options = DeliveryOptions::new().headers(headers);
+        if let Err(e) = decoded.publish(&shared.bus, &address, options).await {
+            tracing::debug!(address, error = %e, "a bridge client's publish reached nobody");
+        }
+        true
+    }
+
+    async fn register(&mut self, address: String) -> bool {
+        let shared = Arc::clone(&self.link.shared);
+        if !shared.outbound.admits_address(&address) {
+            return self.link.write(&frame::err("access_denied")).await;
+        }
+        if self.registrations.contains_key(&address) {
+            return true;
+        }
+        if self.registrations.len() >= shared.limits.max_registrations {
+            return self.link.write(&frame::err("max_handlers_reached")).await;
+        }
+        let consumers = shared
+            .carriers(&address)
+            .iter()
+            .map(|c| c.consume(&shared.bus, &address, Arc::clone(&self.link)))
+            .collect();
+        self.registrations.insert(address, consumers);
+        true
+    }
+
+    async fn unregister(&mut self, address: &str) -> bool {
+        if !self.link.shared.outbound.admits_address(address) {
+            return self.link.write(&frame::err("access_denied")).await;
+        }
+        match self.registrations.remove(address) {
+            Some(consumers) => {
+                for consumer in consumers {
+                    consumer.unregister().await;
+                }
+                true
+            }
+            None => self.link.write(&frame::err("unknown_address")).await,
+        }
+    }
+}
+
+/// Serves one client until it goes, misbehaves, falls silent or the
+/// bridge stops (`stop` changes or its sender is dropped).
+pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, mut stop: watch::Receiver<bool>) {
+    let _ = stream.set_nodelay(true);
+    let limits = shared.limits;
+    let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+    let (mut rd, wr) = stream.into_split();
+    let (outbox, rx) = mpsc::channel(OUTBOX);
+    let mut writer = tokio::spawn(write_all(wr, rx, limits));
+    let mut conn = Conn {
+        link: Arc::new(Link {
+            shared,
+            outbox,
+            pending: Mutex::new(HashMap::new()),
+            next_reply: AtomicU64::new(1),
+            id,
+        }),
+        registrations: HashMap::new(),
+        requests: FuturesUnordered::new(),
+    };
+    let mut reader = FrameReader::new(limits.max_frame);
+    let mut deadline = Instant::now() + limits.idle_timeout;
+    let mut writer_done = false;
+    loop {
+        let read = tokio::select! {
+            biased;
+            _ = &mut writer => {
+                writer_done = true;
+                break;
+            }
+            _ = stop.changed() => break,
+            Some(()) = conn.requests.next(), if !conn.requests.is_empty() => continue,
+            () = sleep_until(deadline) => {
+                tracing::debug!(connection = id, "bridge connection idle: closed");
+                break;
+            }
+            read = reader.next(&mut rd) => read,
+        };
+        match read {
+            Ok(Read::Frame(bytes)) => {
+                deadline = Instant::now() + limits.idle_timeout;
+                if !conn.handle(&bytes).await {
+                    break;
+                }
+            }
+            Ok(Read::TooLarge(len)) => {
+                let why = format!(
+                    "a frame of {len} bytes, over the limit of {}",
+                    limits.max_frame
+                );
+                conn.link
+                    .write(&frame::err_detail("frame_too_large", &why))
+                    .await;
+                break;
+            }
+            Ok(Read::Closed) | Err(_) => break,
+        }
+    }
+    // What was queued is written (a last `err` frame among it), then the
+    // writer closes; consumers blocked on a full outbox are let go.
+    if !writer_done {
+        let closing = timeout(limits.write_timeout, conn.link.outbox.send(Out::Close)).await;
+        if !matches!(closing, Ok(Ok(())))
+            || timeout(limits.write_timeout, &mut writer).await.is_err()
+        {
+            writer.abort();
+        }
+    }
+    let Conn {
+        link,
+        registrations,
+        requests,
+    } = conn;
+    drop(requests);
+    for consumer in registrations.into_values().flatten() {
+        consumer.unregister().await;
+    }
+    // The bus's requests to this client fail at once.
+    link.pending().clear();
+    tracing::debug!(connection = id, "bridge connection closed");
+}
+
+/// Writes the connection's frames until it closes, stalls or fails.
+async fn write_all(mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Out>, limits: Limits) {
+    while let Some(out) = rx.recv().await {
+        match out {
+            Out::Frame(bytes) => {
+                if !matches!(
+                    timeout(limits.write_timeout, wr.write_all(&bytes)).await,
+                    Ok(Ok(()))
+                ) {
+                    return;
+                }
+            }
+            Out::Close => break,
+        }
+    }
+    let _ = timeout(limits.write_timeout, wr.shutdown()).await;
+}

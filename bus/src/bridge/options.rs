@@ -1,0 +1,301 @@
+//! What a bridge lets through, and its limits.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codecbus_core::MessageCodec;
+use codecbus_json::{JsObj, JsValue};
+
+use crate::bridge::carry::{Carry, Typed};
+
+/// The largest frame a client may send unless set otherwise: 1 MiB.
+pub const DEFAULT_MAX_FRAME: usize = 1024 * 1024;
+/// How many addresses one connection may register unless set otherwise
+/// (Vert.x's SockJS bridge: `maxHandlersPerSocket`, 1 000).
+pub const DEFAULT_MAX_REGISTRATIONS: usize = 1000;
+/// How many requests may wait for their answer on one connection, in each
+/// direction, unless set otherwise.
+pub const DEFAULT_MAX_PENDING_REPLIES: usize = 1000;
+/// How many connections a bridge serves at once unless set otherwise.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// The longest address a client may name unless set otherwise (Vert.x's
+/// SockJS bridge: `maxAddressLength`, 200).
+pub const DEFAULT_MAX_ADDRESS_LENGTH: usize = 200;
+/// How long a connection may stay silent (no frame, not even a `ping`)
+/// before it is closed, unless set otherwise.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a request from the bus waits for a client's answer unless
+/// set otherwise (Vert.x's SockJS bridge: `replyTimeout`, 30 s).
+pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long writing to a client may stall before its connection is
+/// closed, unless set otherwise.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One permission (Vert.x's `PermittedOptions`): the addresses it admits,
+/// by name or by regular expression, and optionally only bodies that
+/// contain a JSON subset.
+///
+/// An entry with neither an address nor a regular expression admits every
+/// address, as in Vert.x. With both, the address wins.
+///
+/// # Examples
+///
+/// ```
+/// use codecbus_bus::bridge::PermittedOptions;
+/// use codecbus_json::jsobj;
+///
+/// let retail_orders = PermittedOptions::new()
+///     .address_regex("^orders\\..+")
+///     .matching(jsobj! {"kind": "retail"});
+/// let echo = PermittedOptions::new().address("echo");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PermittedOptions {
+    pub(crate) address: Option<String>,
+    pub(crate) address_regex: Option<String>,
+    pub(crate) matching: Option<JsObj>,
+}
+
+impl PermittedOptions {
+    /// An entry that admits every address.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Admits exactly `address`.
+    #[must_use]
+    pub fn address(mut self, address: impl Into<String>) -> Self {
+        self.address = Some(address.into());
+        self
+    }
+
+    /// Admits the addresses that `regex` matches as a whole (Java's
+    /// `Matcher.matches`, as Vert.x does; the syntax is the `regex`
+    /// crate's). An invalid expression is refused when the bridge is made
+    /// ([`BridgeError::Regex`](crate::bridge::BridgeError::Regex)).
+    #[must_use]
+    pub fn address_regex(mut self, regex: impl Into<String>) -> Self {
+        self.address_regex = Some(regex.into());
+        self
+    }
+
+    /// Admits only bodies that are JSON objects containing `subset`: every
+    /// member of `subset` is in the body with an equal value, where a
+    /// member that is an object is itself a subset of the body's (Vert.x's
+    /// `match`). Outbound, a message whose body it refuses is not
+    /// delivered to the client.
+    #[must_use]
+    pub fn matching(mut self, subset: JsObj) -> Self {
+        self.matching = Some(subset);
+        self
+    }
+}
+
+/// The options of a bridge: what may come in from clients (`inbound`:
+/// their sends, publishes and answers), what may go out to them
+/// (`outbound`: registrations and the messages they receive), the types
+/// bodies take at each address, and the limits of each connection.
+///
+/// Nothing is permitted unless an entry lists it.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use codecbus_core::MessageCodec;
+/// use codecbus_bus::bridge::{BridgeOptions, PermittedOptions};
+///
+/// #[derive(MessageCodec, Clone, Debug)]
+/// struct Order { id: u64, sku: String }
+///
+/// let options = BridgeOptions::new()
+///     .inbound(PermittedOptions::new().address("shop.orders"))
+///     .outbound(PermittedOptions::new().address_regex("^news\\..+"))
+///     .typed::<Order>("shop.orders")
+///     .max_frame(64 * 1024)
+///     .idle_timeout(Duration::from_secs(30));
+/// ```
+#[derive(Clone)]
+pub struct BridgeOptions {
+    pub(crate) inbound: Vec<PermittedOptions>,
+    pub(crate) outbound: Vec<PermittedOptions>,
+    pub(crate) types: HashMap<String, Vec<Arc<dyn Carry>>>,
+    pub(crate) limits: Limits,
+}
+
+/// The limits of one connection, copied into it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) max_frame: usize,
+    pub(crate) max_registrations: usize,
+    pub(crate) max_pending_replies: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) max_address_length: usize,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) reply_timeout: Duration,
+    pub(crate) write_timeout: Duration,
+}
+
+impl Default for BridgeOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for BridgeOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let types: HashMap<&str, Vec<&str>> = self
+            .types
+            .iter()
+            .map(|(a, c)| (a.as_str(), c.iter().map(|c| c.type_name()).collect()))
+            .collect();
+        f.debug_struct("BridgeOptions")
+            .field("inbound", &self.inbound)
+            .field("outbound", &self.outbound)
+            .field("types", &types)
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl BridgeOptions {
+    /// Options that permit nothing, with the default limits.
+    pub fn new() -> Self {
+        Self {
+            inbound: Vec::new(),
+            outbound: Vec::new(),
+            types: HashMap::new(),
+            limits: Limits {
+                max_frame: DEFAULT_MAX_FRAME,
+                max_registrations: DEFAULT_MAX_REGISTRATIONS,
+                max_pending_replies: DEFAULT_MAX_PENDING_REPLIES,
+                max_connections: DEFAULT_MAX_CONNECTIONS,
+                max_address_length: DEFAULT_MAX_ADDRESS_LENGTH,
+                idle_timeout: DEFAULT_IDLE_TIMEOUT,
+                reply_timeout: DEFAULT_REPLY_TIMEOUT,
+                write_timeout: DEFAULT_WRITE_TIMEOUT,
+            },
+        }
+    }
+
+    /// Adds an inbound permission: clients may send and publish to what it
+    /// admits (Vert.x's `addInboundPermitted`).
+    #[must_use]
+    pub fn inbound(mut self, permitted: PermittedOptions) -> Self {
+        self.inbound.push(permitted);
+        self
+    }
+
+    /// Adds an outbound permission: clients may register what it admits,
+    /// and receive its messages (Vert.x's `addOutboundPermitted`).
+    #[must_use]
+    pub fn outbound(mut self, permitted: PermittedOptions) -> Self {
+        self.outbound.push(permitted);
+        self
+    }
+
+    /// Bodies at `address` are `T`s: a client's body sent or published
+    /// there is decoded as a `T` (its JSON read as the MessagePack `T`'s
+    /// codec reads), and a client that registers `address` receives its
+    /// `T` messages as JSON. A client's answer to a request made there is
+    /// a [`JsValue`]; see [`typed_request`](Self::typed_request).
+    ///
+    /// An address may take several types: a body is decoded as the first
+    /// of them that reads it, and a registration receives each. An address
+    /// with no type declared carries `JsValue`.
+    #[must_use]
+    pub fn typed<T>(self, address: impl Into<String>) -> Self
+    where
+        T: MessageCodec + Send + Sync + 'static,
+    {
+        self.typed_request::<T, JsValue>(address)
+    }
+
+    /// As [`typed`](Self::typed), and a client's answer to a request of
+    /// type `T` at `address` is an `R`.
+    #[must_use]
+    pub fn typed_request<T, R>(mut self, address: impl Into<String>) -> Self
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        self.types
+            .entry(address.into())
+            .or_default()
+            .push(Arc::new(Typed::<T, R>::new()));
+        self
+    }
+
+    /// The largest frame (its JSON, without the 4 length bytes) a client
+    /// may send: a longer one gets an `err` frame (`frame_too_large`) and
+    /// the connection is closed. Default [`DEFAULT_MAX_FRAME`].
+    #[must_use]
+    pub fn max_frame(mut self, bytes: usize) -> Self {
+        self.limits.max_frame = bytes;
+        self
+    }
+
+    /// How many addresses one connection may register; one more gets an
+    /// `err` frame (`max_handlers_reached`). Default
+    /// [`DEFAULT_MAX_REGISTRATIONS`].
+    #[must_use]
+    pub fn max_registrations(mut self, n: usize) -> Self {
+        self.limits.max_registrations = n;
+        self
+    }
+
+    /// How many of a connection's requests may wait for their reply at
+    /// once, and how many requests from the bus may wait for the client's
+    /// answer: one more client request gets an `err` frame at its reply
+    /// address, one more bus request fails with `RecipientFailure`.
+    /// Default [`DEFAULT_MAX_PENDING_REPLIES`].
+    #[must_use]
+    pub fn max_pending_replies(mut self, n: usize) -> Self {
+        self.limits.max_pending_replies = n;
+        self
+    }
+
+    /// How many connections the bridge serves at once; more are closed
+    /// as they come. Default [`DEFAULT_MAX_CONNECTIONS`].
+    #[must_use]
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.limits.max_connections = n;
+        self
+    }
+
+    /// The longest address a client may name; a longer one gets an `err`
+    /// frame (`max_address_length_reached`). Default
+    /// [`DEFAULT_MAX_ADDRESS_LENGTH`].
+    #[must_use]
+    pub fn max_address_length(mut self, bytes: usize) -> Self {
+        self.limits.max_address_length = bytes;
+        self
+    }
+
+    /// How long a connection may stay silent before it is closed: clients
+    /// keep it open with `ping` frames. Default [`DEFAULT_IDLE_TIMEOUT`].
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle_timeout = timeout;
+        self
+    }
+
+    /// How long a request from the bus waits for the client's answer
+    /// before it fails. Default [`DEFAULT_REPLY_TIMEOUT`].
+    #[must_use]
+    pub fn reply_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.reply_timeout = timeout;
+        self
+    }
+
+    /// How long writing to a client may stall (a client that does not
+    /// read) before its connection is closed. Default
+    /// [`DEFAULT_WRITE_TIMEOUT`].
+    #[must_use]
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.write_timeout = timeout;
+        self
+    }
+}

@@ -1,0 +1,200 @@
+//! The bridge's listener: accepts clients, one task each, up to the
+//! connection limit; stops when told or dropped.
+
+use std::error::Error as StdError;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::api::bus::EventBus;
+use crate::bridge::conn::{self, Shared};
+use crate::bridge::options::BridgeOptions;
+
+/// Why a bridge could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BridgeError {
+    /// A permission's `address_regex` is not a regular expression.
+    #[error("invalid address regex {pattern:?}: {source}")]
+    Regex {
+        /// The expression as given.
+        pattern: String,
+        /// What is wrong with it.
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+    },
+    /// The listening socket could not be opened.
+    #[error("cannot listen for bridge clients on {address}: {source}")]
+    Bind {
+        /// The address asked for.
+        address: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl BridgeError {
+    pub(crate) fn regex(pattern: &str, source: regex::Error) -> Self {
+        Self::Regex {
+            pattern: pattern.to_string(),
+            source: Box::new(source),
+        }
+    }
+}
+
+/// The Vert.x TCP event bus bridge in front of an [`EventBus`]: bridge
+/// clients (Vert.x's own client libraries for Python, Go, C and more, or
+/// another language speaking the same frames) send, publish, request and
+/// consume on the bus, within the [`BridgeOptions`]' permissions.
+///
+/// # Examples
+///
+/// ```
+/// use codecbus_bus::bridge::{Bridge, BridgeOptions, PermittedOptions};
+/// use codecbus_bus::{EventBus, Message};
+/// use codecbus_json::JsValue;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let bus = EventBus::new();
+/// let _echo = bus.consumer("echo", |m: Message<JsValue>| async move {
+///     m.reply(m.body().clone())
+/// });
+/// let options = BridgeOptions::new().inbound(PermittedOptions::new().address("echo"));
+/// let server = Bridge::new(&bus, options)?.listen("127.0.0.1:0").await?;
+/// println!("bridge clients connect to {}", server.local_addr());
+/// server.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Bridge {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge")
+            .field("limits", &self.shared.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Bridge {
+    /// A bridge to `bus` (the same bus: its consumers, codecs and
+    /// interceptors), with `options`.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Regex`] when a permission's expression is invalid.
+    pub fn new(bus: &EventBus, options: BridgeOptions) -> Result<Self, BridgeError> {
+        Ok(Self {
+            shared: Arc::new(Shared::new(bus, options)?),
+        })
+    }
+
+    /// Listens on `address` and serves clients there until the returned
+    /// server is shut down or dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Bind`] when the address cannot be listened on.
+    pub async fn listen<A>(self, address: A) -> Result<BridgeServer, BridgeError>
+    where
+        A: ToSocketAddrs + std::fmt::Debug,
+    {
+        let named = format!("{address:?}");
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| BridgeError::Bind {
+                address: named,
+                source,
+            })?;
+        self.serve(listener)
+    }
+
+    /// Serves clients on a listener of the caller's.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Bind`] when the listener has no local address.
+    pub fn serve(self, listener: TcpListener) -> Result<BridgeServer, BridgeError> {
+        let local_addr = listener.local_addr().map_err(|source| BridgeError::Bind {
+            address: "the given listener".into(),
+            source,
+        })?;
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(accept(self.shared, listener, stopped));
+        tracing::debug!(%local_addr, "bridge listening");
+        Ok(BridgeServer {
+            local_addr,
+            stop,
+            task: Some(task),
+        })
+    }
+}
+
+/// A running bridge. Dropping it stops the bridge as
+/// [`shutdown`](BridgeServer::shutdown) does, without waiting.
+#[derive(Debug)]
+pub struct BridgeServer {
+    local_addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl BridgeServer {
+    /// The address clients connect to (with its port when the bridge was
+    /// asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops accepting clients, closes every connection (their
+    /// registrations unregistered, their pending requests failed) and
+    /// returns once all are closed.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for BridgeServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+async fn accept(shared: Arc<Shared>, listener: TcpListener, mut stop: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    if connections.len() >= shared.limits.max_connections {
+                        tracing::debug!(%peer, "bridge connection refused: at the connection limit");
+                        drop(stream);
+                        continue;
+                    }
+                    tracing::debug!(%peer, "bridge connection");
+                    connections.spawn(conn::serve(Arc::clone(&shared), stream, stop.clone()));
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little,
+                    // rather than spin.
+                    tracing::warn!(error = %e, "bridge accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+        }
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
