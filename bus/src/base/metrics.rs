@@ -78,6 +78,17 @@ pub struct Metrics {
     /// refused. A request among them is answered with a `Codec` error; a
     /// send or publish is logged at warn level and counted here.
     pub undecodable: u64,
+    /// Old codec names this node received from the cluster: aliases of
+    /// its codecs (`#[codec(aliases(...))]`, the names a type had before a
+    /// rename) that messages, replies among them, arrived under and that
+    /// were decoded as the codec's type. Each alias counts once, at its
+    /// first message, which is logged at warn level with the alias, the
+    /// codec's current name and the address: a peer that still sends an
+    /// old name runs an older build. A node sends under current names
+    /// only, so such a peer, which may not know them, cannot read this
+    /// node's messages of that codec (a reply among them fails its request
+    /// with a `Codec` error).
+    pub old_codec_names: u64,
     /// Messages for this node that the cluster client dropped before the
     /// node read them: its buffer for a subscription (65 536 messages by
     /// default) overflowed because the node's reader fell behind, a NATS
@@ -134,6 +145,7 @@ pub(crate) struct Counters {
     pub(crate) timeouts: AtomicU64,
     pub(crate) remote_received: AtomicU64,
     pub(crate) undecodable: AtomicU64,
+    pub(crate) old_codec_names: AtomicU64,
     pub(crate) durable_acked: AtomicU64,
     pub(crate) durable_redelivered: AtomicU64,
     pub(crate) dead_lettered: AtomicU64,
@@ -165,6 +177,7 @@ impl Counters {
             timeouts: get(&self.timeouts),
             remote_received: get(&self.remote_received),
             undecodable: get(&self.undecodable),
+            old_codec_names: get(&self.old_codec_names),
             durable_acked: get(&self.durable_acked),
             durable_redelivered: get(&self.durable_redelivered),
             dead_lettered: get(&self.dead_lettered),

@@ -1,6 +1,9 @@
 // The codec registry: codec name <-> Rust type, built once at start from
 // every `inventory` registration, then changed only by `register_codec` /
-// `unregister_codec`.
+// `unregister_codec`. A codec's aliases (the names it had before a rename)
+// resolve to it for decoding only: a name off the wire is looked up among
+// the names first, then among the aliases, and each alias remembers
+// whether a message used it yet (what the transport reports once).
 //
 // Local delivery never consults it on the hot path (the typed send already
 // knows `T::transform`); interceptors read codec names from it, and a remote
@@ -9,11 +12,13 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use codecbus_core::CodecRegistration;
 
 use crate::base::error::{RegistryError, RegistryErrorKind};
 use crate::base::hash::AddressHasher;
+use crate::transport::Named;
 
 /// The maps are built from this process's registrations only (a name off
 /// the wire is looked up, never inserted), so they take the fast hasher of
@@ -24,6 +29,15 @@ type Map<K, V> = HashMap<K, V, BuildHasherDefault<AddressHasher>>;
 pub(crate) struct Registry {
     by_name: Map<&'static str, CodecRegistration>,
     by_type: Map<TypeId, &'static str>,
+    aliases: Map<&'static str, Alias>,
+}
+
+/// An old name of a codec.
+struct Alias {
+    /// The codec's current name.
+    name: &'static str,
+    /// Whether a message arrived under this alias yet.
+    used: AtomicBool,
 }
 
 /// Codecs for the standard types, under short names. They give way to any
@@ -60,6 +74,7 @@ impl Registry {
         }
         for reg in builtins() {
             if !registry.by_name.contains_key(reg.name())
+                && !registry.aliases.contains_key(reg.name())
                 && !registry.by_type.contains_key(&reg.type_id())
             {
                 registry.insert(reg);
@@ -68,26 +83,112 @@ impl Registry {
         Ok(registry)
     }
 
-    /// Adds `reg` at build time: the same (name, type) twice is fine, a
-    /// clash on either side is an error naming both parties.
+    /// Adds `reg` at build time: the same (name, type) twice is fine (the
+    /// aliases of both count), a clash on either side is an error naming
+    /// both parties, and so is an alias that another codec's name or alias
+    /// already is.
     fn merge(&mut self, reg: CodecRegistration) -> Result<(), RegistryError> {
+        let kind = RegistryErrorKind::NameConflict;
         if let Some(existing) = self.by_name.get(reg.name()) {
-            if existing.type_id() == reg.type_id() {
-                return Ok(());
+            if existing.type_id() != reg.type_id() {
+                return Err(RegistryError::new(
+                    kind,
+                    format!(
+                        "codec name {:?} is registered for two types: `{}` and `{}`",
+                        reg.name(),
+                        existing.type_name(),
+                        reg.type_name()
+                    ),
+                ));
             }
-            return Err(RegistryError::new(
-                RegistryErrorKind::NameConflict,
-                format!(
-                    "codec name {:?} is registered for two types: `{}` and `{}`",
-                    reg.name(),
-                    existing.type_name(),
-                    reg.type_name()
-                ),
-            ));
+        } else {
+            self.check_name_free(&reg, kind)?;
+            self.check_type_free(&reg)?;
         }
-        self.check_type_free(&reg)?;
-        self.insert(reg);
+        self.check_aliases_free(&reg, kind)?;
+        if !self.by_name.contains_key(reg.name()) {
+            self.insert(reg);
+        }
+        self.insert_aliases(&reg);
         Ok(())
+    }
+
+    /// `reg`'s name is no other codec's alias.
+    fn check_name_free(
+        &self,
+        reg: &CodecRegistration,
+        kind: RegistryErrorKind,
+    ) -> Result<(), RegistryError> {
+        match self.aliases.get(reg.name()) {
+            Some(alias) if alias.name != reg.name() => Err(RegistryError::new(
+                kind,
+                format!(
+                    "codec name {:?} of `{}` is an alias of the codec {:?} of `{}`",
+                    reg.name(),
+                    reg.type_name(),
+                    alias.name,
+                    self.type_name_of(alias.name)
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Each alias of `reg` is no other codec's name or alias (its own
+    /// name, or an alias it has already, is no clash).
+    fn check_aliases_free(
+        &self,
+        reg: &CodecRegistration,
+        kind: RegistryErrorKind,
+    ) -> Result<(), RegistryError> {
+        for &alias in reg.aliases() {
+            if alias == reg.name() {
+                continue;
+            }
+            if let Some(other) = self.by_name.get(alias) {
+                return Err(RegistryError::new(
+                    kind,
+                    format!(
+                        "codec alias {alias:?} of the codec {:?} of `{}` is the name of the codec of `{}`",
+                        reg.name(),
+                        reg.type_name(),
+                        other.type_name()
+                    ),
+                ));
+            }
+            if let Some(other) = self.aliases.get(alias)
+                && other.name != reg.name()
+            {
+                return Err(RegistryError::new(
+                    kind,
+                    format!(
+                        "codec alias {alias:?} is given to two codecs: {:?} of `{}` and {:?} of `{}`",
+                        other.name,
+                        self.type_name_of(other.name),
+                        reg.name(),
+                        reg.type_name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn type_name_of(&self, name: &str) -> &'static str {
+        self.by_name
+            .get(name)
+            .map_or("(unregistered)", CodecRegistration::type_name)
+    }
+
+    fn insert_aliases(&mut self, reg: &CodecRegistration) {
+        for &alias in reg.aliases() {
+            if alias != reg.name() {
+                self.aliases.entry(alias).or_insert(Alias {
+                    name: reg.name(),
+                    used: AtomicBool::new(false),
+                });
+            }
+        }
     }
 
     fn check_type_free(&self, reg: &CodecRegistration) -> Result<(), RegistryError> {
@@ -112,6 +213,7 @@ impl Registry {
 
     /// Adds `reg` on a running bus: any existing use of the name is an
     /// error, as in Vert.x.
+    /// The name and aliases of another codec are taken too.
     pub(crate) fn register(&mut self, reg: CodecRegistration) -> Result<(), RegistryError> {
         if self.by_name.contains_key(reg.name()) {
             return Err(RegistryError::new(
@@ -119,19 +221,42 @@ impl Registry {
                 format!("Already a codec registered with name {}", reg.name()),
             ));
         }
+        self.check_name_free(&reg, RegistryErrorKind::NameTaken)?;
         self.check_type_free(&reg)?;
+        self.check_aliases_free(&reg, RegistryErrorKind::NameTaken)?;
         self.insert(reg);
+        self.insert_aliases(&reg);
         Ok(())
     }
 
+    /// Removes the codec `name` and its aliases.
     pub(crate) fn unregister(&mut self, name: &str) -> Option<CodecRegistration> {
         let reg = self.by_name.remove(name)?;
         self.by_type.remove(&reg.type_id());
+        self.aliases.retain(|_, alias| alias.name != reg.name());
         Some(reg)
     }
 
+    /// The codec registered as `name`: its current name, not an alias.
     pub(crate) fn by_name(&self, name: &str) -> Option<CodecRegistration> {
         self.by_name.get(name).copied()
+    }
+
+    /// The codec a message names, by its name or by one of its aliases;
+    /// the first message under each alias is told apart.
+    pub(crate) fn resolve(&self, name: &str) -> Option<(CodecRegistration, Named)> {
+        if let Some(reg) = self.by_name.get(name) {
+            return Some((*reg, Named::Name));
+        }
+        self.resolve_alias(name)
+    }
+
+    #[cold]
+    fn resolve_alias(&self, name: &str) -> Option<(CodecRegistration, Named)> {
+        let alias = self.aliases.get(name)?;
+        let reg = self.by_name.get(alias.name)?;
+        let first = !alias.used.swap(true, Ordering::Relaxed);
+        Some((*reg, Named::Alias { first }))
     }
 
     pub(crate) fn by_type(&self, type_id: TypeId) -> Option<CodecRegistration> {

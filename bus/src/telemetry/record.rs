@@ -51,6 +51,9 @@ pub(crate) enum Event {
     ReplyFailed(RequestErrorKind),
     /// A message from the cluster could not be decoded.
     Undecodable,
+    /// The first message from the cluster under one of a codec's aliases
+    /// (an older peer's name for it) was decoded.
+    OldCodecName,
     /// A durable message was settled with the server.
     #[cfg(feature = "jetstream")]
     Settled(Settled),
@@ -119,6 +122,7 @@ pub(crate) fn record(counters: &Counters, probe: Option<&Probe>, event: Event) {
         }
         Event::ReplyFailed(_) => 0,
         Event::Undecodable => bump(&counters.undecodable, 1),
+        Event::OldCodecName => bump(&counters.old_codec_names, 1),
         #[cfg(feature = "jetstream")]
         Event::Settled(outcome) => bump(
             match outcome {
@@ -151,6 +155,7 @@ fn series(probe: &Probe, event: Event) {
         Event::Settled(outcome) => probe.settled(outcome),
         // The bus's own totals, or a span's alone; no series of their own.
         Event::Handled
+        | Event::OldCodecName
         | Event::Replied
         | Event::Panicked
         | Event::HandlerFailed

@@ -7,7 +7,7 @@
 // A remote transport:
 // * encodes an outbound body with the registry entry for its `TypeId`
 //   (`Outbound::codec`), so only registered types can leave the process;
-// * decodes inbound bytes by codec name (`Registry::by_name`) and hands the
+// * decodes inbound bytes by codec name or alias (`Registry::resolve`) and hands the
 //   `AnyBody` to `LocalTable::deliver_one` / `deliver_all` with
 //   `CodecRegistration::transform` as the `make` closure, so local and
 //   remote deliveries follow the same transform rules;
@@ -69,6 +69,16 @@ pub(crate) struct Outbound {
     pub(crate) traced: bool,
 }
 
+/// How a name off the wire named its codec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Named {
+    /// By its current name.
+    Name,
+    /// By one of its aliases (a name it had before); `first`: the first
+    /// message on this node to use that alias.
+    Alias { first: bool },
+}
+
 /// What a remote transport sees of the bus it serves.
 #[cfg_attr(not(feature = "nats"), allow(dead_code))]
 pub(crate) trait Node: Send + Sync + 'static {
@@ -78,8 +88,10 @@ pub(crate) trait Node: Send + Sync + 'static {
     /// The bus counters.
     fn counters(&self) -> &Counters;
 
-    /// The codec registered as `name`.
-    fn codec_by_name(&self, name: &str) -> Option<CodecRegistration>;
+    /// The codec a message names: registered as `name`, or with `name`
+    /// among its aliases (and then whether this is the first such
+    /// message).
+    fn codec_by_name(&self, name: &str) -> Option<(CodecRegistration, Named)>;
 
     /// The codec registered for the type `type_id`.
     fn codec_by_type(&self, type_id: TypeId) -> Option<CodecRegistration>;

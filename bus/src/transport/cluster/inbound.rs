@@ -17,9 +17,9 @@ use crate::base::reply::{self, Completion, ReplyRx};
 use crate::telemetry::probe::RefusedBy;
 use crate::telemetry::record::{Event, record};
 use crate::telemetry::{Probe, Side, spans};
-use crate::transport::Node;
 use crate::transport::cluster::frame::{Frame, H_CODEC, Inbound, WIRE_VERSION};
 use crate::transport::local::{Handed, Refusal, Scope, Verdicts, count_delivered};
+use crate::transport::{Named, Node};
 
 /// A message with `head` and a body of `bytes` arrived from the cluster
 /// for this node's consumers of `address`: counts it and makes its span, a
@@ -58,13 +58,14 @@ pub(crate) fn undecodable(inner: &Arc<dyn Node>, probe: Option<&Probe>) {
     record(inner.counters(), probe, Event::Undecodable);
 }
 
-/// Decodes a body by the codec its headers name.
+/// Decodes a body for `address` by the codec its headers name.
 pub(crate) fn decode(
     inner: &Arc<dyn Node>,
+    address: &str,
     head: &Inbound,
     payload: &Bytes,
 ) -> Result<(CodecRegistration, AnyBody), String> {
-    let codec = codec_of(inner, head)?;
+    let codec = codec_of(inner, address, head)?;
     let body = decode_with(&codec, payload)?;
     Ok((codec, body))
 }
@@ -91,12 +92,12 @@ pub(crate) fn decode_checked(
     payload: &Bytes,
 ) -> Decoded {
     let Some((guard, consumers)) = inner.local().shared_guard(address, Scope::Exported) else {
-        return match decode(inner, head, payload) {
+        return match decode(inner, address, head, payload) {
             Ok((codec, body)) => Decoded::Body(codec, body, None),
             Err(error) => Decoded::Undecodable(error),
         };
     };
-    let codec = match codec_of(inner, head) {
+    let codec = match codec_of(inner, address, head) {
         Ok(codec) => codec,
         Err(error) => return Decoded::Undecodable(error),
     };
@@ -134,9 +135,15 @@ pub(crate) fn first_then_transform<'a>(
     }
 }
 
-/// The codec a message names (its payload's prefix, or a peer's
-/// `Codecbus-Codec` header), known on this node.
-pub(crate) fn codec_of(inner: &Arc<dyn Node>, head: &Inbound) -> Result<CodecRegistration, String> {
+/// The codec a message for `address` names (its payload's prefix, or a
+/// peer's `Codecbus-Codec` header), known on this node by that name or as
+/// an alias, a name it had before: the first message under each alias is
+/// logged and recorded, since its sender runs an older build.
+pub(crate) fn codec_of(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    head: &Inbound,
+) -> Result<CodecRegistration, String> {
     if let Some(why) = &head.unreadable {
         return Err(why.clone());
     }
@@ -156,9 +163,34 @@ pub(crate) fn codec_of(inner: &Arc<dyn Node>, head: &Inbound) -> Result<CodecReg
     let Some(name) = head.codec.as_deref() else {
         return Err("no codec name (a MessagePack str after the codec prefix)".to_owned());
     };
-    inner.codec_by_name(name).ok_or_else(|| {
-        format!("Unknown codec {name:?}: no codec is registered under that name on this node")
-    })
+    match inner.codec_by_name(name) {
+        Some((codec, Named::Name | Named::Alias { first: false })) => Ok(codec),
+        Some((codec, Named::Alias { first: true })) => {
+            old_codec_name(inner, address, name, &codec);
+            Ok(codec)
+        }
+        None => Err(format!(
+            "Unknown codec {name:?}: no codec is registered under that name on this node"
+        )),
+    }
+}
+
+/// The first message under the alias `alias` of `codec`: its sender, an
+/// older peer, still names the codec so (and may not know its current name).
+#[cold]
+fn old_codec_name(inner: &Arc<dyn Node>, address: &str, alias: &str, codec: &CodecRegistration) {
+    record(inner.counters(), None, Event::OldCodecName);
+    tracing::warn!(
+        address,
+        alias,
+        codec = codec.name(),
+        "a message arrived under the old codec name {alias:?} of {:?}: decoded as `{}`, but its \
+         sender runs an older build, which may not know the current name (this node sends under \
+         {:?} only); logged once per alias",
+        codec.name(),
+        codec.type_name(),
+        codec.name(),
+    );
 }
 
 /// Decodes `payload`, the whole of it, with `codec`. Strings and bytes
