@@ -13,6 +13,8 @@
 
 #[path = "bridge/cases.rs"]
 mod cases;
+#[path = "bridge/python.rs"]
+mod python;
 #[path = "bridge/runner.rs"]
 mod runner;
 #[path = "bridge/vertx.rs"]
@@ -300,6 +302,36 @@ fn vertx_reference_frames_match_the_fixtures() {
         }
     }
     assert!(differ.is_empty(), "{}", differ.join("\n\n"));
+}
+
+/// The Python client from PyPI talks to codecbus's bridge: a request and
+/// its reply, a request from the bus to its registration, a publish to
+/// it, a refusal. Needs python3 and PyPI, and fails saying so otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_client_from_pypi_talks_to_the_bridge() {
+    let (_bus, _consumers, server) = reference_bridge().await;
+    let port = server.local_addr().port();
+    let report = tokio::task::spawn_blocking(move || python::run("python_client.py", port))
+        .await
+        .unwrap();
+    let seen = &report["seen"];
+    assert_eq!(
+        seen["echo"]["body"],
+        json!({"from": "python", "n": 1}),
+        "{report}"
+    );
+    assert_eq!(seen["echo"]["headers"], json!({"h": "v", "echoed": "true"}));
+    assert_eq!(seen["asked"]["address"], "client.py");
+    assert_eq!(seen["asked"]["body"], json!({"q": 21}));
+    assert_eq!(seen["answered"]["body"], json!({"answer": 42}), "{report}");
+    assert_eq!(seen["news"]["body"], json!({"n": 7}));
+    assert_eq!(seen["news"]["send"], false);
+    assert_eq!(
+        report["errors"],
+        json!([{"type": "err", "message": "access_denied"}])
+    );
+    assert_eq!(seen["after"]["body"], json!({"after": "refusal"}));
+    server.shutdown().await;
 }
 
 /// Runs `f` with a client of the bridge at `port`, off the runtime.
