@@ -25,7 +25,9 @@ pub trait IntoBody: sealed::Sealed {
 /// This is the one way to send a body you keep: an `Arc<T>` (or a
 /// `Box<T>`) passed by value is no message type, and the build stops with
 /// "`Arc<T>` and `Box<T>` are not message types" instead of a run-time
-/// `TypeMismatch` (consumers of `T` would not take an `Arc<T>`):
+/// `TypeMismatch` (consumers of `T` would not take an `Arc<T>`). The check
+/// is a constant evaluated where the generic code is instantiated: `cargo
+/// build` and `cargo test` report it, `cargo check` does not get that far.
 ///
 /// ```compile_fail
 /// # use std::sync::Arc;

@@ -61,19 +61,13 @@ async fn send_of_another_type_is_a_type_mismatch() {
     let text = err.to_string();
     assert!(text.contains("u32") && text.contains("String"), "{text}");
 
-    // An Arc passed by value is a message of type Arc<T>; the error says
-    // what to do.
+    // An `Arc` the sender keeps goes as `Shared` (an `Arc<T>` by value
+    // does not compile: the `Shared` rustdoc's compile_fail example).
     let _f = bus.consumer("frozen", |_m: Message<Frozen>| async {});
-    let err = bus
-        .send("frozen", std::sync::Arc::new(Frozen::new("x")))
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), SendErrorKind::TypeMismatch);
-    assert!(err.to_string().contains("codecbus::bus::Shared"), "{err}");
     bus.send("frozen", Shared(std::sync::Arc::new(Frozen::new("x"))))
         .await
         .unwrap();
-    assert_eq!(bus.metrics().type_mismatches, 2);
+    assert_eq!(bus.metrics().type_mismatches, 1);
 }
 
 #[tokio::test]

@@ -196,19 +196,10 @@ impl Refusal {
     pub(crate) fn into_error<K: OperationKind>(self, address: &str, actual: &str) -> Error<K> {
         let (kind, message) = match self {
             Self::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
-            Self::TypeMismatch(expected) => {
-                let hint = if actual.starts_with("alloc::sync::Arc<") {
-                    " (to send the value behind an `Arc`, wrap it in `codecbus::bus::Shared`)"
-                } else {
-                    ""
-                };
-                (
-                    K::TYPE_MISMATCH,
-                    format!(
-                        "No consumer at address {address} takes `{actual}`: it expects `{expected}`{hint}"
-                    ),
-                )
-            }
+            Self::TypeMismatch(expected) => (
+                K::TYPE_MISMATCH,
+                format!("No consumer at address {address} takes `{actual}`: it expects `{expected}`"),
+            ),
             Self::QueueFull => (
                 K::QUEUE_FULL,
                 format!("Queue full at address {address}: every consumer's queue is at capacity"),
