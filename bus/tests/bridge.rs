@@ -174,6 +174,32 @@ fn deviations() -> Vec<Deviation> {
             why: "the connection goes on",
         },
         Deviation {
+            case: "register_twice",
+            step: 2,
+            received: json!([{"type": "message", "address": "news", "headers": {},
+                              "body": {"n": 1}, "send": false}]),
+            why: "Vert.x registers a second consumer for the same address on the same connection, so each message comes twice, and an unregister removes one of them; codecbus keeps one registration per address and connection",
+        },
+        Deviation {
+            case: "register_twice",
+            step: 4,
+            received: json!([]),
+            why: "after the unregister nothing is left registered",
+        },
+        Deviation {
+            case: "header_not_string",
+            step: 0,
+            received: json!([{"type": "message", "address": "my.reply",
+                              "headers": {"n": "1", "echoed": "true"}, "body": {}, "send": true}]),
+            why: "Vert.x's handler fails on a header that is not a string and the connection stops answering; codecbus takes a number or a boolean as its JSON text",
+        },
+        Deviation {
+            case: "header_not_string",
+            step: 1,
+            received: json!([{"type": "pong"}]),
+            why: "the connection goes on",
+        },
+        Deviation {
             case: "oversized",
             step: 0,
             received: json!([{"type": "err", "message": "frame_too_large"}, {"$closed": true}]),
@@ -650,4 +676,39 @@ async fn limits_hold() {
     .await;
     assert_eq!(second, Some(json!({"$closed": true})));
     one.shutdown().await;
+}
+
+/// A reply that asks for an answer (`reply_and_request`) reaches the
+/// client as a plain reply, and the replier's turn fails at once rather
+/// than waiting for its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_ends_at_the_bridge() {
+    let bus = EventBus::new();
+    let (turn_tx, mut turn_rx) = tokio::sync::mpsc::unbounded_channel();
+    let _talk = bus.consumer("talk", move |m: Message<JsValue>| {
+        let turn_tx = turn_tx.clone();
+        async move {
+            let options = ReplyOptions::new().timeout(Duration::from_secs(20));
+            let turn = m
+                .reply_and_request_with::<JsValue>(JsValue::from("and you?"), options)
+                .await;
+            let _ = turn_tx.send(turn.map(|_| ()).map_err(|e| e.kind()));
+        }
+    });
+    let options = BridgeOptions::new().inbound(PermittedOptions::new().address("talk"));
+    let server = serve(&bus, options).await;
+    let started = std::time::Instant::now();
+    let reply = with_client(server.local_addr().port(), |c| {
+        c.send(&json!({"type": "send", "address": "talk", "replyAddress": "r", "body": "hi"}));
+        c.expect()
+    })
+    .await;
+    assert_eq!(
+        reply,
+        json!({"type": "message", "address": "r", "headers": {}, "body": "and you?", "send": true})
+    );
+    let turn = turn_rx.recv().await.unwrap();
+    assert_eq!(turn, Err(RequestErrorKind::RecipientFailure));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    server.shutdown().await;
 }

@@ -68,9 +68,22 @@
 //!     .inbound(PermittedOptions::new().address("shop.orders"))
 //!     .typed::<Order>("shop.orders");
 //! let server = Bridge::new(&bus, options)?.listen("127.0.0.1:0").await?;
-//! // A client's {"type":"send","address":"shop.orders","replyAddress":"r",
-//! // "body":{"id":7,"quantity":2}} is answered with
-//! // {"type":"message","address":"r","headers":{},"body":"order 7 taken","send":true}.
+//!
+//! // A bridge client, by hand: one frame out, one back.
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//! let mut client = tokio::net::TcpStream::connect(server.local_addr()).await?;
+//! let frame = br#"{"type":"send","address":"shop.orders","replyAddress":"r",
+//!                  "body":{"id":7,"quantity":2}}"#;
+//! client.write_all(&(frame.len() as u32).to_be_bytes()).await?;
+//! client.write_all(frame).await?;
+//! let mut reply = vec![0; client.read_u32().await? as usize];
+//! client.read_exact(&mut reply).await?;
+//! let reply: serde_json::Value = serde_json::from_slice(&reply)?;
+//! assert_eq!(
+//!     reply,
+//!     serde_json::json!({"type": "message", "address": "r", "headers": {},
+//!                        "body": "order 7 taken", "send": true})
+//! );
 //! # server.shutdown().await;
 //! # Ok(())
 //! # }

@@ -157,6 +157,36 @@ pub(crate) fn all() -> Vec<Case> {
             ],
         },
         Case {
+            name: "register_twice",
+            about: "the same address registered twice on one connection, then unregistered once",
+            steps: vec![
+                step(json!({"type": "register", "address": "news"}), 0),
+                step(json!({"type": "register", "address": "news"}), 0),
+                step(
+                    json!({"type": "publish", "address": "news", "body": {"n": 1}}),
+                    1,
+                ),
+                step(json!({"type": "unregister", "address": "news"}), 0),
+                step(
+                    json!({"type": "publish", "address": "news", "body": {"n": 2}}),
+                    0,
+                ),
+                ping(),
+            ],
+        },
+        Case {
+            name: "header_not_string",
+            about: "a request whose header value is a number",
+            steps: vec![
+                step(
+                    json!({"type": "send", "address": "echo", "replyAddress": "my.reply",
+                           "headers": {"n": 1}, "body": {}}),
+                    1,
+                ),
+                ping(),
+            ],
+        },
+        Case {
             name: "send_fail",
             about: "a request to a consumer that fails with a code and a message",
             steps: vec![step(
