@@ -712,3 +712,74 @@ async fn a_conversation_ends_at_the_bridge() {
     assert!(started.elapsed() < Duration::from_secs(5));
     server.shutdown().await;
 }
+
+/// Hostile input never panics the bridge: each frame gets an `err` frame
+/// or the connection closes, and the bridge goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_frames_get_an_answer_or_a_close() {
+    let (_bus, _consumers, server) = reference_bridge().await;
+    let port = server.local_addr().port();
+    let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+    let deep_body = format!(
+        r#"{{"type":"send","address":"echo","replyAddress":"r","body":{}1{}}}"#,
+        "[".repeat(120),
+        "]".repeat(120)
+    );
+    let payloads: Vec<Vec<u8>> = vec![
+        runner::frame(b""),
+        runner::frame(b"\xff\xfe\x00"),
+        runner::frame(b"null"),
+        runner::frame(b"[1,2]"),
+        runner::frame(deep.as_bytes()),
+        runner::frame(br#"{"type":7}"#),
+        runner::frame(br#"{"type":"send","address":7}"#),
+        runner::frame(br#"{"type":"send","address":"echo","headers":[1]}"#),
+        runner::frame(br#"{"type":"send","address":"echo","headers":{"a":{"b":1}}}"#),
+        runner::frame(br#"{"type":"publish","address":"news","body":{"$ext":1,"$data":"%"}}"#),
+        runner::frame(deep_body.as_bytes()),
+        u32::MAX.to_be_bytes().to_vec(),
+        vec![0, 0],
+    ];
+    let outcomes = with_client(port, move |_| {
+        payloads
+            .iter()
+            .map(|bytes| {
+                let mut c = Client::open(port);
+                c.write(bytes);
+                c.send(&json!({"type": "ping"}));
+                let mut frames = Vec::new();
+                while let Some(frame) = c.next(Duration::from_millis(500)) {
+                    let closed = frame.get("$closed").is_some();
+                    frames.push(frame);
+                    if closed {
+                        break;
+                    }
+                }
+                frames
+            })
+            .collect::<Vec<_>>()
+    })
+    .await;
+    for (n, frames) in outcomes.iter().enumerate() {
+        let answered = frames
+            .iter()
+            .any(|f| f["type"] == "err" || f["type"] == "message");
+        let closed = frames.iter().any(|f| f.get("$closed").is_some());
+        assert!(
+            answered || closed || n == outcomes.len() - 1,
+            "payload {n}: {frames:?}"
+        );
+    }
+    // The deeply nested body within serde_json's limit is carried.
+    assert_eq!(outcomes[10][0]["type"], "message", "{:?}", outcomes[10]);
+    // The frame announcing 4 GiB closes its connection.
+    assert!(outcomes[11].iter().any(|f| f.get("$closed").is_some()));
+    // Still serving.
+    let pong = with_client(port, |c| {
+        c.send(&json!({"type": "ping"}));
+        c.expect()
+    })
+    .await;
+    assert_eq!(pong, json!({"type": "pong"}));
+    server.shutdown().await;
+}
