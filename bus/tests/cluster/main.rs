@@ -20,5 +20,6 @@ mod nats_cluster;
 mod nats_durable;
 mod nats_harness;
 mod nats_prop;
+mod nats_renamed;
 mod nats_security;
 mod nats_spec;

@@ -20,6 +20,7 @@ mod inline;
 mod publish;
 mod refused_copies;
 mod registry;
+mod renamed_codecs;
 mod request_reply;
 mod scheduler;
 mod send;

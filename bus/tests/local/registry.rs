@@ -135,6 +135,134 @@ fn one_type_under_two_names_fails_the_build() {
     assert!(cause.contains("two codec names"), "{cause}");
 }
 
+/// Renamed: registered by the derive under its new name, with its old one.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(name = "test.Renamed.v2", aliases("test.Renamed"))]
+struct Renamed {
+    id: u64,
+}
+
+/// The source of a build error, which names the parties of the conflict.
+fn conflict(builder: codecbus_bus::EventBusBuilder) -> String {
+    let err = builder.build().unwrap_err();
+    assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
+    std::error::Error::source(&err).unwrap().to_string()
+}
+
+#[test]
+fn a_derived_alias_is_in_the_registry_but_no_codec_name() {
+    let bus = EventBus::new();
+    let codec = bus.codec_for::<Renamed>().unwrap();
+    assert_eq!(codec.name(), "test.Renamed.v2");
+    assert_eq!(codec.aliases(), ["test.Renamed"]);
+    // Looked up by name, an alias is not a codec's name: only a message
+    // off the wire resolves it.
+    assert!(bus.codec_by_name("test.Renamed").is_none());
+    assert!(bus.codecs().iter().all(|c| c.name() != "test.Renamed"));
+}
+
+#[test]
+fn an_alias_that_is_another_codec_s_name_fails_the_build_naming_both() {
+    // The alias first, then the name, and the other way round.
+    for source in [
+        conflict(
+            EventBus::builder()
+                .codec(CodecRegistration::of::<Other>("other.v2").with_aliases(&["frozen"]))
+                .codec(CodecRegistration::of::<Frozen>("frozen")),
+        ),
+        conflict(
+            EventBus::builder()
+                .codec(CodecRegistration::of::<Frozen>("frozen"))
+                .codec(CodecRegistration::of::<Other>("other.v2").with_aliases(&["frozen"])),
+        ),
+    ] {
+        assert!(source.contains("\"frozen\""), "{source}");
+        assert!(source.contains("\"other.v2\""), "{source}");
+        assert!(source.contains("common::Frozen"), "{source}");
+        assert!(source.contains("common::Other"), "{source}");
+    }
+    // A derived codec's alias, and a derived codec's name.
+    let source =
+        conflict(EventBus::builder().codec(CodecRegistration::of::<Frozen>("test.Renamed")));
+    assert!(source.contains("\"test.Renamed\""), "{source}");
+    assert!(
+        source.contains("Renamed`") && source.contains("Frozen"),
+        "{source}"
+    );
+    let source = conflict(
+        EventBus::builder()
+            .codec(CodecRegistration::of::<Frozen>("frozen").with_aliases(&["test.Order"])),
+    );
+    assert!(source.contains("\"test.Order\""), "{source}");
+    assert!(
+        source.contains("Order`") && source.contains("Frozen"),
+        "{source}"
+    );
+    // A built-in name gives way to an alias, as to a name.
+    let bus = EventBus::builder()
+        .codec(CodecRegistration::of::<Frozen>("frozen").with_aliases(&["u8"]))
+        .build()
+        .unwrap();
+    assert!(bus.codec_by_name("u8").is_none());
+}
+
+#[test]
+fn one_alias_for_two_codecs_fails_the_build_naming_both() {
+    let source = conflict(
+        EventBus::builder()
+            .codec(CodecRegistration::of::<Frozen>("frozen.v2").with_aliases(&["old", "older"]))
+            .codec(CodecRegistration::of::<Other>("other.v2").with_aliases(&["older"])),
+    );
+    assert!(source.contains("\"older\""), "{source}");
+    assert!(
+        source.contains("\"frozen.v2\"") && source.contains("\"other.v2\""),
+        "{source}"
+    );
+    assert!(
+        source.contains("common::Frozen") && source.contains("common::Other"),
+        "{source}"
+    );
+    assert!(source.contains("two codecs"), "{source}");
+}
+
+#[test]
+fn aliases_repeated_or_of_the_same_codec_are_harmless() {
+    let bus = EventBus::builder()
+        .codec(CodecRegistration::of::<Frozen>("frozen.v2").with_aliases(&["frozen", "frozen"]))
+        .codec(CodecRegistration::of::<Frozen>("frozen.v2").with_aliases(&["frozen", "frozen.v2"]))
+        .codec(CodecRegistration::of::<Frozen>("frozen.v2"))
+        .build()
+        .unwrap();
+    assert_eq!(
+        bus.codec_by_name("frozen.v2").unwrap().type_id(),
+        TypeId::of::<Frozen>()
+    );
+}
+
+#[test]
+fn register_codec_refuses_a_taken_alias_and_unregister_frees_them() {
+    let bus = EventBus::new();
+    let renamed = CodecRegistration::of::<Frozen>("frozen.v2").with_aliases(&["frozen"]);
+    bus.register_codec(renamed).unwrap();
+    // A name that is an alias, an alias that is a name or an alias.
+    for taken in [
+        CodecRegistration::of::<Other>("frozen"),
+        CodecRegistration::of::<Other>("other").with_aliases(&["frozen.v2"]),
+        CodecRegistration::of::<Other>("other").with_aliases(&["frozen"]),
+        CodecRegistration::of::<Other>("other").with_aliases(&["test.Renamed"]),
+    ] {
+        let err = bus.register_codec(taken).unwrap_err();
+        assert_eq!(err.kind(), RegistryErrorKind::NameTaken, "{err}");
+        assert!(bus.codec_by_name("other").is_none());
+    }
+    assert_eq!(
+        bus.unregister_codec("frozen.v2").unwrap().name(),
+        "frozen.v2"
+    );
+    bus.register_codec(CodecRegistration::of::<Other>("frozen"))
+        .unwrap();
+}
+
 #[test]
 fn register_codec_twice_is_an_error_as_in_vertx() {
     let bus = EventBus::new();
