@@ -345,6 +345,13 @@
 //!   request is answered with a [`RequestErrorKind::Codec`] error naming
 //!   the codec; a send or publish is logged at warn level and counted in
 //!   [`Metrics::undecodable`].
+//! * A message under an alias of a codec (`#[codec(aliases(...))]`, a name
+//!   the type had before a rename: an older node's) decodes as the type;
+//!   the first under each alias is logged at warn level and counted in
+//!   [`Metrics::old_codec_names`]. A node sends under current names only,
+//!   so give every type that crosses processes an explicit
+//!   `#[codec(name = "...")]` (the default, the module path, changes when
+//!   the type moves) and rename in two deploys, aliases first.
 //! * Failures cross the wire with their kind, code and text:
 //!   [`Message::fail`]'s code and message, a handler's error or panic, a
 //!   type mismatch, full queue or spec refusal on the receiving node,
