@@ -769,6 +769,7 @@ mod tests {
             Some("skip_if")
         );
         assert_eq!(suggest("alias", Level::Variant), None);
+        assert_eq!(suggest("alias", Level::Container), Some("aliases"));
         assert_eq!(suggest("bound", Level::Container), Some("bound"));
         assert_eq!(suggest("deny_unknown_fields", Level::Container), None);
     }

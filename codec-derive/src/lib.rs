@@ -214,7 +214,7 @@
 //! does.
 //!
 //! To rename a type that already travels, list its old names with
-//! [`aliases`](#codecaliases): the new build reads messages sent under
+//! [`aliases`](#codecaliases-): the new build reads messages sent under
 //! them, and sends under the new name only, which the old build does not
 //! know. So change names in two deploys: first ship the new name as an
 //! alias of the old one (`name = "shop.order"` with `aliases("shop.order.v2")`
