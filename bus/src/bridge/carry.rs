@@ -21,8 +21,8 @@ use crate::base::error::{PublishError, RequestError, RequestErrorKind, SendError
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::base::report::PublishReport;
-use crate::bridge::conn::Link;
-use crate::bridge::json;
+use crate::bridge::json::{self, decode_as};
+use crate::bridge::link::Link;
 use crate::engine::routing::{self, Quiet};
 
 /// A future the bridge awaits, boxed (the carriers are trait objects).
@@ -83,19 +83,6 @@ impl<T, R> Typed<T, R> {
     pub(crate) fn new() -> Self {
         Self(PhantomData)
     }
-}
-
-/// A client's JSON body as a `T`: transcoded to MessagePack, read by `T`'s
-/// codec.
-pub(crate) fn decode_as<T: MessageCodec>(body: &Value) -> Result<T, String> {
-    let bytes = json::to_msgpack(body).map_err(|e| e.to_string())?;
-    codecbus_core::from_slice::<T>(&bytes).map_err(|e| format!("not a `{}`: {e}", type_name::<T>()))
-}
-
-/// The JSON of a `T`: written by its codec, transcoded from MessagePack.
-pub(crate) fn encode_json<T: MessageCodec>(body: &T) -> Result<Value, String> {
-    let bytes = codecbus_core::to_vec(body).map_err(|e| e.to_string())?;
-    json::to_json(&bytes).map_err(|e| e.to_string())
 }
 
 impl<T, R> Carry for Typed<T, R>

@@ -16,9 +16,8 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
-use codecbus_core::MessageCodec;
 use codecbus_json::JsValue;
 use futures_util::FutureExt as _;
 use futures_util::StreamExt as _;
@@ -27,20 +26,20 @@ use serde_json::{Map, Value};
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedWriteHalf;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until, timeout};
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
-use crate::api::message::Message;
 use crate::base::error::{NO_FAILURE_CODE, ReplyFailure};
 use crate::base::headers::Headers;
-use crate::base::options::{DeliveryOptions, ReplyOptions};
-use crate::bridge::carry::{Carry, Decoded, Typed, decode_as, encode_json};
+use crate::base::options::DeliveryOptions;
+use crate::bridge::carry::{Carry, Decoded, Typed};
+use crate::bridge::error::BridgeError;
 use crate::bridge::frame::{self, FrameReader, Read};
-use crate::bridge::options::{BridgeOptions, Limits};
+use crate::bridge::link::{Answer, Link, Out};
+use crate::bridge::options::BridgeOptions;
 use crate::bridge::permit::Permits;
-use crate::bridge::server::BridgeError;
 
 /// How many frames may wait to be written to one client.
 const OUTBOX: usize = 256;
@@ -49,11 +48,11 @@ const OUTBOX: usize = 256;
 pub(crate) struct Shared {
     pub(crate) bus: EventBus,
     inbound: Permits,
-    outbound: Permits,
+    outbound: Arc<Permits>,
     types: HashMap<String, Vec<Arc<dyn Carry>>>,
     /// `JsValue`, for addresses that declare no type.
     json: [Arc<dyn Carry>; 1],
-    pub(crate) limits: Limits,
+    pub(crate) limits: crate::bridge::link::Limits,
     next_connection: AtomicU64,
 }
 
@@ -62,7 +61,7 @@ impl Shared {
         Ok(Self {
             bus: bus.clone(),
             inbound: Permits::new(&options.inbound)?,
-            outbound: Permits::new(&options.outbound)?,
+            outbound: Arc::new(Permits::new(&options.outbound)?),
             types: options.types,
             json: [Arc::new(Typed::<JsValue, JsValue>::new())],
             limits: options.limits,
@@ -94,151 +93,12 @@ impl Shared {
     }
 }
 
-/// What goes to the writer.
-enum Out {
-    Frame(Vec<u8>),
-    /// Write what is queued, then close.
-    Close,
-}
-
-/// A client's answer to a request from the bus.
-enum Answer {
-    Body { body: Value, headers: Headers },
-    Failure { code: i32, message: String },
-}
-
-/// The part of a connection its consumers and waiting requests hold.
-pub(crate) struct Link {
-    shared: Arc<Shared>,
-    outbox: mpsc::Sender<Out>,
-    /// The reply addresses given to the client for the bus's requests.
-    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
-    next_reply: AtomicU64,
-    id: u64,
-}
-
-impl Link {
-    /// Queues `frame` for the client; `false` once the connection is
-    /// closing.
-    async fn write(&self, frame: &Value) -> bool {
-        self.outbox
-            .send(Out::Frame(frame::encode(frame)))
-            .await
-            .is_ok()
-    }
-
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Hands a message of a client's registration to the client: as a
-    /// `message` frame, when the outbound permissions admit its body; a
-    /// request with a reply address of this connection, whose answer is
-    /// decoded as an `R` and replied.
-    pub(crate) async fn deliver<T, R>(self: &Arc<Self>, m: Message<T>)
-    where
-        T: MessageCodec + Send + Sync + 'static,
-        R: MessageCodec + Send + Sync + 'static,
-    {
-        let address = m.address().to_string();
-        let body = match encode_json(m.body()) {
-            Ok(body) => body,
-            Err(why) => {
-                tracing::warn!(address, %why, "a message cannot cross the bridge as JSON");
-                let _ = m.fail(
-                    NO_FAILURE_CODE,
-                    format!(
-                        "The message to address {address} cannot cross the bridge as JSON: {why}"
-                    ),
-                );
-                return;
-            }
-        };
-        if !self.shared.outbound.admits(&address, &body) {
-            // Not for this client: dropped, as Vert.x does (a request then
-            // fails at once: its message was dropped unanswered).
-            tracing::debug!(
-                address,
-                "outbound message refused by the bridge's permissions"
-            );
-            return;
-        }
-        if !m.expects_reply() {
-            self.write(&frame::message(
-                &address,
-                None,
-                m.headers(),
-                body,
-                m.is_send(),
-            ))
-            .await;
-            return;
-        }
-        let limit = self.shared.limits.max_pending_replies;
-        let (reply_address, answer) = {
-            let mut pending = self.pending();
-            if pending.len() >= limit {
-                drop(pending);
-                let _ = m.fail(
-                    NO_FAILURE_CODE,
-                    format!(
-                        "The bridge client registered at address {address} has {limit} requests waiting for its answer already"
-                    ),
-                );
-                return;
-            }
-            let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
-            let reply_address = format!("__codecbus.bridge.{}.{n}", self.id);
-            let (tx, rx) = oneshot::channel();
-            pending.insert(reply_address.clone(), tx);
-            (reply_address, rx)
-        };
-        let sent = frame::message(&address, Some(&reply_address), m.headers(), body, true);
-        if !self.write(&sent).await {
-            self.pending().remove(&reply_address);
-            return;
-        }
-        // The answer is awaited on a task of its own, so the consumer takes
-        // its next message meanwhile (requests to a client overlap, as in
-        // Vert.x).
-        let link = Arc::clone(self);
-        tokio::spawn(async move {
-            let wait = link.shared.limits.reply_timeout;
-            let answer = timeout(wait, answer).await;
-            link.pending().remove(&reply_address);
-            let _ = match answer {
-                Ok(Ok(Answer::Body { body, headers })) => match decode_as::<R>(&body) {
-                    Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
-                    Err(why) => {
-                        link.write(&frame::err_detail("invalid_body", &why)).await;
-                        m.fail(
-                            NO_FAILURE_CODE,
-                            format!("The bridge client's answer at address {address} is {why}"),
-                        )
-                    }
-                },
-                Ok(Ok(Answer::Failure { code, message })) => m.fail(code, message),
-                Ok(Err(_)) => m.fail(
-                    NO_FAILURE_CODE,
-                    format!("The bridge client registered at address {address} went away before it answered"),
-                ),
-                Err(_) => m.fail(
-                    NO_FAILURE_CODE,
-                    format!(
-                        "The bridge client registered at address {address} did not answer within {}(ms)",
-                        wait.as_millis()
-                    ),
-                ),
-            };
-        });
-    }
-}
-
 /// A client request waiting for its reply.
 type Request = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A connection's own state, in its task.
 struct Conn {
+    shared: Arc<Shared>,
     link: Arc<Link>,
     registrations: HashMap<String, Vec<MessageConsumer>>,
     requests: FuturesUnordered<Request>,
@@ -317,7 +177,7 @@ impl Conn {
             return self.link.write(&frame::err("missing_address")).await
                 && self.link.write(&frame::err("address_required")).await;
         };
-        if address.len() > self.link.shared.limits.max_address_length {
+        if address.len() > self.shared.limits.max_address_length {
             return self
                 .link
                 .write(&frame::err("max_address_length_reached"))
@@ -373,7 +233,7 @@ impl Conn {
             }
             return true;
         }
-        let shared = Arc::clone(&self.link.shared);
+        let shared = Arc::clone(&self.shared);
         if !shared.inbound.admits(&address, &body) {
             return self.link.write(&frame::err("access_denied")).await;
         }
@@ -438,7 +298,7 @@ impl Conn {
             }
         };
         let body = frame.get("body").cloned().unwrap_or(Value::Null);
-        let shared = Arc::clone(&self.link.shared);
+        let shared = Arc::clone(&self.shared);
         if !shared.inbound.admits(&address, &body) {
             return self.link.write(&frame::err("access_denied")).await;
         }
@@ -459,7 +319,7 @@ impl Conn {
     }
 
     async fn register(&mut self, address: String) -> bool {
-        let shared = Arc::clone(&self.link.shared);
+        let shared = Arc::clone(&self.shared);
         if !shared.outbound.admits_address(&address) {
             return self.link.write(&frame::err("access_denied")).await;
         }
@@ -479,7 +339,7 @@ impl Conn {
     }
 
     async fn unregister(&mut self, address: &str) -> bool {
-        if !self.link.shared.outbound.admits_address(address) {
+        if !self.shared.outbound.admits_address(address) {
             return self.link.write(&frame::err("access_denied")).await;
         }
         match self.registrations.remove(address) {
@@ -503,9 +363,12 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, mut stop: watc
     let (mut rd, wr) = stream.into_split();
     let (outbox, rx) = mpsc::channel(OUTBOX);
     let mut writer = tokio::spawn(write_all(wr, rx, limits));
+    let outbound = Arc::clone(&shared.outbound);
     let mut conn = Conn {
+        shared,
         link: Arc::new(Link {
-            shared,
+            outbound,
+            limits,
             outbox,
             pending: Mutex::new(HashMap::new()),
             next_reply: AtomicU64::new(1),
@@ -563,6 +426,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, mut stop: watc
         }
     }
     let Conn {
+        shared: _,
         link,
         registrations,
         requests,
@@ -577,7 +441,11 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, mut stop: watc
 }
 
 /// Writes the connection's frames until it closes, stalls or fails.
-async fn write_all(mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Out>, limits: Limits) {
+async fn write_all(
+    mut wr: OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Out>,
+    limits: crate::bridge::link::Limits,
+) {
     while let Some(out) = rx.recv().await {
         match out {
             Out::Frame(bytes) => {

@@ -19,7 +19,9 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use codecbus_core::{DecodeError, EncodeError, Int, Reader, ValueKind, Writer};
+use std::any::type_name;
+
+use codecbus_core::{DecodeError, EncodeError, Int, MessageCodec, Reader, ValueKind, Writer};
 use serde_json::{Map, Number, Value};
 
 /// How deep a body may nest (arrays and maps) on its way through.
@@ -185,6 +187,19 @@ fn as_ext(map: &Map<String, Value>) -> Result<Option<(i8, Vec<u8>)>, TranscodeEr
         .and_then(|d| BASE64.decode(d).ok())
         .ok_or_else(|| TranscodeError::Unsupported("`$data` is not base64 text".into()))?;
     Ok(Some((kind, data)))
+}
+
+/// A client's JSON body as a `T`: transcoded to MessagePack, read by `T`'s
+/// codec.
+pub(crate) fn decode_as<T: MessageCodec>(body: &Value) -> Result<T, String> {
+    let bytes = to_msgpack(body).map_err(|e| e.to_string())?;
+    codecbus_core::from_slice::<T>(&bytes).map_err(|e| format!("not a `{}`: {e}", type_name::<T>()))
+}
+
+/// The JSON of a `T`: written by its codec, transcoded from MessagePack.
+pub(crate) fn encode_json<T: MessageCodec>(body: &T) -> Result<Value, String> {
+    let bytes = codecbus_core::to_vec(body).map_err(|e| e.to_string())?;
+    to_json(&bytes).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -99,15 +99,19 @@
 
 mod carry;
 mod conn;
+mod error;
 mod frame;
 mod json;
+mod link;
 mod options;
 mod permit;
 mod server;
 
+pub use self::error::BridgeError;
 pub use self::options::{
     BridgeOptions, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_ADDRESS_LENGTH, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING_REPLIES, DEFAULT_MAX_REGISTRATIONS,
-    DEFAULT_REPLY_TIMEOUT, DEFAULT_WRITE_TIMEOUT, PermittedOptions,
+    DEFAULT_REPLY_TIMEOUT, DEFAULT_WRITE_TIMEOUT,
 };
-pub use self::server::{Bridge, BridgeError, BridgeServer};
+pub use self::permit::PermittedOptions;
+pub use self::server::{Bridge, BridgeServer};

@@ -6,9 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codecbus_core::MessageCodec;
-use codecbus_json::{JsObj, JsValue};
+use codecbus_json::JsValue;
 
 use crate::bridge::carry::{Carry, Typed};
+use crate::bridge::link::Limits;
+use crate::bridge::permit::PermittedOptions;
 
 /// The largest frame a client may send unless set otherwise: 1 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 1024 * 1024;
@@ -32,66 +34,6 @@ pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long writing to a client may stall before its connection is
 /// closed, unless set otherwise.
 pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// One permission (Vert.x's `PermittedOptions`): the addresses it admits,
-/// by name or by regular expression, and optionally only bodies that
-/// contain a JSON subset.
-///
-/// An entry with neither an address nor a regular expression admits every
-/// address, as in Vert.x. With both, the address wins.
-///
-/// # Examples
-///
-/// ```
-/// use codecbus_bus::bridge::PermittedOptions;
-/// use codecbus_json::jsobj;
-///
-/// let retail_orders = PermittedOptions::new()
-///     .address_regex("^orders\\..+")
-///     .matching(jsobj! {"kind": "retail"});
-/// let echo = PermittedOptions::new().address("echo");
-/// ```
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PermittedOptions {
-    pub(crate) address: Option<String>,
-    pub(crate) address_regex: Option<String>,
-    pub(crate) matching: Option<JsObj>,
-}
-
-impl PermittedOptions {
-    /// An entry that admits every address.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Admits exactly `address`.
-    #[must_use]
-    pub fn address(mut self, address: impl Into<String>) -> Self {
-        self.address = Some(address.into());
-        self
-    }
-
-    /// Admits the addresses that `regex` matches as a whole (Java's
-    /// `Matcher.matches`, as Vert.x does; the syntax is the `regex`
-    /// crate's). An invalid expression is refused when the bridge is made
-    /// ([`BridgeError::Regex`](crate::bridge::BridgeError::Regex)).
-    #[must_use]
-    pub fn address_regex(mut self, regex: impl Into<String>) -> Self {
-        self.address_regex = Some(regex.into());
-        self
-    }
-
-    /// Admits only bodies that are JSON objects containing `subset`: every
-    /// member of `subset` is in the body with an equal value, where a
-    /// member that is an object is itself a subset of the body's (Vert.x's
-    /// `match`). Outbound, a message whose body it refuses is not
-    /// delivered to the client.
-    #[must_use]
-    pub fn matching(mut self, subset: JsObj) -> Self {
-        self.matching = Some(subset);
-        self
-    }
-}
 
 /// The options of a bridge: what may come in from clients (`inbound`:
 /// their sends, publishes and answers), what may go out to them
@@ -123,19 +65,6 @@ pub struct BridgeOptions {
     pub(crate) outbound: Vec<PermittedOptions>,
     pub(crate) types: HashMap<String, Vec<Arc<dyn Carry>>>,
     pub(crate) limits: Limits,
-}
-
-/// The limits of one connection, copied into it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    pub(crate) max_frame: usize,
-    pub(crate) max_registrations: usize,
-    pub(crate) max_pending_replies: usize,
-    pub(crate) max_connections: usize,
-    pub(crate) max_address_length: usize,
-    pub(crate) idle_timeout: Duration,
-    pub(crate) reply_timeout: Duration,
-    pub(crate) write_timeout: Duration,
 }
 
 impl Default for BridgeOptions {

@@ -1,11 +1,71 @@
-//! The permissions of a running bridge: each entry's address or compiled
-//! expression, and its JSON subset.
+//! Permissions: the entries a bridge is given, and their compiled form
+//! (each entry's address or expression, and its JSON subset).
 
+use codecbus_json::JsObj;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::bridge::options::PermittedOptions;
-use crate::bridge::server::BridgeError;
+use crate::bridge::error::BridgeError;
+
+/// One permission (Vert.x's `PermittedOptions`): the addresses it admits,
+/// by name or by regular expression, and optionally only bodies that
+/// contain a JSON subset.
+///
+/// An entry with neither an address nor a regular expression admits every
+/// address, as in Vert.x. With both, the address wins.
+///
+/// # Examples
+///
+/// ```
+/// use codecbus_bus::bridge::PermittedOptions;
+/// use codecbus_json::jsobj;
+///
+/// let retail_orders = PermittedOptions::new()
+///     .address_regex("^orders\\..+")
+///     .matching(jsobj! {"kind": "retail"});
+/// let echo = PermittedOptions::new().address("echo");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PermittedOptions {
+    pub(crate) address: Option<String>,
+    pub(crate) address_regex: Option<String>,
+    pub(crate) matching: Option<JsObj>,
+}
+
+impl PermittedOptions {
+    /// An entry that admits every address.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Admits exactly `address`.
+    #[must_use]
+    pub fn address(mut self, address: impl Into<String>) -> Self {
+        self.address = Some(address.into());
+        self
+    }
+
+    /// Admits the addresses that `regex` matches as a whole (Java's
+    /// `Matcher.matches`, as Vert.x does; the syntax is the `regex`
+    /// crate's). An invalid expression is refused when the bridge is made
+    /// ([`BridgeError::Regex`](crate::bridge::BridgeError::Regex)).
+    #[must_use]
+    pub fn address_regex(mut self, regex: impl Into<String>) -> Self {
+        self.address_regex = Some(regex.into());
+        self
+    }
+
+    /// Admits only bodies that are JSON objects containing `subset`: every
+    /// member of `subset` is in the body with an equal value, where a
+    /// member that is an object is itself a subset of the body's (Vert.x's
+    /// `match`). Outbound, a message whose body it refuses is not
+    /// delivered to the client.
+    #[must_use]
+    pub fn matching(mut self, subset: JsObj) -> Self {
+        self.matching = Some(subset);
+        self
+    }
+}
 
 /// One compiled entry.
 struct Entry {

@@ -1,7 +1,6 @@
 //! The bridge's listener: accepts clients, one task each, up to the
 //! connection limit; stops when told or dropped.
 
-use std::error::Error as StdError;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -11,40 +10,8 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::api::bus::EventBus;
 use crate::bridge::conn::{self, Shared};
+use crate::bridge::error::BridgeError;
 use crate::bridge::options::BridgeOptions;
-
-/// Why a bridge could not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BridgeError {
-    /// A permission's `address_regex` is not a regular expression.
-    #[error("invalid address regex {pattern:?}: {source}")]
-    Regex {
-        /// The expression as given.
-        pattern: String,
-        /// What is wrong with it.
-        #[source]
-        source: Box<dyn StdError + Send + Sync>,
-    },
-    /// The listening socket could not be opened.
-    #[error("cannot listen for bridge clients on {address}: {source}")]
-    Bind {
-        /// The address asked for.
-        address: String,
-        /// The system's error.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl BridgeError {
-    pub(crate) fn regex(pattern: &str, source: regex::Error) -> Self {
-        Self::Regex {
-            pattern: pattern.to_string(),
-            source: Box::new(source),
-        }
-    }
-}
 
 /// The Vert.x TCP event bus bridge in front of an [`EventBus`]: bridge
 /// clients (Vert.x's own client libraries for Python, Go, C and more, or

@@ -1,0 +1,178 @@
+//! What a connection shares with its registrations' consumers and the
+//! requests waiting for the client's answer: its outgoing frames, its
+//! reply addresses, and the delivery of a bus message to the client.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use codecbus_core::MessageCodec;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::timeout;
+
+use crate::api::message::Message;
+use crate::base::error::NO_FAILURE_CODE;
+use crate::base::headers::Headers;
+use crate::base::options::ReplyOptions;
+use crate::bridge::frame;
+use crate::bridge::json::{decode_as, encode_json};
+use crate::bridge::permit::Permits;
+
+/// The limits of a bridge and its connections (`BridgeOptions`), copied
+/// into each.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) max_frame: usize,
+    pub(crate) max_registrations: usize,
+    pub(crate) max_pending_replies: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) max_address_length: usize,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) reply_timeout: Duration,
+    pub(crate) write_timeout: Duration,
+}
+
+/// What goes to the writer.
+pub(crate) enum Out {
+    Frame(Vec<u8>),
+    /// Write what is queued, then close.
+    Close,
+}
+
+/// A client's answer to a request from the bus.
+pub(crate) enum Answer {
+    Body { body: Value, headers: Headers },
+    Failure { code: i32, message: String },
+}
+
+/// The part of a connection its consumers and waiting requests hold.
+pub(crate) struct Link {
+    pub(crate) outbound: Arc<Permits>,
+    pub(crate) limits: Limits,
+    pub(crate) outbox: mpsc::Sender<Out>,
+    /// The reply addresses given to the client for the bus's requests.
+    pub(crate) pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    pub(crate) next_reply: AtomicU64,
+    pub(crate) id: u64,
+}
+
+impl Link {
+    /// Queues `frame` for the client; `false` once the connection is
+    /// closing.
+    pub(crate) async fn write(&self, frame: &Value) -> bool {
+        self.outbox
+            .send(Out::Frame(frame::encode(frame)))
+            .await
+            .is_ok()
+    }
+
+    pub(crate) fn pending(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands a message of a client's registration to the client: as a
+    /// `message` frame, when the outbound permissions admit its body; a
+    /// request with a reply address of this connection, whose answer is
+    /// decoded as an `R` and replied.
+    pub(crate) async fn deliver<T, R>(self: &Arc<Self>, m: Message<T>)
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        let address = m.address().to_string();
+        let body = match encode_json(m.body()) {
+            Ok(body) => body,
+            Err(why) => {
+                tracing::warn!(address, %why, "a message cannot cross the bridge as JSON");
+                let _ = m.fail(
+                    NO_FAILURE_CODE,
+                    format!(
+                        "The message to address {address} cannot cross the bridge as JSON: {why}"
+                    ),
+                );
+                return;
+            }
+        };
+        if !self.outbound.admits(&address, &body) {
+            // Not for this client: dropped, as Vert.x does (a request then
+            // fails at once: its message was dropped unanswered).
+            tracing::debug!(
+                address,
+                "outbound message refused by the bridge's permissions"
+            );
+            return;
+        }
+        if !m.expects_reply() {
+            self.write(&frame::message(
+                &address,
+                None,
+                m.headers(),
+                body,
+                m.is_send(),
+            ))
+            .await;
+            return;
+        }
+        let limit = self.limits.max_pending_replies;
+        let (reply_address, answer) = {
+            let mut pending = self.pending();
+            if pending.len() >= limit {
+                drop(pending);
+                let _ = m.fail(
+                    NO_FAILURE_CODE,
+                    format!(
+                        "The bridge client registered at address {address} has {limit} requests waiting for its answer already"
+                    ),
+                );
+                return;
+            }
+            let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
+            let reply_address = format!("__codecbus.bridge.{}.{n}", self.id);
+            let (tx, rx) = oneshot::channel();
+            pending.insert(reply_address.clone(), tx);
+            (reply_address, rx)
+        };
+        let sent = frame::message(&address, Some(&reply_address), m.headers(), body, true);
+        if !self.write(&sent).await {
+            self.pending().remove(&reply_address);
+            return;
+        }
+        // The answer is awaited on a task of its own, so the consumer takes
+        // its next message meanwhile (requests to a client overlap, as in
+        // Vert.x).
+        let link = Arc::clone(self);
+        tokio::spawn(async move {
+            let wait = link.limits.reply_timeout;
+            let answer = timeout(wait, answer).await;
+            link.pending().remove(&reply_address);
+            let _ = match answer {
+                Ok(Ok(Answer::Body { body, headers })) => match decode_as::<R>(&body) {
+                    Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
+                    Err(why) => {
+                        link.write(&frame::err_detail("invalid_body", &why)).await;
+                        m.fail(
+                            NO_FAILURE_CODE,
+                            format!("The bridge client's answer at address {address} is {why}"),
+                        )
+                    }
+                },
+                Ok(Ok(Answer::Failure { code, message })) => m.fail(code, message),
+                Ok(Err(_)) => m.fail(
+                    NO_FAILURE_CODE,
+                    format!("The bridge client registered at address {address} went away before it answered"),
+                ),
+                Err(_) => m.fail(
+                    NO_FAILURE_CODE,
+                    format!(
+                        "The bridge client registered at address {address} did not answer within {}(ms)",
+                        wait.as_millis()
+                    ),
+                ),
+            };
+        });
+    }
+}
