@@ -104,11 +104,11 @@ async fn main() {
         .into_iter()
         .map(|name| {
             let tx = tx.clone();
+            // The handler owns its sender (runs are one at a time): no
+            // clone per message.
             bus.consumer("prices", move |m: Message<Price>| {
-                let tx = tx.clone();
-                async move {
-                    tx.send((name, m.into_arc())).expect("listener channel");
-                }
+                tx.send((name, m.into_arc())).expect("listener channel");
+                async {}
             })
         })
         .collect();

@@ -252,7 +252,10 @@ async fn ask(url: &str, count: u64) -> Result<(), String> {
     };
     match refused {
         Err(e) if e.kind() == RequestErrorKind::RecipientFailure => {
-            println!("refused as expected: {e} (code {:?})", e.failure_code());
+            let code = e
+                .failure_code()
+                .map_or_else(|| "none".to_owned(), |c| c.to_string());
+            println!("refused as expected: {e} (code {code})");
         }
         other => return Err(format!("expected a recipient failure, got {other:?}")),
     }

@@ -565,8 +565,8 @@ async fn drive(s: Settings) -> ExitCode {
                 }
                 let give_up = Instant::now() + Duration::from_secs(120);
                 loop {
-                    let options = DeliveryOptions::new()
-                        .header(MESSAGE_ID_HEADER, format!("order-{id}"));
+                    let options =
+                        DeliveryOptions::new().header(MESSAGE_ID_HEADER, format!("order-{id}"));
                     let order = Order {
                         id,
                         item: "tea".to_owned(),

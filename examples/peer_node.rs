@@ -192,8 +192,9 @@ async fn serve(url: &str) -> Result<(), String> {
             match bus.request::<String>("peer.py", m.body().clone()).await {
                 Ok(answer) => m.reply(answer.body().clone()),
                 Err(e) => {
-                    let (kind, code) = (e.kind(), e.failure_code());
-                    m.fail(502, format!("peer.py answered {kind:?} {code:?}: {e}"))
+                    let kind = e.kind();
+                    let code = e.failure_code().map_or(-1, |c| c);
+                    m.fail(502, format!("peer.py answered {kind:?} {code}: {e}"))
                 }
             }
         }

@@ -390,8 +390,8 @@
 //! let b = EventBus::builder().in_memory_cluster(&cluster).build().unwrap();
 //! let (heard, mut news) = tokio::sync::mpsc::unbounded_channel();
 //! let _c = b.consumer("news", move |m: Message<String>| {
-//!     let heard = heard.clone();
-//!     async move { heard.send(m.body().clone()).unwrap() }
+//!     heard.send(m.body().clone()).unwrap();
+//!     async {}
 //! });
 //! a.publish("news", "hello".to_string()).await.unwrap();
 //! // `b` reads it on its own task, as a NATS node does.
@@ -424,6 +424,7 @@
 //! | `json` | consumers guarded by a JSON spec: `ConsumerOptions::spec` |
 //! | `metrics` | per-address series through the `metrics` facade: `EventBusBuilder::metrics` |
 //! | `opentelemetry` | trace context in message headers, through the program's global OpenTelemetry propagator (W3C Trace Context with `TraceContextPropagator`), so the spans of [`EventBusBuilder::traces`] join one trace across nodes |
+//! | `bridge` | the Vert.x TCP event bus bridge: `bridge::Bridge` serves the bus to Vert.x bridge clients (browsers' and other languages'), bodies as JSON at the edge |
 //!
 //! The crate asks `codecbus-core` for its derive alone; the codec crate's
 //! other features (serde bodies, the extension types of `uuid`,
@@ -461,9 +462,9 @@ pub use crate::api::message::Message;
 pub use crate::api::producer::MessageProducer;
 pub use crate::base::body::{IntoBody, Shared};
 pub use crate::base::error::{
-    BuildError, BuildErrorKind, Error, FlushError, PublishError, PublishErrorKind,
-    RegistryError, RegistryErrorKind, ReplyError, ReplyErrorKind, RequestError,
-    RequestErrorKind, SendError, SendErrorKind, ShutdownError,
+    BuildError, BuildErrorKind, Error, FlushError, PublishError, PublishErrorKind, RegistryError,
+    RegistryErrorKind, ReplyError, ReplyErrorKind, RequestError, RequestErrorKind, SendError,
+    SendErrorKind, ShutdownError,
 };
 pub use crate::base::headers::Headers;
 pub use crate::base::interceptor::{DeliveryContext, DeliveryKind, Verdict};

@@ -223,13 +223,9 @@ async fn every_outcome_agrees_with_the_snapshot() {
     bus.send("full", 1u32).await.unwrap();
     tokio::task::yield_now().await;
     assert!(bus.send("full", 2u32).await.is_err());
-    bus.send_with(
-        "orders",
-        1u32,
-        DeliveryOptions::new().header("drop", "1"),
-    )
-    .await
-    .unwrap_err();
+    bus.send_with("orders", 1u32, DeliveryOptions::new().header("drop", "1"))
+        .await
+        .unwrap_err();
     // The paused consumer's message is still pending; unregistering it
     // discards it.
     common::eventually("handlers ran", || bus.metrics().handled >= 23).await;

@@ -238,8 +238,7 @@ async fn requester(bus: EventBus, n: u64, stream: Arc<Stream>, s: Settings) -> u
             break;
         }
         let start = Instant::now();
-        let request =
-            bus.request_with::<u64>(DOUBLE, i, DeliveryOptions::new().timeout(s.timeout));
+        let request = bus.request_with::<u64>(DOUBLE, i, DeliveryOptions::new().timeout(s.timeout));
         let how = match tokio::time::timeout(hang, request).await {
             Err(_) => End::Hung,
             Ok(Ok(reply)) => {

@@ -67,7 +67,7 @@ pub struct EventBusBuilder<C = InProcess> {
 /// which one a builder has decides how it is finished.
 pub mod states {
     #[cfg(doc)]
-    use crate::EventBusBuilder;
+    use super::EventBusBuilder;
     use crate::engine::InMemoryCluster;
     #[cfg(feature = "nats")]
     use crate::engine::NatsOptions;

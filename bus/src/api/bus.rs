@@ -179,8 +179,8 @@ impl EventBus {
     /// let bus = EventBus::new();
     /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     /// let _c = bus.consumer("jobs", move |m: Message<u32>| {
-    ///     let tx = tx.clone();
-    ///     async move { tx.send(*m.body()).unwrap(); }
+    ///     tx.send(*m.body()).unwrap();
+    ///     async {}
     /// });
     /// for n in 0..3u32 {
     ///     bus.send("jobs", n).await.unwrap(); // queued, not handled yet
@@ -429,11 +429,7 @@ impl EventBus {
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
-        self.consumer_with(
-            address,
-            ConsumerOptions::new().local_only(true),
-            handler,
-        )
+        self.consumer_with(address, ConsumerOptions::new().local_only(true), handler)
     }
 
     /// [`consumer`](EventBus::consumer) with options: queue capacity and

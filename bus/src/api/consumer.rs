@@ -145,8 +145,8 @@ impl MessageConsumer {
     /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     /// let options = ConsumerOptions::new().queue_capacity(2);
     /// let c = bus.consumer_with("p", options, move |m: Message<u32>| {
-    ///     let tx = tx.clone();
-    ///     async move { tx.send(*m.body()).unwrap(); }
+    ///     tx.send(*m.body()).unwrap();
+    ///     async {}
     /// });
     /// c.pause();
     /// bus.send("p", 1u32).await.unwrap(); // waits (a held message still counts)

@@ -358,12 +358,10 @@ impl<T> Message<T> {
     /// let bus = EventBus::new();
     /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     /// let _c = bus.consumer("once", move |m: Message<u8>| {
-    ///     let tx = tx.clone();
-    ///     async move {
-    ///         m.reply(1u8).unwrap();
-    ///         let again = m.reply(2u8).unwrap_err();
-    ///         tx.send(again.kind()).unwrap();
-    ///     }
+    ///     m.reply(1u8).unwrap();
+    ///     let again = m.reply(2u8).unwrap_err();
+    ///     tx.send(again.kind()).unwrap(); // the handler owns `tx`
+    ///     async {}
     /// });
     /// let first: Message<u8> = bus.request("once", 0u8).await.unwrap();
     /// assert_eq!(*first.body(), 1);
@@ -396,7 +394,11 @@ impl<T> Message<T> {
     /// assert_eq!((*r.body(), r.headers().get("by")), (2, Some("a")));
     /// # }
     /// ```
-    pub fn reply_with<B: IntoBody>(&self, body: B, options: ReplyOptions) -> Result<(), ReplyError> {
+    pub fn reply_with<B: IntoBody>(
+        &self,
+        body: B,
+        options: ReplyOptions,
+    ) -> Result<(), ReplyError> {
         self.send_reply(body.into_arc(), options.headers, None)
     }
 
@@ -553,8 +555,7 @@ impl<T> Message<T> {
     where
         R: MessageCodec + Send + Sync + 'static,
     {
-        self.reply_and_request_with(body, ReplyOptions::new())
-            .await
+        self.reply_and_request_with(body, ReplyOptions::new()).await
     }
 
     /// [`reply_and_request`](Message::reply_and_request) with options

@@ -49,8 +49,8 @@ pub trait IntoBody: sealed::Sealed {
 /// let bus = EventBus::new();
 /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
 /// let _c = bus.consumer("big", move |m: Message<String>| {
-///     let tx = tx.clone();
-///     async move { tx.send(Arc::clone(m.body_arc())).unwrap(); }
+///     tx.send(Arc::clone(m.body_arc())).unwrap();
+///     async {}
 /// });
 /// let body = Arc::new("a large immutable text".to_string());
 /// bus.publish("big", Shared(Arc::clone(&body))).await.unwrap();

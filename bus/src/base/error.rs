@@ -290,7 +290,6 @@ pub(crate) enum ReplyFailure {
     Error = 3,
 }
 
-
 /// The failure code on the wire of errors that did not come from
 /// [`Message::fail`](crate::Message::fail) (Vert.x uses `-1` too);
 /// [`RequestError::failure_code`] says `None` for them.

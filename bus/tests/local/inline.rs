@@ -254,25 +254,21 @@ async fn requests_and_sends_from_many_tasks_run_one_at_a_time() {
     let bus = EventBus::new();
     let overlap = Arc::new(Overlap::default());
     let handled = Arc::new(AtomicUsize::new(0));
-    let _c = bus.consumer_with(
-        "busy",
-        ConsumerOptions::new().queue_capacity(10_000),
-        {
+    let _c = bus.consumer_with("busy", ConsumerOptions::new().queue_capacity(10_000), {
+        let (overlap, handled) = (Arc::clone(&overlap), Arc::clone(&handled));
+        move |m: Message<usize>| {
             let (overlap, handled) = (Arc::clone(&overlap), Arc::clone(&handled));
-            move |m: Message<usize>| {
-                let (overlap, handled) = (Arc::clone(&overlap), Arc::clone(&handled));
-                async move {
-                    overlap.enter();
-                    if m.body().is_multiple_of(7) {
-                        tokio::task::yield_now().await;
-                    }
-                    handled.fetch_add(1, Ordering::SeqCst);
-                    overlap.leave();
-                    let _ = m.reply(*m.body());
+            async move {
+                overlap.enter();
+                if m.body().is_multiple_of(7) {
+                    tokio::task::yield_now().await;
                 }
+                handled.fetch_add(1, Ordering::SeqCst);
+                overlap.leave();
+                let _ = m.reply(*m.body());
             }
-        },
-    );
+        }
+    });
     let mut tasks = Vec::new();
     for t in 0..TASKS {
         let bus = bus.clone();
@@ -314,27 +310,23 @@ async fn messages_from_the_cluster_keep_their_order_and_run_one_at_a_time() {
     let (a, b) = (node(), node());
     let overlap = Arc::new(Overlap::default());
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let _c = b.consumer_with(
-        "remote",
-        ConsumerOptions::new().queue_capacity(1_000),
-        {
+    let _c = b.consumer_with("remote", ConsumerOptions::new().queue_capacity(1_000), {
+        let (overlap, seen) = (Arc::clone(&overlap), Arc::clone(&seen));
+        move |m: Message<u32>| {
             let (overlap, seen) = (Arc::clone(&overlap), Arc::clone(&seen));
-            move |m: Message<u32>| {
-                let (overlap, seen) = (Arc::clone(&overlap), Arc::clone(&seen));
-                async move {
-                    overlap.enter();
-                    // Some runs wait, so later messages find the consumer busy
-                    // and queue behind them.
-                    if m.body().is_multiple_of(5) {
-                        tokio::time::sleep(Duration::from_millis(1)).await;
-                    }
-                    seen.lock().unwrap().push(*m.body());
-                    overlap.leave();
-                    let _ = m.reply(*m.body());
+            async move {
+                overlap.enter();
+                // Some runs wait, so later messages find the consumer busy
+                // and queue behind them.
+                if m.body().is_multiple_of(5) {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
                 }
+                seen.lock().unwrap().push(*m.body());
+                overlap.leave();
+                let _ = m.reply(*m.body());
             }
-        },
-    );
+        }
+    });
     for n in 0..N {
         if n.is_multiple_of(2) {
             a.send("remote", n).await.unwrap();

@@ -145,8 +145,7 @@ async fn publish_skips_consumers_of_another_type() {
 #[tokio::test]
 async fn publish_to_a_full_consumer_delivers_to_the_others_and_reports_it() {
     let bus = EventBus::new();
-    let mut slow =
-        bus.consumer_stream_with::<u32>("fan", ConsumerOptions::new().queue_capacity(1));
+    let mut slow = bus.consumer_stream_with::<u32>("fan", ConsumerOptions::new().queue_capacity(1));
     let mut fast = bus.consumer_stream::<u32>("fan");
     let report = bus.publish("fan", 1u32).await.unwrap();
     assert_eq!((report.delivered(), report.refused()), (2, 0));

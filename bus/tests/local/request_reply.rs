@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codecbus_bus::{
-    ConsumerOptions, DeliveryContext, DeliveryKind, DeliveryOptions, EventBus, Message,
-    ReplyError, ReplyErrorKind, RequestErrorKind, Shared, Verdict,
+    ConsumerOptions, DeliveryContext, DeliveryKind, DeliveryOptions, EventBus, Message, ReplyError,
+    ReplyErrorKind, RequestErrorKind, Shared, Verdict,
 };
 use common::{Copied, Frozen};
 use tokio::time::Instant;

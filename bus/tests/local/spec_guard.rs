@@ -189,10 +189,8 @@ async fn a_conforming_immutable_body_is_still_shared_not_copied() {
 async fn value_and_array_consumers_are_guarded_too() {
     let bus = EventBus::new();
     let numbers = array_of(integer().min(0)).length(1..=3);
-    let mut arrays = bus.consumer_stream_with::<JsArray>(
-        "numbers",
-        ConsumerOptions::new().spec(numbers.clone()),
-    );
+    let mut arrays = bus
+        .consumer_stream_with::<JsArray>("numbers", ConsumerOptions::new().spec(numbers.clone()));
     let mut values =
         bus.consumer_stream_with::<JsValue>("values", ConsumerOptions::new().spec(numbers));
 
@@ -243,6 +241,5 @@ async fn a_long_list_of_violations_is_cut_and_counted() {
 )]
 async fn a_spec_on_a_consumer_of_another_type_is_refused_at_registration() {
     let bus = EventBus::new();
-    let _c =
-        bus.consumer_stream_with::<u32>("numbers", ConsumerOptions::new().spec(integer()));
+    let _c = bus.consumer_stream_with::<u32>("numbers", ConsumerOptions::new().spec(integer()));
 }

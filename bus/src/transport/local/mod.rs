@@ -198,7 +198,9 @@ impl Refusal {
             Self::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
             Self::TypeMismatch(expected) => (
                 K::TYPE_MISMATCH,
-                format!("No consumer at address {address} takes `{actual}`: it expects `{expected}`"),
+                format!(
+                    "No consumer at address {address} takes `{actual}`: it expects `{expected}`"
+                ),
             ),
             Self::QueueFull => (
                 K::QUEUE_FULL,

@@ -311,10 +311,18 @@ mod tests {
 
     #[test]
     fn the_dead_letter_address_is_named_or_derived_and_none_when_unlimited() {
-        let named = DurableOptions::new().max_deliveries(3).dead_letter("orders.failed");
-        assert_eq!(named.dead_letter_for("orders").as_deref(), Some("orders.failed"));
+        let named = DurableOptions::new()
+            .max_deliveries(3)
+            .dead_letter("orders.failed");
+        assert_eq!(
+            named.dead_letter_for("orders").as_deref(),
+            Some("orders.failed")
+        );
         let derived = DurableOptions::new();
-        assert_eq!(derived.dead_letter_for("orders").as_deref(), Some("orders.dead"));
+        assert_eq!(
+            derived.dead_letter_for("orders").as_deref(),
+            Some("orders.dead")
+        );
         let unlimited = DurableOptions::new().unlimited_deliveries();
         assert_eq!(unlimited.dead_letter_for("orders"), None);
     }
