@@ -244,20 +244,11 @@ async fn frames_match_the_vertx_fixtures() {
     let port = server.local_addr().port();
     let deviations = deviations();
     let mut differ = Vec::new();
-    for case in cases::all() {
-        let want = expected(&case, &deviations);
-        let got = tokio::task::spawn_blocking({
-            let case_name = case.name;
-            move || {
-                let case = cases::all()
-                    .into_iter()
-                    .find(|c| c.name == case_name)
-                    .unwrap();
-                runner::run(&case, port)
-            }
-        })
+    let records = tokio::task::spawn_blocking(move || runner::run_all(&cases::all(), port))
         .await
         .unwrap();
+    for (case, got) in cases::all().into_iter().zip(records) {
+        let want = expected(&case, &deviations);
         let got = without_detail(got);
         if got != want {
             differ.push(format!(
@@ -311,19 +302,20 @@ fn vertx_reference_frames_match_the_fixtures() {
     assert_eq!(info["websocket"], true, "{info}");
     let capture = std::env::var_os("CODECBUS_BRIDGE_CAPTURE").is_some_and(|v| v == "1");
     let mut differ = Vec::new();
-    for case in cases::all() {
-        let record = runner::run(&case, reference.tcp);
+    let all = cases::all();
+    let records = runner::run_all(&all, reference.tcp);
+    for (case, record) in all.iter().zip(records) {
         if capture {
-            runner::write_fixture(&case, &record);
+            runner::write_fixture(case, &record);
             continue;
         }
-        let fixture = runner::read_fixture(&case);
+        let fixture = runner::read_fixture(case);
         if record != fixture {
             differ.push(format!(
                 "{}: Vert.x answered\n{}\nthe fixture says\n{}",
                 case.name,
-                serde_json::to_string_pretty(&runner::to_fixture(&case, &record)).unwrap(),
-                serde_json::to_string_pretty(&runner::to_fixture(&case, &fixture)).unwrap(),
+                serde_json::to_string_pretty(&runner::to_fixture(case, &record)).unwrap(),
+                serde_json::to_string_pretty(&runner::to_fixture(case, &fixture)).unwrap(),
             ));
         }
     }

@@ -267,6 +267,48 @@ fn client_addresses(case: &Case) -> Vec<String> {
 }
 
 /// Runs `case` against the bridge at `port` and records what it answered.
+/// Runs `cases` against the bridge at 127.0.0.1:`port`, each on a
+/// connection of its own and at the same time (a step that waits for a
+/// frame that never comes waits seconds): the cases that publish to or
+/// register at a shared address (`news`, and `publish.trigger`, which
+/// publishes there) run one after the other on one thread, so none sees
+/// another's publish. The records come back in the order of `cases`.
+pub(crate) fn run_all(cases: &[Case], port: u16) -> Vec<Record> {
+    let shares = |case: &Case| {
+        case.steps.iter().any(|step| match &step.sent {
+            Sent::Json(frame) => {
+                matches!(frame["address"].as_str(), Some("news" | "publish.trigger"))
+            }
+            Sent::Raw { .. } => false,
+        })
+    };
+    let mut records: Vec<Option<Record>> = (0..cases.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let shared: Vec<usize> = (0..cases.len()).filter(|&i| shares(&cases[i])).collect();
+        let serial = scope.spawn(move || {
+            shared
+                .iter()
+                .map(|&i| (i, run(&cases[i], port)))
+                .collect::<Vec<_>>()
+        });
+        let alone: Vec<_> = (0..cases.len())
+            .filter(|&i| !shares(&cases[i]))
+            .map(|i| (i, scope.spawn(move || run(&cases[i], port))))
+            .collect();
+        for (i, handle) in alone {
+            records[i] = Some(handle.join().expect("a case's thread"));
+        }
+        for (i, record) in serial.join().expect("the shared cases' thread") {
+            records[i] = Some(record);
+        }
+    });
+    records
+        .into_iter()
+        .map(|r| r.expect("every case ran"))
+        .collect()
+}
+
+/// Runs one case on a connection of its own.
 pub(crate) fn run(case: &Case, port: u16) -> Record {
     let mut conn = Client::open(port);
     let mut replies = Replies::default();
