@@ -533,7 +533,7 @@ impl EventBus {
     ///
     /// # Errors
     ///
-    /// [`SendErrorKind`]: `NoHandlers` (no consumer at the address),
+    /// [`SendErrorKind`](crate::SendErrorKind): `NoHandlers` (no consumer at the address),
     /// `TypeMismatch` (the consumers there take another type), `QueueFull`,
     /// `Dropped` (by an outbound interceptor). The error hands the body back
     /// ([`Error::into_body`](crate::base::error::Error::into_body)).

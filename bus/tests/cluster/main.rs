@@ -8,7 +8,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../common/nats.rs"]
-#[allow(dead_code)]
 mod harness;
 #[path = "../common/tally.rs"]
 #[allow(dead_code)]

@@ -11,7 +11,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../common/nats.rs"]
-#[allow(dead_code)]
 mod harness;
 
 mod flow;

@@ -6,8 +6,7 @@ use codecbus_core::to_vec;
 use codecbus_json as json;
 use codecbus_json::{JsPath, JsValue};
 
-#[path = "../../../data/json/specs.rs"]
-mod specs;
+use crate::specs;
 
 fn document(name: &str) -> (String, JsValue, json::spec::Spec) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

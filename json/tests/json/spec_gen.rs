@@ -5,8 +5,7 @@
 
 #![cfg(feature = "proptest")]
 
-#[path = "../spec_gen_support/mod.rs"]
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 
@@ -272,10 +271,8 @@ fn a_generator_is_deterministic_for_a_runner() {
     }
 }
 
-use codecbus_json as json;
 
-#[path = "../../../data/json/specs.rs"]
-mod corpus;
+use crate::specs as corpus;
 
 /// The specs of the corpus documents, large and full of patterns, generate
 /// conforming values and exact violations too.

@@ -233,14 +233,11 @@ fn corpus_documents_pass_their_schemas() {
     }
 }
 
-use codecbus_json as json;
 
-#[path = "../../../data/json/specs.rs"]
-mod corpus;
+use crate::specs as corpus;
 
 #[cfg(feature = "proptest")]
-#[path = "../spec_gen_support/mod.rs"]
-mod support;
+use crate::support;
 
 #[cfg(feature = "proptest")]
 mod agreement {
