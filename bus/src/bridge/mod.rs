@@ -98,6 +98,7 @@
 #![cfg_attr(docsrs, doc(cfg(feature = "bridge")))]
 
 mod carry;
+mod client;
 mod conn;
 mod error;
 mod frame;
@@ -107,6 +108,11 @@ mod options;
 mod permit;
 mod server;
 
+pub use self::client::{
+    BridgeClient, BridgeClientError, BridgeClientOptions, BridgeConsumer, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_RECONNECT_DELAY, DEFAULT_PING_INTERVAL, DEFAULT_PING_TIMEOUT,
+    DEFAULT_RECONNECT_DELAY,
+};
 pub use self::error::BridgeError;
 pub use self::options::{
     BridgeOptions, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_ADDRESS_LENGTH, DEFAULT_MAX_CONNECTIONS,

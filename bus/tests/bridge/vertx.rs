@@ -79,7 +79,9 @@ pub(crate) fn start() -> Reference {
     panic!("the Vert.x reference did not start: {last}");
 }
 
-fn try_start(tcp: u16, sockjs: u16) -> Result<Reference, String> {
+/// Starts a node on the given ports (prepared by [`start`] already): a
+/// node started again where another one was killed.
+pub(crate) fn try_start(tcp: u16, sockjs: u16) -> Result<Reference, String> {
     let mut child = Command::new("bash")
         .arg(script())
         .arg(tcp.to_string())

@@ -1,0 +1,1056 @@
+//! codecbus as a client of a Vert.x `TcpEventBusBridge`: a node joins an
+//! existing Vert.x deployment, sending, publishing, requesting and
+//! consuming its addresses with its own types.
+//!
+//! One connection per [`BridgeClient`], kept up by one task: it reads the
+//! bridge's frames, pings it, and, when the connection goes, connects
+//! again (backing off) and registers the client's consumers anew. While
+//! it is down every call fails at once with the `Transport` kind, as the
+//! NATS transport's calls do, and the requests waiting for a reply fail
+//! when the connection goes.
+//!
+//! Bodies cross as JSON through the server's transcoding (`json.rs`):
+//! what a body's codec writes, as JSON, on the way out; a body read by the
+//! codec of the type asked for on the way in. Messages for a consumer go
+//! through the client's bus (`carry.rs`, the server's own path for a
+//! client's frames), so the handler is a bus consumer like any other.
+
+use std::any::type_name;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use codecbus_core::MessageCodec;
+use codecbus_json::JsValue;
+use serde_json::{Map, Value, json};
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{Instant, MissedTickBehavior, interval, sleep, timeout};
+
+use crate::api::bus::EventBus;
+use crate::api::consumer::{HandlerResult, MessageConsumer};
+use crate::api::message::Message;
+use crate::base::body::IntoBody;
+use crate::base::error::{
+    Error, NO_FAILURE_CODE, PublishError, PublishErrorKind, RequestError, RequestErrorKind,
+    SendError, SendErrorKind,
+};
+use crate::base::headers::Headers;
+use crate::base::options::DeliveryOptions;
+use crate::base::reply::ReplyEnvelope;
+use crate::bridge::carry::{Carry, Decoded, Typed};
+use crate::bridge::frame::{FrameReader, Read};
+use crate::bridge::json::{decode_as, encode_json};
+use crate::bridge::options::DEFAULT_MAX_FRAME;
+
+/// How long the first connection may take unless set otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often the client pings the bridge unless set otherwise.
+pub const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(5);
+/// How long the bridge may stay silent (not even a `pong`) before the
+/// client takes the connection for dead and connects again, unless set
+/// otherwise.
+pub const DEFAULT_PING_TIMEOUT: Duration = Duration::from_secs(15);
+/// The first wait before connecting again unless set otherwise; it
+/// doubles after each failed attempt up to
+/// [`DEFAULT_MAX_RECONNECT_DELAY`].
+pub const DEFAULT_RECONNECT_DELAY: Duration = Duration::from_millis(50);
+/// The longest wait between two attempts to connect unless set otherwise.
+pub const DEFAULT_MAX_RECONNECT_DELAY: Duration = Duration::from_secs(1);
+
+/// How many frames may wait to be written.
+const OUTBOX: usize = 1024;
+/// How many bytes the writer gathers into one write.
+const WRITE_BATCH: usize = 64 * 1024;
+
+/// Why a [`BridgeClient`] could not connect.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BridgeClientError {
+    /// The first connection to the bridge failed or timed out.
+    #[error("cannot connect to the Vert.x bridge at {address}: {source}")]
+    Connect {
+        /// The address given.
+        address: String,
+        /// The system's error (`TimedOut` past the connect timeout).
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The options of a [`BridgeClient`]: timeouts, keepalive, reconnection
+/// and the largest frame it reads.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use codecbus_bus::bridge::BridgeClientOptions;
+///
+/// let options = BridgeClientOptions::new()
+///     .ping_interval(Duration::from_secs(2))
+///     .ping_timeout(Duration::from_secs(6))
+///     .max_reconnect_delay(Duration::from_millis(500));
+/// ```
+#[derive(Debug, Clone)]
+pub struct BridgeClientOptions {
+    connect_timeout: Duration,
+    ping_interval: Duration,
+    ping_timeout: Duration,
+    reconnect_delay: Duration,
+    max_reconnect_delay: Duration,
+    max_frame: usize,
+}
+
+impl Default for BridgeClientOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BridgeClientOptions {
+    /// The defaults: the `DEFAULT_*` constants of this module and
+    /// [`DEFAULT_MAX_FRAME`].
+    pub const fn new() -> Self {
+        Self {
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            ping_interval: DEFAULT_PING_INTERVAL,
+            ping_timeout: DEFAULT_PING_TIMEOUT,
+            reconnect_delay: DEFAULT_RECONNECT_DELAY,
+            max_reconnect_delay: DEFAULT_MAX_RECONNECT_DELAY,
+            max_frame: DEFAULT_MAX_FRAME,
+        }
+    }
+
+    /// How long each attempt to connect may take (the first one's failure
+    /// is [`BridgeClient::connect`]'s error).
+    #[must_use]
+    pub fn connect_timeout(mut self, wait: Duration) -> Self {
+        self.connect_timeout = wait;
+        self
+    }
+
+    /// How often to ping the bridge (a codecbus bridge closes a silent
+    /// connection; a Vert.x one keeps it).
+    #[must_use]
+    pub fn ping_interval(mut self, every: Duration) -> Self {
+        self.ping_interval = every.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long the bridge may stay silent before the connection is taken
+    /// for dead and made again.
+    #[must_use]
+    pub fn ping_timeout(mut self, wait: Duration) -> Self {
+        self.ping_timeout = wait;
+        self
+    }
+
+    /// The first wait before connecting again after the connection went;
+    /// it doubles after each failed attempt.
+    #[must_use]
+    pub fn reconnect_delay(mut self, wait: Duration) -> Self {
+        self.reconnect_delay = wait;
+        self
+    }
+
+    /// The longest wait between two attempts to connect.
+    #[must_use]
+    pub fn max_reconnect_delay(mut self, wait: Duration) -> Self {
+        self.max_reconnect_delay = wait;
+        self
+    }
+
+    /// The largest frame read from the bridge; a larger one closes the
+    /// connection (and a new one is made).
+    #[must_use]
+    pub fn max_frame(mut self, bytes: usize) -> Self {
+        self.max_frame = bytes;
+        self
+    }
+}
+
+/// A reply from the bridge, or why none came.
+type Answer = Result<(Value, Headers), RequestError>;
+
+/// The addresses this client registered, with the types their bodies take.
+struct Registration {
+    carriers: Vec<Arc<dyn Carry>>,
+    /// How many [`BridgeConsumer`]s of the client hold it.
+    count: usize,
+}
+
+/// What the handles, the consumers and the connection's task share.
+struct Inner {
+    bus: EventBus,
+    peer: String,
+    options: BridgeClientOptions,
+    /// The current connection's outgoing frames; `None` while down.
+    link: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    /// Reply addresses of requests waiting for their answer.
+    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    registrations: Mutex<HashMap<String, Registration>>,
+    next_reply: AtomicU64,
+    /// Makes this client's reply addresses its own.
+    nonce: u64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Why a frame could not be handed to the connection.
+enum Refused {
+    Down(String),
+    Body(String),
+}
+
+impl Inner {
+    fn down(&self) -> String {
+        format!(
+            "the Vert.x bridge connection to {} is down (reconnecting)",
+            self.peer
+        )
+    }
+
+    fn link(&self) -> Option<mpsc::Sender<Vec<u8>>> {
+        lock(&self.link).clone()
+    }
+
+    /// Queues a frame on the current connection.
+    async fn write(&self, frame: &Value) -> Result<(), String> {
+        let Some(link) = self.link() else {
+            return Err(self.down());
+        };
+        link.send(wire(frame)).await.map_err(|_| self.down())
+    }
+}
+
+/// A connection to a Vert.x `TcpEventBusBridge` (or a codecbus
+/// [`Bridge`](crate::bridge::Bridge)), through which this node sends,
+/// publishes, requests and consumes the other side's addresses with its
+/// own types: the bus's calls, with the bus's options, errors and
+/// [`Message`]s.
+///
+/// Bodies cross as JSON: a derived type as the JSON object of its named
+/// layout (as the [`Bridge`](crate::bridge::Bridge) maps them), a reply
+/// decoded by the codec of the type asked for, and
+/// [`JsValue`](codecbus_json::JsValue) for any JSON. A consumer's messages
+/// come through this client's bus, so its handler is a bus handler, and a
+/// request from Vert.x is answered with `reply` or `fail`.
+///
+/// The connection is kept: it is pinged, made again after it goes (backing
+/// off from [`BridgeClientOptions::reconnect_delay`]) and its consumers
+/// registered again. While it is down every `send`, `publish` and
+/// `request` fails at once with the `Transport` kind, and the requests
+/// waiting for a reply when it goes fail with it.
+///
+/// Clones share the connection; it closes when the last clone is dropped
+/// or [`close`](BridgeClient::close) is called.
+///
+/// # Examples
+///
+/// ```
+/// use codecbus_bus::bridge::{Bridge, BridgeClient, BridgeClientOptions, BridgeOptions, PermittedOptions};
+/// use codecbus_bus::{EventBus, Message};
+/// use codecbus_core::MessageCodec;
+///
+/// #[derive(MessageCodec, Clone, Debug)]
+/// struct Order { id: u64, quantity: u32 }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // The other side: a codecbus bridge here, a Vert.x node in production.
+/// let remote = EventBus::new();
+/// let _shop = remote.consumer("shop.orders", |m: Message<Order>| async move {
+///     m.reply(format!("order {} taken", m.body().id))
+/// });
+/// let options = BridgeOptions::new().inbound(PermittedOptions::new().address("shop.orders"));
+/// let server = Bridge::new(&remote, options)?.listen("127.0.0.1:0").await?;
+///
+/// let bus = EventBus::new();
+/// let client =
+///     BridgeClient::connect(&bus, server.local_addr(), BridgeClientOptions::new()).await?;
+/// let reply: Message<String> = client.request("shop.orders", Order { id: 7, quantity: 2 }).await?;
+/// assert_eq!(reply.body(), "order 7 taken");
+/// # client.close().await;
+/// # server.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct BridgeClient {
+    inner: Arc<Inner>,
+    _stop: Arc<Stop>,
+}
+
+/// Stops the connection's task when the last handle goes.
+struct Stop(watch::Sender<bool>);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        let _ = self.0.send(true);
+    }
+}
+
+impl fmt::Debug for BridgeClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BridgeClient")
+            .field("peer", &self.inner.peer)
+            .field("connected", &self.is_connected())
+            .finish_non_exhaustive()
+    }
+}
+
+impl BridgeClient {
+    /// Connects to the bridge at `address` (`host:port`) for `bus`: the bus
+    /// whose codecs read the replies and whose consumers take the messages
+    /// of this client's [`consumer`](BridgeClient::consumer)s.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeClientError::Connect`] when the first connection fails or
+    /// takes longer than [`BridgeClientOptions::connect_timeout`]; after
+    /// it, a lost connection is made again without a word to the caller.
+    pub async fn connect(
+        bus: &EventBus,
+        address: impl fmt::Display,
+        options: BridgeClientOptions,
+    ) -> Result<Self, BridgeClientError> {
+        let peer = address.to_string();
+        let stream = open(&peer, options.connect_timeout)
+            .await
+            .map_err(|source| BridgeClientError::Connect {
+                address: peer.clone(),
+                source,
+            })?;
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+            ^ (u64::from(std::process::id()) << 32);
+        let inner = Arc::new(Inner {
+            bus: bus.clone(),
+            peer,
+            options,
+            link: Mutex::new(None),
+            pending: Mutex::new(HashMap::new()),
+            registrations: Mutex::new(HashMap::new()),
+            next_reply: AtomicU64::new(1),
+            nonce,
+        });
+        let (stop, stopped) = watch::channel(false);
+        let (ready_tx, ready) = oneshot::channel();
+        tokio::spawn(run(Arc::clone(&inner), stream, stopped, ready_tx));
+        // The first connection's link is set before the call returns.
+        let _ = ready.await;
+        Ok(Self {
+            inner,
+            _stop: Arc::new(Stop(stop)),
+        })
+    }
+
+    /// Whether the connection is up now.
+    pub fn is_connected(&self) -> bool {
+        lock(&self.inner.link).is_some()
+    }
+
+    /// The bridge's address, as given to [`connect`](BridgeClient::connect).
+    pub fn peer(&self) -> &str {
+        &self.inner.peer
+    }
+
+    /// Sends `body` to one consumer of `address` on the other side
+    /// (Vert.x `send`). As with Vert.x's bridge, whether anybody took it
+    /// is not reported.
+    ///
+    /// # Errors
+    ///
+    /// `Transport` when the connection is down, `Codec` when the body
+    /// cannot be written as JSON.
+    pub async fn send<B: IntoBody>(&self, address: &str, body: B) -> Result<(), SendError> {
+        self.send_with(address, body, DeliveryOptions::new()).await
+    }
+
+    /// [`send`](BridgeClient::send) with options (the headers; the
+    /// timeout and local-only do not apply).
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](BridgeClient::send).
+    pub async fn send_with<B: IntoBody>(
+        &self,
+        address: &str,
+        body: B,
+        options: DeliveryOptions,
+    ) -> Result<(), SendError> {
+        self.post("send", address, body, options)
+            .await
+            .map_err(|why| refusal(why, address, SendErrorKind::Transport, SendErrorKind::Codec))
+    }
+
+    /// Publishes `body` to every consumer of `address` on the other side.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](BridgeClient::send).
+    pub async fn publish<B: IntoBody>(&self, address: &str, body: B) -> Result<(), PublishError> {
+        self.publish_with(address, body, DeliveryOptions::new())
+            .await
+    }
+
+    /// [`publish`](BridgeClient::publish) with options (the headers).
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](BridgeClient::send).
+    pub async fn publish_with<B: IntoBody>(
+        &self,
+        address: &str,
+        body: B,
+        options: DeliveryOptions,
+    ) -> Result<(), PublishError> {
+        self.post("publish", address, body, options)
+            .await
+            .map_err(|why| {
+                refusal(
+                    why,
+                    address,
+                    PublishErrorKind::Transport,
+                    PublishErrorKind::Codec,
+                )
+            })
+    }
+
+    async fn post<B: IntoBody>(
+        &self,
+        kind: &str,
+        address: &str,
+        body: B,
+        options: DeliveryOptions,
+    ) -> Result<(), Refused> {
+        let body = encode_json(&*body.into_arc()).map_err(Refused::Body)?;
+        let (_, headers, _) = options.into_parts();
+        let frame = outgoing(kind, address, None, &headers, body);
+        self.inner.write(&frame).await.map_err(Refused::Down)
+    }
+
+    /// Requests `address` on the other side and waits for its reply, read
+    /// as an `R` (`JsValue` takes any), within the bus's default timeout.
+    ///
+    /// # Errors
+    ///
+    /// `Transport` when the connection is down or goes before the reply,
+    /// `Timeout`, `NoHandlers` and `RecipientFailure` (with its
+    /// [`failure_code`](Error::failure_code)) as the other side reports
+    /// them, `Codec` when the body cannot be written as JSON or the reply
+    /// is not an `R`.
+    pub async fn request<R>(
+        &self,
+        address: &str,
+        body: impl IntoBody,
+    ) -> Result<Message<R>, RequestError>
+    where
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        self.request_with(address, body, DeliveryOptions::new())
+            .await
+    }
+
+    /// [`request`](BridgeClient::request) with options (the timeout and
+    /// headers).
+    ///
+    /// # Errors
+    ///
+    /// As [`request`](BridgeClient::request).
+    pub async fn request_with<R>(
+        &self,
+        address: &str,
+        body: impl IntoBody,
+        options: DeliveryOptions,
+    ) -> Result<Message<R>, RequestError>
+    where
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        let inner = &self.inner;
+        let named = || Arc::<str>::from(address);
+        let body = encode_json(&*body.into_arc()).map_err(|why| {
+            RequestError::new(
+                RequestErrorKind::Codec,
+                format!("The request to address {address} cannot cross the bridge as JSON: {why}"),
+            )
+            .with_address(named())
+        })?;
+        let (wait, headers, _) = options.into_parts();
+        let wait = wait.unwrap_or(inner.bus.state.default_timeout);
+        let n = inner.next_reply.fetch_add(1, Ordering::Relaxed);
+        let reply_address = format!("__codecbus.client.{:x}.{n}", inner.nonce);
+        let (tx, rx) = oneshot::channel();
+        // Waiting before the frame goes: a connection that ends from here
+        // on fails this request with the others.
+        lock(&inner.pending).insert(reply_address.clone(), tx);
+        let frame = outgoing("send", address, Some(&reply_address), &headers, body);
+        if let Err(why) = inner.write(&frame).await {
+            lock(&inner.pending).remove(&reply_address);
+            return Err(RequestError::new(RequestErrorKind::Transport, why).with_address(named()));
+        }
+        let (body, headers) = match timeout(wait, rx).await {
+            Ok(Ok(answer)) => answer?,
+            Ok(Err(_)) => {
+                return Err(RequestError::new(
+                    RequestErrorKind::Transport,
+                    format!("the Vert.x bridge client of {} was closed", inner.peer),
+                )
+                .with_address(named()));
+            }
+            Err(_) => {
+                lock(&inner.pending).remove(&reply_address);
+                return Err(RequestError::new(
+                    RequestErrorKind::Timeout,
+                    format!(
+                        "Timed out after waiting {}(ms) for a reply. address: {reply_address}, repliedAddress: {address}",
+                        wait.as_millis()
+                    ),
+                )
+                .with_address(named()));
+            }
+        };
+        let reply = decode_as::<R>(&body).map_err(|why| {
+            RequestError::new(
+                RequestErrorKind::Codec,
+                format!("The reply from address {address} is {why}"),
+            )
+            .with_address(named())
+        })?;
+        Message::from_reply(
+            ReplyEnvelope {
+                address: named(),
+                headers,
+                body: Arc::new(reply),
+                type_name: type_name::<R>(),
+                transformed: true,
+                reply: None,
+            },
+            &inner.bus.state,
+        )
+    }
+
+    /// Consumes `address` on the other side with `handler`, a bus handler
+    /// of `T`s: the address is registered with the bridge (now, and again
+    /// after each reconnection) and its messages, read as `T`s, delivered
+    /// to `handler` through this client's bus, as a local consumer there
+    /// at the same address. A request from the other side is answered by
+    /// the handler's `reply` (any type with a codec, as JSON) or `fail`
+    /// (its code and message reach the requester).
+    ///
+    /// Several consumers of one address share one registration; a message
+    /// whose body no consumer's type reads is refused (a request fails
+    /// with the reason). As a bus consumer, dropping the handle leaves it
+    /// registered; [`BridgeConsumer::unregister`] ends it.
+    pub async fn consumer<T, F, Fut>(&self, address: &str, handler: F) -> BridgeConsumer
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        F: FnMut(Message<T>) -> Fut + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: HandlerResult,
+    {
+        let consumer = self.inner.bus.local_consumer(address, handler);
+        let carrier: Arc<dyn Carry> = Arc::new(Typed::<T, JsValue>::new());
+        let first = {
+            let mut registrations = lock(&self.inner.registrations);
+            let entry = registrations
+                .entry(address.to_string())
+                .or_insert_with(|| Registration {
+                    carriers: Vec::new(),
+                    count: 0,
+                });
+            entry.carriers.push(carrier);
+            entry.count += 1;
+            entry.count == 1
+        };
+        if first {
+            // Down: registered when the connection is made again.
+            let _ = self
+                .inner
+                .write(&json!({"type": "register", "address": address}))
+                .await;
+        }
+        BridgeConsumer {
+            inner: Arc::clone(&self.inner),
+            address: address.to_string(),
+            consumer,
+        }
+    }
+
+    /// Closes the connection: no reconnection, the waiting requests fail,
+    /// and every call from now on fails as when the connection is down.
+    pub async fn close(self) {
+        let _ = self._stop.0.send(true);
+        // The task ends at once; its link goes with it.
+        for _ in 0..100 {
+            if lock(&self.inner.link).is_none() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+fn refusal<K: Copy>(why: Refused, address: &str, down: K, codec: K) -> Error<K> {
+    match why {
+        Refused::Down(why) => Error::new(down, why),
+        Refused::Body(why) => Error::new(
+            codec,
+            format!("The message to address {address} cannot cross the bridge as JSON: {why}"),
+        ),
+    }
+    .with_address(Arc::from(address))
+}
+
+/// A consumer of an address on the other side of a [`BridgeClient`].
+/// Dropping it leaves it registered, as a bus consumer; `unregister` ends
+/// it.
+#[derive(Debug)]
+pub struct BridgeConsumer {
+    inner: Arc<Inner>,
+    address: String,
+    consumer: MessageConsumer,
+}
+
+impl BridgeConsumer {
+    /// The address consumed.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Unregisters the consumer from the bus, and the address from the
+    /// bridge when it was the address's last consumer.
+    pub async fn unregister(self) {
+        let last = {
+            let mut registrations = lock(&self.inner.registrations);
+            match registrations.get_mut(&self.address) {
+                Some(entry) => {
+                    entry.count -= 1;
+                    if entry.count == 0 {
+                        registrations.remove(&self.address);
+                        true
+                    } else {
+                        false
+                    }
+                }
+                None => false,
+            }
+        };
+        if last {
+            let _ = self
+                .inner
+                .write(&json!({"type": "unregister", "address": self.address}))
+                .await;
+        }
+        self.consumer.unregister().await;
+    }
+}
+
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BridgeClient")
+            .field("peer", &self.peer)
+            .finish()
+    }
+}
+
+/// A frame's bytes on the wire: the length [`FrameReader`] reads, then the
+/// JSON text.
+fn wire(frame: &Value) -> Vec<u8> {
+    let text = frame.to_string();
+    let mut out = Vec::with_capacity(4 + text.len());
+    // A frame this client writes is far below 4 GiB (its body was encoded
+    // from a value in memory).
+    out.extend_from_slice(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_be_bytes());
+    out.extend_from_slice(text.as_bytes());
+    out
+}
+
+/// A client frame: `send` or `publish`.
+fn outgoing(
+    kind: &str,
+    address: &str,
+    reply_address: Option<&str>,
+    headers: &Headers,
+    body: Value,
+) -> Value {
+    let mut frame = Map::new();
+    frame.insert("type".into(), kind.into());
+    frame.insert("address".into(), address.into());
+    if let Some(reply) = reply_address {
+        frame.insert("replyAddress".into(), reply.into());
+    }
+    if !headers.is_empty() {
+        frame.insert("headers".into(), headers_json(headers));
+    }
+    if !body.is_null() {
+        frame.insert("body".into(), body);
+    }
+    Value::Object(frame)
+}
+
+fn headers_json(headers: &Headers) -> Value {
+    let mut names = Map::new();
+    for (name, value) in headers.iter() {
+        // One value per name, the last one, as the bridge carries them.
+        names.insert(name.into(), value.into());
+    }
+    Value::Object(names)
+}
+
+/// The headers of a frame from the bridge (strings; other scalars as their
+/// JSON text, anything else left out).
+fn headers_of(frame: &Map<String, Value>) -> Headers {
+    let mut headers = Headers::new();
+    if let Some(Value::Object(members)) = frame.get("headers") {
+        for (name, value) in members {
+            match value {
+                Value::String(s) => headers.insert(name.as_str(), s.as_str()),
+                Value::Bool(_) | Value::Number(_) => {
+                    headers.insert(name.as_str(), value.to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    headers
+}
+
+async fn open(peer: &str, wait: Duration) -> std::io::Result<TcpStream> {
+    let stream = match timeout(wait, TcpStream::connect(peer)).await {
+        Ok(stream) => stream?,
+        Err(_) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no connection within {} ms", wait.as_millis()),
+            ));
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}
+
+/// The connection's task: serves each connection until it ends, then
+/// makes a new one, until the client is closed.
+async fn run(
+    inner: Arc<Inner>,
+    first: TcpStream,
+    mut stop: watch::Receiver<bool>,
+    ready: oneshot::Sender<()>,
+) {
+    let mut stream = Some(first);
+    let mut ready = Some(ready);
+    let mut delay = inner.options.reconnect_delay;
+    loop {
+        if let Some(s) = stream.take() {
+            let stopped = serve(&inner, s, &mut stop, &mut ready).await;
+            if stopped {
+                break;
+            }
+            delay = inner.options.reconnect_delay;
+            tracing::debug!(
+                peer = inner.peer,
+                "Vert.x bridge connection lost: reconnecting"
+            );
+        }
+        tokio::select! {
+            _ = stop.changed() => break,
+            () = sleep(delay) => {}
+        }
+        if *stop.borrow() {
+            break;
+        }
+        match open(&inner.peer, inner.options.connect_timeout).await {
+            Ok(s) => {
+                tracing::debug!(peer = inner.peer, "Vert.x bridge connection made again");
+                stream = Some(s);
+            }
+            Err(e) => {
+                tracing::debug!(peer = inner.peer, error = %e, "Vert.x bridge not reachable");
+                delay = (delay * 2).min(inner.options.max_reconnect_delay);
+            }
+        }
+    }
+    *lock(&inner.link) = None;
+    fail_pending(
+        &inner,
+        &format!("the Vert.x bridge client of {} was closed", inner.peer),
+    );
+}
+
+fn fail_pending(inner: &Inner, why: &str) {
+    let pending: Vec<_> = lock(&inner.pending).drain().collect();
+    for (_, tx) in pending {
+        let _ = tx.send(Err(RequestError::new(
+            RequestErrorKind::Transport,
+            why.to_string(),
+        )));
+    }
+}
+
+/// Serves one connection until it ends; `true` when the client was closed.
+async fn serve(
+    inner: &Arc<Inner>,
+    stream: TcpStream,
+    stop: &mut watch::Receiver<bool>,
+    ready: &mut Option<oneshot::Sender<()>>,
+) -> bool {
+    let (mut rd, wr) = stream.into_split();
+    let (tx, rx) = mpsc::channel(OUTBOX);
+    let mut writer = tokio::spawn(write_all(wr, rx));
+    // The registrations go first on the new connection; a consumer made
+    // from here on sends its own (under the same lock, none is missed).
+    let addresses: Vec<String> = {
+        let registrations = lock(&inner.registrations);
+        *lock(&inner.link) = Some(tx.clone());
+        registrations.keys().cloned().collect()
+    };
+    if let Some(ready) = ready.take() {
+        let _ = ready.send(());
+    }
+    for address in addresses {
+        let _ = tx
+            .send(wire(&json!({"type": "register", "address": address})))
+            .await;
+    }
+    let mut reader = FrameReader::new(inner.options.max_frame);
+    let mut ping = interval(inner.options.ping_interval);
+    ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    ping.tick().await;
+    let mut heard = Instant::now();
+    let stopped = loop {
+        let read = tokio::select! {
+            biased;
+            _ = stop.changed() => break true,
+            _ = &mut writer => break false,
+            _ = ping.tick() => {
+                if heard.elapsed() > inner.options.ping_timeout {
+                    tracing::debug!(peer = inner.peer, "the Vert.x bridge fell silent");
+                    break false;
+                }
+                if tx.try_send(wire(&json!({"type": "ping"}))).is_err() {
+                    tracing::debug!(peer = inner.peer, "no room for a ping: the bridge does not read");
+                }
+                continue;
+            }
+            read = reader.next(&mut rd) => read,
+        };
+        match read {
+            Ok(Read::Frame(bytes)) => {
+                heard = Instant::now();
+                handle(inner, &tx, &bytes).await;
+            }
+            Ok(Read::TooLarge(len)) => {
+                tracing::warn!(
+                    peer = inner.peer,
+                    len,
+                    "a frame from the Vert.x bridge over the limit: connection closed"
+                );
+                break false;
+            }
+            Ok(Read::Closed) | Err(_) => break false,
+        }
+    };
+    // Down: calls fail at once from here, then the waiting requests.
+    *lock(&inner.link) = None;
+    drop(tx);
+    writer.abort();
+    fail_pending(
+        inner,
+        &format!(
+            "the Vert.x bridge connection to {} was lost before the reply came",
+            inner.peer
+        ),
+    );
+    stopped || *stop.borrow()
+}
+
+/// Writes the connection's frames, gathering what is queued into one
+/// write, until the connection fails or the client lets it go.
+async fn write_all(mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Vec<u8>>) {
+    let mut batch = Vec::with_capacity(WRITE_BATCH);
+    while let Some(first) = rx.recv().await {
+        batch.clear();
+        batch.extend_from_slice(&first);
+        while batch.len() < WRITE_BATCH {
+            match rx.try_recv() {
+                Ok(more) => batch.extend_from_slice(&more),
+                Err(_) => break,
+            }
+        }
+        if wr.write_all(&batch).await.is_err() {
+            return;
+        }
+    }
+    let _ = wr.shutdown().await;
+}
+
+/// Handles one frame from the bridge.
+async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, bytes: &[u8]) {
+    let Ok(Value::Object(mut frame)) = serde_json::from_slice::<Value>(bytes) else {
+        tracing::warn!(
+            peer = inner.peer,
+            "a frame from the Vert.x bridge is not a JSON object"
+        );
+        return;
+    };
+    let kind = frame
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let address = frame
+        .get("address")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match kind {
+        "pong" => {}
+        "message" | "err" => {
+            let waiting = lock(&inner.pending).remove(address);
+            if let Some(waiting) = waiting {
+                let answer = if kind == "message" {
+                    let headers = headers_of(&frame);
+                    Ok((frame.remove("body").unwrap_or(Value::Null), headers))
+                } else {
+                    Err(failure(&frame))
+                };
+                let _ = waiting.send(answer);
+            } else if kind == "message" {
+                deliver(inner, tx, frame).await;
+            } else {
+                let message = frame
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                tracing::warn!(
+                    peer = inner.peer,
+                    address,
+                    message,
+                    "the Vert.x bridge refused a frame"
+                );
+            }
+        }
+        other => {
+            tracing::debug!(
+                peer = inner.peer,
+                kind = other,
+                "a frame of an unknown type from the Vert.x bridge"
+            );
+        }
+    }
+}
+
+/// The error of a failed request, from its `err` frame.
+fn failure(frame: &Map<String, Value>) -> RequestError {
+    let message = frame
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the request failed")
+        .to_string();
+    let kind = match frame.get("failureType").and_then(Value::as_str) {
+        Some("TIMEOUT") => RequestErrorKind::Timeout,
+        Some("NO_HANDLERS") => RequestErrorKind::NoHandlers,
+        _ => RequestErrorKind::RecipientFailure,
+    };
+    let code = frame
+        .get("failureCode")
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok())
+        .unwrap_or(NO_FAILURE_CODE);
+    let mut error = RequestError::new(kind, message).with_code(code);
+    if let Some(source) = frame.get("sourceAddress").and_then(Value::as_str) {
+        error = error.with_address(Arc::from(source));
+    }
+    error
+}
+
+/// A message at a registered address, into the bus: published, sent, or
+/// requested with its answer written back to its `replyAddress`.
+async fn deliver(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, mut frame: Map<String, Value>) {
+    let address = frame
+        .get("address")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let reply_address = frame
+        .get("replyAddress")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let published = frame.get("send").and_then(Value::as_bool) == Some(false);
+    let headers = headers_of(&frame);
+    let body = frame.remove("body").unwrap_or(Value::Null);
+    let carriers = match lock(&inner.registrations).get(&address) {
+        Some(registration) => registration.carriers.clone(),
+        None => {
+            tracing::debug!(
+                peer = inner.peer,
+                address,
+                "a message for an address no longer consumed"
+            );
+            return;
+        }
+    };
+    let mut decoded = Err(String::new());
+    for carrier in &carriers {
+        decoded = carrier.decode(&body);
+        if decoded.is_ok() {
+            break;
+        }
+    }
+    let decoded: Box<dyn Decoded> = match decoded {
+        Ok(decoded) => decoded,
+        Err(why) => {
+            tracing::warn!(peer = inner.peer, address, %why, "a message from the Vert.x bridge was refused");
+            if let Some(reply) = reply_address {
+                let refused = json!({"type": "send", "address": reply, "failureCode": NO_FAILURE_CODE,
+                                     "message": format!("The message to address {address} is {why}")});
+                let _ = tx.send(wire(&refused)).await;
+            }
+            return;
+        }
+    };
+    let options = DeliveryOptions::new().headers(headers).local_only(true);
+    let bus = &inner.bus;
+    let Some(reply_address) = reply_address else {
+        let outcome = if published {
+            decoded
+                .publish(bus, &address, options)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        } else {
+            decoded
+                .send(bus, &address, options)
+                .await
+                .map_err(|e| e.to_string())
+        };
+        if let Err(why) = outcome {
+            tracing::debug!(peer = inner.peer, address, %why, "a message from the Vert.x bridge was not delivered");
+        }
+        return;
+    };
+    let request = decoded.request(bus.clone(), Arc::from(address.as_str()), options);
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let answer = match request.await {
+            Ok(reply) => {
+                let mut answer = outgoing("send", &reply_address, None, &reply.headers, reply.body);
+                if let Value::Object(members) = &mut answer {
+                    members.entry("headers").or_insert_with(|| json!({}));
+                }
+                answer
+            }
+            Err(e) => json!({"type": "send", "address": reply_address,
+                             "failureCode": e.wire_failure_code(), "message": e.message()}),
+        };
+        let _ = tx.send(wire(&answer)).await;
+    });
+}

@@ -1,0 +1,355 @@
+//! codecbus as a client of a real Vert.x 3.9.4 `TcpEventBusBridge` (the
+//! reference node of `tests/vertx/ReferenceBridge.java`, started by
+//! `scripts/vertx-reference`; java and npm are required, never skipped):
+//! send, publish and request each way, a Vert.x consumer's failure, and a
+//! reconnection to a node started again on the same port, its gap printed.
+#![cfg(feature = "bridge")]
+
+#[allow(dead_code)]
+#[path = "bridge/vertx.rs"]
+mod vertx;
+
+use std::time::{Duration, Instant};
+
+use codecbus_bus::bridge::{BridgeClient, BridgeClientOptions};
+use codecbus_bus::{DeliveryKind, DeliveryOptions, EventBus, Message, RequestErrorKind};
+use codecbus_core::MessageCodec;
+use codecbus_json::JsValue;
+use tokio::sync::mpsc;
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Order {
+    id: u64,
+    sku: String,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct News {
+    from: String,
+    n: i64,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Question {
+    q: i64,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Answer {
+    answer: i64,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Ask {
+    address: String,
+    body: Question,
+}
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn options() -> BridgeClientOptions {
+    BridgeClientOptions::new()
+        .ping_interval(Duration::from_millis(500))
+        .ping_timeout(Duration::from_secs(3))
+        .max_reconnect_delay(Duration::from_millis(200))
+}
+
+async fn connect(bus: &EventBus, node: &vertx::Reference) -> BridgeClient {
+    BridgeClient::connect(bus, format!("127.0.0.1:{}", node.tcp), options())
+        .await
+        .expect("connect to the Vert.x bridge")
+}
+
+async fn next<T>(rx: &mut mpsc::UnboundedReceiver<T>) -> T {
+    tokio::time::timeout(WAIT, rx.recv())
+        .await
+        .expect("a message within 10 s")
+        .expect("the consumer is alive")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codecbus_sends_publishes_and_requests_vertx() {
+    let node = vertx::start();
+    let bus = EventBus::new();
+    let client = connect(&bus, &node).await;
+    assert!(client.is_connected());
+
+    // A request to Vert.x's echo: a derived type there and back, headers
+    // both ways.
+    let order = Order {
+        id: 7,
+        sku: "tea".into(),
+    };
+    let reply: Message<Order> = client
+        .request_with(
+            "echo",
+            order.clone(),
+            DeliveryOptions::new().header("k", "v").timeout(WAIT),
+        )
+        .await
+        .expect("echo replies");
+    assert_eq!(*reply.body(), order);
+    assert_eq!(reply.headers().get("echoed"), Some("true"));
+    assert_eq!(reply.headers().get("k"), Some("v"));
+    assert_eq!(reply.address(), "echo");
+
+    // A reply that is not the type asked for.
+    let wrong = client
+        .request::<News>("echo", order.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.kind(), RequestErrorKind::Codec, "{wrong}");
+
+    // A Vert.x consumer failing: its code and text.
+    let failed = client
+        .request::<JsValue>("fail", order.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(failed.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(failed.failure_code(), Some(42));
+    assert_eq!(failed.message(), "it failed");
+    assert_eq!(failed.address(), Some("fail"));
+
+    // Nobody there.
+    let nobody = client
+        .request::<JsValue>("nobody", order.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(nobody.kind(), RequestErrorKind::NoHandlers, "{nobody}");
+    assert_eq!(nobody.failure_code(), None);
+
+    // A consumer of a Vert.x address; publish and send from here reach it
+    // through Vert.x's bus.
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let news = client
+        .consumer("news", move |m: Message<News>| {
+            let _ = tx.send((m.body().clone(), m.kind(), m.headers().clone()));
+            async {}
+        })
+        .await;
+    // The registration is a frame ahead of the publish: an echo after it
+    // returns once Vert.x has handled both.
+    let _: Message<JsValue> = client.request("echo", JsValue::Null).await.unwrap();
+    let published = News {
+        from: "rust".into(),
+        n: 1,
+    };
+    client
+        .publish_with(
+            "news",
+            published.clone(),
+            DeliveryOptions::new().header("h", "1"),
+        )
+        .await
+        .unwrap();
+    let (body, kind, headers) = next(&mut rx).await;
+    assert_eq!((body, kind), (published, DeliveryKind::Publish));
+    assert_eq!(headers.get("h"), Some("1"));
+    let sent = News {
+        from: "rust".into(),
+        n: 2,
+    };
+    client.send("news", sent.clone()).await.unwrap();
+    let (body, kind, _) = next(&mut rx).await;
+    assert_eq!((body, kind), (sent, DeliveryKind::Send));
+    news.unregister().await;
+    drop(client);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vertx_publishes_and_requests_codecbus() {
+    let node = vertx::start();
+    let bus = EventBus::new();
+    let client = connect(&bus, &node).await;
+
+    // Vert.x publishes (publish.trigger) to a codecbus consumer.
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let _news = client
+        .consumer("news", move |m: Message<News>| {
+            let _ = tx.send((
+                m.body().clone(),
+                m.kind(),
+                m.headers().get("origin").map(str::to_owned),
+            ));
+            async {}
+        })
+        .await;
+    client
+        .send("publish.trigger", Question { q: 0 })
+        .await
+        .unwrap();
+    // publish.trigger reads `n`; a JSON object with it.
+    let trigger = codecbus_json::jsobj! {"n": 5};
+    client
+        .send("publish.trigger", JsValue::from(trigger))
+        .await
+        .unwrap();
+    let mut got = next(&mut rx).await;
+    if got.0.n != 5 {
+        // The first trigger had no `n`: Vert.x published null, which is not
+        // a `News` and was refused; the next one is.
+        got = next(&mut rx).await;
+    }
+    assert_eq!(
+        got,
+        (
+            News {
+                from: "vertx".into(),
+                n: 5
+            },
+            DeliveryKind::Publish,
+            Some("vertx".into())
+        )
+    );
+
+    // Vert.x requests (ask.client) a codecbus consumer, which replies...
+    let _svc = client
+        .consumer("client.svc", |m: Message<Question>| async move {
+            m.reply(Answer {
+                answer: m.body().q + 1,
+            })
+        })
+        .await;
+    // ... or fails.
+    let _fails = client
+        .consumer("client.fails", |m: Message<Question>| async move {
+            m.fail(7, "nope")
+        })
+        .await;
+    let _: Message<JsValue> = client.request("echo", JsValue::Null).await.unwrap();
+    let ask = Ask {
+        address: "client.svc".into(),
+        body: Question { q: 1 },
+    };
+    let answer: Message<Answer> = client.request("ask.client", ask).await.expect("ask.client");
+    assert_eq!(*answer.body(), Answer { answer: 2 });
+    let ask = Ask {
+        address: "client.fails".into(),
+        body: Question { q: 3 },
+    };
+    let failed = client
+        .request::<Answer>("ask.client", ask)
+        .await
+        .unwrap_err();
+    assert_eq!(failed.kind(), RequestErrorKind::RecipientFailure);
+    assert_eq!(failed.failure_code(), Some(7));
+    assert_eq!(failed.message(), "nope");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnects_to_a_restarted_vertx_and_registers_again() {
+    let node = vertx::start();
+    let (tcp, sockjs) = (node.tcp, node.sockjs);
+    let bus = EventBus::new();
+    let client = connect(&bus, &node).await;
+    let _svc = client
+        .consumer("client.svc", |m: Message<Question>| async move {
+            m.reply(Answer {
+                answer: m.body().q * 10,
+            })
+        })
+        .await;
+    let quick = DeliveryOptions::new().timeout(Duration::from_secs(2));
+    let _: Message<Order> = client
+        .request_with(
+            "echo",
+            Order {
+                id: 1,
+                sku: "a".into(),
+            },
+            quick.clone(),
+        )
+        .await
+        .expect("echo before the restart");
+
+    // The node dies: calls fail at once, with the reason.
+    let killed = Instant::now();
+    drop(node);
+    let deadline = Instant::now() + WAIT;
+    while client.is_connected() {
+        assert!(
+            Instant::now() < deadline,
+            "the client did not see the node die"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let noticed = killed.elapsed();
+    let asked = Instant::now();
+    let down = client
+        .request_with::<Order>(
+            "echo",
+            Order {
+                id: 2,
+                sku: "b".into(),
+            },
+            DeliveryOptions::new().timeout(WAIT),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(down.kind(), RequestErrorKind::Transport, "{down}");
+    assert!(down.message().contains("is down"), "{down}");
+    assert!(asked.elapsed() < WAIT / 2, "a call while down waited");
+    let send = client
+        .send(
+            "news",
+            News {
+                from: "x".into(),
+                n: 0,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(send.message().contains("is down"), "{send}");
+
+    // A new node on the same port: the client connects again by itself.
+    let restarted = Instant::now();
+    let node = vertx::try_start(tcp, sockjs).expect("the node starts again on the same port");
+    let ready = restarted.elapsed();
+    let mut attempts = 0u32;
+    loop {
+        attempts += 1;
+        let reply = client
+            .request_with::<Order>(
+                "echo",
+                Order {
+                    id: 3,
+                    sku: "c".into(),
+                },
+                quick.clone(),
+            )
+            .await;
+        match reply {
+            Ok(reply) => {
+                assert_eq!(reply.body().id, 3);
+                break;
+            }
+            Err(e) => {
+                assert!(
+                    restarted.elapsed() < Duration::from_secs(30),
+                    "no reply 30 s after the restart: {e}"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+    let gap = killed.elapsed();
+    let after_ready = restarted.elapsed().saturating_sub(ready);
+    println!(
+        "reconnection: the client saw the node die after {noticed:?}; the new node took {ready:?} to start; \
+         the first request succeeded {after_ready:?} after it was ready ({attempts} attempts), {gap:?} after the kill"
+    );
+
+    // Its consumer was registered again on the new node.
+    let ask = Ask {
+        address: "client.svc".into(),
+        body: Question { q: 4 },
+    };
+    let answer: Message<Answer> = client
+        .request("ask.client", ask)
+        .await
+        .expect("ask.client after the restart");
+    assert_eq!(*answer.body(), Answer { answer: 40 });
+    client.close().await;
+    drop(node);
+}
