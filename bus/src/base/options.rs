@@ -4,6 +4,33 @@ use std::time::Duration;
 
 use crate::base::headers::Headers;
 
+/// The setters the options of a message and of a reply share: the timeout
+/// (documented by the caller: what it bounds differs) and the headers.
+macro_rules! timeout_and_headers {
+    ($timeout:literal) => {
+        #[doc = $timeout]
+        #[must_use]
+        pub fn timeout(mut self, timeout: Duration) -> Self {
+            self.timeout = Some(timeout);
+            self
+        }
+
+        /// Adds one header.
+        #[must_use]
+        pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+            self.headers.append(name, value);
+            self
+        }
+
+        /// Replaces all headers.
+        #[must_use]
+        pub fn headers(mut self, headers: Headers) -> Self {
+            self.headers = headers;
+            self
+        }
+    };
+}
+
 /// Options for one `send`, `publish`, `request` or reply: timeout, headers,
 /// local-only (Vert.x's `DeliveryOptions`).
 ///
@@ -39,28 +66,11 @@ impl DeliveryOptions {
         }
     }
 
-    /// How long a request waits for its reply; without it the bus default
-    /// applies ([`EventBusBuilder::default_timeout`](crate::EventBusBuilder::default_timeout),
-    /// 30 s unless changed). Ignored by `send` and `publish`.
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// Adds one header.
-    #[must_use]
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.append(name, value);
-        self
-    }
-
-    /// Replaces all headers.
-    #[must_use]
-    pub fn headers(mut self, headers: Headers) -> Self {
-        self.headers = headers;
-        self
-    }
+    timeout_and_headers!(
+        "How long a request waits for its reply; without it the bus default \
+         applies ([`EventBusBuilder::default_timeout`](crate::EventBusBuilder::default_timeout), \
+         30 s unless changed). Ignored by `send` and `publish`."
+    );
 
     /// Deliver only to consumers in this process, never through a cluster
     /// transport. (Without a cluster transport every delivery is local.)
@@ -104,27 +114,10 @@ impl ReplyOptions {
         }
     }
 
-    /// How long a turn of a conversation waits for its answer; without it
-    /// the bus default applies. Ignored by a plain reply.
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// Adds one header.
-    #[must_use]
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.append(name, value);
-        self
-    }
-
-    /// Replaces all headers.
-    #[must_use]
-    pub fn headers(mut self, headers: Headers) -> Self {
-        self.headers = headers;
-        self
-    }
+    timeout_and_headers!(
+        "How long a turn of a conversation waits for its answer; without it \
+         the bus default applies. Ignored by a plain reply."
+    );
 }
 
 /// The default time a request waits for its reply (30 s, as in Vert.x).
