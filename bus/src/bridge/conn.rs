@@ -1,4 +1,5 @@
-//! One client's connection: its frames read and answered in order, its
+//! One client's connection, on any transport (TCP, SockJS, WebSocket): its
+//! frames read from a [`Source`] and answered in order to a [`Sink`], its
 //! registrations, its requests waiting for their replies, and the requests
 //! from the bus waiting for its answers.
 //!
@@ -23,9 +24,6 @@ use futures_util::FutureExt as _;
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 use serde_json::{Map, Value};
-use tokio::io::AsyncWriteExt as _;
-use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until, timeout};
 
@@ -36,7 +34,7 @@ use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
-use crate::bridge::frame::{self, FrameReader, Read};
+use crate::bridge::frame::{Dialect, Read};
 use crate::bridge::link::{Answer, Link, Out};
 use crate::bridge::options::BridgeOptions;
 use crate::bridge::permit::Permits;
@@ -147,41 +145,38 @@ impl Conn {
             Ok(_) => {
                 return self
                     .link
-                    .write(&frame::err_detail(
-                        "invalid_json",
-                        "a frame is a JSON object",
-                    ))
+                    .err_detail("invalid_json", "a frame is a JSON object")
                     .await;
             }
             Err(e) => {
-                return self
-                    .link
-                    .write(&frame::err_detail("invalid_json", &e.to_string()))
-                    .await;
+                return self.link.err_detail("invalid_json", &e.to_string()).await;
             }
         };
         let kind = match frame.get("type") {
-            None | Some(Value::Null) => return self.link.write(&frame::err("missing_type")).await,
+            None | Some(Value::Null) => return self.link.err("missing_type").await,
             Some(Value::String(kind)) => kind.as_str(),
-            Some(_) => return self.link.write(&frame::err("unknown_type")).await,
+            Some(_) => return self.link.err(self.link.dialect.unknown_type()).await,
         };
+        let dialect = self.link.dialect;
         if kind == "ping" {
-            return self.link.write(&frame::pong()).await;
+            return match dialect.pong() {
+                Some(pong) => self.link.write(&pong).await,
+                None => true,
+            };
         }
         if !matches!(kind, "send" | "publish" | "register" | "unregister") {
-            return self.link.write(&frame::err("unknown_type")).await;
+            return self.link.err(dialect.unknown_type()).await;
         }
         let Some(address) = frame.get("address").and_then(Value::as_str) else {
-            // Vert.x 3.9.4 answers a frame without an address with these
-            // two frames.
-            return self.link.write(&frame::err("missing_address")).await
-                && self.link.write(&frame::err("address_required")).await;
+            for answer in dialect.missing_address() {
+                if !self.link.write(&answer).await {
+                    return false;
+                }
+            }
+            return true;
         };
         if address.len() > self.shared.limits.max_address_length {
-            return self
-                .link
-                .write(&frame::err("max_address_length_reached"))
-                .await;
+            return self.link.err("max_address_length_reached").await;
         }
         let address = address.to_string();
         match kind {
@@ -196,10 +191,7 @@ impl Conn {
         let headers = match headers(frame) {
             Ok(headers) => headers,
             Err(why) => {
-                return self
-                    .link
-                    .write(&frame::err_detail("invalid_headers", &why))
-                    .await;
+                return self.link.err_detail("invalid_headers", &why).await;
             }
         };
         let body = frame.get("body").cloned().unwrap_or(Value::Null);
@@ -212,10 +204,7 @@ impl Conn {
                     let Some(code) = code.as_i64().and_then(|c| i32::try_from(c).ok()) else {
                         return self
                             .link
-                            .write(&frame::err_detail(
-                                "invalid_failure_code",
-                                "`failureCode` is a 32-bit integer",
-                            ))
+                            .err_detail("invalid_failure_code", "`failureCode` is a 32-bit integer")
                             .await;
                     };
                     let message = frame
@@ -235,15 +224,18 @@ impl Conn {
         }
         let shared = Arc::clone(&self.shared);
         if !shared.inbound.admits(&address, &body) {
-            return self.link.write(&frame::err("access_denied")).await;
+            return self.link.err("access_denied").await;
         }
         let reply_address = frame.get("replyAddress").and_then(Value::as_str);
         let decoded = match shared.decode(&address, &body) {
             Ok(decoded) => decoded,
             Err(why) => {
                 let refused = match reply_address {
-                    Some(reply) => frame::failure(reply, &address, NO_FAILURE_CODE, "ERROR", &why),
-                    None => frame::err_detail("invalid_body", &why),
+                    Some(reply) => {
+                        let dialect = self.link.dialect;
+                        dialect.failure(reply, &address, NO_FAILURE_CODE, "ERROR", &why)
+                    }
+                    None => self.link.dialect.err_detail("invalid_body", &why),
                 };
                 return self.link.write(&refused).await;
             }
@@ -259,7 +251,10 @@ impl Conn {
         let limit = shared.limits.max_pending_replies;
         if self.requests.len() >= limit {
             let why = format!("{limit} requests of this connection wait for their reply already");
-            let refused = frame::failure(reply_address, &address, NO_FAILURE_CODE, "ERROR", &why);
+            let refused =
+                self.link
+                    .dialect
+                    .failure(reply_address, &address, NO_FAILURE_CODE, "ERROR", &why);
             return self.link.write(&refused).await;
         }
         let reply_address = reply_address.to_string();
@@ -269,9 +264,12 @@ impl Conn {
         // Without tokio's budget: the request is delivered in its first
         // poll, here, before the next frame is read.
         let mut request: Request = Box::pin(tokio::task::coop::unconstrained(async move {
+            let dialect = link.dialect;
             let answered = match request.await {
-                Ok(reply) => frame::message(&reply_address, None, &reply.headers, reply.body, true),
-                Err(e) => frame::failure(
+                Ok(reply) => {
+                    dialect.message(&reply_address, None, &reply.headers, reply.body, true)
+                }
+                Err(e) => dialect.failure(
                     &reply_address,
                     &address,
                     e.wire_failure_code(),
@@ -291,24 +289,18 @@ impl Conn {
         let headers = match headers(frame) {
             Ok(headers) => headers,
             Err(why) => {
-                return self
-                    .link
-                    .write(&frame::err_detail("invalid_headers", &why))
-                    .await;
+                return self.link.err_detail("invalid_headers", &why).await;
             }
         };
         let body = frame.get("body").cloned().unwrap_or(Value::Null);
         let shared = Arc::clone(&self.shared);
         if !shared.inbound.admits(&address, &body) {
-            return self.link.write(&frame::err("access_denied")).await;
+            return self.link.err("access_denied").await;
         }
         let decoded = match shared.decode(&address, &body) {
             Ok(decoded) => decoded,
             Err(why) => {
-                return self
-                    .link
-                    .write(&frame::err_detail("invalid_body", &why))
-                    .await;
+                return self.link.err_detail("invalid_body", &why).await;
             }
         };
         let options = DeliveryOptions::new().headers(headers);
@@ -321,13 +313,13 @@ impl Conn {
     async fn register(&mut self, address: String) -> bool {
         let shared = Arc::clone(&self.shared);
         if !shared.outbound.admits_address(&address) {
-            return self.link.write(&frame::err("access_denied")).await;
+            return self.link.err("access_denied").await;
         }
         if self.registrations.contains_key(&address) {
             return true;
         }
         if self.registrations.len() >= shared.limits.max_registrations {
-            return self.link.write(&frame::err("max_handlers_reached")).await;
+            return self.link.err("max_handlers_reached").await;
         }
         let consumers = shared
             .carriers(&address)
@@ -340,7 +332,7 @@ impl Conn {
 
     async fn unregister(&mut self, address: &str) -> bool {
         if !self.shared.outbound.admits_address(address) {
-            return self.link.write(&frame::err("access_denied")).await;
+            return self.link.err("access_denied").await;
         }
         match self.registrations.remove(address) {
             Some(consumers) => {
@@ -349,20 +341,55 @@ impl Conn {
                 }
                 true
             }
-            None => self.link.write(&frame::err("unknown_address")).await,
+            None => match self.link.dialect.unknown_address() {
+                Some(answer) => self.link.write(&answer).await,
+                None => true,
+            },
         }
     }
 }
 
-/// Serves one client until it goes, misbehaves, falls silent or the
-/// bridge stops (`stop` changes or its sender is dropped).
-pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, mut stop: watch::Receiver<bool>) {
-    let _ = stream.set_nodelay(true);
+/// A transport's incoming side: the client's frames, each one JSON text.
+pub(crate) trait Source: Send {
+    /// The next frame. Cancel-safe: a frame is never lost to a `select!`.
+    fn next(&mut self) -> impl Future<Output = Read> + Send;
+}
+
+/// A transport's outgoing side: frames to the client, each one JSON text,
+/// and the transport's own keep-alive and close.
+pub(crate) trait Sink: Send + 'static {
+    /// Writes one frame.
+    fn write(&mut self, frame: String) -> impl Future<Output = std::io::Result<()>> + Send;
+
+    /// How often the transport beats when nothing else is written
+    /// (SockJS's heartbeat); `None` for no beat.
+    fn heartbeat(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// Writes one beat.
+    fn beat(&mut self) -> impl Future<Output = std::io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    /// Ends the connection's writing side, as the transport closes.
+    fn close(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+/// Serves one client, whatever its transport, until it goes, misbehaves,
+/// falls silent or the bridge stops (`stop` changes or its sender is
+/// dropped).
+pub(crate) async fn serve<S: Source, W: Sink>(
+    shared: Arc<Shared>,
+    mut source: S,
+    sink: W,
+    dialect: Dialect,
+    mut stop: watch::Receiver<bool>,
+) {
     let limits = shared.limits;
     let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
-    let (mut rd, wr) = stream.into_split();
     let (outbox, rx) = mpsc::channel(OUTBOX);
-    let mut writer = tokio::spawn(write_all(wr, rx, limits));
+    let mut writer = tokio::spawn(write_all(sink, rx, limits));
     let outbound = Arc::clone(&shared.outbound);
     let mut conn = Conn {
         shared,
@@ -373,11 +400,11 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, mut stop: watc
             pending: Mutex::new(HashMap::new()),
             next_reply: AtomicU64::new(1),
             id,
+            dialect,
         }),
         registrations: HashMap::new(),
         requests: FuturesUnordered::new(),
     };
-    let mut reader = FrameReader::new(limits.max_frame);
     let mut deadline = Instant::now() + limits.idle_timeout;
     let mut writer_done = false;
     loop {
@@ -393,26 +420,24 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, mut stop: watc
                 tracing::debug!(connection = id, "bridge connection idle: closed");
                 break;
             }
-            read = reader.next(&mut rd) => read,
+            read = source.next() => read,
         };
         match read {
-            Ok(Read::Frame(bytes)) => {
+            Read::Frame(bytes) => {
                 deadline = Instant::now() + limits.idle_timeout;
                 if !conn.handle(&bytes).await {
                     break;
                 }
             }
-            Ok(Read::TooLarge(len)) => {
+            Read::TooLarge(len) => {
                 let why = format!(
                     "a frame of {len} bytes, over the limit of {}",
                     limits.max_frame
                 );
-                conn.link
-                    .write(&frame::err_detail("frame_too_large", &why))
-                    .await;
+                conn.link.err_detail("frame_too_large", &why).await;
                 break;
             }
-            Ok(Read::Closed) | Err(_) => break,
+            Read::Closed => break,
         }
     }
     // What was queued is written (a last `err` frame among it), then the
@@ -440,24 +465,37 @@ pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, mut stop: watc
     tracing::debug!(connection = id, "bridge connection closed");
 }
 
-/// Writes the connection's frames until it closes, stalls or fails.
-async fn write_all(
-    mut wr: OwnedWriteHalf,
+/// Writes the connection's frames until it closes, stalls or fails; beats
+/// when the transport does and nothing was written for a while.
+async fn write_all<W: Sink>(
+    mut sink: W,
     mut rx: mpsc::Receiver<Out>,
     limits: crate::bridge::link::Limits,
 ) {
-    while let Some(out) = rx.recv().await {
+    loop {
+        let out = match sink.heartbeat() {
+            Some(every) => match timeout(every, rx.recv()).await {
+                Ok(out) => out,
+                Err(_) => {
+                    if !matches!(timeout(limits.write_timeout, sink.beat()).await, Ok(Ok(()))) {
+                        return;
+                    }
+                    continue;
+                }
+            },
+            None => rx.recv().await,
+        };
         match out {
-            Out::Frame(bytes) => {
+            Some(Out::Frame(text)) => {
                 if !matches!(
-                    timeout(limits.write_timeout, wr.write_all(&bytes)).await,
+                    timeout(limits.write_timeout, sink.write(text)).await,
                     Ok(Ok(()))
                 ) {
                     return;
                 }
             }
-            Out::Close => break,
+            Some(Out::Close) | None => break,
         }
     }
-    let _ = timeout(limits.write_timeout, wr.shutdown()).await;
+    let _ = timeout(limits.write_timeout, sink.close()).await;
 }

@@ -16,7 +16,7 @@ use crate::api::message::Message;
 use crate::base::error::NO_FAILURE_CODE;
 use crate::base::headers::Headers;
 use crate::base::options::ReplyOptions;
-use crate::bridge::frame;
+use crate::bridge::frame::Dialect;
 use crate::bridge::json::{decode_as, encode_json};
 use crate::bridge::permit::Permits;
 
@@ -36,7 +36,8 @@ pub(crate) struct Limits {
 
 /// What goes to the writer.
 pub(crate) enum Out {
-    Frame(Vec<u8>),
+    /// A frame's JSON, which the transport frames.
+    Frame(String),
     /// Write what is queued, then close.
     Close,
 }
@@ -56,6 +57,8 @@ pub(crate) struct Link {
     pub(crate) pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     pub(crate) next_reply: AtomicU64,
     pub(crate) id: u64,
+    /// The frames of the connection's transport.
+    pub(crate) dialect: Dialect,
 }
 
 impl Link {
@@ -63,9 +66,21 @@ impl Link {
     /// closing.
     pub(crate) async fn write(&self, frame: &Value) -> bool {
         self.outbox
-            .send(Out::Frame(frame::encode(frame)))
+            .send(Out::Frame(frame.to_string()))
             .await
             .is_ok()
+    }
+
+    /// Queues an `err` frame saying `message`; `false` once the
+    /// connection is closing.
+    pub(crate) async fn err(&self, message: &str) -> bool {
+        self.write(&self.dialect.err(message)).await
+    }
+
+    /// Queues an `err` frame saying `message` and why; `false` once the
+    /// connection is closing.
+    pub(crate) async fn err_detail(&self, message: &str, detail: &str) -> bool {
+        self.write(&self.dialect.err_detail(message, detail)).await
     }
 
     pub(crate) fn pending(
@@ -107,13 +122,11 @@ impl Link {
             return;
         }
         if !m.expects_reply() {
-            self.write(&frame::message(
-                &address,
-                None,
-                m.headers(),
-                body,
-                m.is_send(),
-            ))
+            self.write(
+                &self
+                    .dialect
+                    .message(&address, None, m.headers(), body, m.is_send()),
+            )
             .await;
             return;
         }
@@ -136,7 +149,9 @@ impl Link {
             pending.insert(reply_address.clone(), tx);
             (reply_address, rx)
         };
-        let sent = frame::message(&address, Some(&reply_address), m.headers(), body, true);
+        let sent = self
+            .dialect
+            .message(&address, Some(&reply_address), m.headers(), body, true);
         if !self.write(&sent).await {
             self.pending().remove(&reply_address);
             return;
@@ -153,7 +168,7 @@ impl Link {
                 Ok(Ok(Answer::Body { body, headers })) => match decode_as::<R>(&body) {
                     Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
                     Err(why) => {
-                        link.write(&frame::err_detail("invalid_body", &why)).await;
+                        link.err_detail("invalid_body", &why).await;
                         m.fail(
                             NO_FAILURE_CODE,
                             format!("The bridge client's answer at address {address} is {why}"),

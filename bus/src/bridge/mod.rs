@@ -107,6 +107,7 @@ mod link;
 mod options;
 mod permit;
 mod server;
+mod sockjs;
 
 pub use self::client::{
     BridgeClient, BridgeClientError, BridgeClientOptions, BridgeConsumer, DEFAULT_CONNECT_TIMEOUT,
@@ -121,3 +122,4 @@ pub use self::options::{
 };
 pub use self::permit::PermittedOptions;
 pub use self::server::{Bridge, BridgeServer};
+pub use self::sockjs::{DEFAULT_HEARTBEAT_INTERVAL, SockJsOptions};

@@ -11,6 +11,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::api::bus::EventBus;
 use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
+use crate::bridge::frame::{self, Dialect};
 use crate::bridge::options::BridgeOptions;
 
 /// The Vert.x TCP event bus bridge in front of an [`EventBus`]: bridge
@@ -38,8 +39,9 @@ use crate::bridge::options::BridgeOptions;
 /// # Ok(())
 /// # }
 /// ```
+#[derive(Clone)]
 pub struct Bridge {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -108,9 +110,9 @@ impl Bridge {
 /// [`shutdown`](BridgeServer::shutdown) does, without waiting.
 #[derive(Debug)]
 pub struct BridgeServer {
-    local_addr: SocketAddr,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
+    pub(crate) local_addr: SocketAddr,
+    pub(crate) stop: watch::Sender<bool>,
+    pub(crate) task: Option<JoinHandle<()>>,
 }
 
 impl BridgeServer {
@@ -151,7 +153,9 @@ async fn accept(shared: Arc<Shared>, listener: TcpListener, mut stop: watch::Rec
                         continue;
                     }
                     tracing::debug!(%peer, "bridge connection");
-                    connections.spawn(conn::serve(Arc::clone(&shared), stream, stop.clone()));
+                    let (source, sink) = frame::tcp(stream, shared.limits.max_frame);
+                    let serve = conn::serve(Arc::clone(&shared), source, sink, Dialect::Tcp, stop.clone());
+                    connections.spawn(serve);
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: wait a little,

@@ -1,0 +1,602 @@
+//! The SockJS bridge: what vertx-web 3.9.4's `SockJSHandler.bridge` serves
+//! at `/eventbus`, so that Vert.x's JavaScript clients
+//! (`@vertx/eventbus-bridge-client.js`, `vertx3-eventbus-client`, over
+//! `sockjs-client`) reach the bus from a browser.
+//!
+//! Served under the prefix ([`SockJsOptions::prefix`], `/eventbus` unless
+//! set otherwise), on HTTP/1.1:
+//!
+//! * `GET {prefix}` and `{prefix}/`: `Welcome to SockJS!`;
+//! * `GET {prefix}/info` (and its CORS preflight `OPTIONS`): the SockJS
+//!   info, `{"websocket":true,"cookie_needed":false,"origins":["*:*"],"entropy":N}`;
+//! * `GET {prefix}/{server}/{session}/websocket`: SockJS over WebSocket.
+//!   The bridge writes `o` on open, `a["<frame>"]` for each frame, `h`
+//!   every heartbeat interval of silence and `c[3000,"Go away!"]` before
+//!   it closes; the client writes JSON arrays of frames, each frame a JSON
+//!   string;
+//! * `GET {prefix}/websocket`: the raw WebSocket, one frame per WebSocket
+//!   message (the bridge writes binary messages, as Vert.x does);
+//! * the files given with [`SockJsOptions::file`], at their paths.
+//!
+//! Each frame is the JSON of the TCP bridge's frames, handled by the same
+//! connection code (permissions, limits, bodies), in the SockJS bridge's
+//! dialect: a message is `{"type":"rec",...}` (no `send`, `headers` only
+//! when there are some), a refusal `{"type":"err","body":"access_denied"}`,
+//! a `ping` gets no answer.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::hash::{BuildHasher, Hasher};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt as _, StreamExt as _};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::service::service_fn;
+use hyper::upgrade::{OnUpgrade, Upgraded};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio::time::timeout;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{self, Message};
+
+use crate::bridge::conn::{self, Shared, Sink, Source};
+use crate::bridge::error::BridgeError;
+use crate::bridge::frame::{Dialect, Read};
+use crate::bridge::server::{Bridge, BridgeServer};
+
+/// SockJS's heartbeat interval unless set otherwise: 25 s (Vert.x's and
+/// SockJS's default).
+pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(25);
+
+/// The HTTP side of a SockJS bridge: where it is served, its heartbeat,
+/// and the files served beside it (a page and its scripts).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use codecbus_bus::bridge::SockJsOptions;
+///
+/// let options = SockJsOptions::new()
+///     .prefix("/eventbus")
+///     .heartbeat_interval(Duration::from_secs(10))
+///     .file("/", "text/html; charset=utf-8", "<!doctype html><title>bus</title>");
+/// ```
+#[derive(Clone, Debug)]
+pub struct SockJsOptions {
+    prefix: String,
+    heartbeat: Duration,
+    files: HashMap<String, (String, Bytes)>,
+}
+
+impl Default for SockJsOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SockJsOptions {
+    /// The bridge at `/eventbus`, a heartbeat every
+    /// [`DEFAULT_HEARTBEAT_INTERVAL`], no files.
+    pub fn new() -> Self {
+        Self {
+            prefix: "/eventbus".into(),
+            heartbeat: DEFAULT_HEARTBEAT_INTERVAL,
+            files: HashMap::new(),
+        }
+    }
+
+    /// The path the bridge is served under (what the JavaScript client's
+    /// URL ends with), `/eventbus` unless set otherwise. A trailing `/` is
+    /// dropped; an empty prefix serves at the root.
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        let prefix = prefix.into();
+        let trimmed = prefix.trim_end_matches('/');
+        self.prefix = if trimmed.starts_with('/') || trimmed.is_empty() {
+            trimmed.to_string()
+        } else {
+            format!("/{trimmed}")
+        };
+        self
+    }
+
+    /// How long a SockJS session may go without a frame from the bridge
+    /// before it writes a heartbeat (`h`). Default
+    /// [`DEFAULT_HEARTBEAT_INTERVAL`].
+    #[must_use]
+    pub fn heartbeat_interval(mut self, interval: Duration) -> Self {
+        self.heartbeat = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Serves `contents` at `path` (exactly, with `GET`), with the given
+    /// `Content-Type`: a page that opens the bridge, its scripts.
+    #[must_use]
+    pub fn file(
+        mut self,
+        path: impl Into<String>,
+        content_type: impl Into<String>,
+        contents: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.files.insert(
+            path.into(),
+            (content_type.into(), Bytes::from(contents.into())),
+        );
+        self
+    }
+}
+
+impl Bridge {
+    /// Listens on `address` and serves the SockJS bridge there (and the
+    /// `options`' files) until the returned server is shut down or
+    /// dropped. A clone of the bridge may serve the TCP bridge beside it;
+    /// the connection limit counts each transport's connections apart.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Bind`] when the address cannot be listened on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::bridge::{Bridge, BridgeOptions, PermittedOptions, SockJsOptions};
+    /// use codecbus_bus::{EventBus, Message};
+    /// use codecbus_json::JsValue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let bus = EventBus::new();
+    /// let _echo = bus.consumer("echo", |m: Message<JsValue>| async move {
+    ///     m.reply(m.body().clone())
+    /// });
+    /// let options = BridgeOptions::new().inbound(PermittedOptions::new().address("echo"));
+    /// let server = Bridge::new(&bus, options)?
+    ///     .listen_sockjs("127.0.0.1:0", SockJsOptions::new())
+    ///     .await?;
+    /// println!("new EventBus('http://{}/eventbus')", server.local_addr());
+    /// server.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn listen_sockjs<A>(
+        self,
+        address: A,
+        options: SockJsOptions,
+    ) -> Result<BridgeServer, BridgeError>
+    where
+        A: ToSocketAddrs + std::fmt::Debug,
+    {
+        let named = format!("{address:?}");
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| BridgeError::Bind {
+                address: named,
+                source,
+            })?;
+        self.serve_sockjs(listener, options)
+    }
+
+    /// Serves the SockJS bridge on a listener of the caller's.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Bind`] when the listener has no local address.
+    pub fn serve_sockjs(
+        self,
+        listener: TcpListener,
+        options: SockJsOptions,
+    ) -> Result<BridgeServer, BridgeError> {
+        let local_addr = listener.local_addr().map_err(|source| BridgeError::Bind {
+            address: "the given listener".into(),
+            source,
+        })?;
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(accept(self.shared, Arc::new(options), listener, stopped));
+        tracing::debug!(%local_addr, "SockJS bridge listening");
+        Ok(BridgeServer {
+            local_addr,
+            stop,
+            task: Some(task),
+        })
+    }
+}
+
+async fn accept(
+    shared: Arc<Shared>,
+    options: Arc<SockJsOptions>,
+    listener: TcpListener,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    if connections.len() >= shared.limits.max_connections {
+                        tracing::debug!(%peer, "SockJS connection refused: at the connection limit");
+                        drop(stream);
+                        continue;
+                    }
+                    connections.spawn(connection(
+                        Arc::clone(&shared),
+                        Arc::clone(&options),
+                        stream,
+                        peer,
+                        stop.clone(),
+                    ));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "SockJS bridge accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+        }
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// Which WebSocket a request upgraded to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// `{prefix}/{server}/{session}/websocket`: SockJS framing.
+    SockJs,
+    /// `{prefix}/websocket`: one frame per message.
+    Raw,
+}
+
+/// Where a request's upgrade is handed from the HTTP service to its
+/// connection's task.
+type Upgrade = Arc<Mutex<Option<(OnUpgrade, Transport)>>>;
+
+/// One HTTP connection: requests answered until one upgrades to a
+/// WebSocket, which then becomes a bridge connection in the same task.
+/// Silent for the idle timeout before an upgrade, it is closed.
+async fn connection(
+    shared: Arc<Shared>,
+    options: Arc<SockJsOptions>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    mut stop: watch::Receiver<bool>,
+) {
+    let _ = stream.set_nodelay(true);
+    let upgrade: Upgrade = Arc::new(Mutex::new(None));
+    let service = {
+        let upgrade = Arc::clone(&upgrade);
+        let options = Arc::clone(&options);
+        service_fn(move |request: Request<Incoming>| {
+            let answer = route(&options, request, &upgrade);
+            async move { Ok::<_, Infallible>(answer) }
+        })
+    };
+    let http = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    let served = tokio::select! {
+        served = timeout(shared.limits.idle_timeout, http) => served,
+        _ = stop.changed() => return,
+    };
+    if !matches!(served, Ok(Ok(()))) {
+        return;
+    }
+    let taken = upgrade
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let Some((on_upgrade, transport)) = taken else {
+        return;
+    };
+    let upgraded = match on_upgrade.await {
+        Ok(upgraded) => upgraded,
+        Err(e) => {
+            tracing::debug!(%peer, error = %e, "SockJS upgrade failed");
+            return;
+        }
+    };
+    // A SockJS message carries several frames, each escaped: room for
+    // some, each still held to the frame limit.
+    let max = shared
+        .limits
+        .max_frame
+        .saturating_mul(2)
+        .saturating_add(1024);
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(max))
+        .max_frame_size(Some(max));
+    let ws =
+        WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
+    let (tx, rx) = ws.split();
+    let source = WsSource {
+        rx,
+        queue: std::collections::VecDeque::new(),
+        transport,
+    };
+    let mut sink = WsSink {
+        tx,
+        transport,
+        heartbeat: options.heartbeat,
+    };
+    if transport == Transport::SockJs {
+        let opened = timeout(
+            shared.limits.write_timeout,
+            sink.tx.send(Message::text("o")),
+        )
+        .await;
+        if !matches!(opened, Ok(Ok(()))) {
+            return;
+        }
+    }
+    tracing::debug!(%peer, "SockJS bridge connection");
+    let dialect = Dialect::SockJs;
+    conn::serve(shared, source, sink, dialect, stop).await;
+}
+
+/// Headers of SockJS's answers that a browser must not cache.
+const NO_CACHE: &str = "no-store, no-cache, no-transform, must-revalidate, max-age=0";
+
+fn respond(
+    status: StatusCode,
+    content_type: &str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body.into()));
+    *response.status_mut() = status;
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+fn not_found() -> Response<Full<Bytes>> {
+    respond(
+        StatusCode::NOT_FOUND,
+        "text/html; charset=utf-8",
+        "<html><body><h1>Resource not found</h1></body></html>",
+    )
+}
+
+/// SockJS's CORS headers: the request's origin (and credentials) when it
+/// names one, `*` otherwise.
+fn cors(request: &Request<Incoming>, response: &mut Response<Full<Bytes>>) {
+    let origin = request
+        .headers()
+        .get(header::ORIGIN)
+        .filter(|o| o.as_bytes() != b"null")
+        .cloned();
+    let headers = response.headers_mut();
+    match origin {
+        Some(origin) => {
+            headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+                HeaderValue::from_static("true"),
+            );
+        }
+        None => {
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            );
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+                HeaderValue::from_static("false"),
+            );
+        }
+    }
+}
+
+/// The SockJS info, with fresh entropy.
+fn info() -> String {
+    let entropy = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish() as u32;
+    serde_json::json!({
+        "websocket": true,
+        "cookie_needed": false,
+        "origins": ["*:*"],
+        "entropy": entropy,
+    })
+    .to_string()
+}
+
+/// A SockJS server or session id: not empty, without dots or slashes.
+fn session_part(part: &str) -> bool {
+    !part.is_empty() && !part.contains(['.', '/'])
+}
+
+/// Answers one HTTP request; a WebSocket upgrade leaves its pending
+/// upgrade in `upgrade` for the connection's task.
+fn route(
+    options: &SockJsOptions,
+    mut request: Request<Incoming>,
+    upgrade: &Upgrade,
+) -> Response<Full<Bytes>> {
+    let path = request.uri().path().to_string();
+    if request.method() == Method::GET
+        && let Some((content_type, contents)) = options.files.get(&path)
+    {
+        return respond(StatusCode::OK, content_type, contents.clone());
+    }
+    let Some(rest) = path.strip_prefix(options.prefix.as_str()) else {
+        return not_found();
+    };
+    let method = request.method().clone();
+    let transport = match rest {
+        "" | "/" if method == Method::GET => {
+            return respond(
+                StatusCode::OK,
+                "text/plain; charset=UTF-8",
+                "Welcome to SockJS!\n",
+            );
+        }
+        "/info" if method == Method::GET => {
+            let mut response = respond(StatusCode::OK, "application/json; charset=UTF-8", info());
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static(NO_CACHE));
+            cors(&request, &mut response);
+            return response;
+        }
+        "/info" if method == Method::OPTIONS => {
+            let mut response = respond(StatusCode::NO_CONTENT, "text/plain", Bytes::new());
+            response.headers_mut().remove(header::CONTENT_TYPE);
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public,max-age=31536000"),
+            );
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static("OPTIONS, GET"),
+            );
+            headers.insert(
+                header::ACCESS_CONTROL_MAX_AGE,
+                HeaderValue::from_static("31536000"),
+            );
+            cors(&request, &mut response);
+            return response;
+        }
+        "/websocket" if method == Method::GET => Transport::Raw,
+        _ => {
+            let parts: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
+            match parts.as_slice() {
+                [server, session, "websocket"]
+                    if method == Method::GET && session_part(server) && session_part(session) =>
+                {
+                    Transport::SockJs
+                }
+                _ => return not_found(),
+            }
+        }
+    };
+    let headers = request.headers();
+    let wants_websocket = headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    let key = headers.get(header::SEC_WEBSOCKET_KEY).cloned();
+    let version_13 = headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .is_some_and(|v| v.as_bytes() == b"13");
+    let (true, Some(key), true) = (wants_websocket, key, version_13) else {
+        return respond(
+            StatusCode::BAD_REQUEST,
+            "text/plain; charset=UTF-8",
+            "Can \"Upgrade\" only to \"WebSocket\".",
+        );
+    };
+    let Ok(accept) = HeaderValue::from_str(&derive_accept_key(key.as_bytes())) else {
+        return respond(StatusCode::BAD_REQUEST, "text/plain", "bad key");
+    };
+    let on_upgrade = hyper::upgrade::on(&mut request);
+    *upgrade.lock().unwrap_or_else(PoisonError::into_inner) = Some((on_upgrade, transport));
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let headers = response.headers_mut();
+    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    response
+}
+
+/// The client's side of a WebSocket connection: its messages, as frames.
+struct WsSource {
+    rx: SplitStream<WebSocketStream<TokioIo<Upgraded>>>,
+    /// Frames of a SockJS message not handled yet.
+    queue: std::collections::VecDeque<String>,
+    transport: Transport,
+}
+
+impl Source for WsSource {
+    async fn next(&mut self) -> Read {
+        loop {
+            if let Some(frame) = self.queue.pop_front() {
+                return Read::Frame(Bytes::from(frame));
+            }
+            // Cancel-safe: a message is taken whole, then queued.
+            let payload = match self.rx.next().await {
+                Some(Ok(Message::Text(text))) => Bytes::from(text),
+                Some(Ok(Message::Binary(bytes))) => bytes,
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+                Some(Err(tungstenite::Error::Capacity(
+                    tungstenite::error::CapacityError::MessageTooLong { size, .. },
+                ))) => return Read::TooLarge(size),
+                Some(Ok(Message::Close(_)) | Err(_)) | None => return Read::Closed,
+            };
+            match self.transport {
+                Transport::Raw => return Read::Frame(payload),
+                Transport::SockJs => {
+                    // A JSON array of strings, each a frame; anything else
+                    // ends the session, as Vert.x ends it.
+                    match serde_json::from_slice::<Vec<String>>(&payload) {
+                        Ok(frames) => self.queue.extend(frames),
+                        Err(_) => return Read::Closed,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The bridge's side of a WebSocket connection.
+struct WsSink {
+    tx: SplitSink<WebSocketStream<TokioIo<Upgraded>>, Message>,
+    transport: Transport,
+    heartbeat: Duration,
+}
+
+fn ws_error(e: tungstenite::Error) -> std::io::Error {
+    std::io::Error::other(e)
+}
+
+impl Sink for WsSink {
+    async fn write(&mut self, frame: String) -> std::io::Result<()> {
+        let message = match self.transport {
+            Transport::SockJs => {
+                let mut text = String::with_capacity(frame.len() + 8);
+                text.push('a');
+                text.push_str(&serde_json::Value::from(vec![frame]).to_string());
+                Message::text(text)
+            }
+            Transport::Raw => Message::binary(frame.into_bytes()),
+        };
+        self.tx.send(message).await.map_err(ws_error)
+    }
+
+    fn heartbeat(&self) -> Option<Duration> {
+        (self.transport == Transport::SockJs).then_some(self.heartbeat)
+    }
+
+    async fn beat(&mut self) -> std::io::Result<()> {
+        self.tx.send(Message::text("h")).await.map_err(ws_error)
+    }
+
+    async fn close(&mut self) {
+        if self.transport == Transport::SockJs {
+            let _ = self.tx.send(Message::text(r#"c[3000,"Go away!"]"#)).await;
+        }
+        let _ = self
+            .tx
+            .send(Message::Close(Some(CloseFrame {
+                code: CloseCode::Normal,
+                reason: "".into(),
+            })))
+            .await;
+        let _ = self.tx.close().await;
+    }
+}
