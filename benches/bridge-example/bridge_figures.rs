@@ -1,0 +1,456 @@
+//! The TCP event bus bridge, codecbus's and Vert.x 3.9.4's, side by side in
+//! one run: the same client (codecbus's `BridgeClient`, one connection),
+//! the same payloads, the same echo (the body and the headers back, plus a
+//! header `echoed`). For each server: requests per second with a window of
+//! requests in flight, the round-trip time of one request at a time
+//! (median and 99th percentile), the server's CPU time per request, and
+//! the memory (RSS) each idle connection adds to the server's process.
+//!
+//! Each server is a process of its own: codecbus's bridge is this program
+//! started again with `--serve-codecbus` (a bus with the echo consumer and
+//! a `Bridge` in front of it), Vert.x's is the reference node of the
+//! bridge tests (`tests/vertx/ReferenceBridge.java` through
+//! `scripts/vertx-reference`, which fetches `vertx3-full@3.9.4` from npm
+//! once and needs java and javac). Both end with this program.
+//!
+//! ```text
+//! cargo run --release -p codecbus-bridge-example --example bridge_figures -- --help
+//! ```
+
+use std::io::{BufRead, BufReader, Write as _};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use codecbus_bus::bridge::{
+    Bridge, BridgeClient, BridgeClientOptions, BridgeOptions, PermittedOptions,
+};
+use codecbus_bus::{DeliveryOptions, EventBus, Message, MessageCodec, ReplyOptions};
+use codecbus_json::JsValue;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+const USAGE: &str = "\
+bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
+
+  --seconds S   how long each throughput run lasts (default 2)
+  --warmup S    requests before measuring, per server and payload (default 1)
+  --window N    requests in flight in the throughput runs (default 32)
+  --rtt N       requests one at a time for the round-trip times (default 2000)
+  --idle N      idle connections opened for the memory figure (default 200)
+  --rounds N    codecbus then Vert.x, N times (default 1)
+  --only NAME   codecbus or vertx alone
+";
+
+/// One line of an order.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Line {
+    sku: String,
+    quantity: u32,
+    cents: i64,
+}
+
+/// The payload: an order with its lines.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Order {
+    id: u64,
+    customer: String,
+    lines: Vec<Line>,
+}
+
+fn order(lines: usize) -> Order {
+    Order {
+        id: 7,
+        customer: "ada@example.com".into(),
+        lines: (0..lines)
+            .map(|i| Line {
+                sku: format!("tea-green-{i:03}"),
+                quantity: 2,
+                cents: 475,
+            })
+            .collect(),
+    }
+}
+
+struct Args {
+    seconds: f64,
+    warmup: f64,
+    window: usize,
+    rtt: usize,
+    idle: usize,
+    rounds: usize,
+    only: Option<String>,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        seconds: 2.0,
+        warmup: 1.0,
+        window: 32,
+        rtt: 2000,
+        idle: 200,
+        rounds: 1,
+        only: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        if flag == "--help" || flag == "-h" {
+            print!("{USAGE}");
+            std::process::exit(0);
+        }
+        let value = it
+            .next()
+            .unwrap_or_else(|| fail(&format!("{flag} wants a value")));
+        let number = || {
+            value
+                .parse::<f64>()
+                .unwrap_or_else(|_| fail(&format!("{flag} {value}: not a number")))
+        };
+        match flag.as_str() {
+            "--seconds" => a.seconds = number(),
+            "--warmup" => a.warmup = number(),
+            "--window" => a.window = number().max(1.0) as usize,
+            "--rtt" => a.rtt = number().max(1.0) as usize,
+            "--idle" => a.idle = number() as usize,
+            "--rounds" => a.rounds = number().max(1.0) as usize,
+            "--only" if value == "codecbus" || value == "vertx" => a.only = Some(value),
+            _ => fail(&format!("unknown flag {flag} {value}")),
+        }
+    }
+    a
+}
+
+fn fail(why: &str) -> ! {
+    eprintln!("bridge_figures: {why}\n\n{USAGE}");
+    std::process::exit(2)
+}
+
+/// A server process, killed when dropped (and ending when its stdin, held
+/// here, closes).
+struct Server {
+    name: &'static str,
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// Starts `command` and waits for its ready line, a JSON object whose
+/// member `key` is the port.
+fn spawn(name: &'static str, mut command: Command, key: &str) -> Server {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("cannot start the {name} server: {e}")));
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("piped stdout");
+    let _ = BufReader::new(stdout).read_line(&mut line);
+    let port = serde_json::from_str::<serde_json::Value>(line.trim())
+        .ok()
+        .and_then(|v| v[key].as_u64())
+        .and_then(|p| u16::try_from(p).ok());
+    let mut server = Server {
+        name,
+        child,
+        port: 0,
+    };
+    match port {
+        Some(port) => server.port = port,
+        None => fail(&format!("the {name} server printed {line:?}, not its port")),
+    }
+    server
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| fail(&format!("no free port: {e}")))
+}
+
+fn start_vertx() -> Server {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/vertx-reference");
+    let prepared = Command::new("bash").arg(&script).arg("--prepare").status();
+    if !prepared.is_ok_and(|s| s.success()) {
+        fail("scripts/vertx-reference --prepare failed (it needs java, javac and npm)");
+    }
+    let mut command = Command::new("bash");
+    command
+        .arg(&script)
+        .arg(free_port().to_string())
+        .arg(free_port().to_string());
+    spawn("Vert.x 3.9.4", command, "tcp")
+}
+
+fn start_codecbus() -> Server {
+    let exe = std::env::current_exe().unwrap_or_else(|e| fail(&format!("current_exe: {e}")));
+    let mut command = Command::new(exe);
+    command.arg("--serve-codecbus");
+    spawn("codecbus", command, "tcp")
+}
+
+/// `--serve-codecbus`: the bus with the reference's echo behind a bridge,
+/// until stdin closes.
+fn serve_codecbus() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let bus = EventBus::new();
+        let _echo = bus.consumer("echo", |m: Message<JsValue>| async move {
+            let mut headers = m.headers().clone();
+            headers.insert("echoed", "true");
+            m.reply_with(m.body().clone(), ReplyOptions::new().headers(headers))
+        });
+        let options = BridgeOptions::new()
+            .inbound(PermittedOptions::new().address("echo"))
+            .max_connections(100_000);
+        let server = Bridge::new(&bus, options)
+            .expect("bridge options")
+            .listen("127.0.0.1:0")
+            .await
+            .expect("listen");
+        println!("{{\"tcp\":{}}}", server.local_addr().port());
+        let _ = std::io::stdout().flush();
+        // Ends when the parent closes stdin (or dies).
+        let _ = tokio::task::spawn_blocking(|| {
+            let mut sink = String::new();
+            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {
+                sink.clear();
+            }
+        })
+        .await;
+        server.shutdown().await;
+    });
+}
+
+/// The process's resident memory, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The process's CPU time (user and system) so far.
+fn cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command's parenthesis: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks: u64 = fields
+        .get(11..13)
+        .map(|f| f.iter().filter_map(|t| t.parse::<u64>().ok()).sum())
+        .unwrap_or(0);
+    // USER_HZ is 100 on Linux.
+    Duration::from_millis(ticks * 10)
+}
+
+struct Figures {
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+    cpu_per_request: Duration,
+}
+
+async fn measure(server: &Server, client: &BridgeClient, body: &Order, a: &Args) -> Figures {
+    let options = DeliveryOptions::new()
+        .timeout(Duration::from_secs(10))
+        .header("k", "v");
+    let run = |seconds: f64| {
+        let count = Arc::new(AtomicU64::new(0));
+        let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+        let tasks: Vec<_> = (0..a.window)
+            .map(|_| {
+                let (client, body, options, count) = (
+                    client.clone(),
+                    body.clone(),
+                    options.clone(),
+                    Arc::clone(&count),
+                );
+                tokio::spawn(async move {
+                    while Instant::now() < deadline {
+                        let reply: Message<Order> = client
+                            .request_with("echo", body.clone(), options.clone())
+                            .await
+                            .unwrap_or_else(|e| fail(&format!("a request failed: {e}")));
+                        debug_assert_eq!(reply.body().id, body.id);
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        async move {
+            for task in tasks {
+                let _ = task.await;
+            }
+            count.load(Ordering::Relaxed)
+        }
+    };
+    run(a.warmup).await;
+    let cpu_before = cpu(server.pid());
+    let started = Instant::now();
+    let done = run(a.seconds).await;
+    let elapsed = started.elapsed();
+    let cpu_used = cpu(server.pid()).saturating_sub(cpu_before);
+    let mut times = Vec::with_capacity(a.rtt);
+    for _ in 0..a.rtt {
+        let t = Instant::now();
+        let _: Message<Order> = client
+            .request_with("echo", body.clone(), options.clone())
+            .await
+            .unwrap_or_else(|e| fail(&format!("a request failed: {e}")));
+        times.push(t.elapsed());
+    }
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    Figures {
+        per_second: done as f64 / elapsed.as_secs_f64(),
+        p50: at(0.5),
+        p99: at(0.99),
+        cpu_per_request: cpu_used / u32::try_from(done.max(1)).unwrap_or(u32::MAX),
+    }
+}
+
+/// How much the server's RSS grows per idle connection: `n` connections,
+/// each answered one `ping` (so the server has set it up), kept open.
+async fn idle_memory(server: &Server, n: usize) -> Option<f64> {
+    if n == 0 {
+        return None;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = rss_kib(server.pid());
+    let ping = br#"{"type":"ping"}"#;
+    let mut frame = (ping.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(ping);
+    let mut open = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", server.port))
+            .await
+            .unwrap_or_else(|e| fail(&format!("idle connection: {e}")));
+        s.write_all(&frame).await.expect("ping");
+        let len = s.read_u32().await.expect("pong") as usize;
+        let mut pong = vec![0; len];
+        s.read_exact(&mut pong).await.expect("pong");
+        open.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = rss_kib(server.pid());
+    drop(open);
+    Some((after.saturating_sub(before)) as f64 * 1024.0 / n as f64)
+}
+
+fn json_size(body: &Order) -> usize {
+    // The body as the client writes it: the JSON of its named layout.
+    let lines: Vec<serde_json::Value> = body
+        .lines
+        .iter()
+        .map(|l| serde_json::json!({"sku": l.sku, "quantity": l.quantity, "cents": l.cents}))
+        .collect();
+    serde_json::json!({"id": body.id, "customer": body.customer, "lines": lines})
+        .to_string()
+        .len()
+}
+
+fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--serve-codecbus") {
+        serve_codecbus();
+        return;
+    }
+    let a = args();
+    let mut servers = Vec::new();
+    if a.only.as_deref() != Some("vertx") {
+        servers.push(start_codecbus());
+    }
+    if a.only.as_deref() != Some("codecbus") {
+        servers.push(start_vertx());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let bus = EventBus::new();
+        let payloads = [("1 line", order(1)), ("16 lines", order(16))];
+        println!(
+            "window {} in flight, {} s per run after {} s of warm-up, {} round trips one at a time, one connection",
+            a.window, a.seconds, a.warmup, a.rtt
+        );
+        println!(
+            "{:<14} {:<16} {:>12} {:>11} {:>11} {:>14}",
+            "server", "payload", "requests/s", "rtt p50", "rtt p99", "server CPU/req"
+        );
+        let mut rows: Vec<(&str, &str, Figures)> = Vec::new();
+        for _ in 0..a.rounds {
+            for server in &servers {
+                let address = format!("127.0.0.1:{}", server.port);
+                let client = BridgeClient::connect(&bus, &address, BridgeClientOptions::new())
+                    .await
+                    .unwrap_or_else(|e| fail(&e.to_string()));
+                for (name, body) in &payloads {
+                    let f = measure(server, &client, body, &a).await;
+                    let label = format!("{name} ({} B)", json_size(body));
+                    println!(
+                        "{:<14} {:<16} {:>12.0} {:>11.1?} {:>11.1?} {:>14.1?}",
+                        server.name, label, f.per_second, f.p50, f.p99, f.cpu_per_request
+                    );
+                    rows.push((server.name, name, f));
+                }
+                client.close().await;
+            }
+        }
+        if servers.len() == 2 {
+            for (name, _) in &payloads {
+                let best = |server: &str| {
+                    rows.iter()
+                        .filter(|(s, p, _)| *s == server && p == name)
+                        .map(|(_, _, f)| f)
+                        .max_by(|x, y| x.per_second.total_cmp(&y.per_second))
+                };
+                if let (Some(c), Some(v)) = (best(servers[0].name), best(servers[1].name)) {
+                    println!(
+                        "{name}: codecbus {:.2}x Vert.x's requests/s, {:.2}x its median round trip, {:.2}x its p99, {:.2}x its CPU per request",
+                        c.per_second / v.per_second,
+                        c.p50.as_secs_f64() / v.p50.as_secs_f64(),
+                        c.p99.as_secs_f64() / v.p99.as_secs_f64(),
+                        c.cpu_per_request.as_secs_f64() / v.cpu_per_request.as_secs_f64().max(1e-9),
+                    );
+                }
+            }
+        }
+        for server in &servers {
+            let rss = rss_kib(server.pid());
+            match idle_memory(server, a.idle).await {
+                Some(per) => println!(
+                    "{}: {} idle connections, {:.1} KiB each (RSS {} KiB before)",
+                    server.name,
+                    a.idle,
+                    per / 1024.0,
+                    rss
+                ),
+                None => println!("{}: RSS {rss} KiB", server.name),
+            }
+        }
+    });
+    drop(runtime);
+    drop(servers);
+}
