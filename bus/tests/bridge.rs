@@ -775,3 +775,198 @@ async fn hostile_frames_get_an_answer_or_a_close() {
     assert_eq!(pong, json!({"type": "pong"}));
     server.shutdown().await;
 }
+
+// ----- the SockJS bridge -----
+
+#[path = "bridge/sockjs.rs"]
+mod sockjs;
+
+use codecbus_bus::bridge::SockJsOptions;
+
+/// A bus with the reference's consumers and the SockJS bridge in front of
+/// it, with `sockjs` options.
+async fn reference_sockjs(sockjs: SockJsOptions) -> (EventBus, Vec<MessageConsumer>, BridgeServer) {
+    let bus = EventBus::new();
+    let consumers = reference_consumers(&bus);
+    let server = Bridge::new(&bus, reference_options())
+        .unwrap()
+        .listen_sockjs("127.0.0.1:0", sockjs)
+        .await
+        .unwrap();
+    (bus, consumers, server)
+}
+
+/// `detail` members (codecbus's text beyond Vert.x's frame) taken out of a
+/// SockJS session's record.
+fn session_without_detail(mut record: Value) -> Value {
+    for step in record.as_array_mut().into_iter().flatten() {
+        for frame in step["received"].as_array_mut().into_iter().flatten() {
+            if let Some(map) = frame.as_object_mut() {
+                map.remove("detail");
+            }
+        }
+    }
+    record
+}
+
+/// The Vert.x reference's SockJS bridge answers the session as the
+/// committed record says (`CODECBUS_BRIDGE_CAPTURE=1` writes it), and its
+/// info is SockJS's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vertx_reference_sockjs_matches_its_record() {
+    let reference = tokio::task::spawn_blocking(vertx::start).await.unwrap();
+    let (status, headers, body) = sockjs::http(reference.sockjs, "GET", "/eventbus/info", "").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["content-type"], "application/json; charset=UTF-8");
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    let mut info: Value = serde_json::from_str(&body).unwrap();
+    assert!(info["entropy"].is_u64(), "{info}");
+    info.as_object_mut().unwrap().remove("entropy");
+    assert_eq!(
+        info,
+        json!({"websocket": true, "cookie_needed": true, "origins": ["*:*"]})
+    );
+    let record = sockjs::run_session(reference.sockjs).await;
+    let path = sockjs::fixture_path();
+    if std::env::var_os("CODECBUS_BRIDGE_CAPTURE").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = serde_json::to_string_pretty(&record).unwrap();
+        text.push('\n');
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let fixture: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        record,
+        fixture,
+        "Vert.x answered\n{}",
+        serde_json::to_string_pretty(&record).unwrap()
+    );
+}
+
+/// codecbus's SockJS bridge answers the session as Vert.x did (the
+/// committed record), frame for frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockjs_session_matches_the_vertx_record() {
+    let (_bus, _consumers, server) = reference_sockjs(SockJsOptions::new()).await;
+    let record = session_without_detail(sockjs::run_session(server.local_addr().port()).await);
+    let fixture: Value =
+        serde_json::from_str(&std::fs::read_to_string(sockjs::fixture_path()).unwrap()).unwrap();
+    assert_eq!(
+        record,
+        fixture,
+        "codecbus answered\n{}",
+        serde_json::to_string_pretty(&record).unwrap()
+    );
+    server.shutdown().await;
+}
+
+/// The info (as Vert.x's, but `cookie_needed`), its CORS preflight, the
+/// welcome, the heartbeat of a silent session, the close frame when the
+/// bridge stops, the raw WebSocket, and refusals of what is not served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockjs_info_heartbeat_close_and_raw_websocket() {
+    let sockjs_options = SockJsOptions::new().heartbeat_interval(Duration::from_millis(300));
+    let (_bus, _consumers, server) = reference_sockjs(sockjs_options).await;
+    let port = server.local_addr().port();
+
+    let (status, headers, body) = sockjs::http(port, "GET", "/eventbus/info", "").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["content-type"], "application/json; charset=UTF-8");
+    assert_eq!(
+        headers["cache-control"],
+        "no-store, no-cache, no-transform, must-revalidate, max-age=0"
+    );
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    assert_eq!(headers["access-control-allow-credentials"], "false");
+    let mut info: Value = serde_json::from_str(&body).unwrap();
+    assert!(info["entropy"].is_u64(), "{info}");
+    info.as_object_mut().unwrap().remove("entropy");
+    // Vert.x says `cookie_needed: true` (its JSESSIONID cookie, for sticky
+    // sessions behind a balancer); codecbus sets no cookie.
+    assert_eq!(
+        info,
+        json!({"websocket": true, "cookie_needed": false, "origins": ["*:*"]})
+    );
+    let origin = "Origin: http://127.0.0.1:9\r\n";
+    let (_, headers, _) = sockjs::http(port, "GET", "/eventbus/info", origin).await;
+    assert_eq!(headers["access-control-allow-origin"], "http://127.0.0.1:9");
+    assert_eq!(headers["access-control-allow-credentials"], "true");
+    let (status, headers, _) = sockjs::http(port, "OPTIONS", "/eventbus/info", "").await;
+    assert_eq!(status, 204);
+    assert_eq!(headers["access-control-allow-methods"], "OPTIONS, GET");
+    let (status, _, body) = sockjs::http(port, "GET", "/eventbus", "").await;
+    assert_eq!((status, body.as_str()), (200, "Welcome to SockJS!\n"));
+    let (status, _, _) = sockjs::http(port, "GET", "/eventbus/1/s/websocket", "").await;
+    assert_eq!(status, 400);
+    for path in [
+        "/eventbus/1/s/xhr",
+        "/eventbus/nothing",
+        "/elsewhere",
+        "/eventbus/1/a.b/websocket",
+    ] {
+        let (status, _, _) = sockjs::http(port, "GET", path, "").await;
+        assert_eq!(status, 404, "{path}");
+    }
+
+    // A silent session gets heartbeats; one that pings and sends stays.
+    let mut peer = sockjs::Peer::open(port, "/eventbus/7/session/websocket").await;
+    assert_eq!(peer.expect().await, "o");
+    assert_eq!(peer.expect().await, "h");
+    assert_eq!(peer.expect().await, "h");
+
+    // The raw WebSocket: one frame per message, answers in binary ones.
+    let mut raw = sockjs::Peer::open(port, "/eventbus/websocket").await;
+    raw.send_text(
+        &json!({"type": "send", "address": "echo", "replyAddress": "r", "body": 7}).to_string(),
+    )
+    .await;
+    assert_eq!(
+        raw.expect().await,
+        json!({"$binary": {"type": "rec", "address": "r", "body": 7, "headers": {"echoed": "true"}}})
+    );
+    raw.send_text(&json!({"type": "send", "address": "secret", "body": 7}).to_string())
+        .await;
+    assert_eq!(
+        raw.expect().await,
+        json!({"$binary": {"type": "err", "body": "access_denied"}})
+    );
+
+    // The bridge stops: the session gets SockJS's close frame, then the
+    // WebSocket closes.
+    server.shutdown().await;
+    let mut last = Vec::new();
+    while let Some(frame) = peer.next(Duration::from_secs(5)).await {
+        if frame != "h" {
+            last.push(frame);
+        }
+        if last.last() == Some(&json!({"$closed": true})) {
+            break;
+        }
+    }
+    assert_eq!(
+        last,
+        vec![
+            json!({"$close": [3000, "Go away!"]}),
+            json!({"$closed": true})
+        ]
+    );
+}
+
+/// A SockJS message over the frame limit gets `frame_too_large` and the
+/// session ends; the limits are the TCP bridge's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockjs_frames_are_held_to_the_limits() {
+    let (_bus, _consumers, server) = reference_sockjs(SockJsOptions::new()).await;
+    let port = server.local_addr().port();
+    let mut peer = sockjs::Peer::open(port, "/eventbus/1/big/websocket").await;
+    assert_eq!(peer.expect().await, "o");
+    let big = "x".repeat(cases::BIG_BODY);
+    peer.send(&[json!({"type": "send", "address": "echo", "body": big})])
+        .await;
+    let refused = peer.expect().await;
+    assert_eq!(refused["type"], "err", "{refused}");
+    assert_eq!(refused["body"], "frame_too_large");
+    assert_eq!(peer.expect().await, json!({"$close": [3000, "Go away!"]}));
+    server.shutdown().await;
+}

@@ -28,6 +28,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, Hasher};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -321,15 +322,19 @@ async fn connection(
     let ws =
         WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
     let (tx, rx) = ws.split();
+    let malformed = Arc::new(AtomicBool::new(false));
     let source = WsSource {
         rx,
         queue: std::collections::VecDeque::new(),
         transport,
+        max_frame: shared.limits.max_frame,
+        malformed: Arc::clone(&malformed),
     };
     let mut sink = WsSink {
         tx,
         transport,
         heartbeat: options.heartbeat,
+        malformed,
     };
     if transport == Transport::SockJs {
         let opened = timeout(
@@ -520,12 +525,19 @@ struct WsSource {
     /// Frames of a SockJS message not handled yet.
     queue: std::collections::VecDeque<String>,
     transport: Transport,
+    max_frame: usize,
+    /// Set when a message was not SockJS's: the session ends without its
+    /// close frame.
+    malformed: Arc<AtomicBool>,
 }
 
 impl Source for WsSource {
     async fn next(&mut self) -> Read {
         loop {
             if let Some(frame) = self.queue.pop_front() {
+                if frame.len() > self.max_frame {
+                    return Read::TooLarge(frame.len());
+                }
                 return Read::Frame(Bytes::from(frame));
             }
             // Cancel-safe: a message is taken whole, then queued.
@@ -539,13 +551,19 @@ impl Source for WsSource {
                 Some(Ok(Message::Close(_)) | Err(_)) | None => return Read::Closed,
             };
             match self.transport {
+                Transport::Raw if payload.len() > self.max_frame => {
+                    return Read::TooLarge(payload.len());
+                }
                 Transport::Raw => return Read::Frame(payload),
                 Transport::SockJs => {
                     // A JSON array of strings, each a frame; anything else
-                    // ends the session, as Vert.x ends it.
+                    // ends the session, as Vert.x ends it (no close frame).
                     match serde_json::from_slice::<Vec<String>>(&payload) {
                         Ok(frames) => self.queue.extend(frames),
-                        Err(_) => return Read::Closed,
+                        Err(_) => {
+                            self.malformed.store(true, Ordering::Relaxed);
+                            return Read::Closed;
+                        }
                     }
                 }
             }
@@ -558,6 +576,7 @@ struct WsSink {
     tx: SplitSink<WebSocketStream<TokioIo<Upgraded>>, Message>,
     transport: Transport,
     heartbeat: Duration,
+    malformed: Arc<AtomicBool>,
 }
 
 fn ws_error(e: tungstenite::Error) -> std::io::Error {
@@ -587,7 +606,7 @@ impl Sink for WsSink {
     }
 
     async fn close(&mut self) {
-        if self.transport == Transport::SockJs {
+        if self.transport == Transport::SockJs && !self.malformed.load(Ordering::Relaxed) {
             let _ = self.tx.send(Message::text(r#"c[3000,"Go away!"]"#)).await;
         }
         let _ = self
