@@ -778,6 +778,8 @@ async fn hostile_frames_get_an_answer_or_a_close() {
 
 // ----- the SockJS bridge -----
 
+#[path = "bridge/browser.rs"]
+mod browser;
 #[path = "bridge/sockjs.rs"]
 mod sockjs;
 
@@ -968,5 +970,108 @@ async fn sockjs_frames_are_held_to_the_limits() {
     assert_eq!(refused["type"], "err", "{refused}");
     assert_eq!(refused["body"], "frame_too_large");
     assert_eq!(peer.expect().await, json!({"$close": [3000, "Go away!"]}));
+    server.shutdown().await;
+}
+
+/// The JavaScript clients from npm, in headless Chromium, talk to
+/// codecbus's SockJS bridge: each registers two handlers, sends, requests
+/// a codecbus consumer (a reply and a failure), answers the bus's request,
+/// publishes, and is refused an address. Needs chromium and npm, and fails
+/// saying how to install what is missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_clients_in_chromium_talk_to_the_sockjs_bridge() {
+    let modules = tokio::task::spawn_blocking(browser::npm_clients)
+        .await
+        .unwrap();
+    let clients = [
+        ("v4", "@vertx/eventbus-bridge-client.js/vertx-eventbus.js"),
+        ("v3", "vertx3-eventbus-client/vertx-eventbus.js"),
+    ];
+    let mut sockjs_options = SockJsOptions::new().file(
+        "/js/sockjs.min.js",
+        "application/javascript",
+        browser::read(&modules, "sockjs-client/dist/sockjs.min.js"),
+    );
+    for (name, script) in clients {
+        let path = format!("/js/{name}/vertx-eventbus.js");
+        sockjs_options = sockjs_options
+            .file(
+                &path,
+                "application/javascript",
+                browser::read(&modules, script),
+            )
+            .file(
+                format!("/{name}.html"),
+                "text/html; charset=utf-8",
+                browser::page(name, &path),
+            );
+    }
+    let bus = EventBus::new();
+    let _consumers = reference_consumers(&bus);
+    let (sunk_tx, mut sunk) = tokio::sync::mpsc::unbounded_channel();
+    let _sink = bus.consumer("browser.sink", move |m: Message<JsValue>| {
+        let _ = sunk_tx.send((m.body().clone(), m.headers().get("h").map(str::to_string)));
+        async {}
+    });
+    let options = reference_options().inbound(PermittedOptions::new().address("browser.sink"));
+    let server = Bridge::new(&bus, options)
+        .unwrap()
+        .listen_sockjs("127.0.0.1:0", sockjs_options)
+        .await
+        .unwrap();
+    let base = format!("http://{}", server.local_addr());
+    let results = tokio::task::spawn_blocking(move || {
+        let mut browser = browser::Browser::start();
+        clients
+            .iter()
+            .map(|(name, _)| {
+                let page = browser.open(&format!("{base}/{name}.html"));
+                let result = browser.wait_for(&page, "window.result", Duration::from_secs(30));
+                let result: Value = serde_json::from_str(result.as_str().unwrap()).unwrap();
+                (*name, result)
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    for (name, result) in results {
+        assert!(result.get("timedOut").is_none(), "{name}: {result}");
+        assert_eq!(
+            result["echo"],
+            json!({"err": null, "body": {"n": 1}, "headers": {"h": "v", "echoed": "true"}}),
+            "{name}"
+        );
+        assert_eq!(
+            result["failed"],
+            json!({"failureCode": 42, "failureType": "RECIPIENT_FAILURE", "message": "it failed"}),
+            "{name}"
+        );
+        assert_eq!(
+            result["errors"],
+            json!([{"type": "err", "body": "access_denied"}]),
+            "{name}"
+        );
+        assert_eq!(
+            result["news"],
+            json!({"body": {"from": "vertx", "n": 7}, "headers": {"origin": "vertx"}}),
+            "{name}"
+        );
+        assert_eq!(
+            result["asked"],
+            json!({"address": format!("client.{name}"), "body": {"q": 21}}),
+            "{name}"
+        );
+        assert_eq!(
+            result["answered"],
+            json!({"err": null, "body": {"answer": 42}}),
+            "{name}"
+        );
+        let (body, header) = tokio::time::timeout(Duration::from_secs(5), sunk.recv())
+            .await
+            .expect("the page's send reached the bus")
+            .unwrap();
+        assert_eq!(body, JsValue::from(jsobj! {"from": "page"}), "{name}");
+        assert_eq!(header.as_deref(), Some("v"), "{name}");
+    }
     server.shutdown().await;
 }
