@@ -34,11 +34,13 @@ const USAGE: &str = "\
 bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
 
   --seconds S   how long each throughput run lasts (default 2)
-  --warmup S    requests before measuring, per server and payload (default 1)
+  --warmup S    requests before measuring, per server and payload (default 3;
+                Vert.x's JIT needs it)
   --window N    requests in flight in the throughput runs (default 32)
   --rtt N       requests one at a time for the round-trip times (default 2000)
   --idle N      idle connections opened for the memory figure (default 200)
-  --rounds N    codecbus then Vert.x, N times (default 1)
+  --rounds N    codecbus then Vert.x, N times; the summary takes the
+                median of the rounds (default 1)
   --only NAME   codecbus or vertx alone
 ";
 
@@ -85,7 +87,7 @@ struct Args {
 fn args() -> Args {
     let mut a = Args {
         seconds: 2.0,
-        warmup: 1.0,
+        warmup: 3.0,
         window: 32,
         rtt: 2000,
         idle: 200,
@@ -418,23 +420,39 @@ fn main() {
                 client.close().await;
             }
         }
-        if servers.len() == 2 {
-            for (name, _) in &payloads {
-                let best = |server: &str| {
-                    rows.iter()
-                        .filter(|(s, p, _)| *s == server && p == name)
-                        .map(|(_, _, f)| f)
-                        .max_by(|x, y| x.per_second.total_cmp(&y.per_second))
+        println!("median of {} round(s):", a.rounds);
+        let median = |server: &str, payload: &str, get: &dyn Fn(&Figures) -> f64| {
+            let mut v: Vec<f64> = rows
+                .iter()
+                .filter(|(s, p, _)| *s == server && *p == payload)
+                .map(|(_, _, f)| get(f))
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        for (name, _) in &payloads {
+            for server in &servers {
+                println!(
+                    "  {:<14} {:<10} {:>9.0}/s  p50 {:>7.1} µs  p99 {:>7.1} µs  CPU {:>6.1} µs/req",
+                    server.name,
+                    name,
+                    median(server.name, name, &|f| f.per_second),
+                    median(server.name, name, &|f| f.p50.as_secs_f64() * 1e6),
+                    median(server.name, name, &|f| f.p99.as_secs_f64() * 1e6),
+                    median(server.name, name, &|f| f.cpu_per_request.as_secs_f64() * 1e6),
+                );
+            }
+            if let [c, v] = &servers[..] {
+                let ratio = |get: &dyn Fn(&Figures) -> f64| {
+                    median(c.name, name, get) / median(v.name, name, get)
                 };
-                if let (Some(c), Some(v)) = (best(servers[0].name), best(servers[1].name)) {
-                    println!(
-                        "{name}: codecbus {:.2}x Vert.x's requests/s, {:.2}x its median round trip, {:.2}x its p99, {:.2}x its CPU per request",
-                        c.per_second / v.per_second,
-                        c.p50.as_secs_f64() / v.p50.as_secs_f64(),
-                        c.p99.as_secs_f64() / v.p99.as_secs_f64(),
-                        c.cpu_per_request.as_secs_f64() / v.cpu_per_request.as_secs_f64().max(1e-9),
-                    );
-                }
+                println!(
+                    "  {name}: codecbus {:.2}x Vert.x's requests/s, {:.2}x its median round trip, {:.2}x its p99, {:.2}x its CPU per request",
+                    ratio(&|f| f.per_second),
+                    ratio(&|f| f.p50.as_secs_f64()),
+                    ratio(&|f| f.p99.as_secs_f64()),
+                    ratio(&|f| f.cpu_per_request.as_secs_f64()),
+                );
             }
         }
         for server in &servers {
