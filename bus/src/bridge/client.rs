@@ -270,7 +270,9 @@ impl Inner {
 /// let _shop = remote.consumer("shop.orders", |m: Message<Order>| async move {
 ///     m.reply(format!("order {} taken", m.body().id))
 /// });
-/// let options = BridgeOptions::new().inbound(PermittedOptions::new().address("shop.orders"));
+/// let options = BridgeOptions::new()
+///     .inbound(PermittedOptions::new().address("shop.orders"))
+///     .typed::<Order>("shop.orders");
 /// let server = Bridge::new(&remote, options)?.listen("127.0.0.1:0").await?;
 ///
 /// let bus = EventBus::new();
