@@ -2,7 +2,9 @@
 //! reference node of `tests/vertx/ReferenceBridge.java`, started by
 //! `scripts/vertx-reference`; java and npm are required, never skipped):
 //! send, publish and request each way, a Vert.x consumer's failure, and a
-//! reconnection to a node started again on the same port, its gap printed.
+//! reconnection to a node started again on the same port, its gap printed;
+//! and the keepalive against a codecbus bridge that closes silent
+//! connections.
 #![cfg(feature = "bridge")]
 
 #[allow(dead_code)]
@@ -352,4 +354,73 @@ async fn reconnects_to_a_restarted_vertx_and_registers_again() {
     assert_eq!(*answer.body(), Answer { answer: 40 });
     client.close().await;
     drop(node);
+}
+
+/// A codecbus bridge closing connections silent for 300 ms, with a
+/// consumer that answers after a second: the client's pings keep its
+/// connection (the request waiting across the silence gets its reply);
+/// without them the connection goes, and the waiting request fails at
+/// once with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pings_keep_a_connection_and_a_lost_one_fails_its_requests() {
+    use codecbus_bus::bridge::{Bridge, BridgeOptions, PermittedOptions};
+
+    let remote = EventBus::new();
+    let _slow = remote.consumer("slow", |m: Message<Question>| async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        m.reply(Answer {
+            answer: m.body().q + 1,
+        })
+    });
+    let options = BridgeOptions::new()
+        .inbound(PermittedOptions::new().address("slow"))
+        .typed::<Question>("slow")
+        .idle_timeout(Duration::from_millis(300));
+    let server = Bridge::new(&remote, options)
+        .unwrap()
+        .listen("127.0.0.1:0")
+        .await
+        .unwrap();
+    let bus = EventBus::new();
+
+    let pinging = BridgeClient::connect(
+        &bus,
+        server.local_addr(),
+        BridgeClientOptions::new().ping_interval(Duration::from_millis(100)),
+    )
+    .await
+    .unwrap();
+    let answer: Message<Answer> = pinging
+        .request("slow", Question { q: 1 })
+        .await
+        .expect("the pinged connection lasts through the wait");
+    assert_eq!(*answer.body(), Answer { answer: 2 });
+    pinging.close().await;
+
+    let silent = BridgeClient::connect(
+        &bus,
+        server.local_addr(),
+        BridgeClientOptions::new().ping_interval(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    let asked = Instant::now();
+    let lost = silent
+        .request::<Answer>("slow", Question { q: 1 })
+        .await
+        .unwrap_err();
+    assert_eq!(lost.kind(), RequestErrorKind::Transport, "{lost}");
+    assert!(lost.message().contains("was lost"), "{lost}");
+    assert!(
+        asked.elapsed() < Duration::from_millis(900),
+        "the request waited for the reply that could not come"
+    );
+    // It connects again by itself (and is closed again, being silent).
+    let deadline = Instant::now() + WAIT;
+    while !silent.is_connected() {
+        assert!(Instant::now() < deadline, "no reconnection");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    silent.close().await;
+    server.shutdown().await;
 }
