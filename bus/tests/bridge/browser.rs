@@ -23,10 +23,16 @@ const PACKAGES: [&str; 3] = [
     "sockjs-client@1.6.1",
 ];
 
+/// The target folder: `CARGO_TARGET_DIR`, or the one this test binary is
+/// in (`<target>/<profile>/deps/<test>`), from any package.
 fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf))
+        .expect("the test binary is in <target>/<profile>/deps")
 }
 
 /// The `node_modules` folder of the clients, installed with npm once.
