@@ -288,15 +288,18 @@ impl Inner {
 #[derive(Clone)]
 pub struct BridgeClient {
     inner: Arc<Inner>,
-    _stop: Arc<Stop>,
+    stop: Arc<Stop>,
 }
 
 /// Stops the connection's task when the last handle goes.
-struct Stop(watch::Sender<bool>);
+struct Stop {
+    tx: watch::Sender<bool>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
 
 impl Drop for Stop {
     fn drop(&mut self) {
-        let _ = self.0.send(true);
+        let _ = self.tx.send(true);
     }
 }
 
@@ -347,12 +350,15 @@ impl BridgeClient {
         });
         let (stop, stopped) = watch::channel(false);
         let (ready_tx, ready) = oneshot::channel();
-        tokio::spawn(run(Arc::clone(&inner), stream, stopped, ready_tx));
+        let task = tokio::spawn(run(Arc::clone(&inner), stream, stopped, ready_tx));
         // The first connection's link is set before the call returns.
         let _ = ready.await;
         Ok(Self {
             inner,
-            _stop: Arc::new(Stop(stop)),
+            stop: Arc::new(Stop {
+                tx: stop,
+                task: Mutex::new(Some(task)),
+            }),
         })
     }
 
@@ -562,7 +568,10 @@ impl BridgeClient {
     {
         let consumer = self.inner.bus.local_consumer(address, handler);
         let carrier: Arc<dyn Carry> = Arc::new(Typed::<T, JsValue>::new());
-        let first = {
+        // The link is taken under the registrations' lock: a connection
+        // made before registers the address through it, one made after
+        // finds the address with the others (never both, never neither).
+        let link = {
             let mut registrations = lock(&self.inner.registrations);
             let entry = registrations
                 .entry(address.to_string())
@@ -572,14 +581,15 @@ impl BridgeClient {
                 });
             entry.carriers.push(carrier);
             entry.count += 1;
-            entry.count == 1
+            if entry.count == 1 {
+                self.inner.link()
+            } else {
+                None
+            }
         };
-        if first {
-            // Down: registered when the connection is made again.
-            let _ = self
-                .inner
-                .write(&json!({"type": "register", "address": address}))
-                .await;
+        if let Some(link) = link {
+            let frame = json!({"type": "register", "address": address});
+            let _ = link.send(wire(&frame)).await;
         }
         BridgeConsumer {
             inner: Arc::clone(&self.inner),
@@ -588,16 +598,15 @@ impl BridgeClient {
         }
     }
 
-    /// Closes the connection: no reconnection, the waiting requests fail,
-    /// and every call from now on fails as when the connection is down.
+    /// Closes the connection and returns once it is closed: no
+    /// reconnection, the waiting requests fail, and every call from now on
+    /// fails as when the connection is down (on every clone).
     pub async fn close(self) {
-        let _ = self._stop.0.send(true);
-        // The task ends at once; its link goes with it.
-        for _ in 0..100 {
-            if lock(&self.inner.link).is_none() {
-                break;
-            }
-            tokio::task::yield_now().await;
+        let _ = self.stop.tx.send(true);
+        let task = lock(&self.stop.task).take();
+        if let Some(task) = task {
+            // The task ends at once: it waits on nothing but the stop.
+            let _ = task.await;
         }
     }
 }
@@ -632,26 +641,26 @@ impl BridgeConsumer {
     /// Unregisters the consumer from the bus, and the address from the
     /// bridge when it was the address's last consumer.
     pub async fn unregister(self) {
-        let last = {
+        // As in `consumer`: a connection made after this finds the
+        // address gone.
+        let link = {
             let mut registrations = lock(&self.inner.registrations);
             match registrations.get_mut(&self.address) {
                 Some(entry) => {
-                    entry.count -= 1;
+                    entry.count = entry.count.saturating_sub(1);
                     if entry.count == 0 {
                         registrations.remove(&self.address);
-                        true
+                        self.inner.link()
                     } else {
-                        false
+                        None
                     }
                 }
-                None => false,
+                None => None,
             }
         };
-        if last {
-            let _ = self
-                .inner
-                .write(&json!({"type": "unregister", "address": self.address}))
-                .await;
+        if let Some(link) = link {
+            let frame = json!({"type": "unregister", "address": self.address});
+            let _ = link.send(wire(&frame)).await;
         }
         self.consumer.unregister().await;
     }
@@ -771,7 +780,11 @@ async fn run(
         if *stop.borrow() {
             break;
         }
-        match open(&inner.peer, inner.options.connect_timeout).await {
+        let opened = tokio::select! {
+            _ = stop.changed() => break,
+            opened = open(&inner.peer, inner.options.connect_timeout) => opened,
+        };
+        match opened {
             Ok(s) => {
                 tracing::debug!(peer = inner.peer, "Vert.x bridge connection made again");
                 stream = Some(s);
