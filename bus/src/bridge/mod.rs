@@ -89,6 +89,14 @@
 //! # }
 //! ```
 //!
+//! # SockJS
+//!
+//! [`Bridge::listen_sockjs`] serves the same frames to browsers: the
+//! SockJS bridge of vertx-web 3.9.4 at `/eventbus` (its info, SockJS over
+//! WebSocket, the raw WebSocket), for Vert.x's JavaScript clients, in that
+//! bridge's dialect (`rec` messages, `err` frames with a `body`). See
+//! [`SockJsOptions`].
+//!
 //! # Limits
 //!
 //! Per connection: the frame size, the registrations, the requests waiting

@@ -19,6 +19,11 @@ use crate::bridge::options::BridgeOptions;
 /// another language speaking the same frames) send, publish, request and
 /// consume on the bus, within the [`BridgeOptions`]' permissions.
 ///
+/// [`listen`](Bridge::listen) serves the TCP bridge,
+/// [`listen_sockjs`](Bridge::listen_sockjs) the SockJS bridge that Vert.x's
+/// JavaScript clients use from a browser; a clone serves the same bridge
+/// (permissions, types, limits) on the other transport.
+///
 /// # Examples
 ///
 /// ```
