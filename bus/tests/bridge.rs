@@ -956,7 +956,8 @@ async fn sockjs_info_heartbeat_close_and_raw_websocket() {
 }
 
 /// A SockJS message over the frame limit gets `frame_too_large` and the
-/// session ends; the limits are the TCP bridge's.
+/// session ends; the limits are the TCP bridge's: the connections, the
+/// silence allowed (before an upgrade too).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sockjs_frames_are_held_to_the_limits() {
     let (_bus, _consumers, server) = reference_sockjs(SockJsOptions::new()).await;
@@ -970,6 +971,54 @@ async fn sockjs_frames_are_held_to_the_limits() {
     assert_eq!(refused["type"], "err", "{refused}");
     assert_eq!(refused["body"], "frame_too_large");
     assert_eq!(peer.expect().await, json!({"$close": [3000, "Go away!"]}));
+
+    // A WebSocket message far over the limit is not read whole.
+    let mut peer = sockjs::Peer::open(port, "/eventbus/1/huge/websocket").await;
+    assert_eq!(peer.expect().await, "o");
+    peer.send_text(&"y".repeat(4 * cases::TEST_MAX_FRAME)).await;
+    let refused = peer.expect().await;
+    assert_eq!(refused["body"], "frame_too_large", "{refused}");
+    server.shutdown().await;
+
+    // A connection that never asks for anything, and sessions past the
+    // connection limit, are closed.
+    let options = reference_options()
+        .idle_timeout(Duration::from_millis(300))
+        .max_connections(1);
+    let bus = EventBus::new();
+    let server = Bridge::new(&bus, options)
+        .unwrap()
+        .listen_sockjs("127.0.0.1:0", SockJsOptions::new())
+        .await
+        .unwrap();
+    let port = server.local_addr().port();
+    let mut first = sockjs::Peer::open(port, "/eventbus/1/first/websocket").await;
+    assert_eq!(first.expect().await, "o");
+    let second = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(Duration::from_secs(5), async {
+        use tokio::io::AsyncReadExt as _;
+        let mut second = second;
+        second.read(&mut byte).await
+    })
+    .await
+    .expect("the connection over the limit is closed at once");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    // The first session, silent, is closed after the idle timeout.
+    assert_eq!(first.expect().await, json!({"$close": [3000, "Go away!"]}));
+    let idle = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let read = tokio::time::timeout(Duration::from_secs(5), async {
+        use tokio::io::AsyncReadExt as _;
+        let mut idle = idle;
+        idle.read(&mut byte).await
+    })
+    .await
+    .expect("a silent HTTP connection is closed after the idle timeout");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
     server.shutdown().await;
 }
 
