@@ -49,24 +49,35 @@ pub(crate) fn npm_clients() -> PathBuf {
         return dir.join("node_modules");
     }
     std::fs::create_dir_all(&dir).expect("create the npm folder");
-    let installed = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+    let has_npm = Command::new("sh")
+        .args(["-c", "command -v npm"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        has_npm,
+        "the browser test needs npm, which is not installed: apt-get install npm"
+    );
+    // One install at a time (tests of two packages may ask at once); the
+    // one that waited finds the marker written.
+    let script = r#"exec 9>"$0/.lock"
+        flock 9
+        [ "$(cat "$0/.installed" 2>/dev/null)" = "$*" ] && exit 0
+        npm install --no-audit --no-fund --silent --prefix "$0" "$@" || exit 1
+        printf '%s' "$*" > "$0/.installed""#;
+    let installed = Command::new("sh")
+        .arg("-c")
+        .arg(script)
         .arg(&dir)
         .args(PACKAGES)
         .stdin(Stdio::null())
-        .status();
-    match installed {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            panic!("the browser test needs npm, which is not installed: apt-get install npm")
-        }
-        Err(e) => panic!("run npm: {e}"),
-        Ok(status) => assert!(
-            status.success(),
-            "npm could not install {wanted} into {}",
-            dir.display()
-        ),
-    }
-    std::fs::write(&marker, wanted).expect("mark the npm folder ready");
+        .status()
+        .unwrap_or_else(|e| panic!("run sh: {e}"));
+    assert!(
+        installed.success(),
+        "npm could not install {wanted} into {}",
+        dir.display()
+    );
     dir.join("node_modules")
 }
 
