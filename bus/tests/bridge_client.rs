@@ -424,3 +424,100 @@ async fn pings_keep_a_connection_and_a_lost_one_fails_its_requests() {
     silent.close().await;
     server.shutdown().await;
 }
+
+/// Two consumers of one address share one registration with the bridge:
+/// a publish from the other side reaches both, the address stays
+/// registered while one is left, and goes with the last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumers_of_one_address_share_its_registration() {
+    use codecbus_bus::PublishErrorKind;
+    use codecbus_bus::bridge::{Bridge, BridgeOptions, PermittedOptions};
+
+    let remote = EventBus::new();
+    let options = BridgeOptions::new()
+        .outbound(PermittedOptions::new().address("news"))
+        .typed::<News>("news");
+    let server = Bridge::new(&remote, options)
+        .unwrap()
+        .listen("127.0.0.1:0")
+        .await
+        .unwrap();
+    let bus = EventBus::new();
+    let client = BridgeClient::connect(&bus, server.local_addr(), BridgeClientOptions::new())
+        .await
+        .unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let consumer = |name: &'static str| {
+        let tx = tx.clone();
+        move |m: Message<News>| {
+            let _ = tx.send((name, m.body().n));
+            async {}
+        }
+    };
+    let first = client.consumer("news", consumer("first")).await;
+    let second = client.consumer("news", consumer("second")).await;
+    let published = |n| {
+        let remote = remote.clone();
+        async move {
+            let deadline = Instant::now() + WAIT;
+            loop {
+                match remote
+                    .publish(
+                        "news",
+                        News {
+                            from: "remote".into(),
+                            n,
+                        },
+                    )
+                    .await
+                {
+                    Ok(_) => return Ok(()),
+                    Err(e)
+                        if Instant::now() < deadline
+                            && e.kind() == PublishErrorKind::NoHandlers =>
+                    {
+                        // The register frame is on its way.
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    };
+    published(1).await.unwrap();
+    let mut got = vec![next(&mut rx).await, next(&mut rx).await];
+    got.sort();
+    assert_eq!(got, [("first", 1), ("second", 1)]);
+
+    first.unregister().await;
+    published(2).await.unwrap();
+    assert_eq!(next(&mut rx).await, ("second", 2));
+
+    second.unregister().await;
+    // The unregister frame reaches the bridge: its consumer goes.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        match remote
+            .publish(
+                "news",
+                News {
+                    from: "remote".into(),
+                    n: 3,
+                },
+            )
+            .await
+        {
+            Err(e) if e.kind() == PublishErrorKind::NoHandlers => break,
+            _ => {
+                assert!(Instant::now() < deadline, "the address stayed registered");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+    assert!(
+        rx.try_recv().is_err(),
+        "a message after the last unregister"
+    );
+    client.close().await;
+    server.shutdown().await;
+}
