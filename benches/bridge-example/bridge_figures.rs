@@ -4,7 +4,9 @@
 //! header `echoed`). For each server: requests per second with a window of
 //! requests in flight, the round-trip time of one request at a time
 //! (median and 99th percentile), the server's CPU time per request, and
-//! the memory (RSS) each idle connection adds to the server's process.
+//! the memory each idle connection adds to the server's process (its
+//! resident size, and for the JVM also its heap in use after a full
+//! collection, through `jcmd` when the JDK has it).
 //!
 //! Each server is a process of its own: codecbus's bridge is this program
 //! started again with `--serve-codecbus` (a bus with the echo consumer and
@@ -333,32 +335,79 @@ async fn measure(server: &Server, client: &BridgeClient, body: &Order, a: &Args)
     }
 }
 
-/// How much the server's RSS grows per idle connection: `n` connections,
-/// each answered one `ping` (so the server has set it up), kept open.
-async fn idle_memory(server: &Server, n: usize) -> Option<f64> {
-    if n == 0 {
-        return None;
-    }
+/// What idle connections cost a server, per connection.
+struct Idle {
+    /// The growth of the resident size.
+    rss: f64,
+    /// The growth of the Java heap in use after a full collection (Vert.x,
+    /// when `jcmd` is there).
+    heap: Option<f64>,
+}
+
+/// The Java heap in use after a full collection, in KiB: `jcmd`'s
+/// `GC.run`, then the `used` of each generation in `GC.heap_info`.
+fn java_heap_kib(pid: u32) -> Option<u64> {
+    let jcmd = |what: &str| {
+        Command::new("jcmd")
+            .arg(pid.to_string())
+            .arg(what)
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    jcmd("GC.run")?;
+    let info = jcmd("GC.heap_info")?;
+    let used: u64 = info
+        .lines()
+        .filter(|l| l.contains("generation"))
+        .filter_map(|l| l.split("used ").nth(1))
+        .filter_map(|v| v.split('K').next()?.trim().parse::<u64>().ok())
+        .sum();
+    (used > 0).then_some(used)
+}
+
+/// What `n` idle connections cost `server`, each answered one `ping` (so
+/// the server has set it up) and kept open.
+async fn idle_memory(server: &Server, n: usize, java: bool) -> Idle {
+    let heap = || {
+        if java {
+            java_heap_kib(server.pid())
+        } else {
+            None
+        }
+    };
     tokio::time::sleep(Duration::from_millis(300)).await;
+    let heap_before = heap();
     let before = rss_kib(server.pid());
     let ping = br#"{"type":"ping"}"#;
     let mut frame = (ping.len() as u32).to_be_bytes().to_vec();
     frame.extend_from_slice(ping);
     let mut open = Vec::with_capacity(n);
     for _ in 0..n {
-        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", server.port))
-            .await
-            .unwrap_or_else(|e| fail(&format!("idle connection: {e}")));
-        s.write_all(&frame).await.expect("ping");
-        let len = s.read_u32().await.expect("pong") as usize;
-        let mut pong = vec![0; len];
-        s.read_exact(&mut pong).await.expect("pong");
-        open.push(s);
+        let pinged = async {
+            let mut s = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await?;
+            s.write_all(&frame).await?;
+            let len = s.read_u32().await? as usize;
+            let mut pong = vec![0; len];
+            s.read_exact(&mut pong).await?;
+            std::io::Result::Ok(s)
+        };
+        match pinged.await {
+            Ok(s) => open.push(s),
+            Err(e) => fail(&format!("an idle connection to {}: {e}", server.name)),
+        }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let after = rss_kib(server.pid());
+    let heap_after = heap();
     drop(open);
-    Some((after.saturating_sub(before)) as f64 * 1024.0 / n as f64)
+    let per = |before: u64, after: u64| after.saturating_sub(before) as f64 * 1024.0 / n as f64;
+    Idle {
+        rss: per(before, after),
+        heap: heap_before.zip(heap_after).map(|(b, a)| per(b, a)),
+    }
 }
 
 fn json_size(body: &Order) -> usize {
@@ -457,16 +506,23 @@ fn main() {
         }
         for server in &servers {
             let rss = rss_kib(server.pid());
-            match idle_memory(server, a.idle).await {
-                Some(per) => println!(
-                    "{}: {} idle connections, {:.1} KiB each (RSS {} KiB before)",
-                    server.name,
-                    a.idle,
-                    per / 1024.0,
-                    rss
-                ),
-                None => println!("{}: RSS {rss} KiB", server.name),
+            if a.idle == 0 {
+                println!("{}: RSS {rss} KiB", server.name);
+                continue;
             }
+            let java = server.name.starts_with("Vert.x");
+            let idle = idle_memory(server, a.idle, java).await;
+            let heap = match idle.heap {
+                Some(heap) => format!(", the heap in use after a full GC {:.1} KiB each", heap / 1024.0),
+                None if java => ", the heap not measured (no jcmd)".into(),
+                None => String::new(),
+            };
+            println!(
+                "{}: {} idle connections, RSS {:.1} KiB each (RSS {rss} KiB before){heap}",
+                server.name,
+                a.idle,
+                idle.rss / 1024.0,
+            );
         }
     });
     drop(runtime);
