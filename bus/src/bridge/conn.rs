@@ -34,7 +34,7 @@ use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
-use crate::bridge::frame::{Dialect, Read};
+use crate::bridge::frame::{Dialect, Read, Sink, Source};
 use crate::bridge::link::{Answer, Link, Out};
 use crate::bridge::options::BridgeOptions;
 use crate::bridge::permit::Permits;
@@ -347,33 +347,6 @@ impl Conn {
             },
         }
     }
-}
-
-/// A transport's incoming side: the client's frames, each one JSON text.
-pub(crate) trait Source: Send {
-    /// The next frame. Cancel-safe: a frame is never lost to a `select!`.
-    fn next(&mut self) -> impl Future<Output = Read> + Send;
-}
-
-/// A transport's outgoing side: frames to the client, each one JSON text,
-/// and the transport's own keep-alive and close.
-pub(crate) trait Sink: Send + 'static {
-    /// Writes one frame.
-    fn write(&mut self, frame: String) -> impl Future<Output = std::io::Result<()>> + Send;
-
-    /// How often the transport beats when nothing else is written
-    /// (SockJS's heartbeat); `None` for no beat.
-    fn heartbeat(&self) -> Option<std::time::Duration> {
-        None
-    }
-
-    /// Writes one beat.
-    fn beat(&mut self) -> impl Future<Output = std::io::Result<()>> + Send {
-        std::future::ready(Ok(()))
-    }
-
-    /// Ends the connection's writing side, as the transport closes.
-    fn close(&mut self) -> impl Future<Output = ()> + Send;
 }
 
 /// Serves one client, whatever its transport, until it goes, misbehaves,

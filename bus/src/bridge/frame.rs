@@ -11,7 +11,6 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::base::headers::Headers;
-use crate::bridge::conn::{Sink, Source};
 
 /// What reading the next frame gave.
 pub(crate) enum Read {
@@ -67,6 +66,33 @@ pub(crate) fn encode(text: &str) -> Vec<u8> {
     out.extend_from_slice(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_be_bytes());
     out.extend_from_slice(text.as_bytes());
     out
+}
+
+/// A transport's incoming side: the client's frames, each one JSON text.
+pub(crate) trait Source: Send {
+    /// The next frame. Cancel-safe: a frame is never lost to a `select!`.
+    fn next(&mut self) -> impl Future<Output = Read> + Send;
+}
+
+/// A transport's outgoing side: frames to the client, each one JSON text,
+/// and the transport's own keep-alive and close.
+pub(crate) trait Sink: Send + 'static {
+    /// Writes one frame.
+    fn write(&mut self, frame: String) -> impl Future<Output = std::io::Result<()>> + Send;
+
+    /// How often the transport beats when nothing else is written
+    /// (SockJS's heartbeat); `None` for no beat.
+    fn heartbeat(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// Writes one beat.
+    fn beat(&mut self) -> impl Future<Output = std::io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    /// Ends the connection's writing side, as the transport closes.
+    fn close(&mut self) -> impl Future<Output = ()> + Send;
 }
 
 /// The TCP bridge's side of a connection: frames read off the socket.

@@ -52,9 +52,10 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use crate::bridge::conn::{self, Shared, Sink, Source};
+use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
 use crate::bridge::frame::{Dialect, Read};
+use crate::bridge::frame::{Sink, Source};
 use crate::bridge::server::{Bridge, BridgeServer};
 
 /// SockJS's heartbeat interval unless set otherwise: 25 s (Vert.x's and
