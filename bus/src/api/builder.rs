@@ -24,8 +24,8 @@ use crate::telemetry::{Sampling, Telemetry};
 ///
 /// The type parameter is the cluster transport, chosen once:
 /// [`InProcess`] (the default) and [`InMemory`] builders are finished with
-/// [`build`](EventBusBuilder::build), a [`Nats`](states::Nats)
-/// builder with `connect().await`. A builder joins at most one cluster,
+/// [`build`](EventBusBuilder::build), a `Nats` one (feature `nats`) only
+/// with `connect().await`. A builder joins at most one cluster,
 /// and a NATS builder cannot be finished without connecting: the compiler
 /// says so, not a run-time error.
 ///

@@ -68,8 +68,8 @@ impl DeliveryOptions {
 
     timeout_and_headers!(
         "How long a request waits for its reply; without it the bus default \
-         applies ([`EventBusBuilder::default_timeout`](crate::EventBusBuilder::default_timeout), \
-         30 s unless changed). Ignored by `send` and `publish`."
+         applies (the builder's `default_timeout`, 30 s unless changed). \
+         Ignored by `send` and `publish`."
     );
 
     /// Deliver only to consumers in this process, never through a cluster

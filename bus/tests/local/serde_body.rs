@@ -2,6 +2,7 @@
 //! each consumer gets its own deep copy; across NATS the body is encoded
 //! with rmp-serde and decoded on the other node by its codec name.
 
+#[cfg(feature = "nats")]
 use crate::common;
 #[cfg(feature = "nats")]
 use crate::harness;

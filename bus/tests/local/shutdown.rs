@@ -3,6 +3,7 @@
 //! bus whose last handle is dropped leaving no task (and, clustered, no
 //! connection) behind.
 
+#[cfg(feature = "nats")]
 use crate::common;
 #[cfg(feature = "nats")]
 use crate::harness;
