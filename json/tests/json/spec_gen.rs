@@ -271,7 +271,6 @@ fn a_generator_is_deterministic_for_a_runner() {
     }
 }
 
-
 use crate::specs as corpus;
 
 /// The specs of the corpus documents, large and full of patterns, generate

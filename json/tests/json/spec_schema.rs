@@ -233,7 +233,6 @@ fn corpus_documents_pass_their_schemas() {
     }
 }
 
-
 use crate::specs as corpus;
 
 #[cfg(feature = "proptest")]
