@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -144,7 +144,36 @@ impl Drop for BridgeServer {
     }
 }
 
-async fn accept(shared: Arc<Shared>, listener: TcpListener, mut stop: watch::Receiver<bool>) {
+async fn accept(shared: Arc<Shared>, listener: TcpListener, stop: watch::Receiver<bool>) {
+    let serve_shared = Arc::clone(&shared);
+    accept_with(
+        shared,
+        listener,
+        stop,
+        "bridge",
+        move |stream, peer, stop| {
+            tracing::debug!(%peer, "bridge connection");
+            let shared = Arc::clone(&serve_shared);
+            let (source, sink) = frame::tcp(stream, shared.limits.max_frame);
+            conn::serve(shared, source, sink, Dialect::Tcp, stop)
+        },
+    )
+    .await;
+}
+
+/// The accept loop of every transport: takes connections up to the
+/// connection limit, serves each with `serve` on a task of its own, and
+/// when the bridge stops, stops listening and joins them all.
+pub(crate) async fn accept_with<F, Fut>(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    mut stop: watch::Receiver<bool>,
+    what: &'static str,
+    mut serve: F,
+) where
+    F: FnMut(TcpStream, std::net::SocketAddr, watch::Receiver<bool>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
@@ -153,19 +182,16 @@ async fn accept(shared: Arc<Shared>, listener: TcpListener, mut stop: watch::Rec
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     if connections.len() >= shared.limits.max_connections {
-                        tracing::debug!(%peer, "bridge connection refused: at the connection limit");
+                        tracing::debug!(%peer, transport = what, "bridge connection refused: at the connection limit");
                         drop(stream);
                         continue;
                     }
-                    tracing::debug!(%peer, "bridge connection");
-                    let (source, sink) = frame::tcp(stream, shared.limits.max_frame);
-                    let serve = conn::serve(Arc::clone(&shared), source, sink, Dialect::Tcp, stop.clone());
-                    connections.spawn(serve);
+                    connections.spawn(serve(stream, peer, stop.clone()));
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: wait a little,
                     // rather than spin.
-                    tracing::warn!(error = %e, "bridge accept failed");
+                    tracing::warn!(error = %e, transport = what, "bridge accept failed");
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
             },

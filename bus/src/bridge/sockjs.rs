@@ -44,7 +44,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::watch;
-use tokio::task::JoinSet;
 use tokio::time::timeout;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
@@ -56,7 +55,7 @@ use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
 use crate::bridge::frame::{Dialect, Read};
 use crate::bridge::frame::{Sink, Source};
-use crate::bridge::server::{Bridge, BridgeServer};
+use crate::bridge::server::{self, Bridge, BridgeServer};
 
 /// SockJS's heartbeat interval unless set otherwise: 25 s (Vert.x's and
 /// SockJS's default).
@@ -220,37 +219,25 @@ async fn accept(
     shared: Arc<Shared>,
     options: Arc<SockJsOptions>,
     listener: TcpListener,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = stop.changed() => break,
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    if connections.len() >= shared.limits.max_connections {
-                        tracing::debug!(%peer, "SockJS connection refused: at the connection limit");
-                        drop(stream);
-                        continue;
-                    }
-                    connections.spawn(connection(
-                        Arc::clone(&shared),
-                        Arc::clone(&options),
-                        stream,
-                        peer,
-                        stop.clone(),
-                    ));
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "SockJS bridge accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            },
-        }
-    }
-    drop(listener);
-    while connections.join_next().await.is_some() {}
+    let serve_shared = Arc::clone(&shared);
+    server::accept_with(
+        shared,
+        listener,
+        stop,
+        "SockJS",
+        move |stream, peer, stop| {
+            connection(
+                Arc::clone(&serve_shared),
+                Arc::clone(&options),
+                stream,
+                peer,
+                stop,
+            )
+        },
+    )
+    .await;
 }
 
 /// Which WebSocket a request upgraded to.
