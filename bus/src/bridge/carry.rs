@@ -11,7 +11,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use codecbus_core::{MessageCodec, Writer};
-use serde_json::Value;
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
@@ -28,10 +27,10 @@ use crate::engine::routing::{self, Quiet};
 /// A future the bridge awaits, boxed (the carriers are trait objects).
 pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// A reply, as a client receives it: headers and the JSON body.
+/// A reply, as a client receives it: headers and the body's JSON text.
 pub(crate) struct JsonReply {
     pub(crate) headers: Headers,
-    pub(crate) body: Value,
+    pub(crate) body: Vec<u8>,
 }
 
 /// One carried type, `T`, whose answers from clients (to requests from
@@ -40,8 +39,9 @@ pub(crate) trait Carry: Send + Sync + 'static {
     /// `T`'s Rust name, for error texts.
     fn type_name(&self) -> &'static str;
 
-    /// A client's JSON body as a `T`, ready to go through the bus.
-    fn decode(&self, body: &Value) -> Result<Box<dyn Decoded>, String>;
+    /// A client's JSON body (its text) as a `T`, ready to go through the
+    /// bus.
+    fn decode(&self, body: &[u8]) -> Result<Box<dyn Decoded>, String>;
 
     /// A consumer of `T` at `address` that hands its messages to a
     /// client's connection.
@@ -94,7 +94,7 @@ where
         type_name::<T>()
     }
 
-    fn decode(&self, body: &Value) -> Result<Box<dyn Decoded>, String> {
+    fn decode(&self, body: &[u8]) -> Result<Box<dyn Decoded>, String> {
         decode_as::<T>(body).map(|v| Box::new(Body(Arc::new(v))) as Box<dyn Decoded>)
     }
 
@@ -160,8 +160,9 @@ impl<T: MessageCodec + Send + Sync + 'static> Decoded for Body<T> {
             codec
                 .encode(&*env.body, &mut w)
                 .map_err(|e| reply_error(&address, e.to_string()))?;
-            let body =
-                json::to_json(w.as_slice()).map_err(|e| reply_error(&address, e.to_string()))?;
+            let mut body = Vec::with_capacity(w.len() + w.len() / 2 + 8);
+            json::to_json(w.as_slice(), &mut body)
+                .map_err(|e| reply_error(&address, e.to_string()))?;
             // A reply that asks for an answer (`reply_and_request`) gets
             // none through the bridge: its turn is dropped here, which
             // fails the replier's wait at once.

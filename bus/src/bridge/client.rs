@@ -16,6 +16,7 @@
 //! client's frames), so the handler is a bus consumer like any other.
 
 use std::any::type_name;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -25,10 +26,8 @@ use std::time::Duration;
 
 use codecbus_core::MessageCodec;
 use codecbus_json::JsValue;
-use serde_json::{Map, Value, json};
-use tokio::io::AsyncWriteExt as _;
+use serde_json::json;
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep, timeout};
 
@@ -44,7 +43,7 @@ use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::base::reply::ReplyEnvelope;
 use crate::bridge::carry::{Carry, Decoded, Typed};
-use crate::bridge::frame::{FrameReader, Read};
+use crate::bridge::frame::{self, Incoming, Member, Outgoing, Read, Sink as _, Source as _, TcpSink};
 use crate::bridge::json::{decode_as, encode_json};
 use crate::bridge::options::DEFAULT_MAX_FRAME;
 
@@ -176,7 +175,7 @@ impl BridgeClientOptions {
 }
 
 /// A reply from the bridge, or why none came.
-type Answer = Result<(Value, Headers), RequestError>;
+type Answer = Result<(Vec<u8>, Headers), RequestError>;
 
 /// The addresses this client registered, with the types their bodies take.
 struct Registration {
@@ -191,7 +190,7 @@ struct Inner {
     peer: String,
     options: BridgeClientOptions,
     /// The current connection's outgoing frames; `None` while down.
-    link: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    link: Mutex<Option<mpsc::Sender<Outgoing>>>,
     /// Reply addresses of requests waiting for their answer.
     pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     registrations: Mutex<HashMap<String, Registration>>,
@@ -218,16 +217,16 @@ impl Inner {
         )
     }
 
-    fn link(&self) -> Option<mpsc::Sender<Vec<u8>>> {
+    fn link(&self) -> Option<mpsc::Sender<Outgoing>> {
         lock(&self.link).clone()
     }
 
     /// Queues a frame on the current connection.
-    async fn write(&self, frame: &Value) -> Result<(), String> {
+    async fn write(&self, frame: Outgoing) -> Result<(), String> {
         let Some(link) = self.link() else {
             return Err(self.down());
         };
-        link.send(wire(frame)).await.map_err(|_| self.down())
+        link.send(frame).await.map_err(|_| self.down())
     }
 }
 
@@ -441,10 +440,11 @@ impl BridgeClient {
         body: B,
         options: DeliveryOptions,
     ) -> Result<(), Refused> {
-        let body = encode_json(&*body.into_arc()).map_err(Refused::Body)?;
+        let mut text = Vec::new();
+        encode_json(&*body.into_arc(), &mut text).map_err(Refused::Body)?;
         let (_, headers, _) = options.into_parts();
-        let frame = outgoing(kind, address, None, &headers, body);
-        self.inner.write(&frame).await.map_err(Refused::Down)
+        let frame = outgoing(kind, address, None, Some(&headers), &text);
+        self.inner.write(frame).await.map_err(Refused::Down)
     }
 
     /// Requests `address` on the other side and waits for its reply, read
@@ -486,7 +486,8 @@ impl BridgeClient {
     {
         let inner = &self.inner;
         let named = || Arc::<str>::from(address);
-        let body = encode_json(&*body.into_arc()).map_err(|why| {
+        let mut text = Vec::new();
+        encode_json(&*body.into_arc(), &mut text).map_err(|why| {
             RequestError::new(
                 RequestErrorKind::Codec,
                 format!("The request to address {address} cannot cross the bridge as JSON: {why}"),
@@ -501,8 +502,8 @@ impl BridgeClient {
         // Waiting before the frame goes: a connection that ends from here
         // on fails this request with the others.
         lock(&inner.pending).insert(reply_address.clone(), tx);
-        let frame = outgoing("send", address, Some(&reply_address), &headers, body);
-        if let Err(why) = inner.write(&frame).await {
+        let frame = outgoing("send", address, Some(&reply_address), Some(&headers), &text);
+        if let Err(why) = inner.write(frame).await {
             lock(&inner.pending).remove(&reply_address);
             return Err(RequestError::new(RequestErrorKind::Transport, why).with_address(named()));
         }
@@ -589,7 +590,7 @@ impl BridgeClient {
         };
         if let Some(link) = link {
             let frame = json!({"type": "register", "address": address});
-            let _ = link.send(wire(&frame)).await;
+            let _ = link.send(Outgoing::of(&frame)).await;
         }
         BridgeConsumer {
             inner: Arc::clone(&self.inner),
@@ -660,7 +661,7 @@ impl BridgeConsumer {
         };
         if let Some(link) = link {
             let frame = json!({"type": "unregister", "address": self.address});
-            let _ = link.send(wire(&frame)).await;
+            let _ = link.send(Outgoing::of(&frame)).await;
         }
         self.consumer.unregister().await;
     }
@@ -674,66 +675,26 @@ impl fmt::Debug for Inner {
     }
 }
 
-/// A frame's bytes on the wire: the length [`FrameReader`] reads, then the
-/// JSON text.
-fn wire(frame: &Value) -> Vec<u8> {
-    let text = frame.to_string();
-    let mut out = Vec::with_capacity(4 + text.len());
-    // A frame this client writes is far below 4 GiB (its body was encoded
-    // from a value in memory).
-    out.extend_from_slice(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_be_bytes());
-    out.extend_from_slice(text.as_bytes());
-    out
-}
-
-/// A client frame: `send` or `publish`.
+/// A client frame: `send` or `publish`, its body's JSON text given;
+/// `headers` left out when there are none.
 fn outgoing(
     kind: &str,
     address: &str,
     reply_address: Option<&str>,
-    headers: &Headers,
-    body: Value,
-) -> Value {
-    let mut frame = Map::new();
-    frame.insert("type".into(), kind.into());
-    frame.insert("address".into(), address.into());
+    headers: Option<&Headers>,
+    body: &[u8],
+) -> Outgoing {
+    let mut frame = Outgoing::object(kind, address, body.len() + 64);
     if let Some(reply) = reply_address {
-        frame.insert("replyAddress".into(), reply.into());
+        frame.member("replyAddress", reply);
     }
-    if !headers.is_empty() {
-        frame.insert("headers".into(), headers_json(headers));
+    if let Some(headers) = headers.filter(|h| !h.is_empty()) {
+        frame.headers(headers);
     }
-    if !body.is_null() {
-        frame.insert("body".into(), body);
+    if body != b"null" {
+        frame.member_json("body", body);
     }
-    Value::Object(frame)
-}
-
-fn headers_json(headers: &Headers) -> Value {
-    let mut names = Map::new();
-    for (name, value) in headers.iter() {
-        // One value per name, the last one, as the bridge carries them.
-        names.insert(name.into(), value.into());
-    }
-    Value::Object(names)
-}
-
-/// The headers of a frame from the bridge (strings; other scalars as their
-/// JSON text, anything else left out).
-fn headers_of(frame: &Map<String, Value>) -> Headers {
-    let mut headers = Headers::new();
-    if let Some(Value::Object(members)) = frame.get("headers") {
-        for (name, value) in members {
-            match value {
-                Value::String(s) => headers.insert(name.as_str(), s.as_str()),
-                Value::Bool(_) | Value::Number(_) => {
-                    headers.insert(name.as_str(), value.to_string());
-                }
-                _ => {}
-            }
-        }
-    }
-    headers
+    frame.end()
 }
 
 async fn open(peer: &str, wait: Duration) -> std::io::Result<TcpStream> {
@@ -819,9 +780,9 @@ async fn serve(
     stop: &mut watch::Receiver<bool>,
     ready: &mut Option<oneshot::Sender<()>>,
 ) -> bool {
-    let (mut rd, wr) = stream.into_split();
+    let (mut source, sink) = frame::tcp(stream, inner.options.max_frame);
     let (tx, rx) = mpsc::channel(OUTBOX);
-    let mut writer = tokio::spawn(write_all(wr, rx));
+    let mut writer = tokio::spawn(write_all(sink, rx));
     // The registrations go first on the new connection; a consumer made
     // from here on sends its own (under the same lock, none is missed).
     let addresses: Vec<String> = {
@@ -834,10 +795,9 @@ async fn serve(
     }
     for address in addresses {
         let _ = tx
-            .send(wire(&json!({"type": "register", "address": address})))
+            .send(Outgoing::of(&json!({"type": "register", "address": address})))
             .await;
     }
-    let mut reader = FrameReader::new(inner.options.max_frame);
     let mut ping = interval(inner.options.ping_interval);
     ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
     ping.tick().await;
@@ -852,19 +812,19 @@ async fn serve(
                     tracing::debug!(peer = inner.peer, "the Vert.x bridge fell silent");
                     break false;
                 }
-                if tx.try_send(wire(&json!({"type": "ping"}))).is_err() {
+                if tx.try_send(Outgoing::of(&json!({"type": "ping"}))).is_err() {
                     tracing::debug!(peer = inner.peer, "no room for a ping: the bridge does not read");
                 }
                 continue;
             }
-            read = reader.next(&mut rd) => read,
+            read = source.next() => read,
         };
         match read {
-            Ok(Read::Frame(bytes)) => {
+            Read::Frame(bytes) => {
                 heard = Instant::now();
                 handle(inner, &tx, &bytes).await;
             }
-            Ok(Read::TooLarge(len)) => {
+            Read::TooLarge(len) => {
                 tracing::warn!(
                     peer = inner.peer,
                     len,
@@ -872,7 +832,7 @@ async fn serve(
                 );
                 break false;
             }
-            Ok(Read::Closed) | Err(_) => break false,
+            Read::Closed => break false,
         }
     };
     // Down: calls fail at once from here, then the waiting requests.
@@ -891,64 +851,56 @@ async fn serve(
 
 /// Writes the connection's frames, gathering what is queued into one
 /// write, until the connection fails or the client lets it go.
-async fn write_all(mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Vec<u8>>) {
-    let mut batch = Vec::with_capacity(WRITE_BATCH);
+async fn write_all(mut sink: TcpSink, mut rx: mpsc::Receiver<Outgoing>) {
     while let Some(first) = rx.recv().await {
-        batch.clear();
-        batch.extend_from_slice(&first);
-        while batch.len() < WRITE_BATCH {
+        let mut bytes = first.json().len();
+        sink.feed(first);
+        while bytes < WRITE_BATCH {
             match rx.try_recv() {
-                Ok(more) => batch.extend_from_slice(&more),
+                Ok(more) => {
+                    bytes += more.json().len();
+                    sink.feed(more);
+                }
                 Err(_) => break,
             }
         }
-        if wr.write_all(&batch).await.is_err() {
+        if sink.flush().await.is_err() {
             return;
         }
     }
-    let _ = wr.shutdown().await;
+    sink.close().await;
 }
 
 /// Handles one frame from the bridge.
-async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, bytes: &[u8]) {
-    let Ok(Value::Object(mut frame)) = serde_json::from_slice::<Value>(bytes) else {
+async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Outgoing>, bytes: &[u8]) {
+    let Ok(frame) = Incoming::parse(bytes) else {
         tracing::warn!(
             peer = inner.peer,
             "a frame from the Vert.x bridge is not a JSON object"
         );
         return;
     };
-    let kind = frame
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let address = frame
-        .get("address")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    match kind {
+    let kind = frame.kind().text().unwrap_or_default();
+    let address = Member::of(frame.address).text().unwrap_or_default();
+    match &*kind {
         "pong" => {}
         "message" | "err" => {
-            let waiting = lock(&inner.pending).remove(address);
+            let waiting = lock(&inner.pending).remove(&*address);
             if let Some(waiting) = waiting {
                 let answer = if kind == "message" {
-                    let headers = headers_of(&frame);
-                    Ok((frame.remove("body").unwrap_or(Value::Null), headers))
+                    Ok((frame.body().to_vec(), headers_of(&frame)))
                 } else {
                     Err(failure(&frame))
                 };
                 let _ = waiting.send(answer);
             } else if kind == "message" {
-                deliver(inner, tx, frame).await;
+                deliver(inner, tx, &frame, &address).await;
             } else {
-                let message = frame
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let message = Member::of(frame.message).text().unwrap_or_default();
                 tracing::warn!(
                     peer = inner.peer,
-                    address,
-                    message,
+                    %address,
+                    %message,
                     "the Vert.x bridge refused a frame"
                 );
             }
@@ -963,46 +915,48 @@ async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, bytes: &[u8]) {
     }
 }
 
+/// The headers of a frame from the bridge (strings; other scalars as their
+/// JSON text; headers that are not an object of those left out).
+fn headers_of(frame: &Incoming<'_>) -> Headers {
+    frame.headers().unwrap_or_else(|_| Headers::new())
+}
+
 /// The error of a failed request, from its `err` frame.
-fn failure(frame: &Map<String, Value>) -> RequestError {
-    let message = frame
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the request failed")
-        .to_string();
-    let kind = match frame.get("failureType").and_then(Value::as_str) {
+fn failure(frame: &Incoming<'_>) -> RequestError {
+    let message = Member::of(frame.message)
+        .text()
+        .map_or_else(|| "the request failed".to_string(), Cow::into_owned);
+    let kind = match Member::of(frame.failure_type).text().as_deref() {
         Some("TIMEOUT") => RequestErrorKind::Timeout,
         Some("NO_HANDLERS") => RequestErrorKind::NoHandlers,
         _ => RequestErrorKind::RecipientFailure,
     };
-    let code = frame
-        .get("failureCode")
-        .and_then(Value::as_i64)
-        .and_then(|c| i32::try_from(c).ok())
-        .unwrap_or(NO_FAILURE_CODE);
-    let mut error = RequestError::new(kind, message).with_code(code);
-    if let Some(source) = frame.get("sourceAddress").and_then(Value::as_str) {
-        error = error.with_address(Arc::from(source));
+    let code = match Member::of(frame.failure_code) {
+        Member::Other(code) => serde_json::from_str::<i32>(code).ok(),
+        _ => None,
+    };
+    let mut error = RequestError::new(kind, message).with_code(code.unwrap_or(NO_FAILURE_CODE));
+    if let Some(source) = Member::of(frame.source_address).text() {
+        error = error.with_address(Arc::from(&*source));
     }
     error
 }
 
 /// A message at a registered address, into the bus: published, sent, or
 /// requested with its answer written back to its `replyAddress`.
-async fn deliver(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, mut frame: Map<String, Value>) {
-    let address = frame
-        .get("address")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let reply_address = frame
-        .get("replyAddress")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let published = frame.get("send").and_then(Value::as_bool) == Some(false);
-    let headers = headers_of(&frame);
-    let body = frame.remove("body").unwrap_or(Value::Null);
-    let carriers = match lock(&inner.registrations).get(&address) {
+async fn deliver(
+    inner: &Arc<Inner>,
+    tx: &mpsc::Sender<Outgoing>,
+    frame: &Incoming<'_>,
+    address: &str,
+) {
+    let reply_address = Member::of(frame.reply_address)
+        .text()
+        .map(Cow::into_owned);
+    let published = matches!(Member::of(frame.send), Member::Other("false"));
+    let headers = headers_of(frame);
+    let body = frame.body();
+    let carriers = match lock(&inner.registrations).get(address) {
         Some(registration) => registration.carriers.clone(),
         None => {
             tracing::debug!(
@@ -1015,7 +969,7 @@ async fn deliver(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, mut frame: Map<
     };
     let mut decoded = Err(String::new());
     for carrier in &carriers {
-        decoded = carrier.decode(&body);
+        decoded = carrier.decode(body);
         if decoded.is_ok() {
             break;
         }
@@ -1027,7 +981,7 @@ async fn deliver(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, mut frame: Map<
             if let Some(reply) = reply_address {
                 let refused = json!({"type": "send", "address": reply, "failureCode": NO_FAILURE_CODE,
                                      "message": format!("The message to address {address} is {why}")});
-                let _ = tx.send(wire(&refused)).await;
+                let _ = tx.send(Outgoing::of(&refused)).await;
             }
             return;
         }
@@ -1037,13 +991,13 @@ async fn deliver(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, mut frame: Map<
     let Some(reply_address) = reply_address else {
         let outcome = if published {
             decoded
-                .publish(bus, &address, options)
+                .publish(bus, address, options)
                 .await
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         } else {
             decoded
-                .send(bus, &address, options)
+                .send(bus, address, options)
                 .await
                 .map_err(|e| e.to_string())
         };
@@ -1052,20 +1006,22 @@ async fn deliver(inner: &Arc<Inner>, tx: &mpsc::Sender<Vec<u8>>, mut frame: Map<
         }
         return;
     };
-    let request = decoded.request(bus.clone(), Arc::from(address.as_str()), options);
+    let request = decoded.request(bus.clone(), Arc::from(address), options);
     let tx = tx.clone();
     tokio::spawn(async move {
         let answer = match request.await {
+            // The answer carries its headers, `{}` when there are none.
             Ok(reply) => {
-                let mut answer = outgoing("send", &reply_address, None, &reply.headers, reply.body);
-                if let Value::Object(members) = &mut answer {
-                    members.entry("headers").or_insert_with(|| json!({}));
+                let mut frame = Outgoing::object("send", &reply_address, reply.body.len() + 64);
+                frame.headers(&reply.headers);
+                if reply.body != b"null" {
+                    frame.member_json("body", &reply.body);
                 }
-                answer
+                frame.end()
             }
-            Err(e) => json!({"type": "send", "address": reply_address,
-                             "failureCode": e.wire_failure_code(), "message": e.message()}),
+            Err(e) => Outgoing::of(&json!({"type": "send", "address": reply_address,
+                             "failureCode": e.wire_failure_code(), "message": e.message()})),
         };
-        let _ = tx.send(wire(&answer)).await;
+        let _ = tx.send(answer).await;
     });
 }

@@ -23,18 +23,16 @@ use codecbus_json::JsValue;
 use futures_util::FutureExt as _;
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
-use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until, timeout};
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
 use crate::base::error::{NO_FAILURE_CODE, ReplyFailure};
-use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
-use crate::bridge::frame::{Dialect, Read, Sink, Source};
+use crate::bridge::frame::{Dialect, Incoming, Malformed, Member, Outgoing, Read, Sink, Source};
 use crate::bridge::link::{Answer, Link, Out};
 use crate::bridge::options::BridgeOptions;
 use crate::bridge::permit::Permits;
@@ -77,7 +75,7 @@ impl Shared {
 
     /// `body` decoded as the first type of `address` that reads it, or why
     /// none did (the first type's reason).
-    fn decode(&self, address: &str, body: &Value) -> Result<Box<dyn Decoded>, String> {
+    fn decode(&self, address: &str, body: &[u8]) -> Result<Box<dyn Decoded>, String> {
         let mut first = None;
         for carrier in self.carriers(address) {
             match carrier.decode(body) {
@@ -112,64 +110,40 @@ fn failure_name(failure: ReplyFailure) -> &'static str {
     }
 }
 
-/// A frame's headers: an object whose members are strings (other scalars
-/// as their JSON text).
-fn headers(frame: &Map<String, Value>) -> Result<Headers, String> {
-    let mut headers = Headers::new();
-    match frame.get("headers") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(members)) => {
-            for (name, value) in members {
-                match value {
-                    Value::String(s) => headers.insert(name.as_str(), s.as_str()),
-                    Value::Null => {}
-                    Value::Bool(_) | Value::Number(_) => {
-                        headers.insert(name.as_str(), value.to_string())
-                    }
-                    Value::Array(_) | Value::Object(_) => {
-                        return Err(format!("the header {name:?} is not a string"));
-                    }
-                }
-            }
-        }
-        Some(_) => return Err("`headers` is not an object".into()),
-    }
-    Ok(headers)
-}
-
 impl Conn {
     /// Handles one frame; `false` when the connection is to close.
     async fn handle(&mut self, bytes: &[u8]) -> bool {
-        let frame = match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Object(frame)) => frame,
-            Ok(_) => {
+        let frame = match Incoming::parse(bytes) {
+            Ok(frame) => frame,
+            Err(Malformed::NotAnObject) => {
                 return self
                     .link
                     .err_detail("invalid_json", "a frame is a JSON object")
                     .await;
             }
-            Err(e) => {
+            Err(Malformed::Json(e)) => {
                 return self.link.err_detail("invalid_json", &e.to_string()).await;
             }
         };
-        let kind = match frame.get("type") {
-            None | Some(Value::Null) => return self.link.err("missing_type").await,
-            Some(Value::String(kind)) => kind.as_str(),
-            Some(_) => return self.link.err(self.link.dialect.unknown_type()).await,
-        };
         let dialect = self.link.dialect;
+        let kind = match frame.kind() {
+            Member::Absent => return self.link.err("missing_type").await,
+            Member::Text(kind) => kind,
+            Member::Other(_) => return self.link.err(dialect.unknown_type()).await,
+        };
+        let kind = &*kind;
         if kind == "ping" {
             return match dialect.pong() {
-                Some(pong) => self.link.write(&pong).await,
+                Some(pong) => self.link.write(Outgoing::of(&pong)).await,
                 None => true,
             };
         }
         if !matches!(kind, "send" | "publish" | "register" | "unregister") {
             return self.link.err(dialect.unknown_type()).await;
         }
-        let Some(address) = frame.get("address").and_then(Value::as_str) else {
+        let Some(address) = Member::of(frame.address).text() else {
             for answer in dialect.missing_address() {
-                if !self.link.write(&answer).await {
+                if !self.link.write(Outgoing::of(&answer)).await {
                     return false;
                 }
             }
@@ -178,72 +152,73 @@ impl Conn {
         if address.len() > self.shared.limits.max_address_length {
             return self.link.err("max_address_length_reached").await;
         }
-        let address = address.to_string();
         match kind {
-            "send" => self.send(&frame, address).await,
-            "publish" => self.publish(&frame, address).await,
-            "register" => self.register(address).await,
+            "send" => self.send(&frame, &address).await,
+            "publish" => self.publish(&frame, &address).await,
+            "register" => self.register(address.into_owned()).await,
             _ => self.unregister(&address).await,
         }
     }
 
-    async fn send(&mut self, frame: &Map<String, Value>, address: String) -> bool {
-        let headers = match headers(frame) {
+    async fn send(&mut self, frame: &Incoming<'_>, address: &str) -> bool {
+        let headers = match frame.headers() {
             Ok(headers) => headers,
             Err(why) => {
                 return self.link.err_detail("invalid_headers", &why).await;
             }
         };
-        let body = frame.get("body").cloned().unwrap_or(Value::Null);
+        let body = frame.body();
         // An answer to a request from the bus: at a reply address this
         // connection was given, whatever the permissions (as Vert.x).
-        if self.link.pending().contains_key(&address) {
-            let answer = match frame.get("failureCode") {
-                None | Some(Value::Null) => Answer::Body { body, headers },
-                Some(code) => {
-                    let Some(code) = code.as_i64().and_then(|c| i32::try_from(c).ok()) else {
+        if self.link.pending().contains_key(address) {
+            let answer = match Member::of(frame.failure_code) {
+                Member::Absent => Answer::Body {
+                    body: body.to_vec(),
+                    headers,
+                },
+                code => {
+                    let code = match code {
+                        Member::Other(code) => serde_json::from_str::<i32>(code).ok(),
+                        _ => None,
+                    };
+                    let Some(code) = code else {
                         return self
                             .link
                             .err_detail("invalid_failure_code", "`failureCode` is a 32-bit integer")
                             .await;
                     };
-                    let message = frame
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
+                    let message = Member::of(frame.message).text().unwrap_or_default();
                     Answer::Failure {
                         code,
-                        message: message.to_string(),
+                        message: message.into_owned(),
                     }
                 }
             };
-            if let Some(tx) = self.link.pending().remove(&address) {
+            if let Some(tx) = self.link.pending().remove(address) {
                 let _ = tx.send(answer);
             }
             return true;
         }
         let shared = Arc::clone(&self.shared);
-        if !shared.inbound.admits(&address, &body) {
+        if !shared.inbound.admits(address, body) {
             return self.link.err("access_denied").await;
         }
-        let reply_address = frame.get("replyAddress").and_then(Value::as_str);
-        let decoded = match shared.decode(&address, &body) {
+        let reply_address = Member::of(frame.reply_address).text();
+        let decoded = match shared.decode(address, body) {
             Ok(decoded) => decoded,
             Err(why) => {
+                let dialect = self.link.dialect;
                 let refused = match reply_address {
-                    Some(reply) => {
-                        let dialect = self.link.dialect;
-                        dialect.failure(reply, &address, NO_FAILURE_CODE, "ERROR", &why)
-                    }
-                    None => self.link.dialect.err_detail("invalid_body", &why),
+                    Some(reply) => dialect.failure(&reply, address, NO_FAILURE_CODE, "ERROR", &why),
+                    None => dialect.err_detail("invalid_body", &why),
                 };
-                return self.link.write(&refused).await;
+                return self.link.write(Outgoing::of(&refused)).await;
             }
         };
         let options = DeliveryOptions::new().headers(headers);
         let Some(reply_address) = reply_address else {
             // As Vert.x: a send's outcome is not reported.
-            if let Err(e) = decoded.send(&shared.bus, &address, options).await {
+            if let Err(e) = decoded.send(&shared.bus, address, options).await {
                 tracing::debug!(address, error = %e, "a bridge client's send was not delivered");
             }
             return true;
@@ -254,10 +229,10 @@ impl Conn {
             let refused =
                 self.link
                     .dialect
-                    .failure(reply_address, &address, NO_FAILURE_CODE, "ERROR", &why);
-            return self.link.write(&refused).await;
+                    .failure(&reply_address, address, NO_FAILURE_CODE, "ERROR", &why);
+            return self.link.write(Outgoing::of(&refused)).await;
         }
-        let reply_address = reply_address.to_string();
+        let reply_address = reply_address.into_owned();
         let link = Arc::clone(&self.link);
         let address: Arc<str> = Arc::from(address);
         let request = decoded.request(shared.bus.clone(), Arc::clone(&address), options);
@@ -267,17 +242,17 @@ impl Conn {
             let dialect = link.dialect;
             let answered = match request.await {
                 Ok(reply) => {
-                    dialect.message(&reply_address, None, &reply.headers, reply.body, true)
+                    dialect.message(&reply_address, None, &reply.headers, &reply.body, true)
                 }
-                Err(e) => dialect.failure(
+                Err(e) => Outgoing::of(&dialect.failure(
                     &reply_address,
                     &address,
                     e.wire_failure_code(),
                     failure_name(e.failure_type()),
                     e.message(),
-                ),
+                )),
             };
-            link.write(&answered).await;
+            link.write(answered).await;
         }));
         if (&mut request).now_or_never().is_none() {
             self.requests.push(request);
@@ -285,26 +260,26 @@ impl Conn {
         true
     }
 
-    async fn publish(&mut self, frame: &Map<String, Value>, address: String) -> bool {
-        let headers = match headers(frame) {
+    async fn publish(&mut self, frame: &Incoming<'_>, address: &str) -> bool {
+        let headers = match frame.headers() {
             Ok(headers) => headers,
             Err(why) => {
                 return self.link.err_detail("invalid_headers", &why).await;
             }
         };
-        let body = frame.get("body").cloned().unwrap_or(Value::Null);
+        let body = frame.body();
         let shared = Arc::clone(&self.shared);
-        if !shared.inbound.admits(&address, &body) {
+        if !shared.inbound.admits(address, body) {
             return self.link.err("access_denied").await;
         }
-        let decoded = match shared.decode(&address, &body) {
+        let decoded = match shared.decode(address, body) {
             Ok(decoded) => decoded,
             Err(why) => {
                 return self.link.err_detail("invalid_body", &why).await;
             }
         };
         let options = DeliveryOptions::new().headers(headers);
-        if let Err(e) = decoded.publish(&shared.bus, &address, options).await {
+        if let Err(e) = decoded.publish(&shared.bus, address, options).await {
             tracing::debug!(address, error = %e, "a bridge client's publish reached nobody");
         }
         true
@@ -342,7 +317,7 @@ impl Conn {
                 true
             }
             None => match self.link.dialect.unknown_address() {
-                Some(answer) => self.link.write(&answer).await,
+                Some(answer) => self.link.write(Outgoing::of(&answer)).await,
                 None => true,
             },
         }
@@ -438,14 +413,22 @@ pub(crate) async fn serve<S: Source, W: Sink>(
     tracing::debug!(connection = id, "bridge connection closed");
 }
 
+/// How many frames one flush takes at most, and how many bytes: a burst
+/// of answers leaves in few writes, and a long one still flushes as it
+/// goes.
+const BATCH_FRAMES: usize = 64;
+const BATCH_BYTES: usize = 64 * 1024;
+
 /// Writes the connection's frames until it closes, stalls or fails; beats
-/// when the transport does and nothing was written for a while.
+/// when the transport does and nothing was written for a while. The frames
+/// waiting when one is taken are written with it, in one flush.
 async fn write_all<W: Sink>(
     mut sink: W,
     mut rx: mpsc::Receiver<Out>,
     limits: crate::bridge::link::Limits,
 ) {
-    loop {
+    let mut closing = false;
+    while !closing {
         let out = match sink.heartbeat() {
             Some(every) => match timeout(every, rx.recv()).await {
                 Ok(out) => out,
@@ -458,16 +441,29 @@ async fn write_all<W: Sink>(
             },
             None => rx.recv().await,
         };
-        match out {
-            Some(Out::Frame(text)) => {
-                if !matches!(
-                    timeout(limits.write_timeout, sink.write(text)).await,
-                    Ok(Ok(()))
-                ) {
-                    return;
-                }
+        let Some(Out::Frame(frame)) = out else {
+            break;
+        };
+        let mut bytes = frame.json().len();
+        sink.feed(frame);
+        for _ in 1..BATCH_FRAMES {
+            if bytes >= BATCH_BYTES {
+                break;
             }
-            Some(Out::Close) | None => break,
+            match rx.try_recv() {
+                Ok(Out::Frame(frame)) => {
+                    bytes += frame.json().len();
+                    sink.feed(frame);
+                }
+                Ok(Out::Close) => {
+                    closing = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        if !matches!(timeout(limits.write_timeout, sink.flush()).await, Ok(Ok(()))) {
+            return;
         }
     }
     let _ = timeout(limits.write_timeout, sink.close()).await;

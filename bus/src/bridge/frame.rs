@@ -4,13 +4,20 @@
 //! for a frame and for other things at once. The JSON of the frames the
 //! bridge writes, in the dialect of each transport ([`Dialect`]).
 
+use std::borrow::Cow;
+use std::fmt;
+
 use bytes::{Buf, Bytes, BytesMut};
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde::de::{Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::base::headers::Headers;
+use crate::bridge::json;
 
 /// What reading the next frame gave.
 pub(crate) enum Read {
@@ -59,13 +66,311 @@ impl FrameReader {
     }
 }
 
-/// `text` (a frame's JSON) as a TCP frame's bytes.
-pub(crate) fn encode(text: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + text.len());
-    // A frame we write is far below 4 GiB (its body came within limits).
-    out.extend_from_slice(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_be_bytes());
-    out.extend_from_slice(text.as_bytes());
-    out
+/// A frame on its way out: its JSON text, after four bytes kept for the
+/// TCP bridge's length, so that the TCP transport sends it as it is.
+#[derive(Debug)]
+pub(crate) struct Outgoing(Vec<u8>);
+
+impl Outgoing {
+    /// An empty frame, room made for `capacity` bytes of JSON.
+    fn with_capacity(capacity: usize) -> Self {
+        let mut buf = Vec::with_capacity(4 + capacity);
+        buf.extend_from_slice(&[0; 4]);
+        Self(buf)
+    }
+
+    /// The frame of `value`.
+    pub(crate) fn of(value: &Value) -> Self {
+        let mut frame = Self::with_capacity(64);
+        json::write_scalar(&mut frame.0, value);
+        frame
+    }
+
+    /// The JSON text.
+    pub(crate) fn json(&self) -> &[u8] {
+        &self.0[4..]
+    }
+
+    /// The JSON text as a `str`: every writer of a frame writes UTF-8.
+    pub(crate) fn text(&self) -> &str {
+        std::str::from_utf8(self.json()).unwrap_or("null")
+    }
+
+    /// The TCP frame: the length, then the JSON text.
+    pub(crate) fn into_tcp(mut self) -> Vec<u8> {
+        // A frame we write is far below 4 GiB (its body came within limits).
+        let len = u32::try_from(self.0.len() - 4).unwrap_or(u32::MAX);
+        self.0[..4].copy_from_slice(&len.to_be_bytes());
+        self.0
+    }
+
+    /// A frame's object begun: `{"type":kind,"address":address`, room
+    /// made for `capacity` more bytes. Members follow, then [`end`](Self::end).
+    pub(crate) fn object(kind: &str, address: &str, capacity: usize) -> Self {
+        let mut frame = Self::with_capacity(address.len() + capacity + 32);
+        frame.0.extend_from_slice(b"{\"type\":");
+        json::write_scalar(&mut frame.0, kind);
+        frame.member("address", address);
+        frame
+    }
+
+    /// A member whose value is a string, a number or a boolean.
+    pub(crate) fn member<S: serde::Serialize + ?Sized>(&mut self, name: &str, value: &S) {
+        self.name(name);
+        json::write_scalar(&mut self.0, value);
+    }
+
+    /// A member whose value is JSON text already.
+    pub(crate) fn member_json(&mut self, name: &str, json: &[u8]) {
+        self.name(name);
+        self.0.extend_from_slice(json);
+    }
+
+    /// The `headers` member: one value per name, the last one (as Vert.x
+    /// writes them).
+    pub(crate) fn headers(&mut self, headers: &Headers) {
+        self.name("headers");
+        self.0.push(b'{');
+        write_headers(headers, &mut self.0);
+        self.0.push(b'}');
+    }
+
+    /// The object ended.
+    pub(crate) fn end(mut self) -> Self {
+        self.0.push(b'}');
+        self
+    }
+
+    fn name(&mut self, name: &str) {
+        self.0.push(b',');
+        json::write_scalar(&mut self.0, name);
+        self.0.push(b':');
+    }
+}
+
+/// A frame that arrived, read without building its tree: each member the
+/// bridge knows kept as its raw JSON text, borrowed from the frame, the
+/// others skipped. A member given twice counts the last time, as when the
+/// object is read whole.
+#[derive(Default)]
+pub(crate) struct Incoming<'a> {
+    pub(crate) kind: Option<&'a RawValue>,
+    pub(crate) address: Option<&'a RawValue>,
+    pub(crate) reply_address: Option<&'a RawValue>,
+    pub(crate) headers: Option<&'a RawValue>,
+    pub(crate) body: Option<&'a RawValue>,
+    pub(crate) send: Option<&'a RawValue>,
+    pub(crate) failure_code: Option<&'a RawValue>,
+    pub(crate) failure_type: Option<&'a RawValue>,
+    pub(crate) message: Option<&'a RawValue>,
+    pub(crate) source_address: Option<&'a RawValue>,
+}
+
+/// Why a frame could not be read.
+pub(crate) enum Malformed {
+    /// It is not JSON.
+    Json(serde_json::Error),
+    /// It is JSON, not an object.
+    NotAnObject,
+}
+
+impl<'a> Incoming<'a> {
+    /// Reads a frame's JSON text.
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, Malformed> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let frame = match de.deserialize_any(FrameVisitor) {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return Err(Malformed::NotAnObject),
+            Err(e) => return Err(Malformed::Json(e)),
+        };
+        de.end().map_err(Malformed::Json)?;
+        Ok(frame)
+    }
+
+    /// The frame's `type`, when it is a string.
+    pub(crate) fn kind(&self) -> Member<'a> {
+        Member::of(self.kind)
+    }
+
+    /// The body's JSON text; `null` when it has none.
+    pub(crate) fn body(&self) -> &'a [u8] {
+        self.body.map_or(b"null", |raw| raw.get().as_bytes())
+    }
+
+    /// The frame's headers: an object whose members are strings (other
+    /// scalars as their JSON text, null members left out).
+    pub(crate) fn headers(&self) -> Result<Headers, String> {
+        let mut headers = Headers::new();
+        let Some(raw) = self.headers else {
+            return Ok(headers);
+        };
+        if raw.get() == "null" {
+            return Ok(headers);
+        }
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        let Ok(Some(members)) = de.deserialize_any(MembersVisitor) else {
+            return Err("`headers` is not an object".into());
+        };
+        for (name, value) in members {
+            match Member::of(Some(value)) {
+                Member::Text(text) => headers.insert(name.0, text),
+                Member::Absent => {}
+                Member::Other(raw) if !raw.starts_with(['[', '{']) => headers.insert(name.0, raw),
+                Member::Other(_) => {
+                    return Err(format!("the header {:?} is not a string", name.0));
+                }
+            }
+        }
+        Ok(headers)
+    }
+}
+
+/// A member of a frame, as the bridge looks at it.
+pub(crate) enum Member<'a> {
+    /// Absent, or null.
+    Absent,
+    /// A string, unescaped.
+    Text(Cow<'a, str>),
+    /// Anything else: its JSON text.
+    Other(&'a str),
+}
+
+impl<'a> Member<'a> {
+    pub(crate) fn of(raw: Option<&'a RawValue>) -> Self {
+        let Some(raw) = raw else {
+            return Member::Absent;
+        };
+        let text = raw.get();
+        if text == "null" {
+            return Member::Absent;
+        }
+        if !text.starts_with('"') {
+            return Member::Other(text);
+        }
+        let inner = &text[1..text.len() - 1];
+        if !inner.contains('\\') {
+            return Member::Text(Cow::Borrowed(inner));
+        }
+        match serde_json::from_str::<String>(text) {
+            Ok(s) => Member::Text(Cow::Owned(s)),
+            Err(_) => Member::Other(text),
+        }
+    }
+
+    /// The string, if it is one.
+    pub(crate) fn text(self) -> Option<Cow<'a, str>> {
+        match self {
+            Member::Text(text) => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// A member name: borrowed from the frame when it has no escapes.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s.to_owned())))
+            }
+        }
+        de.deserialize_str(V)
+    }
+}
+
+/// Reads an object's members, each as its raw text; `None` for JSON that
+/// is not an object.
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Option<Vec<(Text<'de>, &'de RawValue)>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::new();
+        while let Some(member) = map.next_entry()? {
+            members.push(member);
+        }
+        Ok(Some(members))
+    }
+}
+
+/// Reads a frame's object member by member; `None` for JSON that is not
+/// an object.
+struct FrameVisitor;
+
+impl<'de> Visitor<'de> for FrameVisitor {
+    type Value = Option<Incoming<'de>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a frame")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut frame = Incoming::default();
+        while let Some(name) = map.next_key::<Text<'de>>()? {
+            let slot = match &*name.0 {
+                "type" => &mut frame.kind,
+                "address" => &mut frame.address,
+                "replyAddress" => &mut frame.reply_address,
+                "headers" => &mut frame.headers,
+                "body" => &mut frame.body,
+                "send" => &mut frame.send,
+                "failureCode" => &mut frame.failure_code,
+                "failureType" => &mut frame.failure_type,
+                "message" => &mut frame.message,
+                "sourceAddress" => &mut frame.source_address,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value()?);
+        }
+        Ok(Some(frame))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
 }
 
 /// A transport's incoming side: the client's frames, each one JSON text.
@@ -75,10 +380,14 @@ pub(crate) trait Source: Send {
 }
 
 /// A transport's outgoing side: frames to the client, each one JSON text,
-/// and the transport's own keep-alive and close.
+/// and the transport's own keep-alive and close. Frames are fed, then
+/// flushed together: a burst of answers leaves in one write.
 pub(crate) trait Sink: Send + 'static {
-    /// Writes one frame.
-    fn write(&mut self, frame: String) -> impl Future<Output = std::io::Result<()>> + Send;
+    /// Queues one frame, to be written by the next flush.
+    fn feed(&mut self, frame: Outgoing);
+
+    /// Writes the frames queued.
+    fn flush(&mut self) -> impl Future<Output = std::io::Result<()>> + Send;
 
     /// How often the transport beats when nothing else is written
     /// (SockJS's heartbeat); `None` for no beat.
@@ -104,6 +413,8 @@ pub(crate) struct TcpSource {
 /// The TCP bridge's side of a connection: frames written to the socket.
 pub(crate) struct TcpSink {
     wr: OwnedWriteHalf,
+    /// The frames fed since the last flush, each with its length.
+    queued: Vec<u8>,
 }
 
 /// A TCP client's connection as a frame source and sink.
@@ -115,7 +426,10 @@ pub(crate) fn tcp(stream: TcpStream, max_frame: usize) -> (TcpSource, TcpSink) {
             reader: FrameReader::new(max_frame),
             rd,
         },
-        TcpSink { wr },
+        TcpSink {
+            wr,
+            queued: Vec::new(),
+        },
     )
 }
 
@@ -129,8 +443,18 @@ impl Source for TcpSource {
 }
 
 impl Sink for TcpSink {
-    async fn write(&mut self, frame: String) -> std::io::Result<()> {
-        self.wr.write_all(&encode(&frame)).await
+    fn feed(&mut self, frame: Outgoing) {
+        if self.queued.is_empty() {
+            self.queued = frame.into_tcp();
+        } else {
+            self.queued.extend_from_slice(&frame.into_tcp());
+        }
+    }
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        let written = self.wr.write_all(&self.queued).await;
+        self.queued.clear();
+        written
     }
 
     async fn close(&mut self) {
@@ -225,43 +549,72 @@ impl Dialect {
         frame
     }
 
-    /// A message for the client. On TCP a `message` frame: `headers`
-    /// always present (`{}` when empty), `body` absent when null, and
-    /// `send`; on SockJS a `rec` frame: `headers` only when there are
-    /// some, `body` always, no `send`. As Vert.x writes them.
+    /// A message for the client, its body's JSON text given. On TCP a
+    /// `message` frame: `headers` always present (`{}` when empty), `body`
+    /// absent when null, and `send`; on SockJS a `rec` frame: `headers`
+    /// only when there are some, `body` always, no `send`. As Vert.x
+    /// writes them.
     pub(crate) fn message(
         self,
         address: &str,
         reply_address: Option<&str>,
         headers: &Headers,
-        body: Value,
+        body: &[u8],
         send: bool,
-    ) -> Value {
-        let mut frame = Map::new();
+    ) -> Outgoing {
         let kind = match self {
             Dialect::Tcp => "message",
             Dialect::SockJs => "rec",
         };
-        frame.insert("type".into(), kind.into());
-        frame.insert("address".into(), address.into());
+        let mut frame = Outgoing::object(kind, address, body.len() + 64);
         if let Some(reply) = reply_address {
-            frame.insert("replyAddress".into(), reply.into());
+            frame.member("replyAddress", reply);
         }
-        let mut names = Map::new();
-        for (name, value) in headers.iter() {
-            // As Vert.x: one value per name in the frame, the last one.
-            names.insert(name.into(), value.into());
+        if self == Dialect::Tcp || !headers.is_empty() {
+            frame.headers(headers);
         }
-        if self == Dialect::Tcp || !names.is_empty() {
-            frame.insert("headers".into(), Value::Object(names));
-        }
-        if self == Dialect::SockJs || !body.is_null() {
-            frame.insert("body".into(), body);
+        if self == Dialect::SockJs || body != b"null" {
+            frame.member_json("body", body);
         }
         if self == Dialect::Tcp {
-            frame.insert("send".into(), send.into());
+            frame.member("send", &send);
         }
-        Value::Object(frame)
+        frame.end()
+    }
+}
+
+/// The members of a frame's `headers` object.
+fn write_headers(headers: &Headers, out: &mut Vec<u8>) {
+    let mut member = |i: usize, name: &str, value: &str| {
+        if i > 0 {
+            out.push(b',');
+        }
+        json::write_scalar(out, name);
+        out.push(b':');
+        json::write_scalar(out, value);
+    };
+    // A name given twice is rare: its last value is found by a look ahead
+    // over a few headers, through a map over many.
+    if headers.len() <= 16 {
+        let all: Vec<(&str, &str)> = headers.iter().collect();
+        let mut i = 0;
+        for (at, &(name, _)) in all.iter().enumerate() {
+            if all[..at].iter().any(|&(n, _)| n == name) {
+                continue;
+            }
+            let value = all[at..]
+                .iter()
+                .rev()
+                .find(|&&(n, _)| n == name)
+                .map_or("", |&(_, v)| v);
+            member(i, name, value);
+            i += 1;
+        }
+    } else {
+        let last: std::collections::BTreeMap<&str, &str> = headers.iter().collect();
+        for (i, (name, value)) in last.into_iter().enumerate() {
+            member(i, name, value);
+        }
     }
 }
 
@@ -271,8 +624,8 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn frames_in_pieces_and_over_the_limit() {
-        let mut bytes = encode(&json!({"type": "ping"}).to_string());
-        bytes.extend(encode(&json!({"type": "send", "address": "a"}).to_string()));
+        let mut bytes = Outgoing::of(&json!({"type": "ping"})).into_tcp();
+        bytes.extend(Outgoing::of(&json!({"type": "send", "address": "a"})).into_tcp());
         bytes.extend_from_slice(&100u32.to_be_bytes());
         let mut reader = FrameReader::new(64);
         let mut input = &bytes[..];
@@ -289,35 +642,41 @@ mod tests {
         }
         assert_eq!(frames[0], json!({"type": "ping"}));
         assert_eq!(frames[1]["address"], "a");
-        let mut cut = &encode(&json!({"type": "ping"}).to_string())[..5];
+        let mut cut = &Outgoing::of(&json!({"type": "ping"})).into_tcp()[..5];
         assert!(matches!(
             FrameReader::new(64).next(&mut cut).await.unwrap(),
             Read::Closed
         ));
     }
 
+    fn value(frame: Outgoing) -> Value {
+        serde_json::from_slice(frame.json()).expect("a frame is JSON")
+    }
+
     #[test]
     fn message_frames_as_vertx_writes_them() {
         let mut headers = Headers::new();
         headers.insert("k", "v");
+        headers.append("k", "last");
+        headers.insert("q", "\"quoted\"");
         let tcp = Dialect::Tcp;
         assert_eq!(
-            tcp.message("a", Some("r"), &headers, json!({"x": 1}), true),
+            value(tcp.message("a", Some("r"), &headers, br#"{"x":1}"#, true)),
             json!({"type": "message", "address": "a", "replyAddress": "r",
-                   "headers": {"k": "v"}, "body": {"x": 1}, "send": true})
+                   "headers": {"k": "last", "q": "\"quoted\""}, "body": {"x": 1}, "send": true})
         );
         assert_eq!(
-            tcp.message("a", None, &Headers::new(), Value::Null, false),
+            value(tcp.message("a", None, &Headers::new(), b"null", false)),
             json!({"type": "message", "address": "a", "headers": {}, "send": false})
         );
         let sockjs = Dialect::SockJs;
         assert_eq!(
-            sockjs.message("a", Some("r"), &headers, json!({"x": 1}), true),
+            value(sockjs.message("a", Some("r"), &headers, br#"{"x":1}"#, true)),
             json!({"type": "rec", "address": "a", "replyAddress": "r",
-                   "headers": {"k": "v"}, "body": {"x": 1}})
+                   "headers": {"k": "last", "q": "\"quoted\""}, "body": {"x": 1}})
         );
         assert_eq!(
-            sockjs.message("a", None, &Headers::new(), Value::Null, false),
+            value(sockjs.message("a", None, &Headers::new(), b"null", false)),
             json!({"type": "rec", "address": "a", "body": null})
         );
         assert_eq!(
@@ -329,5 +688,32 @@ mod tests {
             json!({"type": "err", "address": "r", "failureCode": 42,
                    "failureType": "RECIPIENT_FAILURE", "message": "it failed"})
         );
+    }
+
+    #[test]
+    fn incoming_frames_read_without_a_tree() {
+        let text = br#"{"type":"send","address":"a\u0041","body":{"x":[1,2]},"extra":[{}],
+                        "headers":{"k":"v","n":5,"b":true,"z":null},"replyAddress":7}"#;
+        let frame = Incoming::parse(text).ok().expect("a frame");
+        assert_eq!(frame.kind().text().as_deref(), Some("send"));
+        assert_eq!(Member::of(frame.address).text().as_deref(), Some("aA"));
+        assert!(Member::of(frame.reply_address).text().is_none());
+        assert_eq!(frame.body(), br#"{"x":[1,2]}"#);
+        let headers = frame.headers().unwrap();
+        assert_eq!(
+            headers.iter().collect::<Vec<_>>(),
+            [("k", "v"), ("n", "5"), ("b", "true")]
+        );
+        for bad in [&br#"{"headers":[]}"#[..], br#"{"headers":{"k":[1]}}"#, br#"{"headers":"x"}"#] {
+            let frame = Incoming::parse(bad).ok().expect("a frame");
+            assert!(frame.headers().is_err());
+        }
+        assert!(matches!(Incoming::parse(b"[1]"), Err(Malformed::NotAnObject)));
+        assert!(matches!(Incoming::parse(b"\"x\""), Err(Malformed::NotAnObject)));
+        assert!(matches!(Incoming::parse(b"{"), Err(Malformed::Json(_))));
+        assert!(matches!(Incoming::parse(b"{} {}"), Err(Malformed::Json(_))));
+        let twice = Incoming::parse(br#"{"type":"a","type":"b"}"#).ok().expect("a frame");
+        assert_eq!(twice.kind().text().as_deref(), Some("b"));
+        assert_eq!(Incoming::default().body(), b"null");
     }
 }

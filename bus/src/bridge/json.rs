@@ -1,12 +1,14 @@
-//! Bodies at the edge: MessagePack to JSON and back, without knowing the
-//! type (the type's own codec reads or writes the MessagePack).
+//! Bodies at the edge: JSON text to MessagePack and back, without knowing
+//! the type (the type's own codec reads or writes the MessagePack) and
+//! without a tree in between: each side is read once, front to back, and
+//! written as it is read.
 //!
 //! | MessagePack | JSON |
 //! |---|---|
 //! | nil, bool, str | null, boolean, string |
 //! | integer, float | number (a float that is not finite: null) |
 //! | array | array |
-//! | map | object; integer keys as their decimal text, other key types refused |
+//! | map | object, members in the map's order; integer keys as their decimal text, other key types refused |
 //! | bin | string, base64 (standard alphabet, padded) |
 //! | ext | `{"$ext": type, "$data": "<base64>"}` |
 //!
@@ -17,14 +19,16 @@
 //! is always a MessagePack string: a byte-string field cannot be filled
 //! from JSON.
 
+use std::any::type_name;
+use std::fmt;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use std::any::type_name;
-
 use codecbus_core::{DecodeError, EncodeError, Int, MessageCodec, Reader, ValueKind, Writer};
-use serde_json::{Map, Number, Value};
+use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
-/// How deep a body may nest (arrays and maps) on its way through.
+/// How deep a body may nest (arrays and maps) on its way through: the
+/// depth serde_json allows when it reads JSON text.
 pub(crate) const MAX_DEPTH: usize = 128;
 
 /// Why a body could not be carried between JSON and MessagePack.
@@ -36,67 +40,88 @@ pub(crate) enum TranscodeError {
     /// A value too large for MessagePack.
     #[error(transparent)]
     Encode(#[from] EncodeError),
+    /// The JSON text is malformed, or says what MessagePack cannot.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
     /// Something JSON cannot say.
     #[error("{0}")]
     Unsupported(String),
 }
 
-/// The JSON of one MessagePack value, the whole of `bytes`.
-pub(crate) fn to_json(bytes: &[u8]) -> Result<Value, TranscodeError> {
+// ---------------------------------------------------------------------
+// MessagePack to JSON text
+
+/// Appends the JSON text of one MessagePack value, the whole of `bytes`,
+/// to `out`. On an error `out` holds part of it.
+pub(crate) fn to_json(bytes: &[u8], out: &mut Vec<u8>) -> Result<(), TranscodeError> {
     let mut r = Reader::new(bytes);
-    let value = read_value(&mut r, 0)?;
+    write_json(&mut r, out, 0)?;
     if !r.is_empty() {
         return Err(TranscodeError::Unsupported(format!(
             "{} bytes after the value",
             r.remaining()
         )));
     }
-    Ok(value)
+    Ok(())
 }
 
-fn read_value(r: &mut Reader<'_>, depth: usize) -> Result<Value, TranscodeError> {
+fn write_json(r: &mut Reader<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(), TranscodeError> {
     if depth > MAX_DEPTH {
         return Err(TranscodeError::Unsupported(format!(
             "nested deeper than {MAX_DEPTH} levels"
         )));
     }
-    Ok(match r.peek_kind()? {
+    match r.peek_kind()? {
         ValueKind::Nil => {
             r.read_nil()?;
-            Value::Null
+            out.extend_from_slice(b"null");
         }
-        ValueKind::Bool => Value::Bool(r.read_bool()?),
-        ValueKind::Int => match r.read_int()? {
-            Int::Unsigned(u) => Value::Number(u.into()),
-            Int::Negative(i) => Value::Number(i.into()),
-        },
-        ValueKind::Float => Number::from_f64(r.read_f64()?).map_or(Value::Null, Value::Number),
-        ValueKind::Str => Value::String(r.read_str()?.to_owned()),
-        ValueKind::Bin => Value::String(BASE64.encode(r.read_bin()?)),
+        ValueKind::Bool => {
+            let b = r.read_bool()?;
+            out.extend_from_slice(if b { b"true" } else { b"false" });
+        }
+        ValueKind::Int => write_int(r.read_int()?, out),
+        ValueKind::Float => {
+            let f = r.read_f64()?;
+            if f.is_finite() {
+                write_scalar(out, &f);
+            } else {
+                out.extend_from_slice(b"null");
+            }
+        }
+        ValueKind::Str => write_scalar(out, r.read_str()?),
+        ValueKind::Bin => write_base64(r.read_bin()?, out),
         ValueKind::Array => {
             let len = r.read_array_len()?;
-            let mut items = Vec::with_capacity(len.min(r.remaining()));
-            for _ in 0..len {
-                items.push(read_value(r, depth + 1)?);
+            out.push(b'[');
+            for i in 0..len {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_json(r, out, depth + 1)?;
             }
-            Value::Array(items)
+            out.push(b']');
         }
         ValueKind::Map => {
             let len = r.read_map_len()?;
-            let mut map = Map::new();
-            for _ in 0..len {
-                let key = read_key(r)?;
-                let value = read_value(r, depth + 1)?;
-                map.insert(key, value);
+            out.push(b'{');
+            for i in 0..len {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_key(r, out)?;
+                out.push(b':');
+                write_json(r, out, depth + 1)?;
             }
-            Value::Object(map)
+            out.push(b'}');
         }
         ValueKind::Ext => {
             let (kind, data) = r.read_ext()?;
-            let mut map = Map::new();
-            map.insert("$ext".into(), Value::Number(i64::from(kind).into()));
-            map.insert("$data".into(), Value::String(BASE64.encode(data)));
-            Value::Object(map)
+            out.extend_from_slice(b"{\"$ext\":");
+            write_scalar(out, &kind);
+            out.extend_from_slice(b",\"$data\":");
+            write_base64(data, out);
+            out.push(b'}');
         }
         other => {
             return Err(TranscodeError::Unsupported(format!(
@@ -104,102 +129,290 @@ fn read_value(r: &mut Reader<'_>, depth: usize) -> Result<Value, TranscodeError>
                 r.position()
             )));
         }
-    })
+    }
+    Ok(())
 }
 
-fn read_key(r: &mut Reader<'_>) -> Result<String, TranscodeError> {
+fn write_key(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Result<(), TranscodeError> {
     match r.peek_kind()? {
-        ValueKind::Str => Ok(r.read_str()?.to_owned()),
-        ValueKind::Int => Ok(match r.read_int()? {
-            Int::Unsigned(u) => u.to_string(),
-            Int::Negative(i) => i.to_string(),
-        }),
-        other => Err(TranscodeError::Unsupported(format!(
-            "a map key of kind {other:?} at offset {} (JSON keys are strings)",
-            r.position()
-        ))),
-    }
-}
-
-/// The MessagePack of a JSON value.
-pub(crate) fn to_msgpack(value: &Value) -> Result<Vec<u8>, TranscodeError> {
-    let mut w = Writer::new();
-    write_value(value, &mut w, 0)?;
-    Ok(w.into_vec())
-}
-
-fn write_value(value: &Value, w: &mut Writer, depth: usize) -> Result<(), TranscodeError> {
-    if depth > MAX_DEPTH {
-        return Err(TranscodeError::Unsupported(format!(
-            "nested deeper than {MAX_DEPTH} levels"
-        )));
-    }
-    match value {
-        Value::Null => w.write_nil(),
-        Value::Bool(b) => w.write_bool(*b),
-        Value::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                w.write_u64(u);
-            } else if let Some(i) = n.as_i64() {
-                w.write_i64(i);
-            } else {
-                w.write_f64(n.as_f64().unwrap_or(f64::NAN));
-            }
+        ValueKind::Str => write_scalar(out, r.read_str()?),
+        ValueKind::Int => {
+            out.push(b'"');
+            write_int(r.read_int()?, out);
+            out.push(b'"');
         }
-        Value::String(s) => w.write_str(s)?,
-        Value::Array(items) => {
-            w.write_array_len(items.len())?;
-            for item in items {
-                write_value(item, w, depth + 1)?;
-            }
-        }
-        Value::Object(map) => {
-            if let Some((kind, data)) = as_ext(map)? {
-                w.write_ext(kind, &data)?;
-                return Ok(());
-            }
-            w.write_map_len(map.len())?;
-            for (key, item) in map {
-                w.write_str(key)?;
-                write_value(item, w, depth + 1)?;
-            }
+        other => {
+            return Err(TranscodeError::Unsupported(format!(
+                "a map key of kind {other:?} at offset {} (JSON keys are strings)",
+                r.position()
+            )));
         }
     }
     Ok(())
 }
 
-/// An object `{"$ext": n, "$data": "<base64>"}`, as its type and bytes.
-fn as_ext(map: &Map<String, Value>) -> Result<Option<(i8, Vec<u8>)>, TranscodeError> {
-    if map.len() != 2 {
-        return Ok(None);
+fn write_int(i: Int, out: &mut Vec<u8>) {
+    match i {
+        Int::Unsigned(u) => write_scalar(out, &u),
+        Int::Negative(n) => write_scalar(out, &n),
     }
-    let (Some(kind), Some(data)) = (map.get("$ext"), map.get("$data")) else {
-        return Ok(None);
-    };
-    let kind = kind
-        .as_i64()
-        .and_then(|k| i8::try_from(k).ok())
-        .ok_or_else(|| {
-            TranscodeError::Unsupported(format!("`$ext` is {kind}, not an integer -128..=127"))
-        })?;
-    let data = data
-        .as_str()
-        .and_then(|d| BASE64.decode(d).ok())
-        .ok_or_else(|| TranscodeError::Unsupported("`$data` is not base64 text".into()))?;
-    Ok(Some((kind, data)))
 }
 
-/// A client's JSON body as a `T`: transcoded to MessagePack, read by `T`'s
-/// codec.
-pub(crate) fn decode_as<T: MessageCodec>(body: &Value) -> Result<T, String> {
+/// A string, number or boolean as serde_json writes it (its escapes, its
+/// shortest float text).
+pub(crate) fn write_scalar<S: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &S) {
+    // Writing a scalar into a `Vec` cannot fail: the error is not there.
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+fn write_base64(data: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    let start = out.len();
+    out.resize(start + base64::encoded_len(data.len(), true).unwrap_or(0), 0);
+    let written = BASE64
+        .encode_slice(data, &mut out[start..])
+        .unwrap_or_default();
+    out.truncate(start + written);
+    out.push(b'"');
+}
+
+// ---------------------------------------------------------------------
+// JSON text to MessagePack
+
+/// The MessagePack of one JSON value, the whole of `text`.
+pub(crate) fn to_msgpack(text: &[u8]) -> Result<Vec<u8>, TranscodeError> {
+    let mut tape = Tape::default();
+    let mut de = serde_json::Deserializer::from_slice(text);
+    Value(&mut tape).deserialize(&mut de)?;
+    de.end()?;
+    Ok(tape.finish())
+}
+
+/// The MessagePack being written. A container's header is one byte,
+/// written when it opens and filled in when it closes; a container of
+/// more than 15 items needs a longer header, and those are put in at the
+/// end, in one pass.
+#[derive(Default)]
+struct Tape {
+    buf: Vec<u8>,
+    /// The containers of more than 15 items: where their byte is, whether
+    /// a map, how many items.
+    wide: Vec<(usize, bool, usize)>,
+}
+
+impl Tape {
+    fn write<R>(&mut self, f: impl FnOnce(&mut Writer) -> R) -> R {
+        let mut w = Writer::from_vec(std::mem::take(&mut self.buf));
+        let result = f(&mut w);
+        self.buf = w.into_vec();
+        result
+    }
+
+    fn open(&mut self, map: bool) -> usize {
+        self.buf.push(if map { 0x80 } else { 0x90 });
+        self.buf.len() - 1
+    }
+
+    fn close(&mut self, at: usize, map: bool, len: usize) {
+        if len < 16 {
+            self.buf[at] |= len as u8;
+        } else {
+            // A byte that still reads as the container's kind.
+            self.buf[at] = if map { 0xde } else { 0xdc };
+            self.wide.push((at, map, len));
+        }
+    }
+
+    fn finish(self) -> Vec<u8> {
+        if self.wide.is_empty() {
+            return self.buf;
+        }
+        let mut wide = self.wide;
+        wide.sort_unstable_by_key(|&(at, ..)| at);
+        let mut out = Vec::with_capacity(self.buf.len() + 4 * wide.len());
+        let mut from = 0;
+        for (at, map, len) in wide {
+            out.extend_from_slice(&self.buf[from..at]);
+            let mut w = Writer::from_vec(out);
+            // The length came from a text within the frame limit.
+            let _ = if map {
+                w.write_map_len(len)
+            } else {
+                w.write_array_len(len)
+            };
+            out = w.into_vec();
+            from = at + 1;
+        }
+        out.extend_from_slice(&self.buf[from..]);
+        out
+    }
+}
+
+/// Reads one JSON value and writes it to the tape.
+struct Value<'t>(&'t mut Tape);
+
+impl<'de> DeserializeSeed<'de> for Value<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Value<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.0.buf.push(0xc0);
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        self.0.buf.push(0xc0);
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<(), E> {
+        self.0.buf.push(if b { 0xc3 } else { 0xc2 });
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, u: u64) -> Result<(), E> {
+        self.0.write(|w| w.write_u64(u));
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, i: i64) -> Result<(), E> {
+        self.0.write(|w| w.write_i64(i));
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, f: f64) -> Result<(), E> {
+        self.0.write(|w| w.write_f64(f));
+        Ok(())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+        self.0.write(|w| w.write_str(s)).map_err(E::custom)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let at = self.0.open(false);
+        let mut len = 0;
+        while seq.next_element_seed(Value(&mut *self.0))?.is_some() {
+            len += 1;
+        }
+        self.0.close(at, false, len);
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let tape = self.0;
+        let at = tape.open(true);
+        let mut len = 0;
+        // Where the values of `$ext` and `$data` start, when the object
+        // has those members.
+        let (mut ext, mut data) = (None, None);
+        while let Some(key) = map.next_key_seed(Key(&mut *tape))? {
+            let start = tape.buf.len();
+            match key {
+                Key::EXT => ext = Some(start),
+                Key::DATA => data = Some(start),
+                _ => {}
+            }
+            map.next_value_seed(Value(&mut *tape))?;
+            len += 1;
+        }
+        if let (2, Some(ext), Some(data)) = (len, ext, data) {
+            let (kind, bytes) = extension(&tape.buf, ext, data).map_err(A::Error::custom)?;
+            tape.buf.truncate(at);
+            tape.wide.retain(|&(pos, ..)| pos < at);
+            return tape.write(|w| w.write_ext(kind, &bytes)).map_err(A::Error::custom);
+        }
+        tape.close(at, true, len);
+        Ok(())
+    }
+}
+
+/// Reads a member's name, writes it to the tape, and says whether it is
+/// `$ext` or `$data`.
+struct Key<'t>(&'t mut Tape);
+
+impl Key<'_> {
+    const OTHER: u8 = 0;
+    const EXT: u8 = 1;
+    const DATA: u8 = 2;
+}
+
+impl<'de> DeserializeSeed<'de> for Key<'_> {
+    type Value = u8;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<u8, D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_> {
+    type Value = u8;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<u8, E> {
+        self.0.write(|w| w.write_str(s)).map_err(E::custom)?;
+        Ok(match s {
+            "$ext" => Key::EXT,
+            "$data" => Key::DATA,
+            _ => Key::OTHER,
+        })
+    }
+}
+
+/// The type and bytes of an object `{"$ext": n, "$data": "<base64>"}`
+/// already on the tape, its values at `ext` and `data`.
+fn extension(buf: &[u8], ext: usize, data: usize) -> Result<(i8, Vec<u8>), String> {
+    let not_a_type = || "`$ext` is not an integer -128..=127".to_string();
+    let mut r = Reader::new(&buf[ext..]);
+    let kind = match r.peek_kind() {
+        Ok(ValueKind::Int) => match r.read_int() {
+            Ok(Int::Unsigned(u)) => i8::try_from(u).map_err(|_| not_a_type())?,
+            Ok(Int::Negative(n)) => i8::try_from(n).map_err(|_| not_a_type())?,
+            Err(_) => return Err(not_a_type()),
+        },
+        _ => return Err(not_a_type()),
+    };
+    let mut r = Reader::new(&buf[data..]);
+    let bytes = match r.peek_kind() {
+        Ok(ValueKind::Str) => r.read_str().ok().and_then(|s| BASE64.decode(s).ok()),
+        _ => None,
+    };
+    let bytes = bytes.ok_or_else(|| "`$data` is not base64 text".to_string())?;
+    Ok((kind, bytes))
+}
+
+// ---------------------------------------------------------------------
+// Typed bodies
+
+/// A client's JSON body (its text) as a `T`: transcoded to MessagePack,
+/// read by `T`'s codec.
+pub(crate) fn decode_as<T: MessageCodec>(body: &[u8]) -> Result<T, String> {
     let bytes = to_msgpack(body).map_err(|e| e.to_string())?;
     codecbus_core::from_slice::<T>(&bytes).map_err(|e| format!("not a `{}`: {e}", type_name::<T>()))
 }
 
-/// The JSON of a `T`: written by its codec, transcoded from MessagePack.
-pub(crate) fn encode_json<T: MessageCodec>(body: &T) -> Result<Value, String> {
+/// Appends the JSON text of a `T` to `out`: written by its codec,
+/// transcoded from MessagePack.
+pub(crate) fn encode_json<T: MessageCodec + ?Sized>(
+    body: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     let bytes = codecbus_core::to_vec(body).map_err(|e| e.to_string())?;
-    to_json(&bytes).map_err(|e| e.to_string())
+    to_json(&bytes, out).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -207,15 +420,47 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn json_of(bytes: &[u8]) -> Result<serde_json::Value, TranscodeError> {
+        let mut out = Vec::new();
+        to_json(bytes, &mut out)?;
+        Ok(serde_json::from_slice(&out).expect("the transcoder writes JSON"))
+    }
+
     #[test]
     fn json_round_trips_through_msgpack() {
         let value = json!({
-            "a": 1, "b": -2, "c": 2.5, "d": null, "e": true, "f": "text",
+            "a": 1, "b": -2, "c": 2.5, "d": null, "e": true, "f": "text \"quoted\" \u{e9}\n",
             "g": [1, [2, {"h": []}]], "i": {"$ext": 5, "$data": "AQID"},
             "big": u64::MAX, "small": i64::MIN,
+            "wide": (0..40).collect::<Vec<_>>(),
+            "wide_map": (0..20).map(|i| (format!("k{i}"), json!(vec![i; 17]))).collect::<serde_json::Map<_, _>>(),
+            "not_ext": {"$ext": 5, "$data": "AQID", "x": 1},
         });
-        let bytes = to_msgpack(&value).unwrap();
-        assert_eq!(to_json(&bytes).unwrap(), value);
+        let bytes = to_msgpack(value.to_string().as_bytes()).unwrap();
+        assert_eq!(json_of(&bytes).unwrap(), value);
+    }
+
+    #[test]
+    fn containers_take_the_smallest_header() {
+        let text = format!("[[],{{}},{}]", serde_json::to_string(&vec![0; 16]).unwrap());
+        let bytes = to_msgpack(text.as_bytes()).unwrap();
+        let mut w = Writer::new();
+        w.write_array_len(3).unwrap();
+        w.write_array_len(0).unwrap();
+        w.write_map_len(0).unwrap();
+        w.write_array_len(16).unwrap();
+        for _ in 0..16 {
+            w.write_u64(0);
+        }
+        assert_eq!(bytes, w.into_vec());
+    }
+
+    #[test]
+    fn members_keep_their_order() {
+        let text = br#"{"z":1,"a":{"y":2,"b":3}}"#;
+        let mut out = Vec::new();
+        to_json(&to_msgpack(text).unwrap(), &mut out).unwrap();
+        assert_eq!(out, text);
     }
 
     #[test]
@@ -227,7 +472,7 @@ mod tests {
         w.write_str("k").unwrap();
         w.write_f64(f64::NAN);
         assert_eq!(
-            to_json(&w.into_vec()).unwrap(),
+            json_of(&w.into_vec()).unwrap(),
             json!({"7": "AQID", "k": null})
         );
     }
@@ -235,12 +480,23 @@ mod tests {
     #[test]
     fn bad_input_is_an_error_not_a_panic() {
         for bytes in [&b""[..], b"\xc1", b"\x92\x01", b"\x81\x90\x01", b"\x01\x02"] {
-            assert!(to_json(bytes).is_err(), "{bytes:?}");
+            assert!(json_of(bytes).is_err(), "{bytes:?}");
         }
         let mut deep = vec![0x91u8; MAX_DEPTH + 2];
         deep.push(0xc0);
-        assert!(to_json(&deep).is_err());
-        assert!(to_msgpack(&json!({"$ext": 300, "$data": ""})).is_err());
-        assert!(to_msgpack(&json!({"$ext": 1, "$data": "%%"})).is_err());
+        assert!(json_of(&deep).is_err());
+        for text in [
+            &br#"{"$ext": 300, "$data": ""}"#[..],
+            br#"{"$ext": 1, "$data": "%%"}"#,
+            br#"{"$ext": [1], "$data": ""}"#,
+            br#"{"$ext": 1, "$data": ["AQID"]}"#,
+            b"[1,",
+            b"[1] 2",
+            b"",
+        ] {
+            assert!(to_msgpack(text).is_err(), "{}", String::from_utf8_lossy(text));
+        }
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 2), "]".repeat(MAX_DEPTH + 2));
+        assert!(to_msgpack(deep.as_bytes()).is_err());
     }
 }

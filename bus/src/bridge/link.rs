@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use codecbus_core::MessageCodec;
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::timeout;
 
@@ -16,7 +15,7 @@ use crate::api::message::Message;
 use crate::base::error::NO_FAILURE_CODE;
 use crate::base::headers::Headers;
 use crate::base::options::ReplyOptions;
-use crate::bridge::frame::Dialect;
+use crate::bridge::frame::{Dialect, Outgoing};
 use crate::bridge::json::{decode_as, encode_json};
 use crate::bridge::permit::Permits;
 
@@ -36,15 +35,16 @@ pub(crate) struct Limits {
 
 /// What goes to the writer.
 pub(crate) enum Out {
-    /// A frame's JSON, which the transport frames.
-    Frame(String),
+    /// A frame, which the transport sends as its own.
+    Frame(Outgoing),
     /// Write what is queued, then close.
     Close,
 }
 
 /// A client's answer to a request from the bus.
 pub(crate) enum Answer {
-    Body { body: Value, headers: Headers },
+    /// The answer's body (its JSON text) and headers.
+    Body { body: Vec<u8>, headers: Headers },
     Failure { code: i32, message: String },
 }
 
@@ -64,23 +64,21 @@ pub(crate) struct Link {
 impl Link {
     /// Queues `frame` for the client; `false` once the connection is
     /// closing.
-    pub(crate) async fn write(&self, frame: &Value) -> bool {
-        self.outbox
-            .send(Out::Frame(frame.to_string()))
-            .await
-            .is_ok()
+    pub(crate) async fn write(&self, frame: Outgoing) -> bool {
+        self.outbox.send(Out::Frame(frame)).await.is_ok()
     }
 
     /// Queues an `err` frame saying `message`; `false` once the
     /// connection is closing.
     pub(crate) async fn err(&self, message: &str) -> bool {
-        self.write(&self.dialect.err(message)).await
+        self.write(Outgoing::of(&self.dialect.err(message))).await
     }
 
     /// Queues an `err` frame saying `message` and why; `false` once the
     /// connection is closing.
     pub(crate) async fn err_detail(&self, message: &str, detail: &str) -> bool {
-        self.write(&self.dialect.err_detail(message, detail)).await
+        self.write(Outgoing::of(&self.dialect.err_detail(message, detail)))
+            .await
     }
 
     pub(crate) fn pending(
@@ -99,8 +97,9 @@ impl Link {
         R: MessageCodec + Send + Sync + 'static,
     {
         let address = m.address().to_string();
-        let body = match encode_json(m.body()) {
-            Ok(body) => body,
+        let mut body = Vec::new();
+        match encode_json(m.body(), &mut body) {
+            Ok(()) => {}
             Err(why) => {
                 tracing::warn!(address, %why, "a message cannot cross the bridge as JSON");
                 let _ = m.fail(
@@ -123,9 +122,8 @@ impl Link {
         }
         if !m.expects_reply() {
             self.write(
-                &self
-                    .dialect
-                    .message(&address, None, m.headers(), body, m.is_send()),
+                self.dialect
+                    .message(&address, None, m.headers(), &body, m.is_send()),
             )
             .await;
             return;
@@ -151,8 +149,8 @@ impl Link {
         };
         let sent = self
             .dialect
-            .message(&address, Some(&reply_address), m.headers(), body, true);
-        if !self.write(&sent).await {
+            .message(&address, Some(&reply_address), m.headers(), &body, true);
+        if !self.write(sent).await {
             self.pending().remove(&reply_address);
             return;
         }

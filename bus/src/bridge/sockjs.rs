@@ -53,7 +53,8 @@ use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
-use crate::bridge::frame::{Dialect, Read};
+use crate::bridge::frame::{Dialect, Outgoing, Read};
+use crate::bridge::json;
 use crate::bridge::frame::{Sink, Source};
 use crate::bridge::server::{self, Bridge, BridgeServer};
 
@@ -320,6 +321,7 @@ async fn connection(
     };
     let mut sink = WsSink {
         tx,
+        queued: Vec::new(),
         transport,
         heartbeat: options.heartbeat,
         malformed,
@@ -562,6 +564,8 @@ impl Source for WsSource {
 /// The bridge's side of a WebSocket connection.
 struct WsSink {
     tx: SplitSink<WebSocketStream<TokioIo<Upgraded>>, Message>,
+    /// The messages fed since the last flush.
+    queued: Vec<Message>,
     transport: Transport,
     heartbeat: Duration,
     malformed: Arc<AtomicBool>,
@@ -572,17 +576,28 @@ fn ws_error(e: tungstenite::Error) -> std::io::Error {
 }
 
 impl Sink for WsSink {
-    async fn write(&mut self, frame: String) -> std::io::Result<()> {
+    fn feed(&mut self, frame: Outgoing) {
         let message = match self.transport {
             Transport::SockJs => {
-                let mut text = String::with_capacity(frame.len() + 8);
-                text.push('a');
-                text.push_str(&serde_json::Value::from(vec![frame]).to_string());
-                Message::text(text)
+                // A SockJS message: `a`, then a JSON array of the frame's
+                // text as a string.
+                let text = frame.text();
+                let mut sockjs = Vec::with_capacity(text.len() + text.len() / 8 + 8);
+                sockjs.extend_from_slice(b"a[");
+                json::write_scalar(&mut sockjs, text);
+                sockjs.push(b']');
+                Message::text(String::from_utf8(sockjs).unwrap_or_default())
             }
-            Transport::Raw => Message::binary(frame.into_bytes()),
+            Transport::Raw => Message::binary(frame.json().to_vec()),
         };
-        self.tx.send(message).await.map_err(ws_error)
+        self.queued.push(message);
+    }
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        for message in self.queued.drain(..) {
+            self.tx.feed(message).await.map_err(ws_error)?;
+        }
+        self.tx.flush().await.map_err(ws_error)
     }
 
     fn heartbeat(&self) -> Option<Duration> {
