@@ -1,12 +1,21 @@
 //! The TCP event bus bridge, codecbus's and Vert.x 3.9.4's, side by side in
-//! one run: the same client (codecbus's `BridgeClient`, one connection),
-//! the same payloads, the same echo (the body and the headers back, plus a
-//! header `echoed`). For each server: requests per second with a window of
-//! requests in flight, the round-trip time of one request at a time
-//! (median and 99th percentile), the server's CPU time per request, and
-//! the memory each idle connection adds to the server's process (its
-//! resident size, and for the JVM also its heap in use after a full
-//! collection, through `jcmd` when the JDK has it).
+//! one run: the same client, the same payloads, the same echo (the body
+//! and the headers back, plus a header `echoed`). For each server:
+//! requests per second with a window of requests in flight, the round-trip
+//! time of one request at a time (median and 99th percentile), the
+//! server's CPU time per request, and the memory each idle connection adds
+//! to the server's process (its resident size, and for the JVM also its
+//! heap in use after a full collection, through `jcmd` when the JDK has
+//! it).
+//!
+//! The client is a load generator written to cost the servers' machine as
+//! little as it can: its request frames are written once, before the runs
+//! (a `send` with a `replyAddress`, the headers and the body), and sent as
+//! they are; a burst of replies is answered by a burst of requests in one
+//! write; a reply is checked by its frame's type, and one in 64 is read
+//! whole and its body compared with the request's. Its own CPU time per
+//! request is printed beside the server's, so that a run where the client
+//! is the limit shows as one.
 //!
 //! Each server is a process of its own: codecbus's bridge is this program
 //! started again with `--serve-codecbus` (a bus with the echo consumer and
@@ -21,16 +30,13 @@
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use codecbus_bus::bridge::{
-    Bridge, BridgeClient, BridgeClientOptions, BridgeOptions, PermittedOptions,
-};
-use codecbus_bus::{DeliveryOptions, EventBus, Message, MessageCodec, ReplyOptions};
+use codecbus_bus::bridge::{Bridge, BridgeOptions, PermittedOptions};
+use codecbus_bus::{EventBus, Message, ReplyOptions};
 use codecbus_json::JsValue;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
 
 const USAGE: &str = "\
 bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
@@ -38,7 +44,9 @@ bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
   --seconds S   how long each throughput run lasts (default 2)
   --warmup S    requests before measuring, per server and payload (default 3;
                 Vert.x's JIT needs it)
-  --window N    requests in flight in the throughput runs (default 32)
+  --window N    requests in flight in the throughput runs, over all the
+                connections (default 32)
+  --connections N  connections of the throughput runs (default 1)
   --rtt N       requests one at a time for the round-trip times (default 2000)
   --idle N      idle connections opened for the memory figure (default 200)
   --rounds N    codecbus then Vert.x, N times; the summary takes the
@@ -47,7 +55,6 @@ bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
 ";
 
 /// One line of an order.
-#[derive(MessageCodec, Clone, Debug, PartialEq)]
 struct Line {
     sku: String,
     quantity: u32,
@@ -55,7 +62,6 @@ struct Line {
 }
 
 /// The payload: an order with its lines.
-#[derive(MessageCodec, Clone, Debug, PartialEq)]
 struct Order {
     id: u64,
     customer: String,
@@ -80,6 +86,7 @@ struct Args {
     seconds: f64,
     warmup: f64,
     window: usize,
+    connections: usize,
     rtt: usize,
     idle: usize,
     rounds: usize,
@@ -91,6 +98,7 @@ fn args() -> Args {
         seconds: 2.0,
         warmup: 3.0,
         window: 32,
+        connections: 1,
         rtt: 2000,
         idle: 200,
         rounds: 1,
@@ -114,6 +122,7 @@ fn args() -> Args {
             "--seconds" => a.seconds = number(),
             "--warmup" => a.warmup = number(),
             "--window" => a.window = number().max(1.0) as usize,
+            "--connections" => a.connections = number().max(1.0) as usize,
             "--rtt" => a.rtt = number().max(1.0) as usize,
             "--idle" => a.idle = number() as usize,
             "--rounds" => a.rounds = number().max(1.0) as usize,
@@ -156,7 +165,7 @@ fn spawn(name: &'static str, mut command: Command, key: &str) -> Server {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap_or_else(|e| fail(&format!("cannot start the {name} server: {e}")));
     let mut line = String::new();
@@ -210,10 +219,13 @@ fn start_codecbus() -> Server {
 /// `--serve-codecbus`: the bus with the reference's echo behind a bridge,
 /// until stdin closes.
 fn serve_codecbus() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = if std::env::var("XCT").is_ok() { tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .expect("a runtime");
+        .expect("a runtime") } else { tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime") };
     runtime.block_on(async {
         let bus = EventBus::new();
         let _echo = bus.consumer("echo", |m: Message<JsValue>| async move {
@@ -274,64 +286,163 @@ struct Figures {
     p50: Duration,
     p99: Duration,
     cpu_per_request: Duration,
+    client_cpu_per_request: Duration,
 }
 
-async fn measure(server: &Server, client: &BridgeClient, body: &Order, a: &Args) -> Figures {
-    let options = DeliveryOptions::new()
-        .timeout(Duration::from_secs(10))
-        .header("k", "v");
-    let run = |seconds: f64| {
-        let count = Arc::new(AtomicU64::new(0));
-        let deadline = Instant::now() + Duration::from_secs_f64(seconds);
-        let tasks: Vec<_> = (0..a.window)
-            .map(|_| {
-                let (client, body, options, count) = (
-                    client.clone(),
-                    body.clone(),
-                    options.clone(),
-                    Arc::clone(&count),
-                );
-                tokio::spawn(async move {
-                    while Instant::now() < deadline {
-                        let reply: Message<Order> = client
-                            .request_with("echo", body.clone(), options.clone())
-                            .await
-                            .unwrap_or_else(|e| fail(&format!("a request failed: {e}")));
-                        debug_assert_eq!(reply.body().id, body.id);
-                        count.fetch_add(1, Ordering::Relaxed);
-                    }
-                })
-            })
-            .collect();
-        async move {
-            for task in tasks {
-                let _ = task.await;
+/// A request frame, sent as it is: the body `body`'s JSON, headers `k: v`.
+fn request_frame(body: &serde_json::Value) -> Vec<u8> {
+    let text = serde_json::json!({
+        "type": "send", "address": "echo", "replyAddress": "r",
+        "headers": {"k": "v"}, "body": body,
+    })
+    .to_string();
+    let mut frame = (text.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(text.as_bytes());
+    frame
+}
+
+/// The replies' frames as they arrive, each checked.
+struct Replies {
+    rd: tokio::net::tcp::OwnedReadHalf,
+    buf: Vec<u8>,
+    /// The request's body, which a reply's must equal.
+    body: serde_json::Value,
+    seen: u64,
+}
+
+impl Replies {
+    /// Waits for at least one reply; how many whole replies came.
+    async fn read(&mut self) -> usize {
+        let mut count = 0;
+        loop {
+            let mut at = 0;
+            while let Some(head) = self.buf.get(at..at + 4) {
+                let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+                let Some(frame) = self.buf.get(at + 4..at + 4 + len) else {
+                    break;
+                };
+                check(&self.body, &mut self.seen, frame);
+                at += 4 + len;
+                count += 1;
             }
-            count.load(Ordering::Relaxed)
+            self.buf.drain(..at);
+            if count > 0 {
+                return count;
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            match self.rd.read(&mut chunk).await {
+                Ok(0) | Err(_) => fail("the server closed the connection"),
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+            }
         }
+    }
+}
+
+/// Checks a reply: its frame's type always, the whole reply one time in 64
+/// (the first among them).
+fn check(body: &serde_json::Value, seen: &mut u64, frame: &[u8]) {
+    *seen += 1;
+    let message = b"\"message\"";
+    let is_message = frame.windows(message.len()).take(64).any(|w| w == message);
+    if *seen % 64 == 1 || !is_message {
+        let reply: serde_json::Value = serde_json::from_slice(frame)
+            .unwrap_or_else(|e| fail(&format!("a reply is not JSON: {e}")));
+        if reply["type"] != "message" || reply["body"] != *body || reply["headers"]["echoed"] != "true"
+        {
+            fail(&format!("a wrong reply: {reply}"));
+        }
+    }
+}
+
+/// A connection to `server`, as the replies' reader and the requests'
+/// writer.
+async fn connect(
+    server: &Server,
+    body: &serde_json::Value,
+) -> (Replies, tokio::net::tcp::OwnedWriteHalf) {
+    let stream = TcpStream::connect(("127.0.0.1", server.port))
+        .await
+        .unwrap_or_else(|e| fail(&format!("connect to {}: {e}", server.name)));
+    let _ = stream.set_nodelay(true);
+    let (rd, wr) = stream.into_split();
+    let replies = Replies {
+        rd,
+        buf: Vec::new(),
+        body: body.clone(),
+        seen: 0,
     };
-    run(a.warmup).await;
+    (replies, wr)
+}
+
+/// Requests for `seconds` on `connections` connections, `window` in flight
+/// over all; how many were answered.
+async fn throughput(server: &Server, body: &serde_json::Value, frame: &[u8], a: &Args, seconds: f64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let per_connection = (a.window / a.connections).max(1);
+    let mut tasks = Vec::new();
+    for _ in 0..a.connections {
+        let (mut replies, mut wr) = connect(server, body).await;
+        let frame = frame.to_vec();
+        tasks.push(tokio::spawn(async move {
+            // One frame after the other, `per_connection` times, written
+            // a burst at a time.
+            let frames = frame.repeat(per_connection);
+            let burst = |n: usize| &frames[..n * frame.len()];
+            if wr.write_all(burst(per_connection)).await.is_err() {
+                fail("the server closed the connection");
+            }
+            let mut answered = 0u64;
+            let mut in_flight = per_connection;
+            while in_flight > 0 {
+                let n = replies.read().await;
+                answered += n as u64;
+                in_flight -= n;
+                if Instant::now() < deadline {
+                    if wr.write_all(burst(n)).await.is_err() {
+                        fail("the server closed the connection");
+                    }
+                    in_flight += n;
+                }
+            }
+            answered
+        }));
+    }
+    let mut answered = 0;
+    for task in tasks {
+        answered += task.await.unwrap_or(0);
+    }
+    answered
+}
+
+async fn measure(server: &Server, body: &serde_json::Value, a: &Args) -> Figures {
+    let frame = request_frame(body);
+    throughput(server, body, &frame, a, a.warmup).await;
     let cpu_before = cpu(server.pid());
+    let own_before = cpu(std::process::id());
     let started = Instant::now();
-    let done = run(a.seconds).await;
+    let done = throughput(server, body, &frame, a, a.seconds).await;
     let elapsed = started.elapsed();
     let cpu_used = cpu(server.pid()).saturating_sub(cpu_before);
+    let own_used = cpu(std::process::id()).saturating_sub(own_before);
+    let (mut replies, mut wr) = connect(server, body).await;
     let mut times = Vec::with_capacity(a.rtt);
     for _ in 0..a.rtt {
         let t = Instant::now();
-        let _: Message<Order> = client
-            .request_with("echo", body.clone(), options.clone())
-            .await
-            .unwrap_or_else(|e| fail(&format!("a request failed: {e}")));
+        if wr.write_all(&frame).await.is_err() {
+            fail("the server closed the connection");
+        }
+        replies.read().await;
         times.push(t.elapsed());
     }
     times.sort();
     let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    let per = |d: Duration| d / u32::try_from(done.max(1)).unwrap_or(u32::MAX);
     Figures {
         per_second: done as f64 / elapsed.as_secs_f64(),
         p50: at(0.5),
         p99: at(0.99),
-        cpu_per_request: cpu_used / u32::try_from(done.max(1)).unwrap_or(u32::MAX),
+        cpu_per_request: per(cpu_used),
+        client_cpu_per_request: per(own_used),
     }
 }
 
@@ -410,16 +521,14 @@ async fn idle_memory(server: &Server, n: usize, java: bool) -> Idle {
     }
 }
 
-fn json_size(body: &Order) -> usize {
-    // The body as the client writes it: the JSON of its named layout.
+/// The body as the client writes it: the JSON of its named layout.
+fn json_body(body: &Order) -> serde_json::Value {
     let lines: Vec<serde_json::Value> = body
         .lines
         .iter()
         .map(|l| serde_json::json!({"sku": l.sku, "quantity": l.quantity, "cents": l.cents}))
         .collect();
     serde_json::json!({"id": body.id, "customer": body.customer, "lines": lines})
-        .to_string()
-        .len()
 }
 
 fn main() {
@@ -440,33 +549,33 @@ fn main() {
         .build()
         .expect("a runtime");
     runtime.block_on(async {
-        let bus = EventBus::new();
-        let payloads = [("1 line", order(1)), ("16 lines", order(16))];
+        let payloads = [("1 line", json_body(&order(1))), ("16 lines", json_body(&order(16)))];
         println!(
-            "window {} in flight, {} s per run after {} s of warm-up, {} round trips one at a time, one connection",
-            a.window, a.seconds, a.warmup, a.rtt
+            "window {} in flight over {} connection(s), {} s per run after {} s of warm-up, {} round trips one at a time",
+            a.window, a.connections, a.seconds, a.warmup, a.rtt
         );
         println!(
-            "{:<14} {:<16} {:>12} {:>11} {:>11} {:>14}",
-            "server", "payload", "requests/s", "rtt p50", "rtt p99", "server CPU/req"
+            "{:<14} {:<16} {:>12} {:>11} {:>11} {:>14} {:>14}",
+            "server", "payload", "requests/s", "rtt p50", "rtt p99", "server CPU/req", "client CPU/req"
         );
         let mut rows: Vec<(&str, &str, Figures)> = Vec::new();
         for _ in 0..a.rounds {
             for server in &servers {
-                let address = format!("127.0.0.1:{}", server.port);
-                let client = BridgeClient::connect(&bus, &address, BridgeClientOptions::new())
-                    .await
-                    .unwrap_or_else(|e| fail(&e.to_string()));
                 for (name, body) in &payloads {
-                    let f = measure(server, &client, body, &a).await;
-                    let label = format!("{name} ({} B)", json_size(body));
+                    let f = measure(server, body, &a).await;
+                    let label = format!("{name} ({} B)", body.to_string().len());
                     println!(
-                        "{:<14} {:<16} {:>12.0} {:>11.1?} {:>11.1?} {:>14.1?}",
-                        server.name, label, f.per_second, f.p50, f.p99, f.cpu_per_request
+                        "{:<14} {:<16} {:>12.0} {:>11.1?} {:>11.1?} {:>14.1?} {:>14.1?}",
+                        server.name,
+                        label,
+                        f.per_second,
+                        f.p50,
+                        f.p99,
+                        f.cpu_per_request,
+                        f.client_cpu_per_request
                     );
                     rows.push((server.name, name, f));
                 }
-                client.close().await;
             }
         }
         println!("median of {} round(s):", a.rounds);
@@ -482,13 +591,14 @@ fn main() {
         for (name, _) in &payloads {
             for server in &servers {
                 println!(
-                    "  {:<14} {:<10} {:>9.0}/s  p50 {:>7.1} µs  p99 {:>7.1} µs  CPU {:>6.1} µs/req",
+                    "  {:<14} {:<10} {:>9.0}/s  p50 {:>7.1} µs  p99 {:>7.1} µs  CPU {:>6.1} µs/req  client CPU {:>6.1} µs/req",
                     server.name,
                     name,
                     median(server.name, name, &|f| f.per_second),
                     median(server.name, name, &|f| f.p50.as_secs_f64() * 1e6),
                     median(server.name, name, &|f| f.p99.as_secs_f64() * 1e6),
                     median(server.name, name, &|f| f.cpu_per_request.as_secs_f64() * 1e6),
+                    median(server.name, name, &|f| f.client_cpu_per_request.as_secs_f64() * 1e6),
                 );
             }
             if let [c, v] = &servers[..] {

@@ -63,10 +63,46 @@ fn encode_object(o: &JsObj, w: &mut Writer) -> Result<(), EncodeError> {
 }
 
 /// Scratch stack shared by all objects of one decode (see `text.rs` for
-/// why); arrays know their length and need none.
+/// why); arrays know their length and need none. And the keys met in this
+/// decode, so that the objects of an array, whose keys repeat, share one
+/// allocation of each.
 #[derive(Default)]
 pub(crate) struct Stacks {
     pub(crate) members: Vec<(Arc<str>, JsValue)>,
+    keys: KeyCache,
+}
+
+/// The keys met last, by a hash of their length and ends: a key is looked
+/// for in one slot (one comparison), and a new one takes that slot.
+struct KeyCache([Option<Arc<str>>; KEY_SLOTS]);
+
+impl Default for KeyCache {
+    fn default() -> Self {
+        Self([const { None }; KEY_SLOTS])
+    }
+}
+
+const KEY_SLOTS: usize = 32;
+
+/// Keys longer than this are not cached (rarely repeated, slower to compare).
+const KEY_CACHED_LEN: usize = 32;
+
+impl KeyCache {
+    fn get(&mut self, key: &str) -> Arc<str> {
+        let bytes = key.as_bytes();
+        let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+            return Arc::from(key);
+        };
+        if bytes.len() > KEY_CACHED_LEN {
+            return Arc::from(key);
+        }
+        let hash = bytes.len().wrapping_mul(31) ^ usize::from(first).wrapping_mul(7) ^ usize::from(last);
+        let slot = &mut self.0[hash % KEY_SLOTS];
+        match slot {
+            Some(cached) if **cached == *key => Arc::clone(cached),
+            _ => Arc::clone(slot.insert(Arc::from(key))),
+        }
+    }
 }
 
 /// What a value of the wire type `kind` is called in our errors.
@@ -130,7 +166,7 @@ fn decode_object(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsObj, DecodeErr
     r.charge_alloc(len.saturating_mul(size_of::<(Arc<str>, JsValue)>()))?;
     let start = st.members.len();
     for _ in 0..len {
-        let key = decode_key(r)?;
+        let key = decode_key(r, st)?;
         let v = decode_value(r, st).map_err(|e| e.in_key(&*key))?;
         st.members.push((key, v));
     }
@@ -138,14 +174,14 @@ fn decode_object(r: &mut Reader<'_>, st: &mut Stacks) -> Result<JsObj, DecodeErr
     Ok(JsObj::from_members(&mut st.members, start))
 }
 
-pub(crate) fn decode_key(r: &mut Reader<'_>) -> Result<Arc<str>, DecodeError> {
+pub(crate) fn decode_key(r: &mut Reader<'_>, st: &mut Stacks) -> Result<Arc<str>, DecodeError> {
     let at = r.position();
     let marker = r.peek()?;
     match ValueKind::of(marker) {
         ValueKind::Str => {
             let s = r.read_str()?;
             r.charge_alloc(s.len())?;
-            Ok(Arc::from(s))
+            Ok(st.keys.get(s))
         }
         ValueKind::Int => {
             let text = match r.read_int()? {

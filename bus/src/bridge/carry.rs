@@ -30,7 +30,7 @@ pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A reply, as a client receives it: headers and the body's JSON text.
 pub(crate) struct JsonReply {
     pub(crate) headers: Headers,
-    pub(crate) body: Vec<u8>,
+    pub(crate) body: String,
 }
 
 /// One carried type, `T`, whose answers from clients (to requests from
@@ -41,7 +41,7 @@ pub(crate) trait Carry: Send + Sync + 'static {
 
     /// A client's JSON body (its text) as a `T`, ready to go through the
     /// bus.
-    fn decode(&self, body: &[u8]) -> Result<Box<dyn Decoded>, String>;
+    fn decode(&self, body: &str) -> Result<Box<dyn Decoded>, String>;
 
     /// A consumer of `T` at `address` that hands its messages to a
     /// client's connection.
@@ -94,7 +94,7 @@ where
         type_name::<T>()
     }
 
-    fn decode(&self, body: &[u8]) -> Result<Box<dyn Decoded>, String> {
+    fn decode(&self, body: &str) -> Result<Box<dyn Decoded>, String> {
         decode_as::<T>(body).map(|v| Box::new(Body(Arc::new(v))) as Box<dyn Decoded>)
     }
 
@@ -156,12 +156,11 @@ impl<T: MessageCodec + Send + Sync + 'static> Decoded for Body<T> {
                     ),
                 ));
             };
-            let mut w = Writer::new();
+            let mut w = Writer::from_vec(Vec::with_capacity(512));
             codec
                 .encode(&*env.body, &mut w)
                 .map_err(|e| reply_error(&address, e.to_string()))?;
-            let mut body = Vec::with_capacity(w.len() + w.len() / 2 + 8);
-            json::to_json(w.as_slice(), &mut body)
+            let body = json::to_json_string(w.as_slice())
                 .map_err(|e| reply_error(&address, e.to_string()))?;
             // A reply that asks for an answer (`reply_and_request`) gets
             // none through the bridge: its turn is dropped here, which

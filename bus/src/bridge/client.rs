@@ -175,7 +175,7 @@ impl BridgeClientOptions {
 }
 
 /// A reply from the bridge, or why none came.
-type Answer = Result<(Vec<u8>, Headers), RequestError>;
+type Answer = Result<(String, Headers), RequestError>;
 
 /// The addresses this client registered, with the types their bodies take.
 struct Registration {
@@ -440,10 +440,9 @@ impl BridgeClient {
         body: B,
         options: DeliveryOptions,
     ) -> Result<(), Refused> {
-        let mut text = Vec::new();
-        encode_json(&*body.into_arc(), &mut text).map_err(Refused::Body)?;
+        let text = encode_json(&*body.into_arc()).map_err(Refused::Body)?;
         let (_, headers, _) = options.into_parts();
-        let frame = outgoing(kind, address, None, Some(&headers), &text);
+        let frame = outgoing(kind, address, None, Some(&headers), text.as_bytes());
         self.inner.write(frame).await.map_err(Refused::Down)
     }
 
@@ -486,8 +485,7 @@ impl BridgeClient {
     {
         let inner = &self.inner;
         let named = || Arc::<str>::from(address);
-        let mut text = Vec::new();
-        encode_json(&*body.into_arc(), &mut text).map_err(|why| {
+        let text = encode_json(&*body.into_arc()).map_err(|why| {
             RequestError::new(
                 RequestErrorKind::Codec,
                 format!("The request to address {address} cannot cross the bridge as JSON: {why}"),
@@ -502,7 +500,7 @@ impl BridgeClient {
         // Waiting before the frame goes: a connection that ends from here
         // on fails this request with the others.
         lock(&inner.pending).insert(reply_address.clone(), tx);
-        let frame = outgoing("send", address, Some(&reply_address), Some(&headers), &text);
+        let frame = outgoing("send", address, Some(&reply_address), Some(&headers), text.as_bytes());
         if let Err(why) = inner.write(frame).await {
             lock(&inner.pending).remove(&reply_address);
             return Err(RequestError::new(RequestErrorKind::Transport, why).with_address(named()));
@@ -888,7 +886,7 @@ async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Outgoing>, bytes: &[u8]) {
             let waiting = lock(&inner.pending).remove(&*address);
             if let Some(waiting) = waiting {
                 let answer = if kind == "message" {
-                    Ok((frame.body().to_vec(), headers_of(&frame)))
+                    Ok((frame.body().to_owned(), headers_of(&frame)))
                 } else {
                     Err(failure(&frame))
                 };
@@ -1014,8 +1012,8 @@ async fn deliver(
             Ok(reply) => {
                 let mut frame = Outgoing::object("send", &reply_address, reply.body.len() + 64);
                 frame.headers(&reply.headers);
-                if reply.body != b"null" {
-                    frame.member_json("body", &reply.body);
+                if reply.body != "null" {
+                    frame.member_json("body", reply.body.as_bytes());
                 }
                 frame.end()
             }

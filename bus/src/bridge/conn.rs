@@ -75,7 +75,7 @@ impl Shared {
 
     /// `body` decoded as the first type of `address` that reads it, or why
     /// none did (the first type's reason).
-    fn decode(&self, address: &str, body: &[u8]) -> Result<Box<dyn Decoded>, String> {
+    fn decode(&self, address: &str, body: &str) -> Result<Box<dyn Decoded>, String> {
         let mut first = None;
         for carrier in self.carriers(address) {
             match carrier.decode(body) {
@@ -173,7 +173,7 @@ impl Conn {
         if self.link.pending().contains_key(address) {
             let answer = match Member::of(frame.failure_code) {
                 Member::Absent => Answer::Body {
-                    body: body.to_vec(),
+                    body: body.to_owned(),
                     headers,
                 },
                 code => {
@@ -242,7 +242,7 @@ impl Conn {
             let dialect = link.dialect;
             let answered = match request.await {
                 Ok(reply) => {
-                    dialect.message(&reply_address, None, &reply.headers, &reply.body, true)
+                    dialect.message(&reply_address, None, &reply.headers, reply.body.as_bytes(), true)
                 }
                 Err(e) => Outgoing::of(&dialect.failure(
                     &reply_address,
@@ -255,7 +255,14 @@ impl Conn {
             link.write(answered).await;
         }));
         if (&mut request).now_or_never().is_none() {
+            static DEFERRED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = DEFERRED.fetch_add(1, Ordering::Relaxed);
+            if n % 1000 == 0 { eprintln!("XDEBUG deferred {n}"); }
             self.requests.push(request);
+        } else {
+            static INLINE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = INLINE.fetch_add(1, Ordering::Relaxed);
+            if n % 100000 == 0 { eprintln!("XDEBUG inline {n}"); }
         }
         true
     }

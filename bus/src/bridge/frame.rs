@@ -168,8 +168,8 @@ pub(crate) struct Incoming<'a> {
 
 /// Why a frame could not be read.
 pub(crate) enum Malformed {
-    /// It is not JSON.
-    Json(serde_json::Error),
+    /// It is not JSON (or not UTF-8): why.
+    Json(String),
     /// It is JSON, not an object.
     NotAnObject,
 }
@@ -177,13 +177,18 @@ pub(crate) enum Malformed {
 impl<'a> Incoming<'a> {
     /// Reads a frame's JSON text.
     pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, Malformed> {
-        let mut de = serde_json::Deserializer::from_slice(bytes);
+        // Checked once here, the text is not checked again: not by the
+        // parser, not by the body's transcoding.
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            Malformed::Json(format!("not UTF-8: {e}"))
+        })?;
+        let mut de = serde_json::Deserializer::from_str(text);
         let frame = match de.deserialize_any(FrameVisitor) {
             Ok(Some(frame)) => frame,
             Ok(None) => return Err(Malformed::NotAnObject),
-            Err(e) => return Err(Malformed::Json(e)),
+            Err(e) => return Err(Malformed::Json(e.to_string())),
         };
-        de.end().map_err(Malformed::Json)?;
+        de.end().map_err(|e| Malformed::Json(e.to_string()))?;
         Ok(frame)
     }
 
@@ -193,8 +198,8 @@ impl<'a> Incoming<'a> {
     }
 
     /// The body's JSON text; `null` when it has none.
-    pub(crate) fn body(&self) -> &'a [u8] {
-        self.body.map_or(b"null", |raw| raw.get().as_bytes())
+    pub(crate) fn body(&self) -> &'a str {
+        self.body.map_or("null", RawValue::get)
     }
 
     /// The frame's headers: an object whose members are strings (other
@@ -698,7 +703,7 @@ mod tests {
         assert_eq!(frame.kind().text().as_deref(), Some("send"));
         assert_eq!(Member::of(frame.address).text().as_deref(), Some("aA"));
         assert!(Member::of(frame.reply_address).text().is_none());
-        assert_eq!(frame.body(), br#"{"x":[1,2]}"#);
+        assert_eq!(frame.body(), r#"{"x":[1,2]}"#);
         let headers = frame.headers().unwrap();
         assert_eq!(
             headers.iter().collect::<Vec<_>>(),
@@ -714,6 +719,7 @@ mod tests {
         assert!(matches!(Incoming::parse(b"{} {}"), Err(Malformed::Json(_))));
         let twice = Incoming::parse(br#"{"type":"a","type":"b"}"#).ok().expect("a frame");
         assert_eq!(twice.kind().text().as_deref(), Some("b"));
-        assert_eq!(Incoming::default().body(), b"null");
+        assert_eq!(Incoming::default().body(), "null");
+        assert!(matches!(Incoming::parse(b"{\"a\":\"\xff\"}"), Err(Malformed::Json(_))));
     }
 }

@@ -65,6 +65,15 @@ pub(crate) fn to_json(bytes: &[u8], out: &mut Vec<u8>) -> Result<(), TranscodeEr
     Ok(())
 }
 
+/// The JSON text of one MessagePack value, the whole of `bytes`.
+pub(crate) fn to_json_string(bytes: &[u8]) -> Result<String, TranscodeError> {
+    // JSON is seldom more than half as long again as MessagePack.
+    let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 2 + 8);
+    to_json(bytes, &mut out)?;
+    // Every piece written is UTF-8: serde_json's text, ASCII, base64.
+    String::from_utf8(out).map_err(|e| TranscodeError::Unsupported(e.to_string()))
+}
+
 fn write_json(r: &mut Reader<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(), TranscodeError> {
     if depth > MAX_DEPTH {
         return Err(TranscodeError::Unsupported(format!(
@@ -180,9 +189,13 @@ fn write_base64(data: &[u8], out: &mut Vec<u8>) {
 // JSON text to MessagePack
 
 /// The MessagePack of one JSON value, the whole of `text`.
-pub(crate) fn to_msgpack(text: &[u8]) -> Result<Vec<u8>, TranscodeError> {
-    let mut tape = Tape::default();
-    let mut de = serde_json::Deserializer::from_slice(text);
+pub(crate) fn to_msgpack(text: &str) -> Result<Vec<u8>, TranscodeError> {
+    // MessagePack is seldom longer than the JSON it says.
+    let mut tape = Tape {
+        buf: Vec::with_capacity(text.len() + 8),
+        wide: Vec::new(),
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
     Value(&mut tape).deserialize(&mut de)?;
     de.end()?;
     Ok(tape.finish())
@@ -192,7 +205,6 @@ pub(crate) fn to_msgpack(text: &[u8]) -> Result<Vec<u8>, TranscodeError> {
 /// written when it opens and filled in when it closes; a container of
 /// more than 15 items needs a longer header, and those are put in at the
 /// end, in one pass.
-#[derive(Default)]
 struct Tape {
     buf: Vec<u8>,
     /// The containers of more than 15 items: where their byte is, whether
@@ -400,19 +412,16 @@ fn extension(buf: &[u8], ext: usize, data: usize) -> Result<(i8, Vec<u8>), Strin
 
 /// A client's JSON body (its text) as a `T`: transcoded to MessagePack,
 /// read by `T`'s codec.
-pub(crate) fn decode_as<T: MessageCodec>(body: &[u8]) -> Result<T, String> {
+pub(crate) fn decode_as<T: MessageCodec>(body: &str) -> Result<T, String> {
     let bytes = to_msgpack(body).map_err(|e| e.to_string())?;
     codecbus_core::from_slice::<T>(&bytes).map_err(|e| format!("not a `{}`: {e}", type_name::<T>()))
 }
 
-/// Appends the JSON text of a `T` to `out`: written by its codec,
-/// transcoded from MessagePack.
-pub(crate) fn encode_json<T: MessageCodec + ?Sized>(
-    body: &T,
-    out: &mut Vec<u8>,
-) -> Result<(), String> {
+/// The JSON text of a `T`: written by its codec, transcoded from
+/// MessagePack.
+pub(crate) fn encode_json<T: MessageCodec + ?Sized>(body: &T) -> Result<String, String> {
     let bytes = codecbus_core::to_vec(body).map_err(|e| e.to_string())?;
-    to_json(&bytes, out).map_err(|e| e.to_string())
+    to_json_string(&bytes).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -436,14 +445,14 @@ mod tests {
             "wide_map": (0..20).map(|i| (format!("k{i}"), json!(vec![i; 17]))).collect::<serde_json::Map<_, _>>(),
             "not_ext": {"$ext": 5, "$data": "AQID", "x": 1},
         });
-        let bytes = to_msgpack(value.to_string().as_bytes()).unwrap();
+        let bytes = to_msgpack(&value.to_string()).unwrap();
         assert_eq!(json_of(&bytes).unwrap(), value);
     }
 
     #[test]
     fn containers_take_the_smallest_header() {
         let text = format!("[[],{{}},{}]", serde_json::to_string(&vec![0; 16]).unwrap());
-        let bytes = to_msgpack(text.as_bytes()).unwrap();
+        let bytes = to_msgpack(&text).unwrap();
         let mut w = Writer::new();
         w.write_array_len(3).unwrap();
         w.write_array_len(0).unwrap();
@@ -457,10 +466,10 @@ mod tests {
 
     #[test]
     fn members_keep_their_order() {
-        let text = br#"{"z":1,"a":{"y":2,"b":3}}"#;
+        let text = r#"{"z":1,"a":{"y":2,"b":3}}"#;
         let mut out = Vec::new();
         to_json(&to_msgpack(text).unwrap(), &mut out).unwrap();
-        assert_eq!(out, text);
+        assert_eq!(out, text.as_bytes());
     }
 
     #[test]
@@ -486,17 +495,17 @@ mod tests {
         deep.push(0xc0);
         assert!(json_of(&deep).is_err());
         for text in [
-            &br#"{"$ext": 300, "$data": ""}"#[..],
-            br#"{"$ext": 1, "$data": "%%"}"#,
-            br#"{"$ext": [1], "$data": ""}"#,
-            br#"{"$ext": 1, "$data": ["AQID"]}"#,
-            b"[1,",
-            b"[1] 2",
-            b"",
+            r#"{"$ext": 300, "$data": ""}"#,
+            r#"{"$ext": 1, "$data": "%%"}"#,
+            r#"{"$ext": [1], "$data": ""}"#,
+            r#"{"$ext": 1, "$data": ["AQID"]}"#,
+            "[1,",
+            "[1] 2",
+            "",
         ] {
-            assert!(to_msgpack(text).is_err(), "{}", String::from_utf8_lossy(text));
+            assert!(to_msgpack(text).is_err(), "{text}");
         }
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 2), "]".repeat(MAX_DEPTH + 2));
-        assert!(to_msgpack(deep.as_bytes()).is_err());
+        assert!(to_msgpack(&deep).is_err());
     }
 }

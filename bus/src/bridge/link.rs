@@ -44,7 +44,7 @@ pub(crate) enum Out {
 /// A client's answer to a request from the bus.
 pub(crate) enum Answer {
     /// The answer's body (its JSON text) and headers.
-    Body { body: Vec<u8>, headers: Headers },
+    Body { body: String, headers: Headers },
     Failure { code: i32, message: String },
 }
 
@@ -97,9 +97,8 @@ impl Link {
         R: MessageCodec + Send + Sync + 'static,
     {
         let address = m.address().to_string();
-        let mut body = Vec::new();
-        match encode_json(m.body(), &mut body) {
-            Ok(()) => {}
+        let body = match encode_json(m.body()) {
+            Ok(body) => body,
             Err(why) => {
                 tracing::warn!(address, %why, "a message cannot cross the bridge as JSON");
                 let _ = m.fail(
@@ -123,7 +122,7 @@ impl Link {
         if !m.expects_reply() {
             self.write(
                 self.dialect
-                    .message(&address, None, m.headers(), &body, m.is_send()),
+                    .message(&address, None, m.headers(), body.as_bytes(), m.is_send()),
             )
             .await;
             return;
@@ -149,7 +148,7 @@ impl Link {
         };
         let sent = self
             .dialect
-            .message(&address, Some(&reply_address), m.headers(), &body, true);
+            .message(&address, Some(&reply_address), m.headers(), body.as_bytes(), true);
         if !self.write(sent).await {
             self.pending().remove(&reply_address);
             return;

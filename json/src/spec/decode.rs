@@ -258,7 +258,7 @@ fn fields(r: &mut Reader<'_>, node: &Node, spec: &ObjSpec, c: &mut DecodeCtx) ->
     let mut required = 0;
     let mut prev = spec.fields.len();
     for _ in 0..len {
-        let key = decode_key(r)?;
+        let key = decode_key(r, &mut c.st)?;
         let v = match spec.index.find(&spec.fields, prev, &key) {
             Some(i) => {
                 prev = i;
@@ -311,7 +311,7 @@ fn map(r: &mut Reader<'_>, node: &Node, spec: &MapSpec, c: &mut DecodeCtx) -> Re
     let (keys, values) = (spec.keys.node(), spec.values.node());
     let start = c.st.members.len();
     for _ in 0..len {
-        let key = decode_key(r)?;
+        let key = decode_key(r, &mut c.st)?;
         if let Err(miss) = validate::key(keys, &key) {
             c.ctx.park(miss);
             c.ctx.in_key(&key);
