@@ -44,9 +44,10 @@ bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
   --seconds S   how long each throughput run lasts (default 2)
   --warmup S    requests before measuring, per server and payload (default 3;
                 Vert.x's JIT needs it)
-  --window N    requests in flight in the throughput runs, over all the
-                connections (default 32)
-  --connections N  connections of the throughput runs (default 1)
+  --window N    requests in flight on each connection in the throughput
+                runs (default 32)
+  --connections N  the connections of the second throughput run (the
+                first has one; default 4)
   --rtt N       requests one at a time for the round-trip times (default 2000)
   --idle N      idle connections opened for the memory figure (default 200)
   --rounds N    codecbus then Vert.x, N times; the summary takes the
@@ -98,7 +99,7 @@ fn args() -> Args {
         seconds: 2.0,
         warmup: 3.0,
         window: 32,
-        connections: 1,
+        connections: 4,
         rtt: 2000,
         idle: 200,
         rounds: 1,
@@ -165,7 +166,7 @@ fn spawn(name: &'static str, mut command: Command, key: &str) -> Server {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| fail(&format!("cannot start the {name} server: {e}")));
     let mut line = String::new();
@@ -219,13 +220,10 @@ fn start_codecbus() -> Server {
 /// `--serve-codecbus`: the bus with the reference's echo behind a bridge,
 /// until stdin closes.
 fn serve_codecbus() {
-    let runtime = if std::env::var("XCT").is_ok() { tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .expect("a runtime") } else { tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime") };
+        .expect("a runtime");
     runtime.block_on(async {
         let bus = EventBus::new();
         let _echo = bus.consumer("echo", |m: Message<JsValue>| async move {
@@ -281,12 +279,17 @@ fn cpu(pid: u32) -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// What one server did with one payload.
 struct Figures {
-    per_second: f64,
-    p50: Duration,
-    p99: Duration,
-    cpu_per_request: Duration,
+    /// Requests per second on one connection, and on several.
+    per_second: [f64; 2],
+    /// The server's CPU time per request, on one connection and on several.
+    cpu_per_request: [Duration; 2],
+    /// This client's CPU time per request, on several connections.
     client_cpu_per_request: Duration,
+    /// The round trips one at a time (median, 99th percentile): with the
+    /// server on the client's core, and on another.
+    rtt: Vec<(&'static str, Duration, Duration)>,
 }
 
 /// A request frame, sent as it is: the body `body`'s JSON, headers `k: v`.
@@ -375,24 +378,29 @@ async fn connect(
 }
 
 /// Requests for `seconds` on `connections` connections, `window` in flight
-/// over all; how many were answered.
-async fn throughput(server: &Server, body: &serde_json::Value, frame: &[u8], a: &Args, seconds: f64) -> u64 {
+/// on each; how many were answered.
+async fn throughput(
+    server: &Server,
+    body: &serde_json::Value,
+    frame: &[u8],
+    (connections, window): (usize, usize),
+    seconds: f64,
+) -> u64 {
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
-    let per_connection = (a.window / a.connections).max(1);
     let mut tasks = Vec::new();
-    for _ in 0..a.connections {
+    for _ in 0..connections {
         let (mut replies, mut wr) = connect(server, body).await;
         let frame = frame.to_vec();
         tasks.push(tokio::spawn(async move {
-            // One frame after the other, `per_connection` times, written
-            // a burst at a time.
-            let frames = frame.repeat(per_connection);
+            // One frame after the other, `window` times, written a burst at
+            // a time.
+            let frames = frame.repeat(window);
             let burst = |n: usize| &frames[..n * frame.len()];
-            if wr.write_all(burst(per_connection)).await.is_err() {
+            if wr.write_all(burst(window)).await.is_err() {
                 fail("the server closed the connection");
             }
             let mut answered = 0u64;
-            let mut in_flight = per_connection;
+            let mut in_flight = window;
             while in_flight > 0 {
                 let n = replies.read().await;
                 answered += n as u64;
@@ -414,21 +422,25 @@ async fn throughput(server: &Server, body: &serde_json::Value, frame: &[u8], a: 
     answered
 }
 
-async fn measure(server: &Server, body: &serde_json::Value, a: &Args) -> Figures {
-    let frame = request_frame(body);
-    throughput(server, body, &frame, a, a.warmup).await;
-    let cpu_before = cpu(server.pid());
-    let own_before = cpu(std::process::id());
-    let started = Instant::now();
-    let done = throughput(server, body, &frame, a, a.seconds).await;
-    let elapsed = started.elapsed();
-    let cpu_used = cpu(server.pid()).saturating_sub(cpu_before);
-    let own_used = cpu(std::process::id()).saturating_sub(own_before);
+/// Pins the threads of process `pid` to `cpus` (taskset's list); whether
+/// it could.
+fn pin(pid: u32, cpus: &str) -> bool {
+    Command::new("taskset")
+        .args(["-a", "-p", "-c", cpus, &pid.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The round trips of `n` requests one at a time: median and 99th
+/// percentile.
+async fn round_trips(server: &Server, body: &serde_json::Value, frame: &[u8], n: usize) -> (Duration, Duration) {
     let (mut replies, mut wr) = connect(server, body).await;
-    let mut times = Vec::with_capacity(a.rtt);
-    for _ in 0..a.rtt {
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
         let t = Instant::now();
-        if wr.write_all(&frame).await.is_err() {
+        if wr.write_all(frame).await.is_err() {
             fail("the server closed the connection");
         }
         replies.read().await;
@@ -436,13 +448,52 @@ async fn measure(server: &Server, body: &serde_json::Value, a: &Args) -> Figures
     }
     times.sort();
     let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
-    let per = |d: Duration| d / u32::try_from(done.max(1)).unwrap_or(u32::MAX);
+    (at(0.5), at(0.99))
+}
+
+async fn measure(server: &Server, body: &serde_json::Value, a: &Args) -> Figures {
+    let frame = request_frame(body);
+    let mut per_second = [0.0; 2];
+    let mut cpu_per_request = [Duration::ZERO; 2];
+    let mut client_cpu_per_request = Duration::ZERO;
+    for (i, connections) in [1, a.connections].into_iter().enumerate() {
+        let shape = (connections, a.window);
+        throughput(server, body, &frame, shape, a.warmup).await;
+        let cpu_before = cpu(server.pid());
+        let own_before = cpu(std::process::id());
+        let started = Instant::now();
+        let done = throughput(server, body, &frame, shape, a.seconds).await;
+        let elapsed = started.elapsed();
+        let per = |d: Duration| d / u32::try_from(done.max(1)).unwrap_or(u32::MAX);
+        per_second[i] = done as f64 / elapsed.as_secs_f64();
+        cpu_per_request[i] = per(cpu(server.pid()).saturating_sub(cpu_before));
+        client_cpu_per_request = per(cpu(std::process::id()).saturating_sub(own_before));
+    }
+    // One request at a time, its time is mostly the wake-up of a sleeping
+    // thread: a few microseconds on the core that sent the request, tens
+    // on another. Where the scheduler puts each server's thread decides
+    // it, so both placements are measured, pinned.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let all = format!("0-{}", cpus - 1);
+    let mut rtt = Vec::new();
+    let me = std::process::id();
+    if cpus >= 2 && pin(me, "0") && pin(server.pid(), "0") {
+        let (p50, p99) = round_trips(server, body, &frame, a.rtt).await;
+        rtt.push(("same core", p50, p99));
+        pin(server.pid(), "1");
+        let (p50, p99) = round_trips(server, body, &frame, a.rtt).await;
+        rtt.push(("other core", p50, p99));
+        pin(server.pid(), &all);
+        pin(me, &all);
+    } else {
+        let (p50, p99) = round_trips(server, body, &frame, a.rtt).await;
+        rtt.push(("not pinned", p50, p99));
+    }
     Figures {
-        per_second: done as f64 / elapsed.as_secs_f64(),
-        p50: at(0.5),
-        p99: at(0.99),
-        cpu_per_request: per(cpu_used),
-        client_cpu_per_request: per(own_used),
+        per_second,
+        cpu_per_request,
+        client_cpu_per_request,
+        rtt,
     }
 }
 
@@ -551,12 +602,13 @@ fn main() {
     runtime.block_on(async {
         let payloads = [("1 line", json_body(&order(1))), ("16 lines", json_body(&order(16)))];
         println!(
-            "window {} in flight over {} connection(s), {} s per run after {} s of warm-up, {} round trips one at a time",
-            a.window, a.connections, a.seconds, a.warmup, a.rtt
+            "{} in flight on each connection, {} s per run after {} s of warm-up; {} round trips one at a time",
+            a.window, a.seconds, a.warmup, a.rtt
         );
+        let many = format!("{} conns", a.connections);
         println!(
-            "{:<14} {:<16} {:>12} {:>11} {:>11} {:>14} {:>14}",
-            "server", "payload", "requests/s", "rtt p50", "rtt p99", "server CPU/req", "client CPU/req"
+            "{:<13} {:<15} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>16}",
+            "server", "payload", "req/s 1", &format!("req/s {}", a.connections), "CPU 1", &format!("CPU {}", a.connections), "client", "", "rtt p50 / p99"
         );
         let mut rows: Vec<(&str, &str, Figures)> = Vec::new();
         for _ in 0..a.rounds {
@@ -564,15 +616,22 @@ fn main() {
                 for (name, body) in &payloads {
                     let f = measure(server, body, &a).await;
                     let label = format!("{name} ({} B)", body.to_string().len());
+                    let rtt: Vec<String> = f
+                        .rtt
+                        .iter()
+                        .map(|(place, p50, p99)| format!("{place} {p50:.1?} / {p99:.1?}"))
+                        .collect();
                     println!(
-                        "{:<14} {:<16} {:>12.0} {:>11.1?} {:>11.1?} {:>14.1?} {:>14.1?}",
+                        "{:<13} {:<15} {:>10.0} {:>10.0} {:>9.1?} {:>9.1?} {:>9.1?} {:>9} {}",
                         server.name,
                         label,
-                        f.per_second,
-                        f.p50,
-                        f.p99,
-                        f.cpu_per_request,
-                        f.client_cpu_per_request
+                        f.per_second[0],
+                        f.per_second[1],
+                        f.cpu_per_request[0],
+                        f.cpu_per_request[1],
+                        f.client_cpu_per_request,
+                        "",
+                        rtt.join(", ")
                     );
                     rows.push((server.name, name, f));
                 }
@@ -588,29 +647,53 @@ fn main() {
             v.sort_by(f64::total_cmp);
             v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
         };
+        let places: Vec<&str> = rows
+            .first()
+            .map(|(_, _, f)| f.rtt.iter().map(|(place, ..)| *place).collect())
+            .unwrap_or_default();
+        let micros = |d: Duration| d.as_secs_f64() * 1e6;
         for (name, _) in &payloads {
             for server in &servers {
+                let rtt: Vec<String> = (0..places.len())
+                    .map(|i| {
+                        format!(
+                            "{} p50 {:.1} µs p99 {:.1} µs",
+                            places[i],
+                            median(server.name, name, &|f| micros(f.rtt[i].1)),
+                            median(server.name, name, &|f| micros(f.rtt[i].2)),
+                        )
+                    })
+                    .collect();
                 println!(
-                    "  {:<14} {:<10} {:>9.0}/s  p50 {:>7.1} µs  p99 {:>7.1} µs  CPU {:>6.1} µs/req  client CPU {:>6.1} µs/req",
+                    "  {:<13} {:<9} 1 conn {:>7.0}/s {:>5.1} µs CPU/req; {many} {:>7.0}/s {:>5.1} µs CPU/req; {}",
                     server.name,
                     name,
-                    median(server.name, name, &|f| f.per_second),
-                    median(server.name, name, &|f| f.p50.as_secs_f64() * 1e6),
-                    median(server.name, name, &|f| f.p99.as_secs_f64() * 1e6),
-                    median(server.name, name, &|f| f.cpu_per_request.as_secs_f64() * 1e6),
-                    median(server.name, name, &|f| f.client_cpu_per_request.as_secs_f64() * 1e6),
+                    median(server.name, name, &|f| f.per_second[0]),
+                    median(server.name, name, &|f| micros(f.cpu_per_request[0])),
+                    median(server.name, name, &|f| f.per_second[1]),
+                    median(server.name, name, &|f| micros(f.cpu_per_request[1])),
+                    rtt.join("; "),
                 );
             }
             if let [c, v] = &servers[..] {
                 let ratio = |get: &dyn Fn(&Figures) -> f64| {
                     median(c.name, name, get) / median(v.name, name, get)
                 };
+                let rtt: Vec<String> = (0..places.len())
+                    .map(|i| {
+                        format!(
+                            "{:.2}x its p50 on the {}",
+                            ratio(&|f| f.rtt[i].1.as_secs_f64()),
+                            places[i]
+                        )
+                    })
+                    .collect();
                 println!(
-                    "  {name}: codecbus {:.2}x Vert.x's requests/s, {:.2}x its median round trip, {:.2}x its p99, {:.2}x its CPU per request",
-                    ratio(&|f| f.per_second),
-                    ratio(&|f| f.p50.as_secs_f64()),
-                    ratio(&|f| f.p99.as_secs_f64()),
-                    ratio(&|f| f.cpu_per_request.as_secs_f64()),
+                    "  {name}: codecbus {:.2}x Vert.x's requests/s on 1 connection, {:.2}x on {many}, {:.2}x its CPU per request on {many}; {}",
+                    ratio(&|f| f.per_second[0]),
+                    ratio(&|f| f.per_second[1]),
+                    ratio(&|f| f.cpu_per_request[1].as_secs_f64()),
+                    rtt.join(", "),
                 );
             }
         }

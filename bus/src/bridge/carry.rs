@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use codecbus_core::{MessageCodec, Writer};
+use codecbus_core::{AnyBody, CodecRegistration, MessageCodec, Writer};
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
@@ -27,10 +27,30 @@ use crate::engine::routing::{self, Quiet};
 /// A future the bridge awaits, boxed (the carriers are trait objects).
 pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// A reply, as a client receives it: headers and the body's JSON text.
-pub(crate) struct JsonReply {
+/// A reply on its way to a client: its headers, and its body with the
+/// codec that writes it, turned into JSON text where the frame is made
+/// ([`json`](Reply::json)), on the connection's writer.
+pub(crate) struct Reply {
     pub(crate) headers: Headers,
-    pub(crate) body: String,
+    body: AnyBody,
+    codec: CodecRegistration,
+    /// The address the request went to.
+    address: Arc<str>,
+}
+
+impl Reply {
+    /// The body's JSON text: written by its codec, transcoded.
+    ///
+    /// # Errors
+    ///
+    /// A `Codec` error when the body cannot be written, or not as JSON.
+    pub(crate) fn json(&self) -> Result<String, RequestError> {
+        let mut w = Writer::from_vec(Vec::with_capacity(512));
+        self.codec
+            .encode(&*self.body, &mut w)
+            .map_err(|e| reply_error(&self.address, e.to_string()))?;
+        json::to_json_string(w.as_slice()).map_err(|e| reply_error(&self.address, e.to_string()))
+    }
 }
 
 /// One carried type, `T`, whose answers from clients (to requests from
@@ -73,7 +93,7 @@ pub(crate) trait Decoded: Send + 'static {
         bus: EventBus,
         address: Arc<str>,
         options: DeliveryOptions,
-    ) -> Boxed<'static, Result<JsonReply, RequestError>>;
+    ) -> Boxed<'static, Result<Reply, RequestError>>;
 }
 
 /// The carrier of `T`, answered with `R`.
@@ -133,7 +153,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Decoded for Body<T> {
         bus: EventBus,
         address: Arc<str>,
         options: DeliveryOptions,
-    ) -> Boxed<'static, Result<JsonReply, RequestError>> {
+    ) -> Boxed<'static, Result<Reply, RequestError>> {
         let body = self.0;
         Box::pin(async move {
             let state = &bus.state;
@@ -146,8 +166,7 @@ impl<T: MessageCodec + Send + Sync + 'static> Decoded for Body<T> {
                 }
             };
             let type_id = Any::type_id(&*env.body);
-            let codec = state.registry().by_type(type_id);
-            let Some(codec) = codec else {
+            let Some(codec) = state.registry().by_type(type_id) else {
                 return Err(reply_error(
                     &address,
                     format!(
@@ -156,18 +175,14 @@ impl<T: MessageCodec + Send + Sync + 'static> Decoded for Body<T> {
                     ),
                 ));
             };
-            let mut w = Writer::from_vec(Vec::with_capacity(512));
-            codec
-                .encode(&*env.body, &mut w)
-                .map_err(|e| reply_error(&address, e.to_string()))?;
-            let body = json::to_json_string(w.as_slice())
-                .map_err(|e| reply_error(&address, e.to_string()))?;
             // A reply that asks for an answer (`reply_and_request`) gets
             // none through the bridge: its turn is dropped here, which
             // fails the replier's wait at once.
-            Ok(JsonReply {
+            Ok(Reply {
                 headers: env.headers,
-                body,
+                body: env.body,
+                codec,
+                address,
             })
         })
     }

@@ -919,6 +919,12 @@ fn headers_of(frame: &Incoming<'_>) -> Headers {
     frame.headers().unwrap_or_else(|_| Headers::new())
 }
 
+/// The answer that fails a request from the bridge.
+fn answer_failure(reply_address: &str, e: &RequestError) -> Outgoing {
+    Outgoing::of(&json!({"type": "send", "address": reply_address,
+                         "failureCode": e.wire_failure_code(), "message": e.message()}))
+}
+
 /// The error of a failed request, from its `err` frame.
 fn failure(frame: &Incoming<'_>) -> RequestError {
     let message = Member::of(frame.message)
@@ -1009,16 +1015,18 @@ async fn deliver(
     tokio::spawn(async move {
         let answer = match request.await {
             // The answer carries its headers, `{}` when there are none.
-            Ok(reply) => {
-                let mut frame = Outgoing::object("send", &reply_address, reply.body.len() + 64);
-                frame.headers(&reply.headers);
-                if reply.body != "null" {
-                    frame.member_json("body", reply.body.as_bytes());
+            Ok(reply) => match reply.json() {
+                Ok(body) => {
+                    let mut frame = Outgoing::object("send", &reply_address, body.len() + 64);
+                    frame.headers(&reply.headers);
+                    if body != "null" {
+                        frame.member_json("body", body.as_bytes());
+                    }
+                    frame.end()
                 }
-                frame.end()
-            }
-            Err(e) => Outgoing::of(&json!({"type": "send", "address": reply_address,
-                             "failureCode": e.wire_failure_code(), "message": e.message()})),
+                Err(e) => answer_failure(&reply_address, &e),
+            },
+            Err(e) => answer_failure(&reply_address, &e),
         };
         let _ = tx.send(answer).await;
     });

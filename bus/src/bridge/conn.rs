@@ -28,7 +28,7 @@ use tokio::time::{Instant, sleep_until, timeout};
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
-use crate::base::error::{NO_FAILURE_CODE, ReplyFailure};
+use crate::base::error::{NO_FAILURE_CODE, ReplyFailure, RequestError};
 use crate::base::options::DeliveryOptions;
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
@@ -87,6 +87,22 @@ impl Shared {
         }
         Err(first.unwrap_or_default())
     }
+}
+
+/// The `err` frame of a client's request that failed.
+fn failure_frame(
+    dialect: Dialect,
+    reply_address: &str,
+    address: &str,
+    e: &RequestError,
+) -> Outgoing {
+    Outgoing::of(&dialect.failure(
+        reply_address,
+        address,
+        e.wire_failure_code(),
+        failure_name(e.failure_type()),
+        e.message(),
+    ))
 }
 
 /// A client request waiting for its reply.
@@ -241,28 +257,19 @@ impl Conn {
         let mut request: Request = Box::pin(tokio::task::coop::unconstrained(async move {
             let dialect = link.dialect;
             let answered = match request.await {
-                Ok(reply) => {
-                    dialect.message(&reply_address, None, &reply.headers, reply.body.as_bytes(), true)
-                }
-                Err(e) => Outgoing::of(&dialect.failure(
-                    &reply_address,
-                    &address,
-                    e.wire_failure_code(),
-                    failure_name(e.failure_type()),
-                    e.message(),
-                )),
+                // Its JSON is written by the writer.
+                Ok(reply) => Out::Make(Box::new(move || match reply.json() {
+                    Ok(body) => {
+                        dialect.message(&reply_address, None, &reply.headers, body.as_bytes(), true)
+                    }
+                    Err(e) => failure_frame(dialect, &reply_address, &address, &e),
+                })),
+                Err(e) => Out::Frame(failure_frame(dialect, &reply_address, &address, &e)),
             };
-            link.write(answered).await;
+            link.send(answered).await;
         }));
         if (&mut request).now_or_never().is_none() {
-            static DEFERRED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-            let n = DEFERRED.fetch_add(1, Ordering::Relaxed);
-            if n % 1000 == 0 { eprintln!("XDEBUG deferred {n}"); }
             self.requests.push(request);
-        } else {
-            static INLINE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-            let n = INLINE.fetch_add(1, Ordering::Relaxed);
-            if n % 100000 == 0 { eprintln!("XDEBUG inline {n}"); }
         }
         true
     }
@@ -448,8 +455,10 @@ async fn write_all<W: Sink>(
             },
             None => rx.recv().await,
         };
-        let Some(Out::Frame(frame)) = out else {
-            break;
+        let frame = match out {
+            Some(Out::Frame(frame)) => frame,
+            Some(Out::Make(make)) => make(),
+            Some(Out::Close) | None => break,
         };
         let mut bytes = frame.json().len();
         sink.feed(frame);
@@ -457,17 +466,17 @@ async fn write_all<W: Sink>(
             if bytes >= BATCH_BYTES {
                 break;
             }
-            match rx.try_recv() {
-                Ok(Out::Frame(frame)) => {
-                    bytes += frame.json().len();
-                    sink.feed(frame);
-                }
+            let frame = match rx.try_recv() {
+                Ok(Out::Frame(frame)) => frame,
+                Ok(Out::Make(make)) => make(),
                 Ok(Out::Close) => {
                     closing = true;
                     break;
                 }
                 Err(_) => break,
-            }
+            };
+            bytes += frame.json().len();
+            sink.feed(frame);
         }
         if !matches!(timeout(limits.write_timeout, sink.flush()).await, Ok(Ok(()))) {
             return;

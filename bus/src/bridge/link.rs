@@ -37,6 +37,9 @@ pub(crate) struct Limits {
 pub(crate) enum Out {
     /// A frame, which the transport sends as its own.
     Frame(Outgoing),
+    /// A frame made by the writer: the work of turning a reply into JSON
+    /// is done there, beside the reading of the next frames.
+    Make(Box<dyn FnOnce() -> Outgoing + Send>),
     /// Write what is queued, then close.
     Close,
 }
@@ -65,7 +68,13 @@ impl Link {
     /// Queues `frame` for the client; `false` once the connection is
     /// closing.
     pub(crate) async fn write(&self, frame: Outgoing) -> bool {
-        self.outbox.send(Out::Frame(frame)).await.is_ok()
+        self.send(Out::Frame(frame)).await
+    }
+
+    /// Queues `out` for the writer; `false` once the connection is
+    /// closing.
+    pub(crate) async fn send(&self, out: Out) -> bool {
+        self.outbox.send(out).await.is_ok()
     }
 
     /// Queues an `err` frame saying `message`; `false` once the
