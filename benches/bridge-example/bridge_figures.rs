@@ -350,7 +350,9 @@ fn check(body: &serde_json::Value, seen: &mut u64, frame: &[u8]) {
     if *seen % 64 == 1 || !is_message {
         let reply: serde_json::Value = serde_json::from_slice(frame)
             .unwrap_or_else(|e| fail(&format!("a reply is not JSON: {e}")));
-        if reply["type"] != "message" || reply["body"] != *body || reply["headers"]["echoed"] != "true"
+        if reply["type"] != "message"
+            || reply["body"] != *body
+            || reply["headers"]["echoed"] != "true"
         {
             fail(&format!("a wrong reply: {reply}"));
         }
@@ -435,7 +437,12 @@ fn pin(pid: u32, cpus: &str) -> bool {
 
 /// The round trips of `n` requests one at a time: median and 99th
 /// percentile.
-async fn round_trips(server: &Server, body: &serde_json::Value, frame: &[u8], n: usize) -> (Duration, Duration) {
+async fn round_trips(
+    server: &Server,
+    body: &serde_json::Value,
+    frame: &[u8],
+    n: usize,
+) -> (Duration, Duration) {
     let (mut replies, mut wr) = connect(server, body).await;
     let mut times = Vec::with_capacity(n);
     for _ in 0..n {

@@ -490,6 +490,12 @@ pub use codecbus_core::{CodecRegistration, MessageCodec};
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::transport::cluster::{PayloadRead, read_payload, write_payload};
+
+    /// A client's frame read by the bridge, its body transcoded both ways.
+    #[cfg(feature = "bridge")]
+    pub fn bridge_frame(bytes: &[u8]) {
+        crate::bridge::fuzz_frame(bytes);
+    }
 }
 
 // Lets derived code in this crate's own tests and doctests find

@@ -27,7 +27,7 @@ use codecbus_fuzz::{
 };
 use codecbus_json::JsValue;
 
-const TARGETS: [&str; 11] = [
+const TARGETS: [&str; 12] = [
     "decode_struct_map",
     "decode_struct_array",
     "decode_enum",
@@ -39,6 +39,7 @@ const TARGETS: [&str; 11] = [
     "decode_keyed",
     "decode_lz4_frame",
     "decode_borrowed",
+    "bridge_frame",
 ];
 
 /// Largest seed taken from the JSON documents.
@@ -494,6 +495,25 @@ fn main() -> std::io::Result<()> {
     }
     borrowed.push(b"\x96\xa1a\xa1b\xc0\x90\x80\x91\x92\xa0\xc4\x00".to_vec());
 
+    // Bridge frames (JSON text): each kind, bodies of every JSON type and
+    // an extension value, headers of each kind, escapes; and the JSON
+    // seeds' MessagePack, read as MessagePack written as JSON.
+    let mut frames: Vec<Vec<u8>> = [
+        r#"{"type":"ping"}"#,
+        r#"{"type":"send","address":"echo","replyAddress":"r","headers":{"k":"v","n":1,"b":true,"z":null},"body":{"id":7,"lines":[{"sku":"a\u00e9\n","q":2.5e3}],"big":18446744073709551615,"neg":-9223372036854775808}}"#,
+        r#"{"type":"publish","address":"news","body":[1,-1,1.5,null,true,"s",{},[]]}"#,
+        r#"{"type":"send","address":"a","body":{"$ext":1,"$data":"AQID"}}"#,
+        r#"{"type":"send","address":"a","body":{"$ext":300,"$data":"AQID"}}"#,
+        r#"{"type":"register","address":"client.1"}"#,
+        r#"{"type":"send","address":"__codecbus.bridge.1.1","failureCode":42,"message":"no"}"#,
+        r#"{"type":"send","address":"a","body":"text","type":"publish"}"#,
+        r#"[1,2]"#,
+    ]
+    .iter()
+    .map(|t| t.as_bytes().to_vec())
+    .collect();
+    frames.extend(json.iter().take(8).cloned());
+
     let sets = [
         map,
         array,
@@ -506,6 +526,7 @@ fn main() -> std::io::Result<()> {
         keyed_seeds,
         lz4_payloads(),
         borrowed,
+        frames,
     ];
     for (target, seeds) in TARGETS.iter().zip(sets.iter()) {
         let n = write_all(&root.join(target), seeds)?;

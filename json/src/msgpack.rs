@@ -96,7 +96,8 @@ impl KeyCache {
         if bytes.len() > KEY_CACHED_LEN {
             return Arc::from(key);
         }
-        let hash = bytes.len().wrapping_mul(31) ^ usize::from(first).wrapping_mul(7) ^ usize::from(last);
+        let hash =
+            bytes.len().wrapping_mul(31) ^ usize::from(first).wrapping_mul(7) ^ usize::from(last);
         let slot = &mut self.0[hash % KEY_SLOTS];
         match slot {
             Some(cached) if **cached == *key => Arc::clone(cached),

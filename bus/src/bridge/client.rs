@@ -43,7 +43,9 @@ use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::base::reply::ReplyEnvelope;
 use crate::bridge::carry::{Carry, Decoded, Typed};
-use crate::bridge::frame::{self, Incoming, Member, Outgoing, Read, Sink as _, Source as _, TcpSink};
+use crate::bridge::frame::{
+    self, Incoming, Member, Outgoing, Read, Sink as _, Source as _, TcpSink,
+};
 use crate::bridge::json::{decode_as, encode_json};
 use crate::bridge::options::DEFAULT_MAX_FRAME;
 
@@ -500,7 +502,13 @@ impl BridgeClient {
         // Waiting before the frame goes: a connection that ends from here
         // on fails this request with the others.
         lock(&inner.pending).insert(reply_address.clone(), tx);
-        let frame = outgoing("send", address, Some(&reply_address), Some(&headers), text.as_bytes());
+        let frame = outgoing(
+            "send",
+            address,
+            Some(&reply_address),
+            Some(&headers),
+            text.as_bytes(),
+        );
         if let Err(why) = inner.write(frame).await {
             lock(&inner.pending).remove(&reply_address);
             return Err(RequestError::new(RequestErrorKind::Transport, why).with_address(named()));
@@ -793,7 +801,9 @@ async fn serve(
     }
     for address in addresses {
         let _ = tx
-            .send(Outgoing::of(&json!({"type": "register", "address": address})))
+            .send(Outgoing::of(
+                &json!({"type": "register", "address": address}),
+            ))
             .await;
     }
     let mut ping = interval(inner.options.ping_interval);
@@ -954,9 +964,7 @@ async fn deliver(
     frame: &Incoming<'_>,
     address: &str,
 ) {
-    let reply_address = Member::of(frame.reply_address)
-        .text()
-        .map(Cow::into_owned);
+    let reply_address = Member::of(frame.reply_address).text().map(Cow::into_owned);
     let published = matches!(Member::of(frame.send), Member::Other("false"));
     let headers = headers_of(frame);
     let body = frame.body();

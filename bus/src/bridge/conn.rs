@@ -478,7 +478,10 @@ async fn write_all<W: Sink>(
             bytes += frame.json().len();
             sink.feed(frame);
         }
-        if !matches!(timeout(limits.write_timeout, sink.flush()).await, Ok(Ok(()))) {
+        if !matches!(
+            timeout(limits.write_timeout, sink.flush()).await,
+            Ok(Ok(()))
+        ) {
             return;
         }
     }

@@ -179,9 +179,8 @@ impl<'a> Incoming<'a> {
     pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, Malformed> {
         // Checked once here, the text is not checked again: not by the
         // parser, not by the body's transcoding.
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            Malformed::Json(format!("not UTF-8: {e}"))
-        })?;
+        let text =
+            std::str::from_utf8(bytes).map_err(|e| Malformed::Json(format!("not UTF-8: {e}")))?;
         let mut de = serde_json::Deserializer::from_str(text);
         let frame = match de.deserialize_any(FrameVisitor) {
             Ok(Some(frame)) => frame,
@@ -709,17 +708,32 @@ mod tests {
             headers.iter().collect::<Vec<_>>(),
             [("k", "v"), ("n", "5"), ("b", "true")]
         );
-        for bad in [&br#"{"headers":[]}"#[..], br#"{"headers":{"k":[1]}}"#, br#"{"headers":"x"}"#] {
+        for bad in [
+            &br#"{"headers":[]}"#[..],
+            br#"{"headers":{"k":[1]}}"#,
+            br#"{"headers":"x"}"#,
+        ] {
             let frame = Incoming::parse(bad).ok().expect("a frame");
             assert!(frame.headers().is_err());
         }
-        assert!(matches!(Incoming::parse(b"[1]"), Err(Malformed::NotAnObject)));
-        assert!(matches!(Incoming::parse(b"\"x\""), Err(Malformed::NotAnObject)));
+        assert!(matches!(
+            Incoming::parse(b"[1]"),
+            Err(Malformed::NotAnObject)
+        ));
+        assert!(matches!(
+            Incoming::parse(b"\"x\""),
+            Err(Malformed::NotAnObject)
+        ));
         assert!(matches!(Incoming::parse(b"{"), Err(Malformed::Json(_))));
         assert!(matches!(Incoming::parse(b"{} {}"), Err(Malformed::Json(_))));
-        let twice = Incoming::parse(br#"{"type":"a","type":"b"}"#).ok().expect("a frame");
+        let twice = Incoming::parse(br#"{"type":"a","type":"b"}"#)
+            .ok()
+            .expect("a frame");
         assert_eq!(twice.kind().text().as_deref(), Some("b"));
         assert_eq!(Incoming::default().body(), "null");
-        assert!(matches!(Incoming::parse(b"{\"a\":\"\xff\"}"), Err(Malformed::Json(_))));
+        assert!(matches!(
+            Incoming::parse(b"{\"a\":\"\xff\"}"),
+            Err(Malformed::Json(_))
+        ));
     }
 }

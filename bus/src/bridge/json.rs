@@ -177,7 +177,10 @@ pub(crate) fn write_scalar<S: serde::Serialize + ?Sized>(out: &mut Vec<u8>, valu
 fn write_base64(data: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
     let start = out.len();
-    out.resize(start + base64::encoded_len(data.len(), true).unwrap_or(0), 0);
+    out.resize(
+        start + base64::encoded_len(data.len(), true).unwrap_or(0),
+        0,
+    );
     let written = BASE64
         .encode_slice(data, &mut out[start..])
         .unwrap_or_default();
@@ -343,7 +346,9 @@ impl<'de> Visitor<'de> for Value<'_> {
             let (kind, bytes) = extension(&tape.buf, ext, data).map_err(A::Error::custom)?;
             tape.buf.truncate(at);
             tape.wide.retain(|&(pos, ..)| pos < at);
-            return tape.write(|w| w.write_ext(kind, &bytes)).map_err(A::Error::custom);
+            return tape
+                .write(|w| w.write_ext(kind, &bytes))
+                .map_err(A::Error::custom);
         }
         tape.close(at, true, len);
         Ok(())
@@ -419,7 +424,7 @@ pub(crate) fn decode_as<T: MessageCodec>(body: &str) -> Result<T, String> {
 
 /// The JSON text of a `T`: written by its codec, transcoded from
 /// MessagePack.
-pub(crate) fn encode_json<T: MessageCodec + ?Sized>(body: &T) -> Result<String, String> {
+pub(crate) fn encode_json<T: MessageCodec>(body: &T) -> Result<String, String> {
     let bytes = codecbus_core::to_vec(body).map_err(|e| e.to_string())?;
     to_json_string(&bytes).map_err(|e| e.to_string())
 }

@@ -47,8 +47,14 @@ pub(crate) enum Out {
 /// A client's answer to a request from the bus.
 pub(crate) enum Answer {
     /// The answer's body (its JSON text) and headers.
-    Body { body: String, headers: Headers },
-    Failure { code: i32, message: String },
+    Body {
+        body: String,
+        headers: Headers,
+    },
+    Failure {
+        code: i32,
+        message: String,
+    },
 }
 
 /// The part of a connection its consumers and waiting requests hold.
@@ -129,10 +135,13 @@ impl Link {
             return;
         }
         if !m.expects_reply() {
-            self.write(
-                self.dialect
-                    .message(&address, None, m.headers(), body.as_bytes(), m.is_send()),
-            )
+            self.write(self.dialect.message(
+                &address,
+                None,
+                m.headers(),
+                body.as_bytes(),
+                m.is_send(),
+            ))
             .await;
             return;
         }
@@ -155,9 +164,13 @@ impl Link {
             pending.insert(reply_address.clone(), tx);
             (reply_address, rx)
         };
-        let sent = self
-            .dialect
-            .message(&address, Some(&reply_address), m.headers(), body.as_bytes(), true);
+        let sent = self.dialect.message(
+            &address,
+            Some(&reply_address),
+            m.headers(),
+            body.as_bytes(),
+            true,
+        );
         if !self.write(sent).await {
             self.pending().remove(&reply_address);
             return;

@@ -117,6 +117,34 @@ mod permit;
 mod server;
 mod sockjs;
 
+/// The reading of a client's frame and the transcoding of bodies, for the
+/// fuzz target `bridge_frame` in `fuzz/`: panics on what must not happen
+/// (a transcoded body that does not come back as the JSON it was, JSON
+/// written that does not parse). Compiled only under `--cfg fuzzing`.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_frame(bytes: &[u8]) {
+    if let Ok(frame) = frame::Incoming::parse(bytes) {
+        let _ = frame.headers();
+        let _ = frame::Member::of(frame.address).text();
+        let body = frame.body();
+        if let Ok(msgpack) = json::to_msgpack(body) {
+            let text = json::to_json_string(&msgpack).expect("MessagePack from JSON goes back");
+            let again: serde_json::Value =
+                serde_json::from_str(&text).expect("written JSON parses");
+            let first: serde_json::Value =
+                serde_json::from_str(body).expect("the body parsed once");
+            assert_eq!(
+                again, first,
+                "the body came back otherwise: {body} -> {text}"
+            );
+        }
+    }
+    // The bytes as MessagePack: JSON written from them parses.
+    if let Ok(text) = json::to_json_string(bytes) {
+        serde_json::from_str::<serde_json::Value>(&text).expect("written JSON parses");
+    }
+}
+
 pub use self::client::{
     BridgeClient, BridgeClientError, BridgeClientOptions, BridgeConsumer, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_RECONNECT_DELAY, DEFAULT_PING_INTERVAL, DEFAULT_PING_TIMEOUT,

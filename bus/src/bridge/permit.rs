@@ -180,10 +180,13 @@ mod tests {
         assert!(p.admits_address("client.one"));
         assert!(!p.admits_address("client."));
         assert!(!p.admits_address("xclient.one"));
-        assert!(p.admits("m", json!({"a": {"b": 1, "z": 2}, "c": "x", "d": 3}).to_string()));
-        assert!(!p.admits("m", json!({"a": {"b": 2}, "c": "x"}).to_string()));
-        assert!(!p.admits("m", json!({"c": "x"}).to_string()));
-        assert!(!p.admits("m", json!("text").to_string()));
+        assert!(p.admits(
+            "m",
+            &json!({"a": {"b": 1, "z": 2}, "c": "x", "d": 3}).to_string()
+        ));
+        assert!(!p.admits("m", &json!({"a": {"b": 2}, "c": "x"}).to_string()));
+        assert!(!p.admits("m", &json!({"c": "x"}).to_string()));
+        assert!(!p.admits("m", &json!("text").to_string()));
     }
 
     #[test]

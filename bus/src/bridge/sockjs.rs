@@ -54,8 +54,8 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
 use crate::bridge::frame::{Dialect, Outgoing, Read};
-use crate::bridge::json;
 use crate::bridge::frame::{Sink, Source};
+use crate::bridge::json;
 use crate::bridge::server::{self, Bridge, BridgeServer};
 
 /// SockJS's heartbeat interval unless set otherwise: 25 s (Vert.x's and
