@@ -300,17 +300,29 @@ impl EventBus {
         self.state.registry().list()
     }
 
-    /// The codec registered as `name` (a lookup: the builder's
-    /// [`codec`](crate::EventBusBuilder::codec) adds one).
+    /// The codec registered as `name`, or the one that had that name
+    /// before a rename (`name` is among its aliases, and the codec found
+    /// says its current [`name`](CodecRegistration::name)): the codec that
+    /// reads a message sent under `name`. A lookup: the builder's
+    /// [`codec`](crate::EventBusBuilder::codec) adds one.
     ///
     /// # Examples
     ///
     /// ```
+    /// use codecbus_bus::MessageCodec;
+    ///
+    /// #[derive(MessageCodec, Clone)]
+    /// #[codec(name = "shop.order.v2", aliases("shop.order"))]
+    /// struct Order { id: u64 }
+    ///
     /// let bus = codecbus_bus::EventBus::new();
     /// assert_eq!(bus.codec_by_name("u64").map(|c| c.type_name()), Some("u64"));
+    /// let renamed = bus.codec_by_name("shop.order").unwrap();
+    /// assert_eq!(renamed.name(), "shop.order.v2");
+    /// assert!(bus.codec_by_name("shop.order.v1").is_none());
     /// ```
     pub fn codec_by_name(&self, name: &str) -> Option<CodecRegistration> {
-        self.state.registry().by_name(name)
+        self.state.registry().by_name_or_alias(name)
     }
 
     /// The codec registered for the type `T`.

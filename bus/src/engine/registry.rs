@@ -242,6 +242,15 @@ impl Registry {
         self.by_name.get(name).copied()
     }
 
+    /// The codec named `name` now, or once (one of its aliases); a lookup,
+    /// which does not count as a message under the alias.
+    pub(crate) fn by_name_or_alias(&self, name: &str) -> Option<CodecRegistration> {
+        self.by_name(name).or_else(|| {
+            let alias = self.aliases.get(name)?;
+            self.by_name(alias.name)
+        })
+    }
+
     /// The codec a message names, by its name or by one of its aliases;
     /// the first message under each alias is told apart.
     pub(crate) fn resolve(&self, name: &str) -> Option<(CodecRegistration, Named)> {

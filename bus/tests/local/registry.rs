@@ -150,14 +150,16 @@ fn conflict(builder: codecbus_bus::EventBusBuilder) -> String {
 }
 
 #[test]
-fn a_derived_alias_is_in_the_registry_but_no_codec_name() {
+fn a_derived_alias_finds_its_codec_but_is_no_codec_name() {
     let bus = EventBus::new();
     let codec = bus.codec_for::<Renamed>().unwrap();
     assert_eq!(codec.name(), "test.Renamed.v2");
     assert_eq!(codec.aliases(), ["test.Renamed"]);
-    // Looked up by name, an alias is not a codec's name: only a message
-    // off the wire resolves it.
-    assert!(bus.codec_by_name("test.Renamed").is_none());
+    // Looked up by its old name, the codec that reads such messages, under
+    // its current name; the list of codecs names each once, as it is now.
+    let by_alias = bus.codec_by_name("test.Renamed").unwrap();
+    assert_eq!(by_alias.name(), "test.Renamed.v2");
+    assert_eq!(by_alias.type_id(), TypeId::of::<Renamed>());
     assert!(bus.codecs().iter().all(|c| c.name() != "test.Renamed"));
 }
 
@@ -203,7 +205,8 @@ fn an_alias_that_is_another_codec_s_name_fails_the_build_naming_both() {
         .codec(CodecRegistration::of::<Frozen>("frozen").with_aliases(&["u8"]))
         .build()
         .unwrap();
-    assert!(bus.codec_by_name("u8").is_none());
+    assert_eq!(bus.codec_by_name("u8").unwrap().name(), "frozen");
+    assert!(bus.codecs().iter().all(|c| c.name() != "u8"));
 }
 
 #[test]
@@ -255,10 +258,12 @@ fn register_codec_refuses_a_taken_alias_and_unregister_frees_them() {
         assert_eq!(err.kind(), RegistryErrorKind::NameTaken, "{err}");
         assert!(bus.codec_by_name("other").is_none());
     }
+    assert_eq!(bus.codec_by_name("frozen").unwrap().name(), "frozen.v2");
     assert_eq!(
         bus.unregister_codec("frozen.v2").unwrap().name(),
         "frozen.v2"
     );
+    assert!(bus.codec_by_name("frozen").is_none());
     bus.register_codec(CodecRegistration::of::<Other>("frozen"))
         .unwrap();
 }
