@@ -674,7 +674,68 @@ async fn limits_hold() {
 /// client as a plain reply, and the replier's turn fails at once rather
 /// than waiting for its timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conversation_ends_at_the_bridge() {
+async fn a_conversation_goes_on_through_the_bridge() {
+    let bus = EventBus::new();
+    let (turn_tx, mut turn_rx) = tokio::sync::mpsc::unbounded_channel();
+    let _talk = bus.consumer("talk", move |m: Message<JsValue>| {
+        let turn_tx = turn_tx.clone();
+        async move {
+            let options = ReplyOptions::new().timeout(Duration::from_secs(20));
+            let turn = m
+                .reply_and_request_with::<JsValue>(JsValue::from("and you?"), options)
+                .await;
+            let _ = turn_tx.send(
+                turn.map(|answer| answer.body().clone())
+                    .map_err(|e| (e.kind(), e.failure_code())),
+            );
+        }
+    });
+    let options = BridgeOptions::new().inbound(PermittedOptions::new().address("talk"));
+    let server = serve(&bus, options).await;
+    let replies = with_client(server.local_addr().port(), |c| {
+        let mut replies = Vec::new();
+        // Answered with a body, then with a failure: the reply carries the
+        // address to answer at, as Vert.x's does.
+        for answer in [
+            json!({"body": "fine"}),
+            json!({"failureCode": 7, "message": "no"}),
+        ] {
+            c.send(&json!({"type": "send", "address": "talk", "replyAddress": "r", "body": "hi"}));
+            let reply = c.expect();
+            let mut frame = json!({"type": "send", "address": reply["replyAddress"]});
+            for (k, v) in answer.as_object().unwrap() {
+                frame[k] = v.clone();
+            }
+            c.send(&frame);
+            replies.push(reply);
+        }
+        replies
+    })
+    .await;
+    for reply in &replies {
+        let at = reply["replyAddress"]
+            .as_str()
+            .expect("an address to answer at");
+        assert!(at.starts_with("__codecbus.bridge."), "{reply}");
+        assert_eq!(
+            reply,
+            &json!({"type": "message", "address": "r", "replyAddress": at, "headers": {},
+                    "body": "and you?", "send": true})
+        );
+    }
+    assert_ne!(replies[0]["replyAddress"], replies[1]["replyAddress"]);
+    assert_eq!(turn_rx.recv().await.unwrap(), Ok(JsValue::from("fine")));
+    assert_eq!(
+        turn_rx.recv().await.unwrap(),
+        Err((RequestErrorKind::RecipientFailure, Some(7)))
+    );
+    server.shutdown().await;
+}
+
+/// A conversation the client leaves unanswered ends when its connection
+/// goes: the replier's wait fails at once, not at its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_conversation_ends_with_its_connection() {
     let bus = EventBus::new();
     let (turn_tx, mut turn_rx) = tokio::sync::mpsc::unbounded_channel();
     let _talk = bus.consumer("talk", move |m: Message<JsValue>| {
@@ -695,10 +756,7 @@ async fn a_conversation_ends_at_the_bridge() {
         c.expect()
     })
     .await;
-    assert_eq!(
-        reply,
-        json!({"type": "message", "address": "r", "headers": {}, "body": "and you?", "send": true})
-    );
+    assert_eq!(reply["body"], "and you?");
     let turn = turn_rx.recv().await.unwrap();
     assert_eq!(turn, Err(RequestErrorKind::RecipientFailure));
     assert!(started.elapsed() < Duration::from_secs(5));

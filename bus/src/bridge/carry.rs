@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use codecbus_core::{AnyBody, CodecRegistration, MessageCodec, Writer};
+use codecbus_json::JsValue;
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
@@ -19,6 +20,7 @@ use crate::base::body::Shared;
 use crate::base::error::{PublishError, RequestError, RequestErrorKind, SendError};
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
+use crate::base::reply::ReplyEnvelope;
 use crate::base::report::PublishReport;
 use crate::bridge::json::{self, decode_as};
 use crate::bridge::link::Link;
@@ -36,7 +38,14 @@ pub(crate) struct Reply {
     codec: CodecRegistration,
     /// The address the request went to.
     address: Arc<str>,
+    /// When the replier asks for an answer: where the client is to answer.
+    pub(crate) ask: Option<Ask>,
 }
+
+/// Waits for a client's answer to a reply, on the client's connection:
+/// the reply address to give the client, `None` when no more answers may
+/// wait (the replier's wait then fails at once).
+pub(crate) type Ask = Box<dyn FnOnce(&Arc<Link>) -> Option<String> + Send>;
 
 impl Reply {
     /// The body's JSON text: written by its codec, transcoded.
@@ -115,7 +124,8 @@ where
     }
 
     fn decode(&self, body: &str) -> Result<Box<dyn Decoded>, String> {
-        decode_as::<T>(body).map(|v| Box::new(Body(Arc::new(v))) as Box<dyn Decoded>)
+        decode_as::<T>(body)
+            .map(|v| Box::new(Body::<T, R>(Arc::new(v), PhantomData)) as Box<dyn Decoded>)
     }
 
     fn consume(&self, bus: &EventBus, address: &str, link: Arc<Link>) -> MessageConsumer {
@@ -126,10 +136,14 @@ where
     }
 }
 
-/// A decoded body of type `T`.
-struct Body<T>(Arc<T>);
+/// A decoded body of type `T`, whose answers from clients are `R`s.
+struct Body<T, R>(Arc<T>, PhantomData<fn() -> R>);
 
-impl<T: MessageCodec + Send + Sync + 'static> Decoded for Body<T> {
+impl<T, R> Decoded for Body<T, R>
+where
+    T: MessageCodec + Send + Sync + 'static,
+    R: MessageCodec + Send + Sync + 'static,
+{
     fn send<'a>(
         self: Box<Self>,
         bus: &'a EventBus,
@@ -175,14 +189,29 @@ impl<T: MessageCodec + Send + Sync + 'static> Decoded for Body<T> {
                     ),
                 ));
             };
-            // A reply that asks for an answer (`reply_and_request`) gets
-            // none through the bridge: its turn is dropped here, which
-            // fails the replier's wait at once.
+            // A reply that asks for an answer (`reply_and_request`): the
+            // client answers it at a reply address of its connection, with
+            // an `R`, as it answers the bus's requests at this address.
+            let ask = env.reply.map(|turn| -> Ask {
+                let replier = Message::<JsValue>::from_reply(
+                    ReplyEnvelope {
+                        address: Arc::clone(&address),
+                        headers: Headers::new(),
+                        body: Arc::new(JsValue::Null),
+                        type_name: type_name::<JsValue>(),
+                        transformed: true,
+                        reply: Some(turn),
+                    },
+                    state,
+                );
+                Box::new(move |link: &Arc<Link>| link.await_answer::<JsValue, R>(replier.ok()?))
+            });
             Ok(Reply {
                 headers: env.headers,
                 body: env.body,
                 codec,
                 address,
+                ask,
             })
         })
     }

@@ -257,13 +257,21 @@ impl Conn {
         let mut request: Request = Box::pin(tokio::task::coop::unconstrained(async move {
             let dialect = link.dialect;
             let answered = match request.await {
-                // Its JSON is written by the writer.
-                Ok(reply) => Out::Make(Box::new(move || match reply.json() {
-                    Ok(body) => {
-                        dialect.message(&reply_address, None, &reply.headers, body.as_bytes(), true)
-                    }
-                    Err(e) => failure_frame(dialect, &reply_address, &address, &e),
-                })),
+                // Its JSON is written by the writer; a reply that asks for
+                // an answer carries the address to answer at.
+                Ok(mut reply) => {
+                    let ask = reply.ask.take().and_then(|ask| ask(&link));
+                    Out::Make(Box::new(move || match reply.json() {
+                        Ok(body) => dialect.message(
+                            &reply_address,
+                            ask.as_deref(),
+                            &reply.headers,
+                            body.as_bytes(),
+                            true,
+                        ),
+                        Err(e) => failure_frame(dialect, &reply_address, &address, &e),
+                    }))
+                }
                 Err(e) => Out::Frame(failure_frame(dialect, &reply_address, &address, &e)),
             };
             link.send(answered).await;

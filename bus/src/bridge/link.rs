@@ -145,6 +145,34 @@ impl Link {
             .await;
             return;
         }
+        let headers = m.headers().clone();
+        let Some(reply_address) = self.await_answer::<T, R>(m) else {
+            return;
+        };
+        let sent = self.dialect.message(
+            &address,
+            Some(&reply_address),
+            &headers,
+            body.as_bytes(),
+            true,
+        );
+        // A frame that cannot go means the connection is closing: the
+        // answer's wait then ends with the others (`went away`).
+        self.write(sent).await;
+    }
+
+    /// A reply address of this connection at which the client owes `m` an
+    /// answer, for the frame that asks it; the answer, decoded as an `R`
+    /// (or its failure), is handed to `m` by a task of its own, so that
+    /// the asking goes on meanwhile (requests to a client overlap, as in
+    /// Vert.x). `None`, and `m` failed, when as many answers as the limit
+    /// allows are awaited already.
+    pub(crate) fn await_answer<T, R>(self: &Arc<Self>, m: Message<T>) -> Option<String>
+    where
+        T: MessageCodec + Send + Sync + 'static,
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        let address = m.address().to_string();
         let limit = self.limits.max_pending_replies;
         let (reply_address, answer) = {
             let mut pending = self.pending();
@@ -153,10 +181,10 @@ impl Link {
                 let _ = m.fail(
                     NO_FAILURE_CODE,
                     format!(
-                        "The bridge client registered at address {address} has {limit} requests waiting for its answer already"
+                        "The bridge client at address {address} has {limit} requests waiting for its answer already"
                     ),
                 );
-                return;
+                return None;
             }
             let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
             let reply_address = format!("__codecbus.bridge.{}.{n}", self.id);
@@ -164,25 +192,12 @@ impl Link {
             pending.insert(reply_address.clone(), tx);
             (reply_address, rx)
         };
-        let sent = self.dialect.message(
-            &address,
-            Some(&reply_address),
-            m.headers(),
-            body.as_bytes(),
-            true,
-        );
-        if !self.write(sent).await {
-            self.pending().remove(&reply_address);
-            return;
-        }
-        // The answer is awaited on a task of its own, so the consumer takes
-        // its next message meanwhile (requests to a client overlap, as in
-        // Vert.x).
         let link = Arc::clone(self);
+        let waiting = reply_address.clone();
         tokio::spawn(async move {
             let wait = link.limits.reply_timeout;
             let answer = timeout(wait, answer).await;
-            link.pending().remove(&reply_address);
+            link.pending().remove(&waiting);
             let _ = match answer {
                 Ok(Ok(Answer::Body { body, headers })) => match decode_as::<R>(&body) {
                     Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
@@ -197,16 +212,17 @@ impl Link {
                 Ok(Ok(Answer::Failure { code, message })) => m.fail(code, message),
                 Ok(Err(_)) => m.fail(
                     NO_FAILURE_CODE,
-                    format!("The bridge client registered at address {address} went away before it answered"),
+                    format!("The bridge client at address {address} went away before it answered"),
                 ),
                 Err(_) => m.fail(
                     NO_FAILURE_CODE,
                     format!(
-                        "The bridge client registered at address {address} did not answer within {}(ms)",
+                        "The bridge client at address {address} did not answer within {}(ms)",
                         wait.as_millis()
                     ),
                 ),
             };
         });
+        Some(reply_address)
     }
 }

@@ -21,6 +21,9 @@
 //!   `message` frame at that address, a failure as an `err` frame with
 //!   `address` (the reply address), `sourceAddress`, `failureCode`,
 //!   `failureType` and `message`. Without one the outcome is not reported.
+//!   A reply that asks for an answer (`reply_and_request`) carries a
+//!   `replyAddress` of its own, where the client answers it as it answers
+//!   a request from the bus.
 //! * `register` makes the client a consumer of the address: every message
 //!   there (sent, published or requested) comes as a `message` frame; a
 //!   request carries a `replyAddress`, and the client answers it with a
