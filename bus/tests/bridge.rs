@@ -73,6 +73,18 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
             }
         }
     }));
+    let converse_bus = bus.clone();
+    consumers.push(bus.consumer("converse", move |m: Message<JsValue>| {
+        let bus = converse_bus.clone();
+        async move {
+            let ask = JsValue::from(jsobj! {"ask": "and you?"});
+            let heard = match m.reply_and_request::<JsValue>(ask).await {
+                Ok(answer) => jsobj! {"heard": answer.body().clone()},
+                Err(e) => jsobj! {"failed": e.failure_code().unwrap_or(-1)},
+            };
+            bus.publish("news", JsValue::from(heard)).await.map(|_| ())
+        }
+    }));
     consumers
 }
 
@@ -85,6 +97,7 @@ fn reference_options() -> BridgeOptions {
         "news",
         "publish.trigger",
         "ask.client",
+        "converse",
         "nobody",
     ] {
         options = options.inbound(PermittedOptions::new().address(address));

@@ -20,6 +20,10 @@
 //                            (an address a bridge client registered) and
 //                            replies with the answer's body, or fails with
 //                            the answer's failure code and text
+//   converse        in       replies {"ask":"and you?"} asking for an answer
+//                            (replyAndRequest), then publishes to news
+//                            {"heard": <the answer's body>}, or
+//                            {"failed": <its failure code>}
 //   client.*        out      (regex) addresses bridge clients register
 //   regex.echo      in       (regex ^regex\..+) an echo
 //   match.echo      in       only bodies that contain {"action":"allowed"}
@@ -129,11 +133,23 @@ public final class ReferenceBridge extends AbstractVerticle {
             });
         });
 
+        eb.<Object>consumer("converse", m -> m.replyAndRequest(new JsonObject().put("ask", "and you?"), answer -> {
+            JsonObject heard = new JsonObject();
+            if (answer.succeeded()) {
+                heard.put("heard", answer.result().body());
+            } else if (answer.cause() instanceof ReplyException) {
+                heard.put("failed", ((ReplyException) answer.cause()).failureCode());
+            } else {
+                heard.put("failed", String.valueOf(answer.cause()));
+            }
+            eb.publish("news", heard);
+        }));
+
         BridgeOptions tcpOptions = new BridgeOptions();
         SockJSBridgeOptions sockjsOptions = new SockJSBridgeOptions();
         for (PermittedOptions in : new PermittedOptions[] {
                 address("echo"), address("fail"), address("news"), address("publish.trigger"),
-                address("ask.client"), regex("^regex\\..+"), address("nobody"),
+                address("ask.client"), address("converse"), regex("^regex\\..+"), address("nobody"),
                 address("match.echo").setMatch(new JsonObject().put("action", "allowed"))}) {
             tcpOptions.addInboundPermitted(in);
             sockjsOptions.addInboundPermitted(new PermittedOptions(in));

@@ -345,5 +345,31 @@ pub(crate) fn all() -> Vec<Case> {
                 ),
             ],
         },
+        Case {
+            name: "conversation",
+            about: "a consumer replies asking for an answer: the reply carries a replyAddress, where the client answers, first with a body, then with a failure (the consumer publishes what it heard to news)",
+            steps: vec![
+                step(json!({"type": "register", "address": "news"}), 0),
+                step(
+                    json!({"type": "send", "address": "converse", "replyAddress": "r1",
+                           "body": {"say": "hi"}}),
+                    1,
+                ),
+                step(
+                    json!({"type": "send", "address": "$reply1", "body": {"say": "fine"}}),
+                    1,
+                ),
+                step(
+                    json!({"type": "send", "address": "converse", "replyAddress": "r2",
+                           "body": {"say": "hi again"}}),
+                    1,
+                ),
+                step(
+                    json!({"type": "send", "address": "$reply2", "failureCode": 9,
+                           "message": "rather not"}),
+                    1,
+                ),
+            ],
+        },
     ]
 }
