@@ -521,3 +521,42 @@ async fn consumers_of_one_address_share_its_registration() {
     client.close().await;
     server.shutdown().await;
 }
+
+/// A conversation from Vert.x's side: Vert.x requests a codecbus consumer
+/// (`converse.client`), which replies asking for an answer; the reply
+/// reaches Vert.x with a reply address, and Vert.x's answer there reaches
+/// the consumer's `reply_and_request`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vertx_answers_a_codecbus_reply_that_asks() {
+    let node = vertx::start();
+    let bus = EventBus::new();
+    let client = connect(&bus, &node).await;
+    let (heard_tx, mut heard) = mpsc::unbounded_channel();
+    let _talk = client
+        .consumer("client.talk", move |m: Message<Question>| {
+            let heard_tx = heard_tx.clone();
+            async move {
+                let said = Answer {
+                    answer: m.body().q + 1,
+                };
+                let answer = m.reply_and_request::<JsValue>(said).await;
+                let _ = heard_tx.send(answer.map(|a| a.body().clone()).map_err(|e| e.kind()));
+            }
+        })
+        .await;
+    let ask = Ask {
+        address: "client.talk".into(),
+        body: Question { q: 1 },
+    };
+    let outcome: Message<JsValue> = client
+        .request("converse.client", ask)
+        .await
+        .expect("converse.client");
+    assert_eq!(
+        outcome.body().to_string(),
+        r#"{"asked":true,"reply":{"answer":2}}"#
+    );
+    let answer = next(&mut heard).await.expect("Vert.x's answer");
+    assert_eq!(answer.to_string(), r#"{"ok":true}"#);
+    client.close().await;
+}

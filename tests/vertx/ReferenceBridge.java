@@ -24,6 +24,11 @@
 //                            (replyAndRequest), then publishes to news
 //                            {"heard": <the answer's body>}, or
 //                            {"failed": <its failure code>}
+//   converse.client in       body {"address": A, "body": B}: requests B at A
+//                            (a client's address); when the answer asks for
+//                            an answer of its own, gives it {"ok": true};
+//                            replies {"reply": <the answer's body>,
+//                            "asked": <whether it asked>}
 //   client.*        out      (regex) addresses bridge clients register
 //   regex.echo      in       (regex ^regex\..+) an echo
 //   match.echo      in       only bodies that contain {"action":"allowed"}
@@ -145,11 +150,28 @@ public final class ReferenceBridge extends AbstractVerticle {
             eb.publish("news", heard);
         }));
 
+        eb.<JsonObject>consumer("converse.client", m -> {
+            String target = m.body().getString("address");
+            Object body = m.body().getValue("body");
+            eb.request(target, body, new DeliveryOptions().setSendTimeout(5000), reply -> {
+                if (reply.failed()) {
+                    m.fail(-1, String.valueOf(reply.cause()));
+                    return;
+                }
+                Message<Object> answer = reply.result();
+                boolean asked = answer.replyAddress() != null;
+                if (asked) {
+                    answer.reply(new JsonObject().put("ok", true));
+                }
+                m.reply(new JsonObject().put("reply", answer.body()).put("asked", asked));
+            });
+        });
+
         BridgeOptions tcpOptions = new BridgeOptions();
         SockJSBridgeOptions sockjsOptions = new SockJSBridgeOptions();
         for (PermittedOptions in : new PermittedOptions[] {
                 address("echo"), address("fail"), address("news"), address("publish.trigger"),
-                address("ask.client"), address("converse"), regex("^regex\\..+"), address("nobody"),
+                address("ask.client"), address("converse"), address("converse.client"), regex("^regex\\..+"), address("nobody"),
                 address("match.echo").setMatch(new JsonObject().put("action", "allowed"))}) {
             tcpOptions.addInboundPermitted(in);
             sockjsOptions.addInboundPermitted(new PermittedOptions(in));

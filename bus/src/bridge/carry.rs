@@ -9,6 +9,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use codecbus_core::{AnyBody, CodecRegistration, MessageCodec, Writer};
 use codecbus_json::JsValue;
@@ -17,9 +18,11 @@ use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
 use crate::api::message::Message;
 use crate::base::body::Shared;
-use crate::base::error::{PublishError, RequestError, RequestErrorKind, SendError};
+use crate::base::error::{
+    NO_FAILURE_CODE, PublishError, RequestError, RequestErrorKind, SendError,
+};
 use crate::base::headers::Headers;
-use crate::base::options::DeliveryOptions;
+use crate::base::options::{DeliveryOptions, ReplyOptions};
 use crate::base::reply::ReplyEnvelope;
 use crate::base::report::PublishReport;
 use crate::bridge::json::{self, decode_as};
@@ -38,14 +41,83 @@ pub(crate) struct Reply {
     codec: CodecRegistration,
     /// The address the request went to.
     address: Arc<str>,
-    /// When the replier asks for an answer: where the client is to answer.
-    pub(crate) ask: Option<Ask>,
+    /// When the replier asks for an answer (`reply_and_request`): the
+    /// replier, to be given the answer that comes across the bridge.
+    pub(crate) ask: Option<Replier>,
 }
 
-/// Waits for a client's answer to a reply, on the client's connection:
-/// the reply address to give the client, `None` when no more answers may
-/// wait (the replier's wait then fails at once).
-pub(crate) type Ask = Box<dyn FnOnce(&Arc<Link>) -> Option<String> + Send>;
+/// What came back across the bridge for a message that awaits an answer.
+pub(crate) enum Answer {
+    /// The answer's body (its JSON text) and headers.
+    Body { body: String, headers: Headers },
+    /// A failure, with its code and text.
+    Failure { code: i32, message: String },
+    /// The connection went before the answer came.
+    Gone,
+    /// No answer within this wait.
+    TimedOut(Duration),
+}
+
+/// A message awaiting an answer from across the bridge (a request to a
+/// bridge client, a reply that asks for an answer), with the type its
+/// answer is read as: [`answer`](Replier::answer) completes it.
+pub(crate) struct Replier(Box<dyn FnOnce(Answer) -> Result<(), String> + Send>);
+
+impl Replier {
+    /// `m`, whose answers are read as `R`s.
+    pub(crate) fn new<T, R>(m: Message<T>) -> Self
+    where
+        T: Send + Sync + 'static,
+        R: MessageCodec + Send + Sync + 'static,
+    {
+        Self(Box::new(move |answer| {
+            let address = m.address().to_string();
+            let mut refused = Ok(());
+            let _ = match answer {
+                Answer::Body { body, headers } => match decode_as::<R>(&body) {
+                    Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
+                    Err(why) => {
+                        let failed = m.fail(
+                            NO_FAILURE_CODE,
+                            format!("The bridge client's answer at address {address} is {why}"),
+                        );
+                        refused = Err(why);
+                        failed
+                    }
+                },
+                Answer::Failure { code, message } => m.fail(code, message),
+                Answer::Gone => m.fail(
+                    NO_FAILURE_CODE,
+                    format!("The bridge client at address {address} went away before it answered"),
+                ),
+                Answer::TimedOut(wait) => m.fail(
+                    NO_FAILURE_CODE,
+                    format!(
+                        "The bridge client at address {address} did not answer within {}(ms)",
+                        wait.as_millis()
+                    ),
+                ),
+            };
+            refused
+        }))
+    }
+
+    /// Completes the message with `answer`; `Err` with the reason when the
+    /// answer's body is not of the type (the message then fails).
+    pub(crate) fn answer(self, answer: Answer) -> Result<(), String> {
+        (self.0)(answer)
+    }
+
+    /// Fails the message at once: `limit` answers wait already.
+    pub(crate) fn refuse(self, address: &str, limit: usize) {
+        let _ = self.answer(Answer::Failure {
+            code: NO_FAILURE_CODE,
+            message: format!(
+                "The bridge client at address {address} has {limit} requests waiting for its answer already"
+            ),
+        });
+    }
+}
 
 impl Reply {
     /// The body's JSON text: written by its codec, transcoded.
@@ -192,7 +264,8 @@ where
             // A reply that asks for an answer (`reply_and_request`): the
             // client answers it at a reply address of its connection, with
             // an `R`, as it answers the bus's requests at this address.
-            let ask = env.reply.map(|turn| -> Ask {
+            let ask = env.reply.and_then(|turn| {
+                // The turn, as a message to answer (its body unused).
                 let replier = Message::<JsValue>::from_reply(
                     ReplyEnvelope {
                         address: Arc::clone(&address),
@@ -204,7 +277,7 @@ where
                     },
                     state,
                 );
-                Box::new(move |link: &Arc<Link>| link.await_answer::<JsValue, R>(replier.ok()?))
+                replier.ok().map(Replier::new::<JsValue, R>)
             });
             Ok(Reply {
                 headers: env.headers,

@@ -42,7 +42,7 @@ use crate::base::error::{
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::base::reply::ReplyEnvelope;
-use crate::bridge::carry::{Carry, Decoded, Typed};
+use crate::bridge::carry::{Answer, Carry, Decoded, Replier, Typed};
 use crate::bridge::frame::{
     self, Incoming, Member, Outgoing, Read, Sink as _, Source as _, TcpSink,
 };
@@ -177,7 +177,7 @@ impl BridgeClientOptions {
 }
 
 /// A reply from the bridge, or why none came.
-type Answer = Result<(String, Headers), RequestError>;
+type Reply = Result<(String, Headers), RequestError>;
 
 /// The addresses this client registered, with the types their bodies take.
 struct Registration {
@@ -194,7 +194,7 @@ struct Inner {
     /// The current connection's outgoing frames; `None` while down.
     link: Mutex<Option<mpsc::Sender<Outgoing>>>,
     /// Reply addresses of requests waiting for their answer.
-    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<Reply>>>,
     registrations: Mutex<HashMap<String, Registration>>,
     next_reply: AtomicU64,
     /// Makes this client's reply addresses its own.
@@ -221,6 +221,40 @@ impl Inner {
 
     fn link(&self) -> Option<mpsc::Sender<Outgoing>> {
         lock(&self.link).clone()
+    }
+
+    /// A reply address of this client at which the other side owes
+    /// `replier` (of a message to `address`) an answer; the answer, or the
+    /// failure, the connection's loss or the bus's default timeout, is
+    /// handed to the replier by a task of its own.
+    fn await_answer(self: &Arc<Self>, replier: Replier, address: &str) -> String {
+        let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
+        let reply_address = format!("__codecbus.client.{:x}.{n}", self.nonce);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(reply_address.clone(), tx);
+        let inner = Arc::clone(self);
+        let waiting = reply_address.clone();
+        let address = address.to_string();
+        tokio::spawn(async move {
+            let wait = inner.bus.state.default_timeout;
+            let answer = match timeout(wait, rx).await {
+                Ok(Ok(Ok((body, headers)))) => Answer::Body { body, headers },
+                Ok(Ok(Err(e))) if e.kind() == RequestErrorKind::Transport => Answer::Gone,
+                Ok(Ok(Err(e))) => Answer::Failure {
+                    code: e.failure_code().unwrap_or(NO_FAILURE_CODE),
+                    message: e.message().to_string(),
+                },
+                Ok(Err(_)) => Answer::Gone,
+                Err(_) => {
+                    lock(&inner.pending).remove(&waiting);
+                    Answer::TimedOut(wait)
+                }
+            };
+            if let Err(why) = replier.answer(answer) {
+                tracing::warn!(peer = inner.peer, address, %why, "an answer from the Vert.x bridge was refused");
+            }
+        });
+        reply_address
     }
 
     /// Queues a frame on the current connection.
@@ -1020,12 +1054,18 @@ async fn deliver(
     };
     let request = decoded.request(bus.clone(), Arc::from(address), options);
     let tx = tx.clone();
+    let inner = Arc::clone(inner);
+    let address = address.to_string();
     tokio::spawn(async move {
         let answer = match request.await {
-            // The answer carries its headers, `{}` when there are none.
-            Ok(reply) => match reply.json() {
+            // The answer carries its headers, `{}` when there are none,
+            // and a reply address when the replier asks for an answer.
+            Ok(mut reply) => match reply.json() {
                 Ok(body) => {
                     let mut frame = Outgoing::object("send", &reply_address, body.len() + 64);
+                    if let Some(replier) = reply.ask.take() {
+                        frame.member("replyAddress", &inner.await_answer(replier, &address));
+                    }
                     frame.headers(&reply.headers);
                     if body != "null" {
                         frame.member_json("body", body.as_bytes());

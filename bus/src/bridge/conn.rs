@@ -30,10 +30,10 @@ use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
 use crate::base::error::{NO_FAILURE_CODE, ReplyFailure, RequestError};
 use crate::base::options::DeliveryOptions;
-use crate::bridge::carry::{Carry, Decoded, Typed};
+use crate::bridge::carry::{Answer, Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
 use crate::bridge::frame::{Dialect, Incoming, Malformed, Member, Outgoing, Read, Sink, Source};
-use crate::bridge::link::{Answer, Link, Out};
+use crate::bridge::link::{Link, Out};
 use crate::bridge::options::BridgeOptions;
 use crate::bridge::permit::Permits;
 
@@ -260,7 +260,10 @@ impl Conn {
                 // Its JSON is written by the writer; a reply that asks for
                 // an answer carries the address to answer at.
                 Ok(mut reply) => {
-                    let ask = reply.ask.take().and_then(|ask| ask(&link));
+                    let ask = reply
+                        .ask
+                        .take()
+                        .and_then(|replier| link.await_answer(replier, &address));
                     Out::Make(Box::new(move || match reply.json() {
                         Ok(body) => dialect.message(
                             &reply_address,

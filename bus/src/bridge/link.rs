@@ -13,10 +13,9 @@ use tokio::time::timeout;
 
 use crate::api::message::Message;
 use crate::base::error::NO_FAILURE_CODE;
-use crate::base::headers::Headers;
-use crate::base::options::ReplyOptions;
+use crate::bridge::carry::{Answer, Replier};
 use crate::bridge::frame::{Dialect, Outgoing};
-use crate::bridge::json::{decode_as, encode_json};
+use crate::bridge::json::encode_json;
 use crate::bridge::permit::Permits;
 
 /// The limits of a bridge and its connections (`BridgeOptions`), copied
@@ -42,19 +41,6 @@ pub(crate) enum Out {
     Make(Box<dyn FnOnce() -> Outgoing + Send>),
     /// Write what is queued, then close.
     Close,
-}
-
-/// A client's answer to a request from the bus.
-pub(crate) enum Answer {
-    /// The answer's body (its JSON text) and headers.
-    Body {
-        body: String,
-        headers: Headers,
-    },
-    Failure {
-        code: i32,
-        message: String,
-    },
 }
 
 /// The part of a connection its consumers and waiting requests hold.
@@ -146,7 +132,7 @@ impl Link {
             return;
         }
         let headers = m.headers().clone();
-        let Some(reply_address) = self.await_answer::<T, R>(m) else {
+        let Some(reply_address) = self.await_answer(Replier::new::<T, R>(m), &address) else {
             return;
         };
         let sent = self.dialect.message(
@@ -157,33 +143,27 @@ impl Link {
             true,
         );
         // A frame that cannot go means the connection is closing: the
-        // answer's wait then ends with the others (`went away`).
+        // answer's wait then ends with the others (`Gone`).
         self.write(sent).await;
     }
 
-    /// A reply address of this connection at which the client owes `m` an
-    /// answer, for the frame that asks it; the answer, decoded as an `R`
-    /// (or its failure), is handed to `m` by a task of its own, so that
-    /// the asking goes on meanwhile (requests to a client overlap, as in
-    /// Vert.x). `None`, and `m` failed, when as many answers as the limit
-    /// allows are awaited already.
-    pub(crate) fn await_answer<T, R>(self: &Arc<Self>, m: Message<T>) -> Option<String>
-    where
-        T: MessageCodec + Send + Sync + 'static,
-        R: MessageCodec + Send + Sync + 'static,
-    {
-        let address = m.address().to_string();
+    /// A reply address of this connection at which the client owes
+    /// `replier` (of a message to `address`) an answer, for the frame that
+    /// asks it; the answer is handed to the replier by a task of its own,
+    /// so that the asking goes on meanwhile (requests to a client overlap,
+    /// as in Vert.x). `None`, and the replier failed, when as many answers
+    /// as the limit allows are awaited already.
+    pub(crate) fn await_answer(
+        self: &Arc<Self>,
+        replier: Replier,
+        address: &str,
+    ) -> Option<String> {
         let limit = self.limits.max_pending_replies;
         let (reply_address, answer) = {
             let mut pending = self.pending();
             if pending.len() >= limit {
                 drop(pending);
-                let _ = m.fail(
-                    NO_FAILURE_CODE,
-                    format!(
-                        "The bridge client at address {address} has {limit} requests waiting for its answer already"
-                    ),
-                );
+                replier.refuse(address, limit);
                 return None;
             }
             let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
@@ -196,32 +176,15 @@ impl Link {
         let waiting = reply_address.clone();
         tokio::spawn(async move {
             let wait = link.limits.reply_timeout;
-            let answer = timeout(wait, answer).await;
-            link.pending().remove(&waiting);
-            let _ = match answer {
-                Ok(Ok(Answer::Body { body, headers })) => match decode_as::<R>(&body) {
-                    Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
-                    Err(why) => {
-                        link.err_detail("invalid_body", &why).await;
-                        m.fail(
-                            NO_FAILURE_CODE,
-                            format!("The bridge client's answer at address {address} is {why}"),
-                        )
-                    }
-                },
-                Ok(Ok(Answer::Failure { code, message })) => m.fail(code, message),
-                Ok(Err(_)) => m.fail(
-                    NO_FAILURE_CODE,
-                    format!("The bridge client at address {address} went away before it answered"),
-                ),
-                Err(_) => m.fail(
-                    NO_FAILURE_CODE,
-                    format!(
-                        "The bridge client at address {address} did not answer within {}(ms)",
-                        wait.as_millis()
-                    ),
-                ),
+            let answer = match timeout(wait, answer).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(_)) => Answer::Gone,
+                Err(_) => Answer::TimedOut(wait),
             };
+            link.pending().remove(&waiting);
+            if let Err(why) = replier.answer(answer) {
+                link.err_detail("invalid_body", &why).await;
+            }
         });
         Some(reply_address)
     }
