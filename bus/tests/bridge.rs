@@ -73,6 +73,29 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
             }
         }
     }));
+    let converse_client_bus = bus.clone();
+    consumers.push(bus.consumer("converse.client", move |m: Message<JsValue>| {
+        let bus = converse_client_bus.clone();
+        async move {
+            let body = m.body().as_object().cloned().unwrap_or_default();
+            let target = body.get("address").and_then(JsValue::as_str).unwrap_or("");
+            let question = body.get("body").cloned().unwrap_or(JsValue::Null);
+            let options = DeliveryOptions::new().timeout(Duration::from_secs(5));
+            match bus.request_with::<JsValue>(target, question, options).await {
+                Ok(answer) => {
+                    let asked = answer.expects_reply();
+                    if asked {
+                        let _ = answer.reply(JsValue::from(jsobj! {"ok": true}));
+                    }
+                    let said = jsobj! {"reply": answer.body().clone(), "asked": asked};
+                    // Nothing to reply to when the request was a send.
+                    let _ = m.reply(JsValue::from(said));
+                    Ok(())
+                }
+                Err(e) => m.fail(-1, e.to_string()),
+            }
+        }
+    }));
     let converse_bus = bus.clone();
     consumers.push(bus.consumer("converse", move |m: Message<JsValue>| {
         let bus = converse_bus.clone();
@@ -98,6 +121,7 @@ fn reference_options() -> BridgeOptions {
         "publish.trigger",
         "ask.client",
         "converse",
+        "converse.client",
         "nobody",
     ] {
         options = options.inbound(PermittedOptions::new().address(address));

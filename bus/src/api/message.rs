@@ -577,8 +577,19 @@ impl<T> Message<T> {
         R: MessageCodec + Send + Sync + 'static,
     {
         const { crate::base::body::message_type::<R>() };
+        let (env, inner) = self.reply_and_await(body.into_arc(), options).await?;
+        Message::from_reply(env, &inner)
+    }
+
+    /// [`reply_and_request_with`](Message::reply_and_request_with) up to the
+    /// answer's envelope, whatever its type, and the bus it came through
+    /// (the Vert.x bridge reads it with the type's registered codec).
+    pub(crate) async fn reply_and_await<B: Send + Sync + 'static>(
+        &self,
+        body: Arc<B>,
+        options: ReplyOptions,
+    ) -> Result<(ReplyEnvelope, Arc<State>), RequestError> {
         let ReplyOptions { timeout, headers } = options;
-        let body = body.into_arc();
         let Awaits::Reply(_, inner) = &self.awaits else {
             return Err(no_reply_expected(&self.address).with_body(body as AnyBody));
         };
@@ -605,7 +616,7 @@ impl<T> Message<T> {
                     Event::ReplyFailed(err.kind()),
                 );
             })?;
-        Message::from_reply(env, &inner)
+        Ok((env, inner))
     }
 
     /// Fails the request with `code` and `message`: the requester gets a

@@ -28,6 +28,7 @@ use crate::base::report::PublishReport;
 use crate::bridge::json::{self, decode_as};
 use crate::bridge::link::Link;
 use crate::engine::routing::{self, Quiet};
+use crate::engine::state::State;
 
 /// A future the bridge awaits, boxed (the carriers are trait objects).
 pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -48,8 +49,13 @@ pub(crate) struct Reply {
 
 /// What came back across the bridge for a message that awaits an answer.
 pub(crate) enum Answer {
-    /// The answer's body (its JSON text) and headers.
-    Body { body: String, headers: Headers },
+    /// The answer's body (its JSON text) and headers, and where the client
+    /// awaits an answer to it in turn, if it does.
+    Body {
+        body: String,
+        headers: Headers,
+        reply_address: Option<String>,
+    },
     /// A failure, with its code and text.
     Failure { code: i32, message: String },
     /// The connection went before the answer came.
@@ -61,7 +67,16 @@ pub(crate) enum Answer {
 /// A message awaiting an answer from across the bridge (a request to a
 /// bridge client, a reply that asks for an answer), with the type its
 /// answer is read as: [`answer`](Replier::answer) completes it.
-pub(crate) struct Replier(Box<dyn FnOnce(Answer) -> Result<(), String> + Send>);
+pub(crate) struct Replier(Box<dyn FnOnce(Answer) -> Answered + Send>);
+
+/// What answering a [`Replier`] gave: nothing more, the next turn of the
+/// conversation (the answer asked for an answer: this is it, to go to the
+/// client), or why the answer's body was refused.
+pub(crate) enum Answered {
+    Done,
+    Next(Boxed<'static, Result<Reply, RequestError>>),
+    Refused(String),
+}
 
 impl Replier {
     /// `m`, whose answers are read as `R`s.
@@ -72,16 +87,30 @@ impl Replier {
     {
         Self(Box::new(move |answer| {
             let address = m.address().to_string();
-            let mut refused = Ok(());
+            let mut answered = Answered::Done;
             let _ = match answer {
-                Answer::Body { body, headers } => match decode_as::<R>(&body) {
+                Answer::Body {
+                    body,
+                    headers,
+                    reply_address,
+                } => match decode_as::<R>(&body) {
+                    // The client awaits an answer to its answer: the
+                    // conversation's next turn, read as any type.
+                    Ok(reply) if reply_address.is_some() => {
+                        let options = ReplyOptions::new().headers(headers);
+                        let address: Arc<str> = Arc::from(address);
+                        return Answered::Next(Box::pin(async move {
+                            let (env, state) = m.reply_and_await(Arc::new(reply), options).await?;
+                            reply_of::<JsValue>(env, address, &state)
+                        }));
+                    }
                     Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
                     Err(why) => {
                         let failed = m.fail(
                             NO_FAILURE_CODE,
                             format!("The bridge client's answer at address {address} is {why}"),
                         );
-                        refused = Err(why);
+                        answered = Answered::Refused(why);
                         failed
                     }
                 },
@@ -98,19 +127,18 @@ impl Replier {
                     ),
                 ),
             };
-            refused
+            answered
         }))
     }
 
-    /// Completes the message with `answer`; `Err` with the reason when the
-    /// answer's body is not of the type (the message then fails).
-    pub(crate) fn answer(self, answer: Answer) -> Result<(), String> {
+    /// Completes the message with `answer`.
+    pub(crate) fn answer(self, answer: Answer) -> Answered {
         (self.0)(answer)
     }
 
     /// Fails the message at once: `limit` answers wait already.
     pub(crate) fn refuse(self, address: &str, limit: usize) {
-        let _ = self.answer(Answer::Failure {
+        self.answer(Answer::Failure {
             code: NO_FAILURE_CODE,
             message: format!(
                 "The bridge client at address {address} has {limit} requests waiting for its answer already"
@@ -251,43 +279,55 @@ where
                     Box::pin(routing::observed_request(state, o, &address, body, options)).await?
                 }
             };
-            let type_id = Any::type_id(&*env.body);
-            let Some(codec) = state.registry().by_type(type_id) else {
-                return Err(reply_error(
-                    &address,
-                    format!(
-                        "the reply is a `{}`, which has no registered codec",
-                        env.type_name
-                    ),
-                ));
-            };
-            // A reply that asks for an answer (`reply_and_request`): the
-            // client answers it at a reply address of its connection, with
-            // an `R`, as it answers the bus's requests at this address.
-            let ask = env.reply.and_then(|turn| {
-                // The turn, as a message to answer (its body unused).
-                let replier = Message::<JsValue>::from_reply(
-                    ReplyEnvelope {
-                        address: Arc::clone(&address),
-                        headers: Headers::new(),
-                        body: Arc::new(JsValue::Null),
-                        type_name: type_name::<JsValue>(),
-                        transformed: true,
-                        reply: Some(turn),
-                    },
-                    state,
-                );
-                replier.ok().map(Replier::new::<JsValue, R>)
-            });
-            Ok(Reply {
-                headers: env.headers,
-                body: env.body,
-                codec,
-                address,
-                ask,
-            })
+            reply_of::<R>(env, address, state)
         })
     }
+}
+
+/// A reply's envelope as it goes to a client: its codec found by its type,
+/// and, when it asks for an answer (`reply_and_request`), its turn as a
+/// [`Replier`] whose answers are `R`s (the client answers it at a reply
+/// address of its connection, as it answers the bus's requests).
+fn reply_of<R>(
+    env: ReplyEnvelope,
+    address: Arc<str>,
+    state: &Arc<State>,
+) -> Result<Reply, RequestError>
+where
+    R: MessageCodec + Send + Sync + 'static,
+{
+    let type_id = Any::type_id(&*env.body);
+    let Some(codec) = state.registry().by_type(type_id) else {
+        return Err(reply_error(
+            &address,
+            format!(
+                "the reply is a `{}`, which has no registered codec",
+                env.type_name
+            ),
+        ));
+    };
+    let ask = env.reply.and_then(|turn| {
+        // The turn, as a message to answer (its body unused).
+        let replier = Message::<JsValue>::from_reply(
+            ReplyEnvelope {
+                address: Arc::clone(&address),
+                headers: Headers::new(),
+                body: Arc::new(JsValue::Null),
+                type_name: type_name::<JsValue>(),
+                transformed: true,
+                reply: Some(turn),
+            },
+            state,
+        );
+        replier.ok().map(Replier::new::<JsValue, R>)
+    });
+    Ok(Reply {
+        headers: env.headers,
+        body: env.body,
+        codec,
+        address,
+        ask,
+    })
 }
 
 fn reply_error(address: &str, why: String) -> RequestError {

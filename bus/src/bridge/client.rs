@@ -42,7 +42,7 @@ use crate::base::error::{
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::base::reply::ReplyEnvelope;
-use crate::bridge::carry::{Answer, Carry, Decoded, Replier, Typed};
+use crate::bridge::carry::{Answer, Answered, Carry, Decoded, Replier, Typed};
 use crate::bridge::frame::{
     self, Incoming, Member, Outgoing, Read, Sink as _, Source as _, TcpSink,
 };
@@ -238,7 +238,14 @@ impl Inner {
         tokio::spawn(async move {
             let wait = inner.bus.state.default_timeout;
             let answer = match timeout(wait, rx).await {
-                Ok(Ok(Ok((body, headers)))) => Answer::Body { body, headers },
+                // The other side's answer to this answer, were it to ask
+                // for one, is not awaited: Vert.x's own bridge clients
+                // answer once.
+                Ok(Ok(Ok((body, headers)))) => Answer::Body {
+                    body,
+                    headers,
+                    reply_address: None,
+                },
                 Ok(Ok(Err(e))) if e.kind() == RequestErrorKind::Transport => Answer::Gone,
                 Ok(Ok(Err(e))) => Answer::Failure {
                     code: e.failure_code().unwrap_or(NO_FAILURE_CODE),
@@ -250,7 +257,7 @@ impl Inner {
                     Answer::TimedOut(wait)
                 }
             };
-            if let Err(why) = replier.answer(answer) {
+            if let Answered::Refused(why) = replier.answer(answer) {
                 tracing::warn!(peer = inner.peer, address, %why, "an answer from the Vert.x bridge was refused");
             }
         });

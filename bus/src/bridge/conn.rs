@@ -13,6 +13,7 @@
 //! is unregistered, the client's requests are abandoned and the bus's
 //! requests to it fail.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -28,7 +29,7 @@ use tokio::time::{Instant, sleep_until, timeout};
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
-use crate::base::error::{NO_FAILURE_CODE, ReplyFailure, RequestError};
+use crate::base::error::NO_FAILURE_CODE;
 use crate::base::options::DeliveryOptions;
 use crate::bridge::carry::{Answer, Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
@@ -89,22 +90,6 @@ impl Shared {
     }
 }
 
-/// The `err` frame of a client's request that failed.
-fn failure_frame(
-    dialect: Dialect,
-    reply_address: &str,
-    address: &str,
-    e: &RequestError,
-) -> Outgoing {
-    Outgoing::of(&dialect.failure(
-        reply_address,
-        address,
-        e.wire_failure_code(),
-        failure_name(e.failure_type()),
-        e.message(),
-    ))
-}
-
 /// A client request waiting for its reply.
 type Request = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -114,16 +99,6 @@ struct Conn {
     link: Arc<Link>,
     registrations: HashMap<String, Vec<MessageConsumer>>,
     requests: FuturesUnordered<Request>,
-}
-
-/// Vert.x's name of a failure type.
-fn failure_name(failure: ReplyFailure) -> &'static str {
-    match failure {
-        ReplyFailure::Timeout => "TIMEOUT",
-        ReplyFailure::NoHandlers => "NO_HANDLERS",
-        ReplyFailure::RecipientFailure => "RECIPIENT_FAILURE",
-        ReplyFailure::Error => "ERROR",
-    }
 }
 
 impl Conn {
@@ -191,6 +166,7 @@ impl Conn {
                 Member::Absent => Answer::Body {
                     body: body.to_owned(),
                     headers,
+                    reply_address: Member::of(frame.reply_address).text().map(Cow::into_owned),
                 },
                 code => {
                     let code = match code {
@@ -255,28 +231,7 @@ impl Conn {
         // Without tokio's budget: the request is delivered in its first
         // poll, here, before the next frame is read.
         let mut request: Request = Box::pin(tokio::task::coop::unconstrained(async move {
-            let dialect = link.dialect;
-            let answered = match request.await {
-                // Its JSON is written by the writer; a reply that asks for
-                // an answer carries the address to answer at.
-                Ok(mut reply) => {
-                    let ask = reply
-                        .ask
-                        .take()
-                        .and_then(|replier| link.await_answer(replier, &address));
-                    Out::Make(Box::new(move || match reply.json() {
-                        Ok(body) => dialect.message(
-                            &reply_address,
-                            ask.as_deref(),
-                            &reply.headers,
-                            body.as_bytes(),
-                            true,
-                        ),
-                        Err(e) => failure_frame(dialect, &reply_address, &address, &e),
-                    }))
-                }
-                Err(e) => Out::Frame(failure_frame(dialect, &reply_address, &address, &e)),
-            };
+            let answered = link.answer_out(reply_address, address, request.await);
             link.send(answered).await;
         }));
         if (&mut request).now_or_never().is_none() {

@@ -13,7 +13,8 @@ use tokio::time::timeout;
 
 use crate::api::message::Message;
 use crate::base::error::NO_FAILURE_CODE;
-use crate::bridge::carry::{Answer, Replier};
+use crate::base::error::{ReplyFailure, RequestError};
+use crate::bridge::carry::{Answer, Answered, Replier, Reply};
 use crate::bridge::frame::{Dialect, Outgoing};
 use crate::bridge::json::encode_json;
 use crate::bridge::permit::Permits;
@@ -80,6 +81,38 @@ impl Link {
     pub(crate) async fn err_detail(&self, message: &str, detail: &str) -> bool {
         self.write(Outgoing::of(&self.dialect.err_detail(message, detail)))
             .await
+    }
+
+    /// What answers a client's request (at its `reply_address`, sent to
+    /// `address`): the reply's `message` frame, its JSON made by the writer,
+    /// with an address to answer at when the replier asks for an answer;
+    /// or the failure's `err` frame.
+    pub(crate) fn answer_out(
+        self: &Arc<Self>,
+        reply_address: String,
+        address: Arc<str>,
+        outcome: Result<Reply, RequestError>,
+    ) -> Out {
+        let dialect = self.dialect;
+        match outcome {
+            Ok(mut reply) => {
+                let ask = reply
+                    .ask
+                    .take()
+                    .and_then(|replier| self.await_answer(replier, &address));
+                Out::Make(Box::new(move || match reply.json() {
+                    Ok(body) => dialect.message(
+                        &reply_address,
+                        ask.as_deref(),
+                        &reply.headers,
+                        body.as_bytes(),
+                        true,
+                    ),
+                    Err(e) => failure_frame(dialect, &reply_address, &address, &e),
+                }))
+            }
+            Err(e) => Out::Frame(failure_frame(dialect, &reply_address, &address, &e)),
+        }
     }
 
     pub(crate) fn pending(
@@ -158,12 +191,13 @@ impl Link {
         replier: Replier,
         address: &str,
     ) -> Option<String> {
+        let address = address.to_string();
         let limit = self.limits.max_pending_replies;
         let (reply_address, answer) = {
             let mut pending = self.pending();
             if pending.len() >= limit {
                 drop(pending);
-                replier.refuse(address, limit);
+                replier.refuse(&address, limit);
                 return None;
             }
             let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
@@ -182,10 +216,49 @@ impl Link {
                 Err(_) => Answer::TimedOut(wait),
             };
             link.pending().remove(&waiting);
-            if let Err(why) = replier.answer(answer) {
-                link.err_detail("invalid_body", &why).await;
+            let client_awaits = match &answer {
+                Answer::Body { reply_address, .. } => reply_address.clone(),
+                _ => None,
+            };
+            match (replier.answer(answer), client_awaits) {
+                (Answered::Done, _) => {}
+                (Answered::Refused(why), _) => {
+                    link.err_detail("invalid_body", &why).await;
+                }
+                // The conversation goes on: the next turn to the client.
+                (Answered::Next(next), Some(at)) => {
+                    let out = link.answer_out(at, Arc::from(&*address), next.await);
+                    link.send(out).await;
+                }
+                (Answered::Next(_), None) => {}
             }
         });
         Some(reply_address)
+    }
+}
+
+/// The `err` frame of a client's request that failed.
+fn failure_frame(
+    dialect: Dialect,
+    reply_address: &str,
+    address: &str,
+    e: &RequestError,
+) -> Outgoing {
+    Outgoing::of(&dialect.failure(
+        reply_address,
+        address,
+        e.wire_failure_code(),
+        failure_name(e.failure_type()),
+        e.message(),
+    ))
+}
+
+/// Vert.x's name of a failure type.
+fn failure_name(failure: ReplyFailure) -> &'static str {
+    match failure {
+        ReplyFailure::Timeout => "TIMEOUT",
+        ReplyFailure::NoHandlers => "NO_HANDLERS",
+        ReplyFailure::RecipientFailure => "RECIPIENT_FAILURE",
+        ReplyFailure::Error => "ERROR",
     }
 }

@@ -371,5 +371,22 @@ pub(crate) fn all() -> Vec<Case> {
                 ),
             ],
         },
+        Case {
+            name: "client_answer_asks",
+            about: "a server consumer requests the client's registered address; the client's answer carries a replyAddress of its own, and the consumer's answer to it comes back there",
+            steps: vec![
+                step(json!({"type": "register", "address": "client.talk"}), 0),
+                step(
+                    json!({"type": "send", "address": "converse.client",
+                           "body": {"address": "client.talk", "body": {"q": 1}}}),
+                    1,
+                ),
+                step(
+                    json!({"type": "send", "address": "$reply1", "replyAddress": "mine",
+                           "body": {"a": 2}}),
+                    1,
+                ),
+            ],
+        },
     ]
 }
