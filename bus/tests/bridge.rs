@@ -707,14 +707,13 @@ async fn limits_hold() {
     one.shutdown().await;
 }
 
-/// A reply that asks for an answer (`reply_and_request`) reaches the
-/// client as a plain reply, and the replier's turn fails at once rather
-/// than waiting for its timeout.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conversation_goes_on_through_the_bridge() {
-    let bus = EventBus::new();
-    let (turn_tx, mut turn_rx) = tokio::sync::mpsc::unbounded_channel();
-    let _talk = bus.consumer("talk", move |m: Message<JsValue>| {
+/// What a `talk` consumer heard: each of its replies asks "and you?", and
+/// the answer (or why none came) goes to the receiver.
+type Heard = Result<JsValue, (RequestErrorKind, Option<i32>)>;
+
+fn talk(bus: &EventBus) -> (MessageConsumer, tokio::sync::mpsc::UnboundedReceiver<Heard>) {
+    let (turn_tx, turn_rx) = tokio::sync::mpsc::unbounded_channel();
+    let consumer = bus.consumer("talk", move |m: Message<JsValue>| {
         let turn_tx = turn_tx.clone();
         async move {
             let options = ReplyOptions::new().timeout(Duration::from_secs(20));
@@ -727,6 +726,16 @@ async fn a_conversation_goes_on_through_the_bridge() {
             );
         }
     });
+    (consumer, turn_rx)
+}
+
+/// A reply that asks for an answer (`reply_and_request`) reaches the
+/// client with an address to answer at; the client's answer, or its
+/// failure, is the replier's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_goes_on_through_the_bridge() {
+    let bus = EventBus::new();
+    let (_talk, mut turn_rx) = talk(&bus);
     let options = BridgeOptions::new().inbound(PermittedOptions::new().address("talk"));
     let server = serve(&bus, options).await;
     let replies = with_client(server.local_addr().port(), |c| {
@@ -774,17 +783,7 @@ async fn a_conversation_goes_on_through_the_bridge() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unanswered_conversation_ends_with_its_connection() {
     let bus = EventBus::new();
-    let (turn_tx, mut turn_rx) = tokio::sync::mpsc::unbounded_channel();
-    let _talk = bus.consumer("talk", move |m: Message<JsValue>| {
-        let turn_tx = turn_tx.clone();
-        async move {
-            let options = ReplyOptions::new().timeout(Duration::from_secs(20));
-            let turn = m
-                .reply_and_request_with::<JsValue>(JsValue::from("and you?"), options)
-                .await;
-            let _ = turn_tx.send(turn.map(|_| ()).map_err(|e| e.kind()));
-        }
-    });
+    let (_talk, mut turn_rx) = talk(&bus);
     let options = BridgeOptions::new().inbound(PermittedOptions::new().address("talk"));
     let server = serve(&bus, options).await;
     let started = std::time::Instant::now();
@@ -795,7 +794,7 @@ async fn an_unanswered_conversation_ends_with_its_connection() {
     .await;
     assert_eq!(reply["body"], "and you?");
     let turn = turn_rx.recv().await.unwrap();
-    assert_eq!(turn, Err(RequestErrorKind::RecipientFailure));
+    assert_eq!(turn, Err((RequestErrorKind::RecipientFailure, None)));
     assert!(started.elapsed() < Duration::from_secs(5));
     server.shutdown().await;
 }
