@@ -42,7 +42,8 @@ use crate::base::error::{
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::base::reply::ReplyEnvelope;
-use crate::bridge::carry::{Answer, Answered, Carry, Decoded, Replier, Typed};
+use crate::bridge::answer::{Answer, Answered, Replier};
+use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::frame::{
     self, Incoming, Member, Outgoing, Read, Sink as _, Source as _, TcpSink,
 };

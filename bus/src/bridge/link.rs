@@ -14,7 +14,7 @@ use tokio::time::timeout;
 use crate::api::message::Message;
 use crate::base::error::NO_FAILURE_CODE;
 use crate::base::error::{ReplyFailure, RequestError};
-use crate::bridge::carry::{Answer, Answered, Replier, Reply};
+use crate::bridge::answer::{Answer, Answered, Replier, Reply};
 use crate::bridge::frame::{Dialect, Outgoing};
 use crate::bridge::json::encode_json;
 use crate::bridge::permit::Permits;

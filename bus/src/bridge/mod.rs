@@ -108,6 +108,7 @@
 //! bridge, the connections. See [`BridgeOptions`].
 #![cfg_attr(docsrs, doc(cfg(feature = "bridge")))]
 
+mod answer;
 mod carry;
 mod client;
 mod conn;
