@@ -83,12 +83,19 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
             let options = DeliveryOptions::new().timeout(Duration::from_secs(5));
             match bus.request_with::<JsValue>(target, question, options).await {
                 Ok(answer) => {
-                    let asked = answer.expects_reply();
-                    if asked {
-                        let _ = answer.reply(JsValue::from(jsobj! {"ok": true}));
+                    let mut said = jsobj! {"reply": answer.body().clone()};
+                    if !answer.expects_reply() {
+                        said = said.set("asked", false);
+                        // Nothing to reply to when the request was a send.
+                        let _ = m.reply(JsValue::from(said));
+                        return Ok(());
                     }
-                    let said = jsobj! {"reply": answer.body().clone(), "asked": asked};
-                    // Nothing to reply to when the request was a send.
+                    let ok = JsValue::from(jsobj! {"ok": true});
+                    let last = match answer.reply_and_request::<JsValue>(ok).await {
+                        Ok(last) => last.body().clone(),
+                        Err(e) => JsValue::from(e.to_string()),
+                    };
+                    let said = said.set("asked", true).set("last", last);
                     let _ = m.reply(JsValue::from(said));
                     Ok(())
                 }

@@ -26,9 +26,10 @@
 //                            {"failed": <its failure code>}
 //   converse.client in       body {"address": A, "body": B}: requests B at A
 //                            (a client's address); when the answer asks for
-//                            an answer of its own, gives it {"ok": true};
-//                            replies {"reply": <the answer's body>,
-//                            "asked": <whether it asked>}
+//                            an answer of its own, gives it {"ok": true},
+//                            asking in turn; replies {"reply": <the answer's
+//                            body>, "asked": <whether it asked>, "last": <the
+//                            answer to {"ok": true}>}
 //   client.*        out      (regex) addresses bridge clients register
 //   regex.echo      in       (regex ^regex\..+) an echo
 //   match.echo      in       only bodies that contain {"action":"allowed"}
@@ -159,11 +160,20 @@ public final class ReferenceBridge extends AbstractVerticle {
                     return;
                 }
                 Message<Object> answer = reply.result();
-                boolean asked = answer.replyAddress() != null;
-                if (asked) {
-                    answer.reply(new JsonObject().put("ok", true));
+                JsonObject said = new JsonObject().put("reply", answer.body());
+                if (answer.replyAddress() == null) {
+                    m.reply(said.put("asked", false));
+                    return;
                 }
-                m.reply(new JsonObject().put("reply", answer.body()).put("asked", asked));
+                answer.replyAndRequest(new JsonObject().put("ok", true), last -> {
+                    said.put("asked", true);
+                    if (last.succeeded()) {
+                        said.put("last", last.result().body());
+                    } else {
+                        said.put("last", String.valueOf(last.cause()));
+                    }
+                    m.reply(said);
+                });
             });
         });
 

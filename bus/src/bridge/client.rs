@@ -177,8 +177,10 @@ impl BridgeClientOptions {
     }
 }
 
-/// A reply from the bridge, or why none came.
-type Reply = Result<(String, Headers), RequestError>;
+/// A reply from the bridge (its body's JSON text, its headers, and the
+/// address where the other side awaits an answer to it, if it does), or
+/// why none came.
+type Reply = Result<(String, Headers, Option<String>), RequestError>;
 
 /// The addresses this client registered, with the types their bodies take.
 struct Registration {
@@ -239,13 +241,10 @@ impl Inner {
         tokio::spawn(async move {
             let wait = inner.bus.state.default_timeout;
             let answer = match timeout(wait, rx).await {
-                // The other side's answer to this answer, were it to ask
-                // for one, is not awaited: Vert.x's own bridge clients
-                // answer once.
-                Ok(Ok(Ok((body, headers)))) => Answer::Body {
+                Ok(Ok(Ok((body, headers, reply_address)))) => Answer::Body {
                     body,
                     headers,
-                    reply_address: None,
+                    reply_address,
                 },
                 Ok(Ok(Err(e))) if e.kind() == RequestErrorKind::Transport => Answer::Gone,
                 Ok(Ok(Err(e))) => Answer::Failure {
@@ -258,8 +257,23 @@ impl Inner {
                     Answer::TimedOut(wait)
                 }
             };
-            if let Answered::Refused(why) = replier.answer(answer) {
-                tracing::warn!(peer = inner.peer, address, %why, "an answer from the Vert.x bridge was refused");
+            let asks = match &answer {
+                Answer::Body { reply_address, .. } => reply_address.clone(),
+                _ => None,
+            };
+            match (replier.answer(answer), asks) {
+                (Answered::Done, _) | (Answered::Next(_), None) => {}
+                (Answered::Refused(why), _) => {
+                    tracing::warn!(peer = inner.peer, address, %why, "an answer from the Vert.x bridge was refused");
+                }
+                // The other side's answer asks in turn: the replier's
+                // answer goes to it.
+                (Answered::Next(next), Some(at)) => {
+                    let frame = answer_frame(&inner, &at, &address, next.await);
+                    if let Err(why) = inner.write(frame).await {
+                        tracing::debug!(peer = inner.peer, address, %why, "an answer to the Vert.x bridge was not sent");
+                    }
+                }
             }
         });
         reply_address
@@ -555,7 +569,9 @@ impl BridgeClient {
             lock(&inner.pending).remove(&reply_address);
             return Err(RequestError::new(RequestErrorKind::Transport, why).with_address(named()));
         }
-        let (body, headers) = match timeout(wait, rx).await {
+        // A reply that asks for an answer is read as a plain one: this
+        // call's message has no turn to give back.
+        let (body, headers, _) = match timeout(wait, rx).await {
             Ok(Ok(answer)) => answer?,
             Ok(Err(_)) => {
                 return Err(RequestError::new(
@@ -938,7 +954,8 @@ async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Outgoing>, bytes: &[u8]) {
             let waiting = lock(&inner.pending).remove(&*address);
             if let Some(waiting) = waiting {
                 let answer = if kind == "message" {
-                    Ok((frame.body().to_owned(), headers_of(&frame)))
+                    let asks = Member::of(frame.reply_address).text().map(Cow::into_owned);
+                    Ok((frame.body().to_owned(), headers_of(&frame), asks))
                 } else {
                     Err(failure(&frame))
                 };
@@ -1065,25 +1082,37 @@ async fn deliver(
     let inner = Arc::clone(inner);
     let address = address.to_string();
     tokio::spawn(async move {
-        let answer = match request.await {
-            // The answer carries its headers, `{}` when there are none,
-            // and a reply address when the replier asks for an answer.
-            Ok(mut reply) => match reply.json() {
-                Ok(body) => {
-                    let mut frame = Outgoing::object("send", &reply_address, body.len() + 64);
-                    if let Some(replier) = reply.ask.take() {
-                        frame.member("replyAddress", &inner.await_answer(replier, &address));
-                    }
-                    frame.headers(&reply.headers);
-                    if body != "null" {
-                        frame.member_json("body", body.as_bytes());
-                    }
-                    frame.end()
-                }
-                Err(e) => answer_failure(&reply_address, &e),
-            },
-            Err(e) => answer_failure(&reply_address, &e),
-        };
+        let answer = answer_frame(&inner, &reply_address, &address, request.await);
         let _ = tx.send(answer).await;
     });
+}
+
+/// The frame that answers the other side's request (at its
+/// `reply_address`, sent to `address`): the reply, with its headers (`{}`
+/// when there are none) and a reply address when the replier asks for an
+/// answer; or the failure.
+fn answer_frame(
+    inner: &Arc<Inner>,
+    reply_address: &str,
+    address: &str,
+    outcome: Result<crate::bridge::answer::Reply, RequestError>,
+) -> Outgoing {
+    let mut reply = match outcome {
+        Ok(reply) => reply,
+        Err(e) => return answer_failure(reply_address, &e),
+    };
+    match reply.json() {
+        Ok(body) => {
+            let mut frame = Outgoing::object("send", reply_address, body.len() + 64);
+            if let Some(replier) = reply.ask.take() {
+                frame.member("replyAddress", &inner.await_answer(replier, address));
+            }
+            frame.headers(&reply.headers);
+            if body != "null" {
+                frame.member_json("body", body.as_bytes());
+            }
+            frame.end()
+        }
+        Err(e) => answer_failure(reply_address, &e),
+    }
 }

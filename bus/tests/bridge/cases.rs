@@ -373,17 +373,21 @@ pub(crate) fn all() -> Vec<Case> {
         },
         Case {
             name: "client_answer_asks",
-            about: "a server consumer requests the client's registered address; the client's answer carries a replyAddress of its own, and the consumer's answer to it comes back there",
+            about: "a server consumer requests the client's registered address; the client's answer carries a replyAddress of its own, the consumer's answer to it comes back there asking in turn, and the client's last word ends the conversation (the consumer then replies to the first request)",
             steps: vec![
                 step(json!({"type": "register", "address": "client.talk"}), 0),
                 step(
-                    json!({"type": "send", "address": "converse.client",
+                    json!({"type": "send", "address": "converse.client", "replyAddress": "top",
                            "body": {"address": "client.talk", "body": {"q": 1}}}),
                     1,
                 ),
                 step(
                     json!({"type": "send", "address": "$reply1", "replyAddress": "mine",
                            "body": {"a": 2}}),
+                    1,
+                ),
+                step(
+                    json!({"type": "send", "address": "$reply2", "body": {"bye": true}}),
                     1,
                 ),
             ],
