@@ -30,6 +30,19 @@ use serde_json::{Value, json};
 use crate::runner::{Client, Record};
 
 /// The consumers of the Vert.x reference, on a codecbus bus.
+/// The request a message `{"address": A, "body": B}` asks for: `B` at `A`,
+/// within 5 s.
+async fn relay(
+    bus: &EventBus,
+    m: &Message<JsValue>,
+) -> Result<Message<JsValue>, codecbus_bus::RequestError> {
+    let body = m.body().as_object().cloned().unwrap_or_default();
+    let target = body.get("address").and_then(JsValue::as_str).unwrap_or("");
+    let question = body.get("body").cloned().unwrap_or(JsValue::Null);
+    let options = DeliveryOptions::new().timeout(Duration::from_secs(5));
+    bus.request_with::<JsValue>(target, question, options).await
+}
+
 fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
     let echo = |m: Message<JsValue>| async move {
         let mut headers = m.headers().clone();
@@ -63,11 +76,7 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
     consumers.push(bus.consumer("ask.client", move |m: Message<JsValue>| {
         let bus = ask_bus.clone();
         async move {
-            let body = m.body().as_object().cloned().unwrap_or_default();
-            let target = body.get("address").and_then(JsValue::as_str).unwrap_or("");
-            let question = body.get("body").cloned().unwrap_or(JsValue::Null);
-            let options = DeliveryOptions::new().timeout(Duration::from_secs(5));
-            match bus.request_with::<JsValue>(target, question, options).await {
+            match relay(&bus, &m).await {
                 Ok(answer) => m.reply(answer.body().clone()),
                 Err(e) => m.fail(e.failure_code().unwrap_or(-1), e.to_string()),
             }
@@ -77,11 +86,7 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
     consumers.push(bus.consumer("converse.client", move |m: Message<JsValue>| {
         let bus = converse_client_bus.clone();
         async move {
-            let body = m.body().as_object().cloned().unwrap_or_default();
-            let target = body.get("address").and_then(JsValue::as_str).unwrap_or("");
-            let question = body.get("body").cloned().unwrap_or(JsValue::Null);
-            let options = DeliveryOptions::new().timeout(Duration::from_secs(5));
-            match bus.request_with::<JsValue>(target, question, options).await {
+            match relay(&bus, &m).await {
                 Ok(answer) => {
                     let mut said = jsobj! {"reply": answer.body().clone()};
                     if !answer.expects_reply() {
