@@ -27,9 +27,10 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use codecbus_core::{DecodeError, EncodeError, Int, MessageCodec, Reader, ValueKind, Writer};
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
-/// How deep a body may nest (arrays and maps) on its way through: the
-/// depth serde_json allows when it reads JSON text.
-pub(crate) const MAX_DEPTH: usize = 128;
+/// How deep a body may nest (arrays and objects) on its way through: the
+/// depth serde_json allows when it reads JSON text (its recursion limit
+/// of 128 refuses the 128th level).
+pub(crate) const MAX_DEPTH: usize = 127;
 
 /// Why a body could not be carried between JSON and MessagePack.
 #[derive(Debug, thiserror::Error)]
@@ -74,12 +75,19 @@ pub(crate) fn to_json_string(bytes: &[u8]) -> Result<String, TranscodeError> {
     String::from_utf8(out).map_err(|e| TranscodeError::Unsupported(e.to_string()))
 }
 
-fn write_json(r: &mut Reader<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(), TranscodeError> {
-    if depth > MAX_DEPTH {
+/// Refuses a container (an array, a map, an extension's object) that
+/// would open at `depth`: the JSON written nests at most [`MAX_DEPTH`]
+/// levels, as much as the JSON read back.
+fn nest(depth: usize) -> Result<(), TranscodeError> {
+    if depth >= MAX_DEPTH {
         return Err(TranscodeError::Unsupported(format!(
             "nested deeper than {MAX_DEPTH} levels"
         )));
     }
+    Ok(())
+}
+
+fn write_json(r: &mut Reader<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(), TranscodeError> {
     match r.peek_kind()? {
         ValueKind::Nil => {
             r.read_nil()?;
@@ -101,6 +109,7 @@ fn write_json(r: &mut Reader<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(),
         ValueKind::Str => write_scalar(out, r.read_str()?),
         ValueKind::Bin => write_base64(r.read_bin()?, out),
         ValueKind::Array => {
+            nest(depth)?;
             let len = r.read_array_len()?;
             out.push(b'[');
             for i in 0..len {
@@ -112,6 +121,7 @@ fn write_json(r: &mut Reader<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(),
             out.push(b']');
         }
         ValueKind::Map => {
+            nest(depth)?;
             let len = r.read_map_len()?;
             out.push(b'{');
             for i in 0..len {
@@ -125,6 +135,7 @@ fn write_json(r: &mut Reader<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(),
             out.push(b'}');
         }
         ValueKind::Ext => {
+            nest(depth)?;
             let (kind, data) = r.read_ext()?;
             out.extend_from_slice(b"{\"$ext\":");
             write_scalar(out, &kind);
@@ -475,6 +486,34 @@ mod tests {
         let mut out = Vec::new();
         to_json(&to_msgpack(text).unwrap(), &mut out).unwrap();
         assert_eq!(out, text.as_bytes());
+    }
+
+    #[test]
+    fn json_written_nests_no_deeper_than_json_read() {
+        // As deep as serde_json reads: written, and read back.
+        let mut deep = vec![0x91u8; MAX_DEPTH - 1];
+        deep.push(0xd4); // an extension: an object in JSON
+        deep.extend_from_slice(&[1, 0]);
+        let text = String::from_utf8(written(&deep).unwrap()).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        assert!(to_msgpack(&text).is_ok());
+        // One level more: refused, whether an array, a map or an extension.
+        for last in [&[0x90u8][..], &[0x80], &[0xd4, 1, 0]] {
+            let mut deeper = vec![0x91u8; MAX_DEPTH];
+            deeper.extend_from_slice(last);
+            assert!(written(&deeper).is_err());
+        }
+        // The fuzzer's find: arrays 129 deep among others.
+        let found = b"\x91\x91\x91\x91\x91\x91\x91\x91";
+        let mut input = found.repeat(17);
+        input.push(0x00);
+        assert!(written(&input).is_err());
+    }
+
+    fn written(bytes: &[u8]) -> Result<Vec<u8>, TranscodeError> {
+        let mut out = Vec::new();
+        to_json(bytes, &mut out)?;
+        Ok(out)
     }
 
     #[test]
