@@ -60,13 +60,16 @@ pub(crate) enum Answer {
 /// answer is read as: [`answer`](Replier::answer) completes it.
 pub(crate) struct Replier(Box<dyn FnOnce(Answer) -> Answered + Send>);
 
-/// What answering a [`Replier`] gave: nothing more, the next turn of the
-/// conversation (the answer asked for an answer: this is it, to go to the
-/// client), or why the answer's body was refused.
+/// What answering a [`Replier`] gave: nothing more, why the answer's body
+/// was refused, or the next turn of the conversation (the answer asked for
+/// an answer at `at`: `next` is it, to go there).
 pub(crate) enum Answered {
     Done,
-    Next(Boxed<'static, Result<Reply, RequestError>>),
     Refused(String),
+    Next {
+        at: String,
+        next: Boxed<'static, Result<Reply, RequestError>>,
+    },
 }
 
 impl Replier {
@@ -78,48 +81,67 @@ impl Replier {
     {
         Self(Box::new(move |answer| {
             let address = m.address().to_string();
-            let mut answered = Answered::Done;
-            let _ = match answer {
+            // Whether the message takes its completion is its own affair:
+            // a requester that went away is not the client's to hear of.
+            let (_, answered) = match answer {
                 Answer::Body {
                     body,
                     headers,
                     reply_address,
-                } => match decode_as::<R>(&body) {
-                    // The client awaits an answer to its answer: the
-                    // conversation's next turn, read as any type.
-                    Ok(reply) if reply_address.is_some() => {
-                        let options = ReplyOptions::new().headers(headers);
-                        let address: Arc<str> = Arc::from(address);
-                        return Answered::Next(Box::pin(async move {
-                            let (env, state) = m.reply_and_await(Arc::new(reply), options).await?;
-                            reply_of::<JsValue>(env, address, &state)
-                        }));
+                } => {
+                    let options = ReplyOptions::new().headers(headers);
+                    match (decode_as::<R>(&body), reply_address) {
+                        // The client awaits an answer to its answer: the
+                        // conversation's next turn, read as any type.
+                        (Ok(reply), Some(at)) => {
+                            let address: Arc<str> = Arc::from(address);
+                            let next = Box::pin(async move {
+                                let (env, state) =
+                                    m.reply_and_await(Arc::new(reply), options).await?;
+                                reply_of::<JsValue>(env, address, &state)
+                            });
+                            return Answered::Next { at, next };
+                        }
+                        (Ok(reply), None) => (m.reply_with(reply, options), Answered::Done),
+                        (Err(why), _) => {
+                            let text =
+                                format!("The bridge client's answer at address {address} is {why}");
+                            (m.fail(NO_FAILURE_CODE, text), Answered::Refused(why))
+                        }
                     }
-                    Ok(reply) => m.reply_with(reply, ReplyOptions::new().headers(headers)),
-                    Err(why) => {
-                        let failed = m.fail(
-                            NO_FAILURE_CODE,
-                            format!("The bridge client's answer at address {address} is {why}"),
-                        );
-                        answered = Answered::Refused(why);
-                        failed
-                    }
-                },
-                Answer::Failure { code, message } => m.fail(code, message),
-                Answer::Gone => m.fail(
-                    NO_FAILURE_CODE,
-                    format!("The bridge client at address {address} went away before it answered"),
-                ),
-                Answer::TimedOut(wait) => m.fail(
-                    NO_FAILURE_CODE,
-                    format!(
+                }
+                Answer::Failure { code, message } => (m.fail(code, message), Answered::Done),
+                Answer::Gone => {
+                    let text = format!(
+                        "The bridge client at address {address} went away before it answered"
+                    );
+                    (m.fail(NO_FAILURE_CODE, text), Answered::Done)
+                }
+                Answer::TimedOut(wait) => {
+                    let text = format!(
                         "The bridge client at address {address} did not answer within {}(ms)",
                         wait.as_millis()
-                    ),
-                ),
+                    );
+                    (m.fail(NO_FAILURE_CODE, text), Answered::Done)
+                }
             };
             answered
         }))
+    }
+
+    /// Waits up to `wait` for the answer (`None`: the other side went
+    /// before it came) and completes the message with it.
+    pub(crate) async fn settle(
+        self,
+        answer: impl Future<Output = Option<Answer>>,
+        wait: Duration,
+    ) -> Answered {
+        let answer = match tokio::time::timeout(wait, answer).await {
+            Ok(Some(answer)) => answer,
+            Ok(None) => Answer::Gone,
+            Err(_) => Answer::TimedOut(wait),
+        };
+        self.answer(answer)
     }
 
     /// Completes the message with `answer`.

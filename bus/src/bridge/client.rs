@@ -239,36 +239,34 @@ impl Inner {
         let waiting = reply_address.clone();
         let address = address.to_string();
         tokio::spawn(async move {
-            let wait = inner.bus.state.default_timeout;
-            let answer = match timeout(wait, rx).await {
-                Ok(Ok(Ok((body, headers, reply_address)))) => Answer::Body {
-                    body,
-                    headers,
-                    reply_address,
-                },
-                Ok(Ok(Err(e))) if e.kind() == RequestErrorKind::Transport => Answer::Gone,
-                Ok(Ok(Err(e))) => Answer::Failure {
-                    code: e.failure_code().unwrap_or(NO_FAILURE_CODE),
-                    message: e.message().to_string(),
-                },
-                Ok(Err(_)) => Answer::Gone,
-                Err(_) => {
-                    lock(&inner.pending).remove(&waiting);
-                    Answer::TimedOut(wait)
+            let answer = async {
+                match rx.await {
+                    Ok(Ok((body, headers, reply_address))) => Some(Answer::Body {
+                        body,
+                        headers,
+                        reply_address,
+                    }),
+                    Ok(Err(e)) if e.kind() != RequestErrorKind::Transport => {
+                        Some(Answer::Failure {
+                            code: e.failure_code().unwrap_or(NO_FAILURE_CODE),
+                            message: e.message().to_string(),
+                        })
+                    }
+                    Ok(Err(_)) | Err(_) => None,
                 }
             };
-            let asks = match &answer {
-                Answer::Body { reply_address, .. } => reply_address.clone(),
-                _ => None,
-            };
-            match (replier.answer(answer), asks) {
-                (Answered::Done, _) | (Answered::Next(_), None) => {}
-                (Answered::Refused(why), _) => {
+            let answered = replier
+                .settle(answer, inner.bus.state.default_timeout)
+                .await;
+            lock(&inner.pending).remove(&waiting);
+            match answered {
+                Answered::Done => {}
+                Answered::Refused(why) => {
                     tracing::warn!(peer = inner.peer, address, %why, "an answer from the Vert.x bridge was refused");
                 }
                 // The other side's answer asks in turn: the replier's
                 // answer goes to it.
-                (Answered::Next(next), Some(at)) => {
+                Answered::Next { at, next } => {
                     let frame = answer_frame(&inner, &at, &address, next.await);
                     if let Err(why) = inner.write(frame).await {
                         tracing::debug!(peer = inner.peer, address, %why, "an answer to the Vert.x bridge was not sent");
@@ -1004,10 +1002,7 @@ fn failure(frame: &Incoming<'_>) -> RequestError {
         Some("NO_HANDLERS") => RequestErrorKind::NoHandlers,
         _ => RequestErrorKind::RecipientFailure,
     };
-    let code = match Member::of(frame.failure_code) {
-        Member::Other(code) => serde_json::from_str::<i32>(code).ok(),
-        _ => None,
-    };
+    let code = Member::of(frame.failure_code).int();
     let mut error = RequestError::new(kind, message).with_code(code.unwrap_or(NO_FAILURE_CODE));
     if let Some(source) = Member::of(frame.source_address).text() {
         error = error.with_address(Arc::from(&*source));

@@ -170,11 +170,7 @@ impl Conn {
                     reply_address: Member::of(frame.reply_address).text().map(Cow::into_owned),
                 },
                 code => {
-                    let code = match code {
-                        Member::Other(code) => serde_json::from_str::<i32>(code).ok(),
-                        _ => None,
-                    };
-                    let Some(code) = code else {
+                    let Some(code) = code.int() else {
                         return self
                             .link
                             .err_detail("invalid_failure_code", "`failureCode` is a 32-bit integer")

@@ -261,6 +261,14 @@ impl<'a> Member<'a> {
         }
     }
 
+    /// The 32-bit integer, if it is one (a `failureCode`).
+    pub(crate) fn int(self) -> Option<i32> {
+        match self {
+            Member::Other(text) => serde_json::from_str(text).ok(),
+            _ => None,
+        }
+    }
+
     /// The string, if it is one.
     pub(crate) fn text(self) -> Option<Cow<'a, str>> {
         match self {

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use codecbus_core::MessageCodec;
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::timeout;
 
 use crate::api::message::Message;
 use crate::base::error::NO_FAILURE_CODE;
@@ -210,27 +209,18 @@ impl Link {
         let waiting = reply_address.clone();
         tokio::spawn(async move {
             let wait = link.limits.reply_timeout;
-            let answer = match timeout(wait, answer).await {
-                Ok(Ok(answer)) => answer,
-                Ok(Err(_)) => Answer::Gone,
-                Err(_) => Answer::TimedOut(wait),
-            };
+            let answered = replier.settle(async { answer.await.ok() }, wait).await;
             link.pending().remove(&waiting);
-            let client_awaits = match &answer {
-                Answer::Body { reply_address, .. } => reply_address.clone(),
-                _ => None,
-            };
-            match (replier.answer(answer), client_awaits) {
-                (Answered::Done, _) => {}
-                (Answered::Refused(why), _) => {
+            match answered {
+                Answered::Done => {}
+                Answered::Refused(why) => {
                     link.err_detail("invalid_body", &why).await;
                 }
                 // The conversation goes on: the next turn to the client.
-                (Answered::Next(next), Some(at)) => {
+                Answered::Next { at, next } => {
                     let out = link.answer_out(at, Arc::from(&*address), next.await);
                     link.send(out).await;
                 }
-                (Answered::Next(_), None) => {}
             }
         });
         Some(reply_address)
