@@ -498,7 +498,8 @@ impl BridgeClient {
     ) -> Result<(), Refused> {
         let text = encode_json(&*body.into_arc()).map_err(Refused::Body)?;
         let (_, headers, _) = options.into_parts();
-        let frame = outgoing(kind, address, None, Some(&headers), text.as_bytes());
+        let headers = Some(&headers).filter(|h| !h.is_empty());
+        let frame = outgoing(kind, address, None, headers, text.as_bytes());
         self.inner.write(frame).await.map_err(Refused::Down)
     }
 
@@ -560,7 +561,7 @@ impl BridgeClient {
             "send",
             address,
             Some(&reply_address),
-            Some(&headers),
+            Some(&headers).filter(|h| !h.is_empty()),
             text.as_bytes(),
         );
         if let Err(why) = inner.write(frame).await {
@@ -737,8 +738,8 @@ impl fmt::Debug for Inner {
     }
 }
 
-/// A client frame: `send` or `publish`, its body's JSON text given;
-/// `headers` left out when there are none.
+/// A client frame: `send` or `publish`, its body's JSON text given (left
+/// out when `null`), with `headers` when given.
 fn outgoing(
     kind: &str,
     address: &str,
@@ -750,7 +751,7 @@ fn outgoing(
     if let Some(reply) = reply_address {
         frame.member("replyAddress", reply);
     }
-    if let Some(headers) = headers.filter(|h| !h.is_empty()) {
+    if let Some(headers) = headers {
         frame.headers(headers);
     }
     if body != b"null" {
@@ -1098,15 +1099,18 @@ fn answer_frame(
     };
     match reply.json() {
         Ok(body) => {
-            let mut frame = Outgoing::object("send", reply_address, body.len() + 64);
-            if let Some(replier) = reply.ask.take() {
-                frame.member("replyAddress", &inner.await_answer(replier, address));
-            }
-            frame.headers(&reply.headers);
-            if body != "null" {
-                frame.member_json("body", body.as_bytes());
-            }
-            frame.end()
+            let asks = reply
+                .ask
+                .take()
+                .map(|replier| inner.await_answer(replier, address));
+            let headers = Some(&reply.headers);
+            outgoing(
+                "send",
+                reply_address,
+                asks.as_deref(),
+                headers,
+                body.as_bytes(),
+            )
         }
         Err(e) => answer_failure(reply_address, &e),
     }
