@@ -66,7 +66,7 @@ use async_nats::HeaderMap;
 use bytes::Bytes;
 use codecbus::bus::{ConsumerOptions, EventBus, Message, NatsOptions, Shared};
 use codecbus::json::{JsObj, JsValue};
-use codecbus::{MessageCodec, to_vec};
+use codecbus::{MessageType, to_vec};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -125,7 +125,7 @@ fn cluster() -> Option<Cluster> {
 /// codecbus request/reply: `b` echoes the body it got (no copy).
 fn bus_rtt<T>(c: &mut Criterion, cl: &Cluster, group: &str, name: &str, body: T)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
 {
     let address = format!("bench.rtt.{name}");
     let consumer = cl.rt.block_on(async {
@@ -212,7 +212,7 @@ fn codec_header<T: 'static>() -> HeaderMap {
 /// the same codec, that rmp-serde decodes to `serde_body`.
 fn check_rmp_serde<T, S>(cl: &Cluster, body: &T, serde_body: &S, headers: &HeaderMap)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
     S: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug,
 {
     let bytes = rmp_serde::to_vec_named(serde_body).expect("encode");
@@ -311,7 +311,7 @@ where
 /// codecbus publish from `a` to one consumer on `b`, `BATCH` per round.
 fn bus_publish<T>(c: &mut Criterion, cl: &Cluster, group: &str, name: &str, body: T)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
 {
     let address = format!("bench.publish.{name}");
     let received = Arc::new(AtomicU64::new(0));
@@ -369,7 +369,7 @@ fn raw_publish(c: &mut Criterion, cl: &Cluster, group: &str, payload: Bytes) {
 /// encodes each message, the subscriber decodes it.
 fn raw_codec_publish<T>(c: &mut Criterion, cl: &Cluster, group: &str, body: T)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
 {
     raw_publish_with(
         c,
@@ -516,7 +516,7 @@ struct RmpSerde<S> {
 /// (what a user writes instead of codecbus).
 fn paired_ratio<T, S>(cl: &Cluster, name: &str, body: T, payload: Bytes, serde: Option<RmpSerde<S>>)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
     S: Serialize + DeserializeOwned + Send + 'static,
 {
     const BLOCKS: usize = 40;
@@ -734,7 +734,7 @@ impl Arrivals {
 /// throughput ratios. Only under `cargo bench`.
 fn paired_publish<T, S>(cl: &Cluster, name: &str, body: T, serde: Option<RmpSerde<S>>)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
     S: Serialize + DeserializeOwned + Send + 'static,
 {
     const BLOCKS: usize = 30;
@@ -878,7 +878,7 @@ where
 /// bytes one message of each takes on the wire. Only under `cargo bench`.
 fn paired_compression<T>(cl: &Cluster, name: &str, body: T, per_block: u64)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
 {
     const BLOCKS: usize = 20;
     let address = format!("bench.paired.lz4.{name}");
@@ -1065,7 +1065,7 @@ fn cluster_benches(c: &mut Criterion) {
 #[cfg(feature = "jetstream")]
 fn durable_send<T>(c: &mut Criterion, body: T)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
 {
     use codecbus::bus::DurableOptions;
 

@@ -18,7 +18,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use codecbus::MessageCodec;
+use codecbus::MessageType;
 use codecbus::bus::{EventBus, Message, Shared};
 use codecbus::json::JsValue;
 use tokio::runtime::Runtime;
@@ -79,7 +79,7 @@ impl Case {
 /// An echo consumer and a requester for body type `T`.
 fn bus_case<T>(payload: &'static str, implementation: &'static str, body: T) -> Case
 where
-    T: MessageCodec + Send + Sync + 'static,
+    T: MessageType + Send + Sync + 'static,
 {
     let encoded_len = codecbus::to_vec(&body).ok().map(|b| b.len());
     let bus = EventBus::new();

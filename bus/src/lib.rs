@@ -480,7 +480,7 @@ pub use crate::transport::memory::{DEFAULT_MAX_PAYLOAD, InMemoryCluster};
 /// The codec crate, `codecbus-core`, for users who depend on this crate
 /// alone (derived code reaches it as `codecbus_bus::codec`).
 pub use codecbus_core as codec;
-pub use codecbus_core::{CodecRegistration, MessageCodec};
+pub use codecbus_core::{CodecRegistration, MessageCodec, MessageType};
 
 /// The cluster's payload code, for the fuzz targets in `fuzz/`
 /// (`decode_lz4_frame`): compiled only under `--cfg fuzzing` (which

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use codecbus_bus::{EventBus, Message, Shared};
-use codecbus_core::MessageCodec;
+use codecbus_core::{MessageCodec, MessageType};
 
 struct Counting;
 
@@ -47,7 +47,7 @@ struct Doc {
 /// Bytes allocated per request/reply round trip of `body` to `address`.
 async fn per_round_trip<T>(bus: &EventBus, address: &str, body: Arc<T>) -> usize
 where
-    T: MessageCodec + Send + Sync + 'static,
+    T: MessageType + Send + Sync + 'static,
 {
     const TRIPS: usize = 1_000;
     for _ in 0..100 {

@@ -78,7 +78,10 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
         async move {
             match relay(&bus, &m).await {
                 Ok(answer) => m.reply(answer.body().clone()),
-                Err(e) => m.fail(e.failure_code().unwrap_or(-1), e.to_string()),
+                Err(e) => match e.failure_code() {
+                    Some(code) => m.fail(code, e.to_string()),
+                    None => Err(e.to_string().into()),
+                },
             }
         }
     }));
@@ -104,7 +107,9 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
                     let _ = m.reply(JsValue::from(said));
                     Ok(())
                 }
-                Err(e) => m.fail(-1, e.to_string()),
+                // A failure without a code of its own: the handler's
+                // error (Vert.x's `fail(-1, ..)` on the wire).
+                Err(e) => Err(e.to_string().into()),
             }
         }
     }));

@@ -1,9 +1,8 @@
 //! Two linked types under one codec name: `EventBus::builder().build()` reports the
-//! conflict (the cause, naming both types, as its `source()`),
+//! conflict (its text ends with the cause, naming both types, which
+//! `BuildError::cause` hands over),
 //! `EventBus::new` panics with the message and the cause. A test binary of
 //! its own, since every bus built in it meets the conflict.
-
-use std::error::Error as _;
 
 use codecbus_bus::{BuildErrorKind, EventBus};
 use codecbus_core::MessageCodec;
@@ -25,18 +24,18 @@ fn build_returns_the_conflict_naming_both_types() {
     let err = EventBus::builder().build().unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
     let text = err.to_string();
+    let cause = err.cause().expect("the registry error").to_string();
     assert_eq!(
         text,
-        "cannot build the event bus: the codec registrations conflict"
+        format!("cannot build the event bus: the codec registrations conflict: {cause}")
     );
-    let cause = err.source().expect("the registry error").to_string();
     assert!(cause.contains("\"conflict.same\""), "{cause}");
     assert!(cause.contains("conflict::First"), "{cause}");
     assert!(cause.contains("conflict::Second"), "{cause}");
     // The builder gives the same answer.
     let again = EventBus::builder().build().unwrap_err();
     assert_eq!(again.to_string(), text);
-    assert_eq!(again.source().map(ToString::to_string), Some(cause));
+    assert_eq!(again.cause().map(ToString::to_string), Some(cause));
 }
 
 #[test]

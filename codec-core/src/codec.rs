@@ -43,13 +43,6 @@ pub trait MessageCodec: Encode + for<'de> Decode<'de> {
     /// copying it. `true` exactly when the type is [`Immutable`].
     const IMMUTABLE: bool;
 
-    /// Whether the type only points to another codec's value (`Box<T>`,
-    /// `Arc<T>`): such a field is written as its target, and the bus
-    /// refuses it as a message type at compile time, where a consumer of
-    /// `T` would never take it (pass an `Arc` with `codecbus_bus::Shared`).
-    #[doc(hidden)]
-    const POINTER: bool = false;
-
     /// The body handed to one local consumer: the same allocation for
     /// immutable types, a deep copy otherwise.
     fn transform(body: &Arc<Self>) -> Arc<Self>;
@@ -88,6 +81,51 @@ pub trait MessageCodec: Encode + for<'de> Decode<'de> {
         None
     }
 }
+
+/// A type that may be a message's body on the bus: what is sent, what a
+/// consumer takes and what a reply is.
+///
+/// Every [`MessageCodec`] is one except those that only point to another
+/// codec's value, `Box<T>` and `Arc<T>`: they are written as their target,
+/// so they are fine as fields, but a consumer of `T` would never take an
+/// `Arc<T>` body. The bus asks for this trait wherever it takes a body or
+/// names a consumer's or reply's type, so such a mistake is a compile error
+/// on the caller's line, reported by `cargo check` too. To send a value you
+/// keep behind an `Arc`, wrap it in `codecbus_bus::Shared`.
+///
+/// `#[derive(MessageCodec)]` implements it, and so does this crate for
+/// each of its codecs but `Box<T>` and `Arc<T>`. A hand-written codec adds
+/// the one line `impl MessageType for MyType {}`.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use codecbus_core::{MessageCodec, MessageType};
+///
+/// #[derive(MessageCodec)]
+/// struct Order {
+///     id: u64,
+///     note: Arc<String>, // a pointer is a fine field
+/// }
+///
+/// fn sendable<T: MessageType>() {}
+/// sendable::<Order>();
+/// sendable::<Vec<Arc<String>>>(); // a container of pointers is a message
+/// ```
+///
+/// ```compile_fail
+/// use std::sync::Arc;
+/// fn sendable<T: codecbus_core::MessageType>() {}
+/// sendable::<Arc<String>>(); // error: `Arc<String>` is not a message type
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a message type of the bus",
+    label = "not a message type",
+    note = "`Arc<T>` and `Box<T>` only point to a message: send the `T` itself, or an `Arc<T>` you keep as `Shared(arc)`; consumers and replies take `T`",
+    note = "a message type derives `MessageCodec` or is one of codecbus's own codecs; a codec written by hand adds `impl MessageType for MyType {{}}`"
+)]
+pub trait MessageType: MessageCodec {}
 
 /// How a value is written as MessagePack.
 ///

@@ -80,8 +80,8 @@ pub use bytes;
 pub mod __private;
 
 pub use crate::codec::{
-    Decode, Encode, Immutable, MessageCodec, decode_prefix, encode_into, from_bytes, from_slice,
-    from_slice_with_limits, to_vec,
+    Decode, Encode, Immutable, MessageCodec, MessageType, decode_prefix, encode_into, from_bytes,
+    from_slice, from_slice_with_limits, to_vec,
 };
 pub use crate::error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, PathSegment, write_pointer_token,

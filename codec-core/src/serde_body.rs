@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::codec::{Decode, Encode, MessageCodec};
+use crate::codec::{Decode, Encode, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::kind::ValueKind;
 use crate::msgpack::read::Reader;
@@ -144,6 +144,7 @@ impl<'de, T: Serialize + DeserializeOwned + Clone> Decode<'de> for Serde<T> {
     }
 }
 
+impl<T: Serialize + DeserializeOwned + Clone> MessageType for Serde<T> {}
 impl<T: Serialize + DeserializeOwned + Clone> MessageCodec for Serde<T> {
     const IMMUTABLE: bool = false;
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-use crate::codec::{Decode, Encode, MessageCodec};
+use crate::codec::{Decode, Encode, MessageCodec, MessageType};
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::kind::{Int, ValueKind};
 use crate::msgpack::read::Reader;
@@ -148,6 +148,7 @@ impl<'de> Decode<'de> for Value {
     }
 }
 
+impl MessageType for Value {}
 impl MessageCodec for Value {
     const IMMUTABLE: bool = false;
 

@@ -126,6 +126,9 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
                     #deep_copy
                 }
             }
+
+            #[automatically_derived]
+            impl #impl_generics #krate::MessageType for #ident #ty_generics #where_clause {}
         }
     };
     let immutable_impl = transform::immutable_impl(&cg, input);

@@ -45,6 +45,9 @@ pub(crate) fn expand(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
                     ::core::unreachable!()
                 }
             }
+
+            #[automatically_derived]
+            impl #impl_generics #krate::MessageType for #ident #ty_generics #where_clause {}
         };
     }
 }

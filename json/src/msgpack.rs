@@ -16,7 +16,7 @@ use std::sync::Arc;
 use codecbus_core::__private::{enter, inventory, leave};
 use codecbus_core::{
     CodecRegistration, Decode, DecodeError, Encode, EncodeError, Immutable, Int, MessageCodec,
-    Reader, ValueKind, Writer,
+    MessageType, Reader, ValueKind, Writer,
 };
 
 use crate::number::JsInt;
@@ -224,6 +224,7 @@ impl<'de> Decode<'de> for JsValue {
     }
 }
 
+impl MessageType for JsValue {}
 impl MessageCodec for JsValue {
     const IMMUTABLE: bool = true;
 
@@ -251,6 +252,7 @@ impl<'de> Decode<'de> for JsObj {
     }
 }
 
+impl MessageType for JsObj {}
 impl MessageCodec for JsObj {
     const IMMUTABLE: bool = true;
 
@@ -278,6 +280,7 @@ impl<'de> Decode<'de> for JsArray {
     }
 }
 
+impl MessageType for JsArray {}
 impl MessageCodec for JsArray {
     const IMMUTABLE: bool = true;
 

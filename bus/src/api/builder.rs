@@ -88,6 +88,46 @@ pub mod states {
     #[cfg_attr(docsrs, doc(cfg(feature = "nats")))]
     #[derive(Debug)]
     pub struct Nats(pub(crate) NatsOptions);
+
+    /// The states finished with [`build`](EventBusBuilder::build):
+    /// [`InProcess`] and [`InMemory`]. A [`Nats`](self) builder is not one
+    /// of them, and calling `build` on it is a compile error that says to
+    /// `connect().await` instead.
+    ///
+    /// Sealed: implemented by these two states only.
+    #[diagnostic::on_unimplemented(
+        message = "a builder that joins NATS is finished with `connect().await`, not `build()`",
+        label = "use `.connect().await` here",
+        note = "`connect` reaches the NATS server before it returns the bus: `EventBus::builder().nats(options).connect().await?`"
+    )]
+    pub trait Build: sealed::Joins {}
+
+    impl Build for InProcess {}
+    impl Build for InMemory {}
+
+    // The sealed supertrait of `Build`: reachable as a bound, nameable by
+    // no one outside the crate, so its crate-private type is never seen.
+    #[allow(private_interfaces)]
+    pub(super) mod sealed {
+        use crate::engine::state::Joined;
+
+        /// What a finished builder joins.
+        pub trait Joins {
+            fn joined(self) -> Joined;
+        }
+
+        impl Joins for super::InProcess {
+            fn joined(self) -> Joined {
+                Joined::Alone
+            }
+        }
+
+        impl Joins for super::InMemory {
+            fn joined(self) -> Joined {
+                Joined::InMemory(self.0)
+            }
+        }
+    }
 }
 
 use states::{InMemory, InProcess};
@@ -149,8 +189,8 @@ impl<C> EventBusBuilder<C> {
     ///     .unwrap_err();
     /// assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
     /// // The cause names the codec and both types.
-    /// let cause = std::error::Error::source(&err).unwrap().to_string();
-    /// assert!(cause.contains("\"numbers\"") && cause.contains("Vec<u32>") && cause.contains("Vec<u64>"));
+    /// let text = err.to_string();
+    /// assert!(text.contains("\"numbers\"") && text.contains("Vec<u32>") && text.contains("Vec<u64>"));
     /// ```
     pub fn codec(mut self, registration: CodecRegistration) -> Self {
         self.codecs.push(registration);
@@ -160,6 +200,13 @@ impl<C> EventBusBuilder<C> {
     /// Adds an interceptor that sees every message this bus sends, publishes,
     /// requests or replies, before delivery; it may change the headers and
     /// may drop the message. Interceptors run in the order added.
+    ///
+    /// An interceptor that panics drops the message, outbound and inbound
+    /// alike: the panic is caught (it never unwinds into the sender's task
+    /// or the consumer's), logged at error level with its text, and the
+    /// message counts in [`Metrics::dropped`](crate::Metrics::dropped), as
+    /// a [`Verdict::Drop`] would. The operation fails with its `Dropped`
+    /// kind.
     ///
     /// # Examples
     ///
@@ -174,7 +221,10 @@ impl<C> EventBusBuilder<C> {
 
     /// Adds an interceptor that sees every message just before a consumer
     /// of this bus handles it (or its stream yields it); it may change the
-    /// headers that consumer sees and may drop the message.
+    /// headers that consumer sees and may drop the message. One that panics
+    /// drops the message, as an outbound one does (see
+    /// [`outbound_interceptor`](Self::outbound_interceptor)): a request
+    /// then fails with `RecipientFailure`.
     ///
     /// # Examples
     ///
@@ -357,10 +407,15 @@ impl EventBusBuilder<InProcess> {
     pub fn in_memory_cluster(self, cluster: &InMemoryCluster) -> EventBusBuilder<InMemory> {
         self.rejoin(InMemory(cluster.clone())).0
     }
+}
 
-    /// Builds the in-process bus, collecting every codec registration
-    /// linked into the program (the derive submits one per type) plus
-    /// those added with [`codec`](EventBusBuilder::codec).
+impl<C> EventBusBuilder<C> {
+    /// Builds the bus, collecting every codec registration linked into the
+    /// program (the derive submits one per type) plus those added with
+    /// [`codec`](EventBusBuilder::codec): in process, or as a node of its
+    /// in-memory cluster. A NATS builder is finished with
+    /// `connect().await` instead (calling `build` on it is a compile
+    /// error that says so).
     ///
     /// Only crates linked into the binary contribute registrations.
     ///
@@ -368,26 +423,17 @@ impl EventBusBuilder<InProcess> {
     ///
     /// [`BuildErrorKind::CodecConflict`](crate::BuildErrorKind::CodecConflict)
     /// when two different types use one codec name, or one type is
-    /// registered under two names (its [`source`](std::error::Error::source),
-    /// a [`RegistryError`](crate::RegistryError), names the types and the names);
+    /// registered under two names (its cause, a
+    /// [`RegistryError`](crate::RegistryError) told in its text and handed
+    /// over by [`BuildError::cause`], names the types and the names);
     /// [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) for a
     /// setting out of its range ([`trace_sampling`](Self::trace_sampling)).
-    pub fn build(self) -> Result<EventBus, BuildError> {
-        self.start(Joined::Alone)
-    }
-}
-
-impl EventBusBuilder<InMemory> {
-    /// Builds the bus as a node of its in-memory cluster, collecting the
-    /// codec registrations as the in-process
-    /// [`build`](EventBusBuilder::build) does.
-    ///
-    /// # Errors
-    ///
-    /// As the in-process [`build`](EventBusBuilder::build).
-    pub fn build(self) -> Result<EventBus, BuildError> {
-        let (builder, InMemory(cluster)) = self.rejoin(InProcess);
-        builder.start(Joined::InMemory(cluster))
+    pub fn build(self) -> Result<EventBus, BuildError>
+    where
+        C: states::Build,
+    {
+        let (builder, cluster) = self.rejoin(InProcess);
+        builder.start(states::sealed::Joins::joined(cluster))
     }
 }
 
@@ -424,8 +470,8 @@ impl EventBusBuilder<states::Nats> {
     /// As the in-process [`build`](EventBusBuilder::build), and
     /// [`BuildErrorKind::Connect`](crate::BuildErrorKind::Connect) when no
     /// server can be reached or one refuses the connection (authentication,
-    /// TLS): the message names the servers, the source is the `async-nats`
-    /// error. [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) for
+    /// TLS): the message names the servers, and ends with the `async-nats`
+    /// error, its [`cause`](BuildError::cause). [`BuildErrorKind::Config`](crate::BuildErrorKind::Config) for
     /// an invalid subject prefix or server URL, or an unreadable
     /// credentials file.
     ///
@@ -508,7 +554,7 @@ impl EventBus {
         match Self::builder().build() {
             Ok(bus) => bus,
             // The whole chain: the message alone does not name the types.
-            Err(err) => panic!("{}", err.report()),
+            Err(err) => panic!("{err}"),
         }
     }
 

@@ -9,11 +9,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codecbus_core::{CodecRegistration, MessageCodec};
+use codecbus_core::{CodecRegistration, MessageType};
 
 use crate::api::consumer::{HandlerResult, MessageConsumer, MessageStream, Typed};
 use crate::api::message::Message;
-use crate::base::body::{IntoBody, message_type};
+use crate::base::body::IntoBody;
 use crate::base::error::{
     FlushError, PublishError, RegistryError, RequestError, SendError, ShutdownError,
 };
@@ -149,10 +149,15 @@ impl EventBus {
     /// handles the messages still in its queue, one at a time as always,
     /// and its task ends. Returns `Ok` once every task ended.
     ///
-    /// At the deadline the consumers still at work are stopped: what is
-    /// left in their queues is discarded (a request among them fails at
-    /// once), and a handler still running after a short grace is dropped
-    /// where it waits (its request fails too). A stream consumer's queue is
+    /// The deadline is the whole of it: `shutdown` returns within
+    /// `deadline` (as tokio's timers keep time), whatever the handlers do.
+    /// Its last quarter, at most 100 ms, is the grace: when it begins, the
+    /// consumers still at work are stopped (what is left in their queues is
+    /// discarded, and a request among them fails at once), and halfway
+    /// through it a handler still running is dropped where it waits (its
+    /// request fails too). A handler that blocks its thread instead of
+    /// awaiting cannot be dropped: it is left to its runtime, and reported
+    /// as stopped. A stream consumer's queue is
     /// the stream's own: it ends once the messages in it are read.
     /// Afterwards the bus refuses sends to its old consumers as to any
     /// address without one; a consumer registered later is not shut down.
@@ -192,29 +197,35 @@ impl EventBus {
     /// # }
     /// ```
     pub async fn shutdown(&self, deadline: Duration) -> Result<(), ShutdownError> {
-        /// How long a stopped consumer may take to end on its own before
-        /// its task is aborted.
-        const GRACE: Duration = Duration::from_millis(100);
         let started = tokio::time::Instant::now();
         let until = started + deadline;
+        // The grace: the last part of the deadline, in which consumers still
+        // at work are stopped (their first half) and then aborted.
+        let grace = shutdown_grace(deadline);
+        let stop_at = until - grace;
+        let abort_at = until - grace / 2;
         let discarded_before = self.state.counters.snapshot().discarded;
         if let Some(remote) = &self.state.remote {
-            // Closing goes on in the background past the deadline.
-            let _ = tokio::time::timeout_at(until, remote.close()).await;
+            // Closing goes on in the background past its share.
+            let _ = tokio::time::timeout_at(stop_at, remote.close()).await;
         }
+        self.state.mark_shut_down();
         self.state.unregister_all();
         let tasks = &self.state.tasks;
         let mut stopped = Vec::new();
-        if tokio::time::timeout_at(until, tasks.joined())
+        if tokio::time::timeout_at(stop_at, tasks.joined())
             .await
             .is_err()
         {
             stopped = tasks.stop_all(false);
-            if tokio::time::timeout(GRACE, tasks.joined()).await.is_err() {
+            if tokio::time::timeout_at(abort_at, tasks.joined())
+                .await
+                .is_err()
+            {
                 tasks.stop_all(true);
                 // An aborted task ends at its next await; one that blocks
                 // its thread is left to its runtime.
-                let _ = tokio::time::timeout(GRACE, tasks.joined()).await;
+                let _ = tokio::time::timeout_at(until, tasks.joined()).await;
             }
         }
         let discarded = self
@@ -408,7 +419,7 @@ impl EventBus {
     /// ```
     pub fn consumer<T, F, Fut>(&self, address: &str, handler: F) -> MessageConsumer
     where
-        T: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
         F: FnMut(Message<T>) -> Fut + Send + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
@@ -436,7 +447,7 @@ impl EventBus {
     /// ```
     pub fn local_consumer<T, F, Fut>(&self, address: &str, handler: F) -> MessageConsumer
     where
-        T: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
         F: FnMut(Message<T>) -> Fut + Send + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
@@ -470,12 +481,11 @@ impl EventBus {
         handler: F,
     ) -> MessageConsumer
     where
-        T: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
         F: FnMut(Message<T>) -> Fut + Send + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,
     {
-        const { message_type::<T>() };
         let address: Arc<str> = Arc::from(address);
         let handler = Typed::new(handler, &self.state, Arc::clone(&address));
         let runner = Runner::new(handler, Arc::clone(&address));
@@ -510,7 +520,7 @@ impl EventBus {
     /// ```
     pub fn consumer_stream<T>(&self, address: &str) -> MessageStream<T>
     where
-        T: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
     {
         self.consumer_stream_with(address, ConsumerOptions::new())
     }
@@ -526,9 +536,8 @@ impl EventBus {
         options: ConsumerOptions,
     ) -> MessageStream<T>
     where
-        T: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
     {
-        const { message_type::<T>() };
         let (address, id, rx) = self.state.register::<T>(address, &options, None);
         MessageStream::new(Arc::clone(&self.state), address, id, rx)
     }
@@ -779,7 +788,7 @@ impl EventBus {
         body: impl IntoBody,
     ) -> Result<Message<R>, RequestError>
     where
-        R: MessageCodec + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
         self.request_with(address, body, DeliveryOptions::new())
             .await
@@ -822,7 +831,7 @@ impl EventBus {
         options: DeliveryOptions,
     ) -> Result<Message<R>, RequestError>
     where
-        R: MessageCodec + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
         self.request_typed(address, body, options).await
     }
@@ -837,9 +846,8 @@ impl EventBus {
     ) -> Result<Message<R>, RequestError>
     where
         B: IntoBody,
-        R: MessageCodec + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
-        const { message_type::<R>() };
         let body = body.into_arc();
         let env = match routing::observation(&self.state, address) {
             None => routing::request(&self.state, Quiet, address, body, options).await?,
@@ -856,4 +864,10 @@ impl EventBus {
         };
         Message::from_reply(env, &self.state)
     }
+}
+
+/// The last part of a shutdown's `deadline` in which the consumers still at
+/// work are stopped, then aborted: a quarter of it, at most 100 ms.
+fn shutdown_grace(deadline: Duration) -> Duration {
+    (deadline / 4).min(Duration::from_millis(100))
 }

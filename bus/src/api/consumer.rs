@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
-use codecbus_core::MessageCodec;
+use codecbus_core::MessageType;
 use tokio::task::JoinHandle;
 
 use crate::api::message::Message;
@@ -237,7 +237,7 @@ impl<T, F> Typed<T, F> {
 
 impl<T, F, Fut> Handler for Typed<T, F>
 where
-    T: MessageCodec + Send + Sync + 'static,
+    T: MessageType + Send + Sync + 'static,
     F: FnMut(Message<T>) -> Fut + Send + 'static,
     Fut: Future + Send + 'static,
     Fut::Output: HandlerResult,
@@ -282,7 +282,7 @@ where
 /// `T` (a handler's or a stream's) takes, counted, and handed to `then`;
 /// a body of another type fails the message.
 #[inline(always)]
-fn typed<T: MessageCodec + Send + Sync + 'static, R>(
+fn typed<T: MessageType + Send + Sync + 'static, R>(
     inner: &Arc<State>,
     env: Envelope,
     then: impl FnOnce(Message<T>) -> R,
@@ -375,7 +375,7 @@ pub struct MessageStream<T> {
     _body: PhantomData<fn() -> T>,
 }
 
-impl<T: MessageCodec + Send + Sync + 'static> MessageStream<T> {
+impl<T: MessageType + Send + Sync + 'static> MessageStream<T> {
     pub(crate) fn new(inner: Arc<State>, address: Arc<str>, id: u64, rx: QueueRx) -> Self {
         Self {
             inner,
@@ -453,7 +453,7 @@ impl<T> MessageStream<T> {
     }
 }
 
-impl<T: MessageCodec + Send + Sync + 'static> futures_core::Stream for MessageStream<T> {
+impl<T: MessageType + Send + Sync + 'static> futures_core::Stream for MessageStream<T> {
     type Item = Message<T>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Message<T>>> {

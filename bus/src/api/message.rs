@@ -5,10 +5,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codecbus_core::{AnyBody, MessageCodec};
+use codecbus_core::{AnyBody, MessageType};
 
 use crate::base::body::IntoBody;
-use crate::base::error::{ReplyError, ReplyErrorKind, RequestError, RequestErrorKind};
+use crate::base::error::{
+    NO_FAILURE_CODE, ReplyError, ReplyErrorKind, RequestError, RequestErrorKind,
+};
 use crate::base::headers::{DELIVERY_HEADER, Headers};
 use crate::base::interceptor::DeliveryKind;
 use crate::base::options::ReplyOptions;
@@ -87,7 +89,7 @@ struct MessageAck {
     ack: Arc<Ack>,
 }
 
-impl<T: MessageCodec + Send + Sync + 'static> Message<T> {
+impl<T: MessageType + Send + Sync + 'static> Message<T> {
     /// The message for one consumer, `Err` when the body is not a `T`.
     pub(crate) fn from_envelope(env: Envelope, inner: &Arc<State>) -> Result<Self, Envelope> {
         let Envelope {
@@ -553,7 +555,7 @@ impl<T> Message<T> {
         body: impl IntoBody,
     ) -> Result<Message<R>, RequestError>
     where
-        R: MessageCodec + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
         self.reply_and_request_with(body, ReplyOptions::new()).await
     }
@@ -574,9 +576,8 @@ impl<T> Message<T> {
         options: ReplyOptions,
     ) -> Result<Message<R>, RequestError>
     where
-        R: MessageCodec + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
-        const { crate::base::body::message_type::<R>() };
         let (env, inner) = self.reply_and_await(body.into_arc(), options).await?;
         Message::from_reply(env, &inner)
     }
@@ -650,8 +651,28 @@ impl<T> Message<T> {
     /// ```
     ///
     /// The code is the requester's
-    /// [`failure_code`](crate::RequestError::failure_code); `-1`, Vert.x's
-    /// "no code", reads back as `None`.
+    /// [`failure_code`](crate::RequestError::failure_code), whatever `i32`
+    /// it is but `-1`: that is the wire's (and Vert.x's) "no code", and is
+    /// refused here ([`ReservedCode`](ReplyErrorKind::ReservedCode)) rather
+    /// than read back as `None` by the requester.
+    ///
+    /// ```
+    /// use codecbus_bus::{EventBus, Message, ReplyErrorKind, RequestErrorKind};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bus = EventBus::new();
+    /// let _c = bus.consumer("minus", |m: Message<u8>| async move {
+    ///     let refused = m.fail(-1, "no code");
+    ///     assert_eq!(refused.as_ref().unwrap_err().kind(), ReplyErrorKind::ReservedCode);
+    ///     refused // returned, it fails the request with its text
+    /// });
+    /// let err = bus.request::<u8>("minus", 1u8).await.unwrap_err();
+    /// assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+    /// assert_eq!(err.failure_code(), None);
+    /// assert!(err.to_string().contains("-1 is reserved"), "{err}");
+    /// # }
+    /// ```
     ///
     /// For a durable message (see [`is_durable`](Message::is_durable))
     /// `fail` asks for redelivery instead: the message is not
@@ -659,7 +680,16 @@ impl<T> Message<T> {
     /// redelivery delay, and after its maximum number of deliveries it goes
     /// to the dead-letter address with `message` as the reason.
     pub fn fail(&self, code: i32, message: impl Into<String>) -> Result<(), ReplyError> {
-        let message = message.into();
+        if code == NO_FAILURE_CODE {
+            return Err(reserved_code(&self.address));
+        }
+        self.fail_coded(code, message.into())
+    }
+
+    /// [`fail`](Self::fail) with any code, `-1` ("no code") included: for
+    /// failures that come from the wire (a bridge client's), or that have
+    /// no code of their own.
+    pub(crate) fn fail_coded(&self, code: i32, message: String) -> Result<(), ReplyError> {
         match self.span.get() {
             None => self.complete_failure(code, message),
             Some(delivery) => {
@@ -729,4 +759,15 @@ impl<T: fmt::Debug> fmt::Debug for Message<T> {
             .field("body", &self.body)
             .finish_non_exhaustive()
     }
+}
+
+/// The refusal of `fail(-1, ..)` at `address`.
+#[cold]
+fn reserved_code(address: &str) -> ReplyError {
+    ReplyError::new(
+        ReplyErrorKind::ReservedCode,
+        format!(
+            "Failure for address {address} not sent: failure code -1 is reserved for \"no code\" on the wire (as in Vert.x), so the requester could not read it back; use another code"
+        ),
+    )
 }

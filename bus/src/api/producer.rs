@@ -4,7 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use codecbus_core::MessageCodec;
+use codecbus_core::MessageType;
 
 use crate::api::bus::EventBus;
 use crate::base::body::IntoBody;
@@ -52,7 +52,7 @@ impl<T> Clone for MessageProducer<T> {
     }
 }
 
-impl<T: MessageCodec + Send + Sync + 'static> MessageProducer<T> {
+impl<T: MessageType + Send + Sync + 'static> MessageProducer<T> {
     pub(crate) fn new(bus: EventBus, address: &str, publish: bool) -> Self {
         Self {
             bus,
@@ -142,7 +142,7 @@ impl EventBus {
     /// assert_eq!(*stream.recv().await.unwrap().body(), 7);
     /// # }
     /// ```
-    pub fn sender<T: MessageCodec + Send + Sync + 'static>(
+    pub fn sender<T: MessageType + Send + Sync + 'static>(
         &self,
         address: &str,
     ) -> MessageProducer<T> {
@@ -164,7 +164,7 @@ impl EventBus {
     /// assert_eq!((*a.recv().await.unwrap().body(), *b.recv().await.unwrap().body()), (1, 1));
     /// # }
     /// ```
-    pub fn publisher<T: MessageCodec + Send + Sync + 'static>(
+    pub fn publisher<T: MessageType + Send + Sync + 'static>(
         &self,
         address: &str,
     ) -> MessageProducer<T> {

@@ -2,16 +2,22 @@
 
 use std::sync::Arc;
 
-use codecbus_core::MessageCodec;
+use codecbus_core::MessageType;
 
 /// A value that can be sent as a message body of type
-/// [`Body`](IntoBody::Body): any [`MessageCodec`] type by value, or
+/// [`Body`](IntoBody::Body): any [`MessageType`] by value, or
 /// [`Shared`] to hand over an `Arc` the caller keeps.
 ///
 /// Sealed: implemented by the bus only.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a message type of the bus",
+    label = "not a message type",
+    note = "`Arc<T>` and `Box<T>` only point to a message: send the `T` itself, or an `Arc<T>` you keep as `Shared(arc)`; consumers and replies take `T`",
+    note = "a message type derives `MessageCodec` or is one of codecbus's own codecs; a codec written by hand adds `impl MessageType for MyType {{}}`"
+)]
 pub trait IntoBody: sealed::Sealed {
     /// The message type consumers receive.
-    type Body: MessageCodec + Send + Sync + 'static;
+    type Body: MessageType + Send + Sync + 'static;
 
     /// The body behind an `Arc`.
     fn into_arc(self) -> Arc<Self::Body>;
@@ -23,11 +29,10 @@ pub trait IntoBody: sealed::Sealed {
 /// types are still deep-copied for each consumer.
 ///
 /// This is the one way to send a body you keep: an `Arc<T>` (or a
-/// `Box<T>`) passed by value is no message type, and the build stops with
-/// "`Arc<T>` and `Box<T>` are not message types" instead of a run-time
-/// `TypeMismatch` (consumers of `T` would not take an `Arc<T>`). The check
-/// is a constant evaluated where the generic code is instantiated: `cargo
-/// build` and `cargo test` report it, `cargo check` does not get that far.
+/// `Box<T>`) passed by value is no [`MessageType`], and `cargo check`
+/// stops at the call with "`Arc<T>` is not a message type of the bus" and
+/// this advice, instead of a run-time `TypeMismatch` (consumers of `T`
+/// would not take an `Arc<T>`).
 ///
 /// ```compile_fail
 /// # use std::sync::Arc;
@@ -66,37 +71,24 @@ impl<T> From<Arc<T>> for Shared<T> {
     }
 }
 
-impl<T: MessageCodec + Send + Sync + 'static> IntoBody for T {
+impl<T: MessageType + Send + Sync + 'static> IntoBody for T {
     type Body = T;
     #[inline]
     fn into_arc(self) -> Arc<T> {
-        const { message_type::<T>() };
         Arc::new(self)
     }
 }
 
-/// Stops the build, when evaluated in a `const` block, for a type that only
-/// points to a message (`Arc<T>`, `Box<T>`): every body and every consumer
-/// or reply type passes here, so an `Arc` sent by value is a compile
-/// error, not a `TypeMismatch` at run time.
-pub(crate) const fn message_type<T: MessageCodec>() {
-    assert!(
-        !T::POINTER,
-        "`Arc<T>` and `Box<T>` are not message types: send the `T` itself, or an `Arc<T>` you keep as `Shared(arc)`; consumers and replies take `T`"
-    );
-}
-
-impl<T: MessageCodec + Send + Sync + 'static> IntoBody for Shared<T> {
+impl<T: MessageType + Send + Sync + 'static> IntoBody for Shared<T> {
     type Body = T;
     #[inline]
     fn into_arc(self) -> Arc<T> {
-        const { message_type::<T>() };
         self.0
     }
 }
 
 mod sealed {
     pub trait Sealed {}
-    impl<T: codecbus_core::MessageCodec> Sealed for T {}
+    impl<T: codecbus_core::MessageType> Sealed for T {}
     impl<T> Sealed for super::Shared<T> {}
 }

@@ -62,6 +62,9 @@ pub type ReplyError = Error<ReplyErrorKind>;
 pub enum SendErrorKind {
     /// No consumer is registered at the address.
     NoHandlers,
+    /// The bus was shut down ([`EventBus::shutdown`](crate::EventBus::shutdown))
+    /// and no consumer registered since takes the address.
+    ShutDown,
     /// Every consumer at the address expects another body type.
     TypeMismatch,
     /// Every consumer's queue that could take the message is full.
@@ -97,6 +100,9 @@ pub enum SendErrorKind {
 pub enum PublishErrorKind {
     /// No consumer is registered at the address.
     NoHandlers,
+    /// The bus was shut down and no consumer registered since takes the
+    /// address (see [`SendErrorKind::ShutDown`]).
+    ShutDown,
     /// No consumer at the address takes this body type.
     TypeMismatch,
     /// Every consumer that takes this body type had a full queue: none
@@ -125,6 +131,9 @@ pub enum RequestErrorKind {
     /// No consumer is registered at the address (reported at once, not
     /// after the timeout). Vert.x `NO_HANDLERS`.
     NoHandlers,
+    /// The bus was shut down and no consumer registered since takes the
+    /// address (see [`SendErrorKind::ShutDown`]).
+    ShutDown,
     /// No reply came within the timeout. Vert.x `TIMEOUT`.
     Timeout,
     /// The recipient failed: it called [`Message::fail`](crate::Message::fail),
@@ -162,6 +171,11 @@ pub enum RequestErrorKind {
 /// [`fail`](crate::Message::fail) did not reach a requester. Ignoring it
 /// is often right (Vert.x ignores a reply to a message that expects none);
 /// the bus just will not do so silently.
+///
+/// It is also the handler's own error type when a handler mixes answers
+/// and errors of its own: a `String`, a `&str` or a boxed error converts
+/// into it ([`Failed`](ReplyErrorKind::Failed)), so `?` and
+/// `return m.fail(..)` share one `Result<(), ReplyError>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ReplyErrorKind {
@@ -175,6 +189,17 @@ pub enum ReplyErrorKind {
     RequesterGone,
     /// An outbound interceptor dropped the reply.
     Dropped,
+    /// [`fail`](crate::Message::fail) was given `-1`, the code the wire
+    /// (and Vert.x) reserve for "no code": the requester could not tell it
+    /// from a failure without one. Nothing was sent; a handler that
+    /// returns this error fails the request with its text.
+    ReservedCode,
+    /// The handler's own error, converted with `?` or `.into()` from a
+    /// `String`, a `&str` or a boxed error: returned from the handler, it
+    /// fails a pending request with its text
+    /// ([`RecipientFailure`](RequestErrorKind::RecipientFailure)), as any
+    /// `Err` a handler returns does.
+    Failed,
 }
 
 /// An error kind's one spelling, for code generic over the kinds.
@@ -216,6 +241,7 @@ macro_rules! kind_names {
 kind_names! {
     SendErrorKind {
         NoHandlers => "NO_HANDLERS",
+        ShutDown => "SHUT_DOWN",
         TypeMismatch => "TYPE_MISMATCH",
         QueueFull => "QUEUE_FULL",
         Invalid => "INVALID",
@@ -226,6 +252,7 @@ kind_names! {
     }
     PublishErrorKind {
         NoHandlers => "NO_HANDLERS",
+        ShutDown => "SHUT_DOWN",
         TypeMismatch => "TYPE_MISMATCH",
         QueueFull => "QUEUE_FULL",
         Invalid => "INVALID",
@@ -236,6 +263,7 @@ kind_names! {
     }
     RequestErrorKind {
         NoHandlers => "NO_HANDLERS",
+        ShutDown => "SHUT_DOWN",
         Timeout => "TIMEOUT",
         RecipientFailure => "RECIPIENT_FAILURE",
         TypeMismatch => "TYPE_MISMATCH",
@@ -250,13 +278,16 @@ kind_names! {
         AlreadyAnswered => "ALREADY_ANSWERED",
         RequesterGone => "REQUESTER_GONE",
         Dropped => "DROPPED",
+        ReservedCode => "RESERVED_CODE",
+        Failed => "FAILED",
     }
 }
 
 impl RequestErrorKind {
     /// Every kind, to read one back from its name.
-    const ALL: [Self; 9] = [
+    const ALL: [Self; 10] = [
         Self::NoHandlers,
+        Self::ShutDown,
         Self::Timeout,
         Self::RecipientFailure,
         Self::TypeMismatch,
@@ -367,7 +398,7 @@ impl Error<RequestErrorKind> {
     pub(crate) fn failure_type(&self) -> ReplyFailure {
         match self.kind {
             RequestErrorKind::Timeout => ReplyFailure::Timeout,
-            RequestErrorKind::NoHandlers => ReplyFailure::NoHandlers,
+            RequestErrorKind::NoHandlers | RequestErrorKind::ShutDown => ReplyFailure::NoHandlers,
             RequestErrorKind::RecipientFailure => ReplyFailure::RecipientFailure,
             _ => ReplyFailure::Error,
         }
@@ -416,10 +447,61 @@ impl<K: fmt::Debug> StdError for Error<K> {
     }
 }
 
+/// A handler's error text as its [`ReplyError`]
+/// ([`Failed`](ReplyErrorKind::Failed)).
+///
+/// # Examples
+///
+/// ```
+/// use codecbus_bus::{EventBus, Message, RequestErrorKind};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let bus = EventBus::new();
+/// let _c = bus.consumer("parse", |m: Message<String>| async move {
+///     if m.body().is_empty() {
+///         return m.fail(400, "empty");
+///     }
+///     let n: u32 = m.body().parse().map_err(|e| format!("not a number: {e}"))?;
+///     m.reply(n * 2)
+/// });
+/// let err = bus.request::<u32>("parse", "x".to_string()).await.unwrap_err();
+/// assert_eq!(err.kind(), RequestErrorKind::RecipientFailure);
+/// assert_eq!(err.to_string(), "not a number: invalid digit found in string");
+/// let err = bus.request::<u32>("parse", String::new()).await.unwrap_err();
+/// assert_eq!((err.failure_code(), err.to_string().as_str()), (Some(400), "empty"));
+/// # }
+/// ```
+impl From<String> for ReplyError {
+    #[cold]
+    fn from(message: String) -> Self {
+        Self::new(ReplyErrorKind::Failed, message)
+    }
+}
+
+/// A handler's error text as its [`ReplyError`]
+/// ([`Failed`](ReplyErrorKind::Failed)).
+impl From<&str> for ReplyError {
+    #[cold]
+    fn from(message: &str) -> Self {
+        Self::new(ReplyErrorKind::Failed, message.to_owned())
+    }
+}
+
+/// A handler's boxed error as its [`ReplyError`]
+/// ([`Failed`](ReplyErrorKind::Failed)), with the error's text.
+impl From<Box<dyn StdError + Send + Sync + 'static>> for ReplyError {
+    #[cold]
+    fn from(error: Box<dyn StdError + Send + Sync + 'static>) -> Self {
+        Self::new(ReplyErrorKind::Failed, error.to_string())
+    }
+}
+
 impl From<PublishErrorKind> for SendErrorKind {
     fn from(kind: PublishErrorKind) -> Self {
         match kind {
             PublishErrorKind::NoHandlers => Self::NoHandlers,
+            PublishErrorKind::ShutDown => Self::ShutDown,
             PublishErrorKind::TypeMismatch => Self::TypeMismatch,
             PublishErrorKind::QueueFull => Self::QueueFull,
             PublishErrorKind::Invalid => Self::Invalid,
@@ -540,11 +622,13 @@ impl ShutdownError {
 #[non_exhaustive]
 pub enum BuildErrorKind {
     /// The codec registrations conflict (two types under one name, or one
-    /// type under two names); the source is the [`RegistryError`].
+    /// type under two names); the cause is the [`RegistryError`].
     CodecConflict,
-    /// The cluster configuration is invalid (a subject prefix that is not a
-    /// NATS subject, an unreadable credentials file, a NATS-configured
-    /// builder finished with `build` instead of `connect`).
+    /// A setting is invalid: a trace sampling share outside 0 to 1, a
+    /// subject prefix that is not a NATS subject, a server URL that does
+    /// not parse, an unreadable credentials, certificate or key file.
+    /// (A NATS builder finished with `build` instead of `connect` is a
+    /// compile error, not this.)
     Config,
     /// The NATS server could not be reached or refused the connection
     /// (authentication, TLS); the source is the `async-nats` error.
@@ -554,17 +638,17 @@ pub enum BuildErrorKind {
 /// A failed [`EventBusBuilder::build`](crate::EventBusBuilder::build) or
 /// `connect`.
 ///
-/// `Display` says what failed in the bus's own words; the cause, where
-/// there is one (the [`RegistryError`] naming the conflicting types, the
-/// NATS client's error), is [`source`](StdError::source) and is not
-/// repeated in the message, so a report that walks the chain shows each
-/// text once.
+/// `Display` says what failed and why, cause included: the
+/// [`RegistryError`] naming the conflicting types, the NATS client's
+/// error. [`cause`](BuildError::cause) hands that cause over as a value
+/// (to downcast it); [`source`](StdError::source) goes on from the cause's
+/// own source, so a report that walks the chain (`anyhow`'s `{:#}`) shows
+/// each text once.
 ///
 /// # Examples
 ///
 /// ```
-/// use std::error::Error as _;
-/// use codecbus_bus::{BuildErrorKind, EventBus};
+/// use codecbus_bus::{BuildErrorKind, EventBus, RegistryError};
 /// use codecbus_core::CodecRegistration;
 ///
 /// let err = EventBus::builder()
@@ -573,9 +657,11 @@ pub enum BuildErrorKind {
 ///     .build()
 ///     .unwrap_err();
 /// assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
-/// assert_eq!(err.to_string(), "cannot build the event bus: the codec registrations conflict");
-/// let cause = err.source().unwrap().to_string();
-/// assert!(cause.contains("\"numbers\"") && cause.contains("Vec<u32>") && cause.contains("Vec<u64>"));
+/// let text = err.to_string();
+/// assert!(text.starts_with("cannot build the event bus: the codec registrations conflict: "));
+/// assert!(text.contains("\"numbers\"") && text.contains("Vec<u32>") && text.contains("Vec<u64>"));
+/// let cause = err.cause().and_then(|c| c.downcast_ref::<RegistryError>()).unwrap();
+/// assert!(text.ends_with(&cause.to_string()));
 /// ```
 pub struct BuildError {
     kind: BuildErrorKind,
@@ -614,17 +700,12 @@ impl BuildError {
         self.kind
     }
 
-    /// The message followed by every cause in the `source()` chain, each
-    /// once, separated by `": "` (what a panic on this error prints).
-    pub(crate) fn report(&self) -> String {
-        let mut text = self.to_string();
-        let mut cause = StdError::source(self);
-        while let Some(err) = cause {
-            text.push_str(": ");
-            text.push_str(&err.to_string());
-            cause = err.source();
-        }
-        text
+    /// The cause of the failure, when there is one: the [`RegistryError`]
+    /// of a [`CodecConflict`](BuildErrorKind::CodecConflict), the NATS
+    /// client's error of a [`Connect`](BuildErrorKind::Connect). Its text
+    /// is part of this error's `Display` already.
+    pub fn cause(&self) -> Option<&(dyn StdError + Send + Sync + 'static)> {
+        self.source.as_deref()
     }
 }
 
@@ -640,15 +721,19 @@ impl fmt::Debug for BuildError {
 
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot build the event bus: {}", self.message)
+        write!(f, "cannot build the event bus: {}", self.message)?;
+        if let Some(cause) = &self.source {
+            write!(f, ": {cause}")?;
+        }
+        Ok(())
     }
 }
 
 impl StdError for BuildError {
+    /// The cause's own source: the cause's text is in this error's
+    /// `Display` (see [`cause`](BuildError::cause)).
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.source
-            .as_deref()
-            .map(|e| e as &(dyn StdError + 'static))
+        self.source.as_deref().and_then(|cause| cause.source())
     }
 }
 
@@ -656,6 +741,7 @@ impl StdError for BuildError {
 /// transport failure is mapped to the operation's kind in one place.
 pub(crate) trait OperationKind: Copy {
     const NO_HANDLERS: Self;
+    const SHUT_DOWN: Self;
     const TYPE_MISMATCH: Self;
     const QUEUE_FULL: Self;
     /// A guard refused the body: a kind of its own, or for a request a
@@ -675,6 +761,7 @@ macro_rules! operation_kind {
     ($($kind:ident => $invalid:ident),*) => {$(
         impl OperationKind for $kind {
             const NO_HANDLERS: Self = Self::NoHandlers;
+            const SHUT_DOWN: Self = Self::ShutDown;
             const TYPE_MISMATCH: Self = Self::TypeMismatch;
             const QUEUE_FULL: Self = Self::QueueFull;
             const INVALID: Self = Self::$invalid;
@@ -686,3 +773,16 @@ macro_rules! operation_kind {
     )*};
 }
 operation_kind!(SendErrorKind => Invalid, PublishErrorKind => Invalid, RequestErrorKind => RecipientFailure);
+
+/// The text of a caught panic's payload (a `&str` or a `String`, as
+/// `panic!` makes them).
+#[cold]
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-text panic payload".to_owned()
+    }
+}

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codecbus_core::{AnyBody, CodecRegistration, MessageCodec, Writer};
+use codecbus_core::{AnyBody, CodecRegistration, MessageType, Writer};
 use codecbus_json::JsValue;
 
 use crate::api::message::Message;
@@ -77,7 +77,7 @@ impl Replier {
     pub(crate) fn new<T, R>(m: Message<T>) -> Self
     where
         T: Send + Sync + 'static,
-        R: MessageCodec + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
         Self(Box::new(move |answer| {
             let address = m.address().to_string();
@@ -106,23 +106,23 @@ impl Replier {
                         (Err(why), _) => {
                             let text =
                                 format!("The bridge client's answer at address {address} is {why}");
-                            (m.fail(NO_FAILURE_CODE, text), Answered::Refused(why))
+                            (m.fail_coded(NO_FAILURE_CODE, text), Answered::Refused(why))
                         }
                     }
                 }
-                Answer::Failure { code, message } => (m.fail(code, message), Answered::Done),
+                Answer::Failure { code, message } => (m.fail_coded(code, message), Answered::Done),
                 Answer::Gone => {
                     let text = format!(
                         "The bridge client at address {address} went away before it answered"
                     );
-                    (m.fail(NO_FAILURE_CODE, text), Answered::Done)
+                    (m.fail_coded(NO_FAILURE_CODE, text), Answered::Done)
                 }
                 Answer::TimedOut(wait) => {
                     let text = format!(
                         "The bridge client at address {address} did not answer within {}(ms)",
                         wait.as_millis()
                     );
-                    (m.fail(NO_FAILURE_CODE, text), Answered::Done)
+                    (m.fail_coded(NO_FAILURE_CODE, text), Answered::Done)
                 }
             };
             answered
@@ -185,7 +185,7 @@ pub(crate) fn reply_of<R>(
     state: &Arc<State>,
 ) -> Result<Reply, RequestError>
 where
-    R: MessageCodec + Send + Sync + 'static,
+    R: MessageType + Send + Sync + 'static,
 {
     let type_id = Any::type_id(&*env.body);
     let Some(codec) = state.registry().by_type(type_id) else {

@@ -8,7 +8,7 @@ use std::any::type_name;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use codecbus_core::MessageCodec;
+use codecbus_core::MessageType;
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
@@ -76,8 +76,8 @@ impl<T, R> Typed<T, R> {
 
 impl<T, R> Carry for Typed<T, R>
 where
-    T: MessageCodec + Send + Sync + 'static,
-    R: MessageCodec + Send + Sync + 'static,
+    T: MessageType + Send + Sync + 'static,
+    R: MessageType + Send + Sync + 'static,
 {
     fn type_name(&self) -> &'static str {
         type_name::<T>()
@@ -101,8 +101,8 @@ struct Body<T, R>(Arc<T>, PhantomData<fn() -> R>);
 
 impl<T, R> Decoded for Body<T, R>
 where
-    T: MessageCodec + Send + Sync + 'static,
-    R: MessageCodec + Send + Sync + 'static,
+    T: MessageType + Send + Sync + 'static,
+    R: MessageType + Send + Sync + 'static,
 {
     fn send<'a>(
         self: Box<Self>,

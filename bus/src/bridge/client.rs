@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use codecbus_core::MessageCodec;
+use codecbus_core::MessageType;
 use codecbus_json::JsValue;
 use serde_json::json;
 use tokio::net::TcpStream;
@@ -519,7 +519,7 @@ impl BridgeClient {
         body: impl IntoBody,
     ) -> Result<Message<R>, RequestError>
     where
-        R: MessageCodec + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
         self.request_with(address, body, DeliveryOptions::new())
             .await
@@ -538,7 +538,7 @@ impl BridgeClient {
         options: DeliveryOptions,
     ) -> Result<Message<R>, RequestError>
     where
-        R: MessageCodec + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
         let inner = &self.inner;
         let named = || Arc::<str>::from(address);
@@ -625,7 +625,7 @@ impl BridgeClient {
     /// registered; [`BridgeConsumer::unregister`] ends it.
     pub async fn consumer<T, F, Fut>(&self, address: &str, handler: F) -> BridgeConsumer
     where
-        T: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
         F: FnMut(Message<T>) -> Fut + Send + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: HandlerResult,

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use codecbus_core::MessageCodec;
+use codecbus_core::MessageType;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::api::message::Message;
@@ -126,15 +126,15 @@ impl Link {
     /// decoded as an `R` and replied.
     pub(crate) async fn deliver<T, R>(self: &Arc<Self>, m: Message<T>)
     where
-        T: MessageCodec + Send + Sync + 'static,
-        R: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
         let address = m.address().to_string();
         let body = match encode_json(m.body()) {
             Ok(body) => body,
             Err(why) => {
                 tracing::warn!(address, %why, "a message cannot cross the bridge as JSON");
-                let _ = m.fail(
+                let _ = m.fail_coded(
                     NO_FAILURE_CODE,
                     format!(
                         "The message to address {address} cannot cross the bridge as JSON: {why}"

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codecbus_core::MessageCodec;
+use codecbus_core::MessageType;
 use codecbus_json::JsValue;
 
 use crate::bridge::carry::{Carry, Typed};
@@ -137,7 +137,7 @@ impl BridgeOptions {
     #[must_use]
     pub fn typed<T>(self, address: impl Into<String>) -> Self
     where
-        T: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
     {
         self.typed_request::<T, JsValue>(address)
     }
@@ -147,8 +147,8 @@ impl BridgeOptions {
     #[must_use]
     pub fn typed_request<T, R>(mut self, address: impl Into<String>) -> Self
     where
-        T: MessageCodec + Send + Sync + 'static,
-        R: MessageCodec + Send + Sync + 'static,
+        T: MessageType + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
     {
         self.types
             .entry(address.into())

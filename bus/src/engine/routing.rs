@@ -34,11 +34,17 @@ use crate::transport::local::{Refusal, Scope, Verdicts};
 
 #[cold]
 fn refusal_error<K: OperationKind>(
+    state: &State,
     refusal: Refusal,
     address: &str,
     actual: &'static str,
     body: AnyBody,
 ) -> crate::base::error::Error<K> {
+    // After a shutdown, nobody at the address is what the shutdown did.
+    let refusal = match refusal {
+        Refusal::NoHandlers if state.is_shut_down() => Refusal::ShutDown,
+        other => other,
+    };
     refusal
         .into_error(address, actual)
         .with_address(Arc::from(address))
@@ -267,7 +273,26 @@ fn run_chain(
         type_name,
         kind,
     };
-    let pass = interceptor::run(chain, &mut ctx);
+    // A panicking interceptor drops the message, on either side, rather
+    // than unwinding into the sender's task or the consumer's.
+    let pass = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        interceptor::run(chain, &mut ctx)
+    })) {
+        Ok(pass) => pass,
+        Err(panic) => {
+            tracing::error!(
+                address,
+                ?kind,
+                panic = crate::base::error::panic_text(&*panic),
+                "an {} interceptor panicked: the message is dropped",
+                match which {
+                    Chain::Outbound => "outbound",
+                    Chain::Inbound => "inbound",
+                }
+            );
+            false
+        }
+    };
     if !pass {
         let probe = state.telemetry.probe(address);
         record(&state.counters, probe.as_deref(), Event::Dropped(which));
@@ -312,7 +337,13 @@ where
         Err(refusal) => {
             refusal.count(&state.counters, probe);
             tracing::debug!(address, ?kind, "not delivered");
-            Err(refusal_error(refusal, address, type_name::<T>(), body))
+            Err(refusal_error(
+                state,
+                refusal,
+                address,
+                type_name::<T>(),
+                body,
+            ))
         }
     }
 }
@@ -500,6 +531,7 @@ where
             }
         };
         return Err(refusal_error::<PublishErrorKind>(
+            state,
             refusal,
             address,
             type_name::<T>(),

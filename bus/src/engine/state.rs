@@ -30,6 +30,9 @@ pub(crate) struct State {
     pub(crate) telemetry: Telemetry,
     /// The handler consumers' tasks, for a shutdown to join.
     pub(crate) tasks: Arc<Tasks>,
+    /// Set by `EventBus::shutdown`: a message that then finds no consumer
+    /// fails as refused by a shut-down bus, not as sent to nobody.
+    shut_down: std::sync::atomic::AtomicBool,
 }
 
 /// What a new bus is made of, but for its cluster transport.
@@ -87,7 +90,19 @@ impl State {
             remote,
             telemetry,
             tasks: Arc::default(),
+            shut_down: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Marks the bus as shut down (`EventBus::shutdown`).
+    pub(crate) fn mark_shut_down(&self) {
+        self.shut_down
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether `EventBus::shutdown` was called.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shut_down.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {

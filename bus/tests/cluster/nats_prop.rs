@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use codecbus_bus::{ConsumerOptions, EventBus, NatsOptions};
-use codecbus_core::{AnyBody, CodecRegistration, MessageCodec, Reader, Writer};
+use codecbus_core::{AnyBody, CodecRegistration, MessageCodec, MessageType, Reader, Writer};
 use codecbus_json::{JsObj, JsValue};
 use proptest::collection::vec;
 use proptest::option;
@@ -93,7 +93,7 @@ fn jsobj() -> impl Strategy<Value = JsObj> {
 }
 
 /// The two paths through the registration the bus uses, without a server.
-fn local_and_remote<T: MessageCodec + Send + Sync + 'static>(value: T) -> (Arc<T>, Arc<T>) {
+fn local_and_remote<T: MessageType + Send + Sync + 'static>(value: T) -> (Arc<T>, Arc<T>) {
     let reg = CodecRegistration::of::<T>("prop");
     let body: AnyBody = Arc::new(value);
     let local = reg.transform(&body).downcast::<T>().unwrap();
@@ -174,7 +174,7 @@ fn pair() -> &'static Pair {
 /// and the consumer on `b` received.
 fn through_both<T>(pair: &Pair, value: &T) -> (Arc<T>, Arc<T>)
 where
-    T: MessageCodec + Clone + Send + Sync + 'static,
+    T: MessageType + Clone + Send + Sync + 'static,
 {
     let address = format!("prop.{}", NEXT_ADDRESS.fetch_add(1, Ordering::Relaxed));
     pair.rt.block_on(async {

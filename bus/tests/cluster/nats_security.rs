@@ -155,7 +155,7 @@ async fn tls_with_the_right_root_certificate_and_an_unknown_one() {
         let err = connect(o).await.unwrap_err();
         assert_eq!(err.kind(), BuildErrorKind::Connect);
         assert!(err.to_string().contains(&url), "{err}");
-        let texts = common::assert_causes_told_once(&err, 1);
+        let texts = common::build_error_texts(&err);
         let all = causes(&err);
         assert!(all.contains("unknownissuer"), "{texts:?}");
         eprintln!("unknown CA: {}", texts.join(" / "));
@@ -189,7 +189,7 @@ async fn tls_first_against_a_server_that_greets_first_fails() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::Connect);
-    let texts = common::assert_causes_told_once(&err, 1);
+    let texts = common::build_error_texts(&err);
     eprintln!(
         "tls_first, server without handshake_first, after {:?}: {}",
         started.elapsed(),
@@ -206,7 +206,7 @@ async fn require_tls_refuses_a_plain_server() {
     // The client starts TLS and reads the server's plain text as a
     // corrupt record: a connect error, if not an eloquent one.
     assert_eq!(err.kind(), BuildErrorKind::Connect);
-    let texts = common::assert_causes_told_once(&err, 1);
+    let texts = common::build_error_texts(&err);
     eprintln!("TLS required, plain server: {}", texts.join(" / "));
 }
 
@@ -247,7 +247,7 @@ async fn mutual_tls_with_a_client_certificate() {
     ] {
         let err = connect(o).await.unwrap_err();
         assert_eq!(err.kind(), BuildErrorKind::Connect, "{what}");
-        let texts = common::assert_causes_told_once(&err, 1);
+        let texts = common::build_error_texts(&err);
         assert!(causes(&err).contains("badcertificate"), "{what}: {texts:?}");
     }
     // A key file that does not exist, or a certificate given as the key,
@@ -295,7 +295,7 @@ async fn nkey_authentication() {
     ] {
         let err = connect(o).await.unwrap_err();
         assert_eq!(err.kind(), BuildErrorKind::Connect, "{what}");
-        let texts = common::assert_causes_told_once(&err, 1);
+        let texts = common::build_error_texts(&err);
         assert!(causes(&err).contains("authorization"), "{what}: {texts:?}");
     }
     // A seed that is not one is refused with the key parser's reason.
@@ -441,7 +441,7 @@ async fn credentials_file_authentication() {
     ] {
         let err = connect(o).await.unwrap_err();
         assert_eq!(err.kind(), BuildErrorKind::Connect, "{what}");
-        let texts = common::assert_causes_told_once(&err, 1);
+        let texts = common::build_error_texts(&err);
         assert!(causes(&err).contains("authorization"), "{what}: {texts:?}");
     }
     // A file without a JWT is refused before connecting, naming the file.

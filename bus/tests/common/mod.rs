@@ -56,6 +56,8 @@ impl<'de> Decode<'de> for Frozen {
     }
 }
 
+impl codecbus_core::MessageType for Frozen {}
+
 impl MessageCodec for Frozen {
     const IMMUTABLE: bool = true;
     fn transform(body: &Arc<Self>) -> Arc<Self> {
@@ -104,6 +106,8 @@ impl<'de> Decode<'de> for Copied {
     }
 }
 
+impl codecbus_core::MessageType for Copied {}
+
 impl MessageCodec for Copied {
     const IMMUTABLE: bool = false;
     fn transform(body: &Arc<Self>) -> Arc<Self> {
@@ -127,6 +131,8 @@ impl<'de> Decode<'de> for Other {
         Ok(Self(r.read_u8()?))
     }
 }
+
+impl codecbus_core::MessageType for Other {}
 
 impl MessageCodec for Other {
     const IMMUTABLE: bool = true;
@@ -189,22 +195,24 @@ pub fn chain_texts(err: &(dyn std::error::Error + 'static)) -> Vec<String> {
     texts
 }
 
-/// Asserts that the first `own` errors of `err`'s chain (the bus's own)
-/// repeat no text of an error below them: a report printing the whole chain
-/// shows every cause once. Returns the chain's texts.
-pub fn assert_causes_told_once(err: &(dyn std::error::Error + 'static), own: usize) -> Vec<String> {
-    let texts = chain_texts(err);
-    assert!(
-        texts.len() > own,
-        "no cause below the bus's own errors: {texts:?}"
-    );
-    for (i, outer) in texts.iter().enumerate().take(own) {
-        for inner in &texts[i + 1..] {
-            assert!(
-                !inner.is_empty() && !outer.contains(inner.as_str()),
-                "{outer:?} repeats its cause {inner:?}"
-            );
-        }
+/// A `BuildError`'s texts as a report shows them, each told once: its own
+/// words (its `Display` up to the cause it ends with), then its cause and
+/// every error below the cause.
+pub fn build_error_texts(err: &codecbus_bus::BuildError) -> Vec<String> {
+    let cause = err.cause().expect("a cause");
+    let whole = err.to_string();
+    let told = cause.to_string();
+    let own = whole
+        .strip_suffix(told.as_str())
+        .and_then(|head| head.strip_suffix(": "))
+        .unwrap_or_else(|| panic!("{whole:?} does not end with its cause {told:?}"));
+    let mut texts = vec![own.to_owned()];
+    texts.extend(chain_texts(cause));
+    for inner in &texts[1..] {
+        assert!(
+            !inner.is_empty() && !own.contains(inner.as_str()),
+            "{own:?} repeats its cause {inner:?}"
+        );
     }
     texts
 }

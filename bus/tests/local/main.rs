@@ -16,6 +16,7 @@ mod harness;
 mod flow;
 mod in_memory_cluster;
 mod inline;
+mod mistakes;
 mod publish;
 mod refused_copies;
 mod registry;

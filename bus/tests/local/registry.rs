@@ -89,7 +89,7 @@ fn a_build_error_tells_its_cause_once_down_the_source_chain() {
             .build()
             .unwrap_err(),
     ] {
-        let texts = common::assert_causes_told_once(&err, 1);
+        let texts = common::build_error_texts(&err);
         assert_eq!(texts.len(), 2, "{texts:?}");
         assert_eq!(
             texts[0],
@@ -330,6 +330,8 @@ async fn unregistered_types_still_travel_locally() {
             Ok(Self(r.read_u8()?))
         }
     }
+
+    impl codecbus_core::MessageType for Local {}
 
     impl MessageCodec for Local {
         const IMMUTABLE: bool = true;

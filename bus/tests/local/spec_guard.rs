@@ -23,7 +23,7 @@ fn order_spec() -> codecbus_json::spec::Spec {
 }
 
 /// The next message the stream holds already, if any.
-fn now<T: codecbus_core::MessageCodec + Send + Sync + 'static>(
+fn now<T: codecbus_core::MessageType + Send + Sync + 'static>(
     stream: &mut MessageStream<T>,
 ) -> Option<Message<T>> {
     stream.recv().now_or_never().flatten()

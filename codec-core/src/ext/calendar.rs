@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::{DATE, DATETIME, TIME, Timestamp, read_ext_of};
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -141,6 +141,7 @@ macro_rules! calendar_codecs {
             }
         }
 
+        impl MessageType for $date {}
         impl MessageCodec for $date {
             shared!();
         }
@@ -158,6 +159,7 @@ macro_rules! calendar_codecs {
             }
         }
 
+        impl MessageType for $time {}
         impl MessageCodec for $time {
             shared!();
         }
@@ -177,6 +179,7 @@ macro_rules! calendar_codecs {
             }
         }
 
+        impl MessageType for $datetime {}
         impl MessageCodec for $datetime {
             shared!();
         }
@@ -245,6 +248,7 @@ mod with_time {
         }
     }
 
+    impl MessageType for OffsetDateTime {}
     impl MessageCodec for OffsetDateTime {
         shared!();
     }
@@ -319,6 +323,7 @@ mod with_chrono {
         }
     }
 
+    impl MessageType for DateTime<Utc> {}
     impl MessageCodec for DateTime<Utc> {
         shared!();
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rust_decimal::Decimal;
 
 use super::{DECIMAL, read_ext_of};
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -66,6 +66,7 @@ impl<'de> Decode<'de> for Decimal {
     }
 }
 
+impl MessageType for Decimal {}
 impl MessageCodec for Decimal {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();

@@ -3,7 +3,7 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, EncodeError};
 use crate::impls::container_transform;
 use crate::msgpack::read::Reader;
@@ -39,6 +39,7 @@ impl<'de> Decode<'de> for Ext {
     }
 }
 
+impl MessageType for Ext {}
 impl MessageCodec for Ext {
     container_transform!(true);
     crate::impls::copy_by_clone!();
@@ -104,6 +105,7 @@ impl<'de> Decode<'de> for Bytes {
     }
 }
 
+impl MessageType for Bytes {}
 impl MessageCodec for Bytes {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
@@ -183,6 +185,7 @@ impl<'de> Decode<'de> for RawValue {
     }
 }
 
+impl MessageType for RawValue {}
 impl MessageCodec for RawValue {
     container_transform!(true);
     crate::impls::copy_by_clone!();

@@ -7,7 +7,7 @@ use std::ops::Deref;
 
 use bytes::Bytes;
 
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -152,6 +152,7 @@ impl<'de> Decode<'de> for SharedStr {
     }
 }
 
+impl MessageType for SharedStr {}
 impl MessageCodec for SharedStr {
     crate::impls::share!();
 }
@@ -173,6 +174,7 @@ impl<'de> Decode<'de> for Bytes {
     }
 }
 
+impl MessageType for Bytes {}
 impl MessageCodec for Bytes {
     crate::impls::share!();
 }

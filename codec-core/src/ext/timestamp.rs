@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{TIMESTAMP, read_ext_of};
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -104,6 +104,7 @@ impl<'de> Decode<'de> for Timestamp {
     }
 }
 
+impl MessageType for Timestamp {}
 impl MessageCodec for Timestamp {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{UUID, read_ext_of};
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -27,6 +27,7 @@ impl<'de> Decode<'de> for uuid::Uuid {
     }
 }
 
+impl MessageType for uuid::Uuid {}
 impl MessageCodec for uuid::Uuid {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
 use super::container_transform;
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
@@ -80,6 +80,7 @@ macro_rules! seq {
                 Ok(($build)(out))
             }
         }
+        impl<$elem: MessageCodec $($bound)*, $($gen)*> MessageType for $ty {}
         impl<$elem: MessageCodec $($bound)*, $($gen)*> MessageCodec for $ty {
             container_transform!($elem::IMMUTABLE);
             $($copy)*
@@ -136,6 +137,7 @@ macro_rules! map {
                 Ok(($build)(out))
             }
         }
+        impl<K: MessageCodec $($kb)*, V: MessageCodec $($vb)*, $($gen)*> MessageType for $ty {}
         impl<K: MessageCodec $($kb)*, V: MessageCodec $($vb)*, $($gen)*> MessageCodec for $ty {
             container_transform!(K::IMMUTABLE && V::IMMUTABLE);
             $($copy)*

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::DecodeError;
 use crate::error::{DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::impls::share;
@@ -58,6 +58,7 @@ macro_rules! leaf {
                 $decode
             }
         }
+        impl MessageType for $ty {}
         impl MessageCodec for $ty {
             share!();
         }
@@ -195,6 +196,7 @@ impl<'de> Decode<'de> for String {
         r.read_string()
     }
 }
+impl MessageType for String {}
 impl MessageCodec for String {
     share!();
 }
@@ -204,6 +206,7 @@ impl<'de> Decode<'de> for Box<str> {
         String::decode(r).map(String::into_boxed_str)
     }
 }
+impl MessageType for Box<str> {}
 impl MessageCodec for Box<str> {
     share!();
 }
@@ -215,6 +218,7 @@ impl<'de> Decode<'de> for Arc<str> {
         Ok(Arc::from(s))
     }
 }
+impl MessageType for Arc<str> {}
 impl MessageCodec for Arc<str> {
     share!();
 }

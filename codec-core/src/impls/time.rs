@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::ext::Timestamp;
 use crate::msgpack::read::Reader;
@@ -50,6 +50,7 @@ impl<'de> Decode<'de> for Duration {
     }
 }
 
+impl MessageType for Duration {}
 impl MessageCodec for Duration {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
@@ -106,6 +107,7 @@ impl<'de> Decode<'de> for SystemTime {
     }
 }
 
+impl MessageType for SystemTime {}
 impl MessageCodec for SystemTime {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();

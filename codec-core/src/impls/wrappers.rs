@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::container_transform;
-use crate::codec::{Decode, Encode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
@@ -45,6 +45,7 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
     }
 }
 
+impl<T: MessageCodec> MessageType for Option<T> {}
 impl<T: MessageCodec> MessageCodec for Option<T> {
     container_transform!(T::IMMUTABLE);
     #[inline]
@@ -83,7 +84,6 @@ impl<'de, T: Decode<'de>> Decode<'de> for Box<T> {
 
 impl<T: MessageCodec> MessageCodec for Box<T> {
     container_transform!(T::IMMUTABLE);
-    const POINTER: bool = true;
     #[inline]
     fn deep_copy(value: &Self) -> Option<Self> {
         T::deep_copy(value).map(Box::new)
@@ -112,7 +112,6 @@ impl<'de, T: Decode<'de>> Decode<'de> for Arc<T> {
 // copies on write.
 impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
     const IMMUTABLE: bool = T::IMMUTABLE;
-    const POINTER: bool = true;
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         if Self::IMMUTABLE {
@@ -167,6 +166,7 @@ impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for [T; N] {
     }
 }
 
+impl<T: MessageCodec, const N: usize> MessageType for [T; N] {}
 impl<T: MessageCodec, const N: usize> MessageCodec for [T; N] {
     container_transform!(T::IMMUTABLE);
     fn deep_copy(value: &Self) -> Option<Self> {
@@ -179,6 +179,7 @@ macro_rules! tuple {
     ($len:expr => $($name:ident $idx:tt),+) => {
         impl<$($name: Immutable),+> Immutable for ($($name,)+) {}
 
+        impl<$($name: MessageCodec),+> MessageType for ($($name,)+) {}
         impl<$($name: MessageCodec),+> MessageCodec for ($($name,)+) {
             container_transform!(true $(&& $name::IMMUTABLE)+);
             fn deep_copy(value: &Self) -> Option<Self> {

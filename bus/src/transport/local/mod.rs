@@ -166,6 +166,8 @@ impl Scope {
 #[derive(Clone, Debug)]
 pub(crate) enum Refusal {
     NoHandlers,
+    /// No consumer, on a bus that was shut down (`EventBus::shutdown`).
+    ShutDown,
     /// No consumer takes the type; the name of one that was found.
     TypeMismatch(&'static str),
     QueueFull,
@@ -178,7 +180,7 @@ impl Refusal {
     /// Why, as the `reason` of its record.
     pub(crate) fn reason(&self) -> RefusedBy {
         match self {
-            Self::NoHandlers => RefusedBy::NoHandlers,
+            Self::NoHandlers | Self::ShutDown => RefusedBy::NoHandlers,
             Self::TypeMismatch(_) => RefusedBy::TypeMismatch,
             Self::QueueFull => RefusedBy::QueueFull,
             Self::Invalid(_) => RefusedBy::Invalid,
@@ -196,6 +198,10 @@ impl Refusal {
     pub(crate) fn into_error<K: OperationKind>(self, address: &str, actual: &str) -> Error<K> {
         let (kind, message) = match self {
             Self::NoHandlers => (K::NO_HANDLERS, format!("No handlers for address {address}")),
+            Self::ShutDown => (
+                K::SHUT_DOWN,
+                format!("The event bus is shut down: no consumer at address {address}"),
+            ),
             Self::TypeMismatch(expected) => (
                 K::TYPE_MISMATCH,
                 format!(

@@ -23,7 +23,6 @@
 // * Nesting: a handler's own request may start another handler inline, up
 //   to `MAX_NESTED` deep on one thread; deeper, it is queued.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -40,7 +39,7 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 use tracing::Span;
 
-use crate::base::error::RequestErrorKind;
+use crate::base::error::{RequestErrorKind, panic_text};
 use crate::base::interceptor::DeliveryKind;
 use crate::base::metrics::Counters;
 use crate::base::reply::Completion;
@@ -696,15 +695,5 @@ fn settle(
                 format!("Handler at address {address} panicked: {text}"),
             );
         }
-    }
-}
-
-fn panic_text(panic: &(dyn Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a non-text panic payload".to_owned()
     }
 }
