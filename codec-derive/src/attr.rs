@@ -120,6 +120,8 @@ pub(crate) struct Container {
     /// Span of the `as_array` key when present.
     pub(crate) as_array: Option<Span>,
     pub(crate) rename_all: RenameRule,
+    /// Span of the `rename_all` key when present.
+    pub(crate) rename_all_span: Option<Span>,
     /// The path that replaces `::codecbus_core` in generated code.
     pub(crate) crate_path: Option<syn::Path>,
     /// Span of the `unregistered` key when present: no inventory submission.
@@ -287,6 +289,7 @@ impl Container {
             name: name.value(),
             aliases: aliases.get(),
             as_array: as_array.flag(),
+            rename_all_span: rename_all.span(),
             rename_all: rename_all.value().unwrap_or(RenameRule::None),
             crate_path: crate_path.value(),
             unregistered: unregistered.flag(),

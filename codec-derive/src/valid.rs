@@ -19,7 +19,16 @@ pub(crate) fn check(cx: &Ctxt, input: &Input<'_>) {
                 check_fields(cx, input, variant.style, &variant.fields, "variant");
             }
             match input.attrs.union {
-                Some(_) => check_union(cx, variants),
+                Some(_) => {
+                    if let Some(span) = input.attrs.rename_all_span {
+                        cx.error_at(
+                            span,
+                            "`rename_all` has no effect in a `union`: its variants are known by \
+                             their tag; remove it",
+                        );
+                    }
+                    check_union(cx, variants)
+                }
                 None => {
                     check_variant_names(cx, variants);
                     check_no_tags(cx, variants);
