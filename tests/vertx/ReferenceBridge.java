@@ -30,6 +30,12 @@
 //                            asking in turn; replies {"reply": <the answer's
 //                            body>, "asked": <whether it asked>, "last": <the
 //                            answer to {"ok": true}>}
+//   converse.turn   in       replies {"ask": <the body>} asking for an answer
+//                            (replyAndRequest); an answer that asks in turn
+//                            is answered {"heard": <its body>}; then
+//                            publishes to news {"heard": <the answer's body>,
+//                            "asked": <whether it asked>}, or {"failed": <its
+//                            failure code>, "message": <its text>}
 //   client.*        out      (regex) addresses bridge clients register
 //   regex.echo      in       (regex ^regex\..+) an echo
 //   match.echo      in       only bodies that contain {"action":"allowed"}
@@ -177,11 +183,30 @@ public final class ReferenceBridge extends AbstractVerticle {
             });
         });
 
+        eb.<Object>consumer("converse.turn", m -> m.replyAndRequest(new JsonObject().put("ask", m.body()), answer -> {
+            JsonObject heard = new JsonObject();
+            if (answer.succeeded()) {
+                Message<Object> said = answer.result();
+                boolean asked = said.replyAddress() != null;
+                heard.put("heard", said.body()).put("asked", asked);
+                if (asked) {
+                    said.reply(new JsonObject().put("heard", said.body()));
+                }
+            } else if (answer.cause() instanceof ReplyException) {
+                ReplyException e = (ReplyException) answer.cause();
+                heard.put("failed", e.failureCode()).put("message", e.getMessage());
+            } else {
+                heard.put("failed", String.valueOf(answer.cause()));
+            }
+            eb.publish("news", heard);
+        }));
+
         BridgeOptions tcpOptions = new BridgeOptions();
         SockJSBridgeOptions sockjsOptions = new SockJSBridgeOptions();
         for (PermittedOptions in : new PermittedOptions[] {
                 address("echo"), address("fail"), address("news"), address("publish.trigger"),
-                address("ask.client"), address("converse"), address("converse.client"), regex("^regex\\..+"), address("nobody"),
+                address("ask.client"), address("converse"), address("converse.client"),
+                address("converse.turn"), regex("^regex\\..+"), address("nobody"),
                 address("match.echo").setMatch(new JsonObject().put("action", "allowed"))}) {
             tcpOptions.addInboundPermitted(in);
             sockjsOptions.addInboundPermitted(new PermittedOptions(in));
