@@ -1,7 +1,8 @@
 //! codecbus as a client of a real Vert.x 3.9.4 `TcpEventBusBridge` (the
 //! reference node of `tests/vertx/ReferenceBridge.java`, started by
 //! `scripts/vertx-reference`; java and npm are required, never skipped):
-//! send, publish and request each way, a Vert.x consumer's failure, and a
+//! send, publish and request each way, a Vert.x consumer's failure,
+//! conversations each way (a reply that asks for an answer), and a
 //! reconnection to a node started again on the same port, its gap printed;
 //! and the keepalive against a codecbus bridge that closes silent
 //! connections.
@@ -14,7 +15,9 @@ mod vertx;
 use std::time::{Duration, Instant};
 
 use codecbus_bus::bridge::{BridgeClient, BridgeClientOptions};
-use codecbus_bus::{DeliveryKind, DeliveryOptions, EventBus, Message, RequestErrorKind};
+use codecbus_bus::{
+    DeliveryKind, DeliveryOptions, EventBus, Message, ReplyErrorKind, RequestErrorKind,
+};
 use codecbus_core::MessageCodec;
 use codecbus_json::JsValue;
 use tokio::sync::mpsc;
@@ -45,6 +48,11 @@ struct Answer {
 struct Ask {
     address: String,
     body: Question,
+}
+
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+struct Asking {
+    ask: Question,
 }
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -564,5 +572,145 @@ async fn vertx_answers_a_codecbus_reply_that_asks() {
     );
     let answer = next(&mut heard).await.expect("Vert.x's answer");
     assert_eq!(answer.to_string(), r#"{"ok":true}"#);
+    client.close().await;
+}
+
+/// A consumer of `news` on `client`, where the reference reports what its
+/// `converse.turn` heard; registered before this returns.
+async fn reports(client: &BridgeClient) -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let _news = client
+        .consumer("news", move |m: Message<JsValue>| {
+            let _ = tx.send(m.body().to_string());
+            async {}
+        })
+        .await;
+    // The registration is a frame ahead of the echo's request.
+    let _: Message<JsValue> = client.request("echo", JsValue::Null).await.unwrap();
+    rx
+}
+
+/// A conversation from codecbus's side: Vert.x's reply to a request asks
+/// for an answer (`converse.turn`'s `replyAndRequest`), so the message
+/// `request` returns expects one; the client's `reply_and_request` there
+/// reaches Vert.x asking in turn, and Vert.x's answer to it is the call's
+/// result (which expects nothing more). A plain `reply` on the turn
+/// reaches Vert.x as a plain answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codecbus_answers_a_vertx_reply_that_asks() {
+    let node = vertx::start();
+    let bus = EventBus::new();
+    let client = connect(&bus, &node).await;
+    let mut heard = reports(&client).await;
+
+    let asking: Message<Asking> = client
+        .request("converse.turn", Question { q: 1 })
+        .await
+        .expect("converse.turn");
+    assert_eq!(
+        *asking.body(),
+        Asking {
+            ask: Question { q: 1 }
+        }
+    );
+    assert_eq!(asking.address(), "converse.turn");
+    assert!(asking.expects_reply(), "Vert.x's reply asks for an answer");
+    let last = tokio::time::timeout(
+        WAIT,
+        asking.reply_and_request::<JsValue>(Answer { answer: 2 }),
+    )
+    .await
+    .expect("Vert.x's answer within 10 s")
+    .expect("Vert.x answers the answer that asks");
+    assert_eq!(last.body().to_string(), r#"{"heard":{"answer":2}}"#);
+    assert!(!last.expects_reply());
+    let again = last.reply(JsValue::Null).unwrap_err();
+    assert_eq!(again.kind(), ReplyErrorKind::NoReplyExpected, "{again}");
+    assert_eq!(
+        next(&mut heard).await,
+        r#"{"asked":true,"heard":{"answer":2}}"#
+    );
+    let answered = asking.reply(Answer { answer: 3 }).unwrap_err();
+    assert_eq!(
+        answered.kind(),
+        ReplyErrorKind::AlreadyAnswered,
+        "{answered}"
+    );
+
+    // A plain answer on the turn: Vert.x hears it, and asks nothing more.
+    let asking: Message<JsValue> = client
+        .request("converse.turn", Question { q: 2 })
+        .await
+        .expect("converse.turn");
+    asking
+        .reply(Answer { answer: 4 })
+        .expect("the turn takes a reply");
+    assert_eq!(
+        next(&mut heard).await,
+        r#"{"asked":false,"heard":{"answer":4}}"#
+    );
+    client.close().await;
+}
+
+/// A turn failed with `fail` reaches Vert.x as a failure, code and text; a
+/// turn dropped unanswered, or whose reply is not the type asked for, fails
+/// at once; a plain Vert.x reply expects no answer (`reply` and `fail` on
+/// it are `NoReplyExpected`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codecbus_fails_a_vertx_reply_that_asks_and_a_plain_one_takes_no_answer() {
+    let node = vertx::start();
+    let bus = EventBus::new();
+    let client = connect(&bus, &node).await;
+    let mut heard = reports(&client).await;
+
+    let asking: Message<JsValue> = client
+        .request("converse.turn", Question { q: 1 })
+        .await
+        .expect("converse.turn");
+    asking.fail(7, "not now").expect("the turn takes a failure");
+    assert_eq!(
+        next(&mut heard).await,
+        r#"{"failed":7,"message":"not now"}"#
+    );
+
+    let asking: Message<JsValue> = client
+        .request("converse.turn", Question { q: 2 })
+        .await
+        .expect("converse.turn");
+    drop(asking);
+    let dropped = next(&mut heard).await;
+    assert!(
+        dropped.starts_with(r#"{"failed":-1,"message":"No reply"#),
+        "{dropped}"
+    );
+
+    // A reply that asks, and is not the type asked for: the refusal is
+    // Vert.x's answer.
+    let wrong = client
+        .request::<News>("converse.turn", Question { q: 3 })
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.kind(), RequestErrorKind::Codec, "{wrong}");
+    let refused = next(&mut heard).await;
+    assert!(
+        refused.starts_with(r#"{"failed":-1,"message":"The reply from address converse.turn is"#),
+        "{refused}"
+    );
+
+    let plain: Message<Order> = client
+        .request(
+            "echo",
+            Order {
+                id: 1,
+                sku: "tea".into(),
+            },
+        )
+        .await
+        .expect("echo replies");
+    assert!(!plain.expects_reply());
+    let reply = plain.reply(Answer { answer: 1 }).unwrap_err();
+    assert_eq!(reply.kind(), ReplyErrorKind::NoReplyExpected, "{reply}");
+    let fail = plain.fail(1, "no").unwrap_err();
+    assert_eq!(fail.kind(), ReplyErrorKind::NoReplyExpected, "{fail}");
     client.close().await;
 }

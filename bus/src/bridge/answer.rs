@@ -1,8 +1,9 @@
 //! What crosses the bridge in answer: a reply on its way to a client (its
-//! body written as JSON where its frame is made), and a message awaiting a
+//! body written as JSON where its frame is made), a message awaiting a
 //! client's answer (a request to a client's registration, a reply that asks
-//! for an answer), completed by what comes back. Both ends of the bridge,
-//! the server's connections and `BridgeClient`, use these.
+//! for an answer), completed by what comes back, and the turn a reply from
+//! across the bridge gives when it asks for an answer. Both ends of the
+//! bridge, the server's connections and `BridgeClient`, use these.
 
 use std::any::{Any, type_name};
 use std::future::Future;
@@ -17,9 +18,10 @@ use crate::api::message::Message;
 use crate::base::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
 use crate::base::headers::Headers;
 use crate::base::options::ReplyOptions;
-use crate::base::reply::ReplyEnvelope;
+use crate::base::reply::{self, ReplyEnvelope, Turn};
 use crate::bridge::json::{self, decode_as};
 use crate::engine::state::State;
+use crate::engine::waiting;
 
 /// A future the bridge awaits, boxed (the carriers are trait objects).
 pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -62,7 +64,8 @@ pub(crate) struct Replier(Box<dyn FnOnce(Answer) -> Answered + Send>);
 
 /// What answering a [`Replier`] gave: nothing more, why the answer's body
 /// was refused, or the next turn of the conversation (the answer asked for
-/// an answer at `at`: `next` is it, to go there).
+/// an answer at `at`: `next` is it, to go there; a reply that asks, as
+/// [`turn`] gives it, is such a turn too).
 pub(crate) enum Answered {
     Done,
     Refused(String),
@@ -173,6 +176,25 @@ impl Reply {
             .map_err(|e| reply_error(&self.address, e.to_string()))?;
         json::to_json_string(w.as_slice()).map_err(|e| reply_error(&self.address, e.to_string()))
     }
+}
+
+/// The turn of a reply from across the bridge that asks for an answer (a
+/// Vert.x reply to a `BridgeClient` request, sent with `replyAndRequest`),
+/// for the reply's message to carry, and the conversation's next turn: the
+/// answer given there, awaited for the bus's default timeout, as a reply
+/// to cross the bridge (the `next` of [`Answered::Next`]).
+pub(crate) fn turn(
+    address: Arc<str>,
+    state: &Arc<State>,
+) -> (Box<Turn>, Boxed<'static, Result<Reply, RequestError>>) {
+    let (tx, rx) = reply::channel();
+    let wait = state.default_timeout;
+    let state = Arc::clone(state);
+    let next = Box::pin(async move {
+        let env = waiting::await_reply(rx, &address, wait).await?;
+        reply_of::<JsValue>(env, address, &state)
+    });
+    (Box::new(Turn { tx, wait }), next)
 }
 
 /// A reply's envelope as it goes to a client: its codec found by its type,

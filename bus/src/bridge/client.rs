@@ -41,8 +41,8 @@ use crate::base::error::{
 };
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
-use crate::base::reply::ReplyEnvelope;
-use crate::bridge::answer::{Answer, Answered, Replier};
+use crate::base::reply::{Failure, Outcome, ReplyEnvelope, Turn};
+use crate::bridge::answer::{self, Answer, Answered, Replier};
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::frame::{
     self, Incoming, Member, Outgoing, Read, Sink as _, Source as _, TcpSink,
@@ -259,22 +259,43 @@ impl Inner {
                 .settle(answer, inner.bus.state.default_timeout)
                 .await;
             lock(&inner.pending).remove(&waiting);
-            match answered {
-                Answered::Done => {}
-                Answered::Refused(why) => {
-                    tracing::warn!(peer = inner.peer, address, %why, "an answer from the Vert.x bridge was refused");
-                }
-                // The other side's answer asks in turn: the replier's
-                // answer goes to it.
-                Answered::Next { at, next } => {
-                    let frame = answer_frame(&inner, &at, &address, next.await);
-                    if let Err(why) = inner.write(frame).await {
-                        tracing::debug!(peer = inner.peer, address, %why, "an answer to the Vert.x bridge was not sent");
-                    }
-                }
-            }
+            inner.answered(answered, &address).await;
         });
         reply_address
+    }
+
+    /// The turn of a reply from the other side (to a request to `address`)
+    /// that asks for an answer at `at`: the reply's message carries it, and
+    /// the answer given there goes to `at` as the next turn of any
+    /// conversation does, by a task of its own.
+    fn turn(self: &Arc<Self>, at: String, address: &Arc<str>) -> Box<Turn> {
+        let (turn, next) = answer::turn(Arc::clone(address), &self.bus.state);
+        let inner = Arc::clone(self);
+        let address = address.to_string();
+        tokio::spawn(async move {
+            inner.answered(Answered::Next { at, next }, &address).await;
+        });
+        turn
+    }
+
+    /// What answering a message awaiting the other side's answer gave
+    /// (of a message to `address`): a refusal is logged, and the next turn
+    /// of the conversation, once given, goes to the other side.
+    async fn answered(self: &Arc<Self>, answered: Answered, address: &str) {
+        match answered {
+            Answered::Done => {}
+            Answered::Refused(why) => {
+                tracing::warn!(peer = self.peer, address, %why, "an answer from the Vert.x bridge was refused");
+            }
+            // The other side's reply or answer asks in turn: the answer
+            // given here goes to it.
+            Answered::Next { at, next } => {
+                let frame = answer_frame(self, &at, address, next.await);
+                if let Err(why) = self.write(frame).await {
+                    tracing::debug!(peer = self.peer, address, %why, "an answer to the Vert.x bridge was not sent");
+                }
+            }
+        }
     }
 
     /// Queues a frame on the current connection.
@@ -297,7 +318,8 @@ impl Inner {
 /// decoded by the codec of the type asked for, and
 /// [`JsValue`](codecbus_json::JsValue) for any JSON. A consumer's messages
 /// come through this client's bus, so its handler is a bus handler, and a
-/// request from Vert.x is answered with `reply` or `fail`.
+/// request from Vert.x is answered with `reply` or `fail`; so is a reply
+/// from Vert.x that asks for an answer (see [`request`](BridgeClient::request)).
 ///
 /// The connection is kept: it is pinged, made again after it goes (backing
 /// off from [`BridgeClientOptions::reconnect_delay`]) and its consumers
@@ -506,13 +528,28 @@ impl BridgeClient {
     /// Requests `address` on the other side and waits for its reply, read
     /// as an `R` (`JsValue` takes any), within the bus's default timeout.
     ///
+    /// The reply may carry the turn of a conversation: when the other side
+    /// replied asking for an answer (Vert.x's `replyAndRequest`, a reply
+    /// frame with a `replyAddress`), the message
+    /// [`expects_reply`](Message::expects_reply), and its
+    /// [`reply`](Message::reply), [`fail`](Message::fail) (code and text)
+    /// or [`reply_and_request`](Message::reply_and_request) goes back as a
+    /// `send` to that address, as the answer to a request from the other
+    /// side does. A `reply_and_request` there asks in turn, and its result
+    /// is the other side's next reply, a `JsValue`, which may ask again.
+    /// The answer is awaited for the bus's default timeout (past it, or
+    /// when the message is dropped unanswered, the other side is sent the
+    /// failure). A plain reply expects no answer: `reply` on it is
+    /// [`NoReplyExpected`](crate::ReplyErrorKind::NoReplyExpected).
+    ///
     /// # Errors
     ///
     /// `Transport` when the connection is down or goes before the reply,
     /// `Timeout`, `NoHandlers` and `RecipientFailure` (with its
     /// [`failure_code`](Error::failure_code)) as the other side reports
     /// them, `Codec` when the body cannot be written as JSON or the reply
-    /// is not an `R`.
+    /// is not an `R` (a reply that asks for an answer is then answered
+    /// with that failure).
     pub async fn request<R>(
         &self,
         address: &str,
@@ -568,9 +605,7 @@ impl BridgeClient {
             lock(&inner.pending).remove(&reply_address);
             return Err(RequestError::new(RequestErrorKind::Transport, why).with_address(named()));
         }
-        // A reply that asks for an answer is read as a plain one: this
-        // call's message has no turn to give back.
-        let (body, headers, _) = match timeout(wait, rx).await {
+        let (body, headers, asks) = match timeout(wait, rx).await {
             Ok(Ok(answer)) => answer?,
             Ok(Err(_)) => {
                 return Err(RequestError::new(
@@ -591,13 +626,28 @@ impl BridgeClient {
                 .with_address(named()));
             }
         };
-        let reply = decode_as::<R>(&body).map_err(|why| {
-            RequestError::new(
-                RequestErrorKind::Codec,
-                format!("The reply from address {address} is {why}"),
-            )
-            .with_address(named())
-        })?;
+        // A reply that asks for an answer gives this call's message the
+        // turn: the answer given there goes back to the other side.
+        let turn = asks.map(|at| inner.turn(at, &named()));
+        let reply = match decode_as::<R>(&body) {
+            Ok(reply) => reply,
+            Err(why) => {
+                let e = RequestError::new(
+                    RequestErrorKind::Codec,
+                    format!("The reply from address {address} is {why}"),
+                )
+                .with_address(named());
+                if let Some(turn) = turn {
+                    // The replier awaits an answer: the refusal is it.
+                    let _ = turn.tx.complete(Outcome::Failure(Failure {
+                        kind: e.kind(),
+                        code: NO_FAILURE_CODE,
+                        message: e.message().to_owned(),
+                    }));
+                }
+                return Err(e);
+            }
+        };
         Message::from_reply(
             ReplyEnvelope {
                 address: named(),
@@ -605,7 +655,7 @@ impl BridgeClient {
                 body: Arc::new(reply),
                 type_name: type_name::<R>(),
                 transformed: true,
-                reply: None,
+                reply: turn,
             },
             &inner.bus.state,
         )
