@@ -109,7 +109,7 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
                 }
                 // A failure without a code of its own: the handler's
                 // error (Vert.x's `fail(-1, ..)` on the wire).
-                Err(e) => Err(e.to_string().into()),
+                Err(e) => Err(codecbus_bus::ReplyError::from(e.to_string())),
             }
         }
     }));

@@ -253,7 +253,10 @@ where
             );
             return None;
         };
-        if !routing::intercept_in::<T>(&inner, &env.address, &mut env.headers, env.kind) {
+        if let Err(dropped) =
+            routing::intercept_in::<T>(&inner, &env.address, &mut env.headers, env.kind)
+        {
+            inbound_panic(&mut env, dropped);
             return None;
         }
         let message = typed(&inner, env, |message: Message<T>| message)?;
@@ -407,7 +410,10 @@ impl<T: MessageType + Send + Sync + 'static> MessageStream<T> {
                 return Poll::Ready(None);
             };
             self.rx.taken();
-            if !routing::intercept_in::<T>(&self.inner, &env.address, &mut env.headers, env.kind) {
+            if let Err(dropped) =
+                routing::intercept_in::<T>(&self.inner, &env.address, &mut env.headers, env.kind)
+            {
+                inbound_panic(&mut env, dropped);
                 continue;
             }
             if let Some(message) = typed(&self.inner, env, |message: Message<T>| message) {
@@ -480,5 +486,20 @@ impl<T> fmt::Debug for MessageStream<T> {
             .field("address", &&*self.address)
             .field("id", &self.id)
             .finish_non_exhaustive()
+    }
+}
+
+/// A message an inbound interceptor dropped: when it panicked, a pending
+/// request fails at once with the panic's text (a plain drop fails it as a
+/// message dropped unanswered).
+#[cold]
+fn inbound_panic(env: &mut Envelope, dropped: routing::Intercepted) {
+    if dropped.panic.is_some() {
+        let text = dropped.text(&format!(
+            "Message to address {} dropped by an inbound interceptor",
+            env.address
+        ));
+        env.completion
+            .fail(RequestErrorKind::RecipientFailure, text);
     }
 }

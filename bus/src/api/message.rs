@@ -445,7 +445,9 @@ impl<T> Message<T> {
         let Awaits::Reply(tx, inner) = &self.awaits else {
             return Err(self.reply_error(ReplyErrorKind::NoReplyExpected, body));
         };
-        if !routing::intercept_out::<R>(inner, &self.address, &mut headers, DeliveryKind::Reply) {
+        if routing::intercept_out::<R>(inner, &self.address, &mut headers, DeliveryKind::Reply)
+            .is_err()
+        {
             return Err(self.reply_error(ReplyErrorKind::Dropped, body));
         }
         let env = ReplyEnvelope {

@@ -99,6 +99,12 @@ pub struct Metrics {
     /// Durable messages (feature `jetstream`) this node acknowledged to the
     /// server after its consumers handled them. Always 0 without durable
     /// addresses.
+    ///
+    /// A message this node dead-letters is acknowledged too, but counts in
+    /// [`dead_lettered`](Self::dead_lettered) only, never here: each
+    /// message is settled once, in one counter. A dead letter handled by a
+    /// consumer of the dead-letter address (itself a durable address) is a
+    /// message of that address, and its acknowledgement counts here.
     pub durable_acked: u64,
     /// Durable messages this node gave back to the server for redelivery
     /// (a handler failed, a queue was full, the consumer went away before

@@ -52,10 +52,16 @@ fn refusal_error<K: OperationKind>(
 }
 
 #[cold]
-fn dropped_error<K: OperationKind>(address: &str, body: AnyBody) -> crate::base::error::Error<K> {
+fn dropped_error<K: OperationKind>(
+    address: &str,
+    body: AnyBody,
+    dropped: Intercepted,
+) -> crate::base::error::Error<K> {
     crate::base::error::Error::new(
         K::DROPPED,
-        format!("Message to address {address} dropped by an outbound interceptor"),
+        dropped.text(&format!(
+            "Message to address {address} dropped by an outbound interceptor"
+        )),
     )
     .with_address(Arc::from(address))
     .with_body(body)
@@ -195,14 +201,32 @@ fn codec_name<T: 'static>(state: &State) -> &'static str {
         .unwrap_or_else(type_name::<T>)
 }
 
-/// Runs the outbound interceptors; `false` when the message was dropped
+/// A message an interceptor dropped (counted), or that one panicked on.
+#[derive(Debug)]
+pub(crate) struct Intercepted {
+    /// The panic's text, when an interceptor panicked.
+    pub(crate) panic: Option<String>,
+}
+
+impl Intercepted {
+    /// `said`, and the panic's text when there is one.
+    #[cold]
+    pub(crate) fn text(&self, said: &str) -> String {
+        match &self.panic {
+            None => said.to_owned(),
+            Some(panic) => format!("{said}, which panicked: {panic}"),
+        }
+    }
+}
+
+/// Runs the outbound interceptors; `Err` when the message was dropped
 /// (counted).
 pub(crate) fn intercept_out<T: 'static>(
     state: &State,
     address: &str,
     headers: &mut Headers,
     kind: DeliveryKind,
-) -> bool {
+) -> Result<(), Intercepted> {
     intercept(
         state,
         Chain::Outbound,
@@ -221,7 +245,7 @@ pub(crate) fn intercept_in<T: 'static>(
     address: &str,
     headers: &mut Headers,
     kind: DeliveryKind,
-) -> bool {
+) -> Result<(), Intercepted> {
     intercept(
         state,
         Chain::Inbound,
@@ -245,12 +269,14 @@ fn intercept(
     type_id: TypeId,
     type_name: &'static str,
     kind: DeliveryKind,
-) -> bool {
+) -> Result<(), Intercepted> {
     // No interceptor: one test, not a call with eight arguments.
-    chain.is_empty()
-        || run_chain(
-            state, which, chain, address, headers, type_id, type_name, kind,
-        )
+    if chain.is_empty() {
+        return Ok(());
+    }
+    run_chain(
+        state, which, chain, address, headers, type_id, type_name, kind,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -264,7 +290,7 @@ fn run_chain(
     type_id: TypeId,
     type_name: &'static str,
     kind: DeliveryKind,
-) -> bool {
+) -> Result<(), Intercepted> {
     let codec_name = state.registry().name_of(type_id);
     let mut ctx = DeliveryContext {
         address,
@@ -275,30 +301,30 @@ fn run_chain(
     };
     // A panicking interceptor drops the message, on either side, rather
     // than unwinding into the sender's task or the consumer's.
-    let pass = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         interceptor::run(chain, &mut ctx)
     })) {
-        Ok(pass) => pass,
+        Ok(true) => return Ok(()),
+        Ok(false) => Intercepted { panic: None },
         Err(panic) => {
+            let panic = crate::base::error::panic_text(&*panic);
             tracing::error!(
                 address,
                 ?kind,
-                panic = crate::base::error::panic_text(&*panic),
+                panic,
                 "an {} interceptor panicked: the message is dropped",
                 match which {
                     Chain::Outbound => "outbound",
                     Chain::Inbound => "inbound",
                 }
             );
-            false
+            Intercepted { panic: Some(panic) }
         }
     };
-    if !pass {
-        let probe = state.telemetry.probe(address);
-        record(&state.counters, probe.as_deref(), Event::Dropped(which));
-        tracing::debug!(address, ?kind, "message dropped by an interceptor");
-    }
-    pass
+    let probe = state.telemetry.probe(address);
+    record(&state.counters, probe.as_deref(), Event::Dropped(which));
+    tracing::debug!(address, ?kind, "message dropped by an interceptor");
+    Err(outcome)
 }
 
 /// Point-to-point local delivery of a typed body.
@@ -411,8 +437,8 @@ where
     cooperate().await;
     let (_, mut headers, local_only) = options.into_parts();
     record(&state.counters, observer.probe().map(|p| &**p), Event::Sent);
-    if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Send) {
-        return Err(dropped_error(address, body));
+    if let Err(dropped) = intercept_out::<T>(state, address, &mut headers, DeliveryKind::Send) {
+        return Err(dropped_error(address, body, dropped));
     }
     if let Some(span) = observer.context() {
         spans::inject(span, &mut headers);
@@ -471,8 +497,8 @@ where
     let (_, mut headers, local_only) = options.into_parts();
     let probe = observer.probe().map(|p| &**p);
     record(&state.counters, probe, Event::Published);
-    if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Publish) {
-        return Err(dropped_error(address, body));
+    if let Err(dropped) = intercept_out::<T>(state, address, &mut headers, DeliveryKind::Publish) {
+        return Err(dropped_error(address, body, dropped));
     }
     if let Some(span) = observer.context() {
         spans::inject(span, &mut headers);
@@ -612,8 +638,8 @@ where
     let (timeout, mut headers, local_only) = options.into_parts();
     let timeout = timeout.unwrap_or(state.default_timeout);
     record(&state.counters, observer.probe().map(|p| &**p), Event::Sent);
-    if !intercept_out::<T>(state, address, &mut headers, DeliveryKind::Request) {
-        return Err(dropped_error(address, body));
+    if let Err(dropped) = intercept_out::<T>(state, address, &mut headers, DeliveryKind::Request) {
+        return Err(dropped_error(address, body, dropped));
     }
     if let Some(span) = observer.context() {
         spans::inject(span, &mut headers);

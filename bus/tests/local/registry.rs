@@ -68,15 +68,19 @@ fn two_types_under_one_name_fail_the_build_naming_both() {
         .build()
         .unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
-    let source = std::error::Error::source(&err).unwrap().to_string();
+    let source = err.cause().unwrap().to_string();
     assert!(source.contains("\"clash\""), "{source}");
     assert!(source.contains("common::Frozen"), "{source}");
     assert!(source.contains("common::Other"), "{source}");
-    assert!(!err.to_string().contains("common::"), "{err}");
+    // The text tells the cause, after the bus's own words.
+    assert_eq!(
+        err.to_string(),
+        format!("cannot build the event bus: the codec registrations conflict: {source}")
+    );
 }
 
 #[test]
-fn a_build_error_tells_its_cause_once_down_the_source_chain() {
+fn a_build_error_tells_its_cause_once() {
     for err in [
         EventBus::builder()
             .codec(CodecRegistration::of::<Frozen>("clash"))
@@ -104,7 +108,7 @@ fn a_hand_registration_clashing_with_a_derived_one_fails_the_build() {
         .codec(CodecRegistration::of::<Frozen>("test.Order"))
         .build()
         .unwrap_err();
-    let text = std::error::Error::source(&err).unwrap().to_string();
+    let text = err.cause().unwrap().to_string();
     assert!(
         text.contains("test.Order") && text.contains("Order`") && text.contains("Frozen"),
         "{text}"
@@ -131,7 +135,7 @@ fn one_type_under_two_names_fails_the_build() {
         .codec(CodecRegistration::of::<Frozen>("b"))
         .build()
         .unwrap_err();
-    let cause = std::error::Error::source(&err).unwrap().to_string();
+    let cause = err.cause().unwrap().to_string();
     assert!(cause.contains("two codec names"), "{cause}");
 }
 
@@ -142,11 +146,11 @@ struct Renamed {
     id: u64,
 }
 
-/// The source of a build error, which names the parties of the conflict.
+/// The cause of a build error, which names the parties of the conflict.
 fn conflict(builder: codecbus_bus::EventBusBuilder) -> String {
     let err = builder.build().unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::CodecConflict);
-    std::error::Error::source(&err).unwrap().to_string()
+    err.cause().unwrap().to_string()
 }
 
 #[test]

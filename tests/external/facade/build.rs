@@ -1,8 +1,10 @@
 //! Extracts every ```rust code block of the repository's README and of each
 //! chapter of its guide (`book/src/*.md`) into `$OUT_DIR`, as modules the
 //! tests include: `readme_blocks.rs` (blocks that run in process, one test
-//! each, named after the file and line) and `readme_nats_blocks.rs`
-//! (`rust,no_run` blocks, which need a NATS server).
+//! each, named after the file and line), `readme_nats_blocks.rs`
+//! (`rust,no_run` blocks, which need a NATS server) and
+//! `guide_compile_fail.rs` (`rust,compile_fail` blocks, a mistake the
+//! compiler must refuse, each a `compile_fail` doctest of the library).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,6 +18,8 @@ struct Blocks {
     nats: String,
     /// One call per `no_run` block.
     nats_runs: String,
+    /// One documented item per `compile_fail` block, for rustdoc.
+    compile_fail: String,
 }
 
 /// Extracts the Rust blocks of `path`, shown in messages as `shown`, each
@@ -55,6 +59,16 @@ fn extract(path: &Path, shown: &str, stem: &str, out: &Path, blocks: &mut Blocks
         );
         count += 1;
         let name = format!("{stem}_line_{line_no}");
+        if let Some(codes) = info.strip_prefix("rust,compile_fail") {
+            // `rust,compile_fail,E0277`: rustdoc checks the error code too.
+            writeln!(blocks.compile_fail, "/// {shown} line {line_no}:\n///").unwrap();
+            writeln!(blocks.compile_fail, "/// ```compile_fail{codes}").unwrap();
+            for line in code.lines() {
+                writeln!(blocks.compile_fail, "/// {line}").unwrap();
+            }
+            writeln!(blocks.compile_fail, "/// ```\npub struct {name};\n").unwrap();
+            continue;
+        }
         let file = out.join(format!("{name}.rs"));
         let code = code
             .replacen("async fn main(", "pub async fn main(", 1)
@@ -118,4 +132,5 @@ fn main() {
     .unwrap();
     std::fs::write(out.join("readme_blocks.rs"), blocks.local).unwrap();
     std::fs::write(out.join("readme_nats_blocks.rs"), blocks.nats).unwrap();
+    std::fs::write(out.join("guide_compile_fail.rs"), blocks.compile_fail).unwrap();
 }

@@ -18,3 +18,10 @@ impl<E: std::fmt::Debug> Outcome for Result<(), E> {
         }
     }
 }
+
+/// The `rust,compile_fail` blocks of the README and of the guide: mistakes
+/// the compiler refuses, each checked as a `compile_fail` doctest.
+#[cfg(doctest)]
+pub mod compile_fail {
+    include!(concat!(env!("OUT_DIR"), "/guide_compile_fail.rs"));
+}
