@@ -7,6 +7,7 @@ use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::limits::DecodeLimits;
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::{Definitions, Shape};
 
 /// A type that travels on the bus: how it is written as MessagePack
 /// ([`Encode`]), how it is read back from any input ([`Decode`] for every
@@ -79,6 +80,30 @@ pub trait MessageCodec: Encode + for<'de> Decode<'de> {
     fn deep_copy(value: &Self) -> Option<Self> {
         let _ = value;
         None
+    }
+
+    /// What this type's MessagePack looks like, for the checks of a
+    /// codec's evolution ([`shape`](crate::shape)). A named codec (a
+    /// derived type) records its definition in `defs` once and returns a
+    /// [`Shape::Ref`] to it; a container returns its shape around its
+    /// elements'.
+    ///
+    /// The default is [`Shape::Opaque`]: a codec written by hand that does
+    /// not describe itself, whose changes no check can see. Describe one
+    /// with the shape its `encode` writes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_core::MessageCodec;
+    /// use codecbus_core::shape::{Definitions, Shape};
+    ///
+    /// let shape = <Vec<Option<u16>> as MessageCodec>::shape(&mut Definitions::new());
+    /// assert_eq!(shape.canonical_json(), r#"{"array":{"option":"u16"}}"#);
+    /// ```
+    fn shape(defs: &mut Definitions) -> Shape {
+        let _ = defs;
+        Shape::Opaque
     }
 }
 

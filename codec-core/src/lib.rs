@@ -70,6 +70,7 @@ mod serde_body;
 mod serde_json_value;
 #[cfg(feature = "serde")]
 mod serde_macro;
+pub mod shape;
 
 /// The `bytes` crate, whose `Bytes` is a codec (a MessagePack `bin` that
 /// shares the buffer it was decoded from, see [`Reader::shared`]).
