@@ -720,6 +720,32 @@ async fn a_node_writes_the_corpus() {
     );
 }
 
+/// The guide's wire chapter and the CHANGELOG name the current version.
+#[test]
+fn the_changelog_and_the_wire_chapter_name_the_current_version() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let current = VERSIONS.last().unwrap().number();
+    let chapter = std::fs::read_to_string(root.join("book/src/wire.md")).unwrap();
+    for version in VERSIONS {
+        let heading = format!("## Version {}", version.number());
+        assert!(
+            chapter.contains(&heading),
+            "book/src/wire.md has no `{heading}`"
+        );
+    }
+    let changelog = std::fs::read_to_string(root.join("CHANGELOG.md")).unwrap();
+    let named = format!("wire version {current}");
+    assert!(
+        changelog.contains(&named),
+        "CHANGELOG.md does not name the current {named}"
+    );
+    assert_eq!(
+        WireVersion::default(),
+        *VERSIONS.last().unwrap(),
+        "a node writes the current version unless told otherwise"
+    );
+}
+
 /// Nodes of either version talk: each reads what the other writes, a
 /// request, its reply, a conversation's turns and a failure.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
