@@ -237,13 +237,13 @@ where
             )
             .await
             .expect("raw request to a node");
-        // 0xC1, wire version 1, the codec name as a MessagePack str.
+        // 0xC1, wire version 2, the codec name as a MessagePack str.
         let name = headers
             .get("Codecbus-Codec")
             .and_then(|v| v.as_str().strip_prefix("1 "))
             .expect("a codec header")
             .to_owned();
-        let mut prefix = vec![0xc1, 1];
+        let mut prefix = vec![0xc1, 2];
         prefix.extend(to_vec(&name).expect("encode"));
         assert_eq!(
             &reply.payload[..prefix.len()],

@@ -1,16 +1,30 @@
 #!/usr/bin/env python3
 """A codecbus peer in Python, written from the guide's wire contract
-(book/src/wire.md, version 1) alone: it talks to the Rust node of examples/peer_node.rs
-through a NATS server and checks every answer.
+(book/src/wire.md, versions 1 and 2) alone: it talks to the Rust node of
+examples/peer_node.rs through a NATS server and checks every answer, and
+reads the wire corpus (bus/tests/wire/corpus/) with its own reader.
 
     python3 -m pip install nats-py==2.16.0 msgpack==1.2.4 lz4==4.4.4
-    python3 examples/peer.py nats://127.0.0.1:4222
+    python3 examples/peer.py nats://127.0.0.1:4222              # version 2
+    python3 examples/peer.py --wire 1 nats://127.0.0.1:4222     # version 1 only
+    python3 examples/peer.py --corpus bus/tests/wire/corpus     # no server
+
+With `--wire 1` the peer speaks only version 1, as a peer written from
+the contract of November 2026 does: it names codecs in the
+`Codecbus-Codec` header, never writes or expects a codec prefix, and
+checks that the node (run with `wire_version(WireVersion::V1)`) answers
+in the header form. By default it speaks version 2 and also sends
+version 1's forms, which every node reads. With `--corpus DIR` it decodes
+every message of the corpus (`--wire 1`: of version 1 only) and checks
+it against what the file says it carries.
 
 Exits 0 when every check passed, 1 on the first mismatch, 2 on bad usage.
 `scripts/peer-check` runs it against a fresh server and node.
 """
 
 import asyncio
+import json
+import os
 import sys
 import time
 
@@ -20,7 +34,7 @@ import nats
 from nats.errors import NoRespondersError, TimeoutError as NatsTimeout
 
 PREFIX = "codecbus"  # the node's subject prefix (the default)
-VERSION = "1"  # the wire contract's version
+WIRE = 2  # the version of the wire contract this peer speaks (--wire)
 TIMEOUT = 5.0  # seconds per request
 
 
@@ -39,35 +53,36 @@ def publish_subject(address):
 
 
 def codec(name, **user):
-    """Headers naming the codec `name` of a body: the header form a peer
-    may use (a node names it in the payload instead, see `framed`)."""
-    return {"Codecbus-Codec": f"{VERSION} {name}", **user}
+    """Headers naming the codec `name` of a body: the header form, which is
+    version 1 (a node of version 2 names it in the payload, see `framed`)."""
+    return {"Codecbus-Codec": f"1 {name}", **user}
 
 
 MARK = 0xC1  # the byte MessagePack never uses: a payload naming its codec
 
 
-def framed(name, body):
-    """A payload naming its codec, as a node writes it: 0xC1, the wire
-    version, the codec name as a MessagePack str, then the body."""
-    return bytes([MARK, int(VERSION)]) + msgpack.packb(name) + body
+def framed(name, body, version=2):
+    """A payload naming its codec, as a node of version 2 writes it: 0xC1,
+    the wire version, the codec name as a MessagePack str, then the body.
+    (Nodes built before version 2 wrote the same with the byte 1.)"""
+    return bytes([MARK, version]) + msgpack.packb(name) + body
 
 
 def compressed(name, body):
-    """A payload whose body is LZ4-compressed: after the codec prefix, the
-    mark 0xC1 again, the body's size as a MessagePack uint, then the body
-    as one LZ4 block."""
+    """A payload whose body is LZ4-compressed (version 2): after the codec
+    prefix, the mark 0xC1 again, the body's size as a MessagePack uint,
+    then the body as one LZ4 block."""
     block = lz4.block.compress(body, store_size=False)
     return framed(name, bytes([MARK]) + msgpack.packb(len(body)) + block)
 
 
-def unframe(data):
-    """The codec name and the body of a payload (decompressed when it
-    came compressed); no name without the codec prefix."""
+def unframe(data, version=2):
+    """The codec name and the body of a payload of version 2 (decompressed
+    when it came compressed); no name without the codec prefix."""
     if len(data) < 2 or data[0] != MARK:
         return None, data
-    if data[1] != int(VERSION):
-        raise Mismatch(f"codec prefix of wire version {data[1]}: {data!r}")
+    if data[1] != version:
+        raise Mismatch(f"codec prefix of wire version {data[1]}, not {version}: {data!r}")
     unpacker = msgpack.Unpacker(raw=False)
     unpacker.feed(data[2:])
     name = unpacker.unpack()
@@ -78,6 +93,41 @@ def unframe(data):
         size = sizes.unpack()
         body = lz4.block.decompress(body[1 + sizes.tell():], uncompressed_size=size)
     return name, body
+
+
+def read_body(headers, data, version):
+    """The codec name and the body bytes of a message with a body, read as
+    `version` writes it: version 1 names the codec in the Codecbus-Codec
+    header and the payload is the body; version 2 names it in the payload's
+    prefix and sends no codec header."""
+    named = (headers or {}).get("Codecbus-Codec")
+    if version == 1:
+        if named is None or " " not in named:
+            raise Mismatch(f"version 1: no Codecbus-Codec header: {headers!r}, payload {data!r}")
+        stated, name = named.split(" ", 1)
+        if stated != "1":
+            raise Mismatch(f"version 1: a codec header of version {stated!r}")
+        if data[:1] == bytes([MARK]):
+            raise Mismatch(f"version 1: a payload starting with 0xC1: {data!r}")
+        return name, data
+    if named is not None:
+        raise Mismatch(f"version {version}: a Codecbus-Codec header {named!r}")
+    name, body = unframe(data, version)
+    if name is None:
+        raise Mismatch(f"version {version}: no codec prefix: {data!r}")
+    return name, body
+
+
+def read_failure(headers, version):
+    """The kind and code of a failure reply's header, which states the
+    version its node writes; `None` when the message is no failure."""
+    failure = (headers or {}).get("Codecbus-Failure")
+    if failure is None:
+        return None
+    stated, kind, code = failure.split(" ", 2)
+    if stated != str(version):
+        raise Mismatch(f"a failure header of version {stated!r}, not {version}: {failure!r}")
+    return kind, int(code)
 
 
 def pack(value):
@@ -106,10 +156,10 @@ def check(what, ok, detail=""):
 
 
 def expect_reply(what, msg, codec_name, value):
-    name, body = unframe(msg.data)
+    name, body = read_body(msg.headers, msg.data, WIRE)
     check(
         f"{what}: reply codec",
-        name == codec_name and header(msg, "Codecbus-Codec") is None,
+        name == codec_name,
         f"headers {msg.headers!r}, payload {msg.data!r}",
     )
     got = unpack(body)
@@ -117,11 +167,16 @@ def expect_reply(what, msg, codec_name, value):
     return got
 
 
+def body_of(msg):
+    """The decoded body of a reply of this peer's version."""
+    return unpack(read_body(msg.headers, msg.data, WIRE)[1])
+
+
 def expect_failure(what, msg, kind, code, text=None):
     failure = header(msg, "Codecbus-Failure")
     check(
         f"{what}: {kind} {code}",
-        failure == f"{VERSION} {kind} {code}" and header(msg, "Codecbus-Codec") is None,
+        failure == f"{WIRE} {kind} {code}" and header(msg, "Codecbus-Codec") is None,
         f"headers {msg.headers!r}, body {msg.data!r}",
     )
     message = msg.data.decode("utf-8")
@@ -159,19 +214,33 @@ async def requests(nc):
     msg = await request(nc, "peer.quote", pack(["tea", 3]), codec("peer.quote-request"))
     expect_reply("derived request (positional)", msg, "peer.quote", expected)
 
-    # The codec named in the payload, as a node does: no header at all.
-    msg = await request(nc, "peer.quote", framed("peer.quote-request", pack(quote)), None)
-    expect_reply("derived request, codec in the payload", msg, "peer.quote", expected)
-
-    # A large body, compressed both ways: this peer compresses its request,
-    # the node its reply (its bodies over 1 KiB).
     text = "compress me " * 500
-    msg = await request(nc, "peer.upper", compressed("string", pack(text)), None)
-    check("the node's large reply came compressed", msg.data[9:10] == bytes([MARK]),
-          f"payload starts {msg.data[:12]!r}")
-    check("compressed on the wire, a fraction of its size", len(msg.data) * 3 < len(pack(text)),
-          f"{len(msg.data)} bytes for {len(pack(text))}")
-    expect_reply("compressed request and reply", msg, "string", text.upper())
+    if WIRE == 1:
+        # Version 1 has no compressed form: the node's large reply (over
+        # its compress_above of 1 KiB) comes plain.
+        msg = await request(nc, "peer.upper", pack(text), codec("string"))
+        check("version 1: the node's large reply came plain", msg.data == pack(text.upper()),
+              f"payload starts {msg.data[:12]!r}")
+        expect_reply("large request and reply", msg, "string", text.upper())
+    else:
+        # The codec named in the payload, as a node does: no header at all.
+        msg = await request(nc, "peer.quote", framed("peer.quote-request", pack(quote)), None)
+        expect_reply("derived request, codec in the payload", msg, "peer.quote", expected)
+
+        # The prefix of nodes built before version 2 (the byte 1) is read too.
+        msg = await request(nc, "peer.quote", framed("peer.quote-request", pack(quote), 1), None)
+        expect_reply("derived request, the previous build's codec prefix", msg, "peer.quote",
+                     expected)
+
+        # A large body, compressed both ways: this peer compresses its
+        # request, the node its reply (its bodies over 1 KiB).
+        msg = await request(nc, "peer.upper", compressed("string", pack(text)), None)
+        check("the node's large reply came compressed", msg.data[9:10] == bytes([MARK]),
+              f"payload starts {msg.data[:12]!r}")
+        check("compressed on the wire, a fraction of its size",
+              len(msg.data) * 3 < len(pack(text)),
+              f"{len(msg.data)} bytes for {len(pack(text))}")
+        expect_reply("compressed request and reply", msg, "string", text.upper())
 
     obj = {"hello": "from python", "n": -7, "pi": 3.25, "list": [1, None, True], "nested": {"a": {}}}
     msg = await request(
@@ -184,7 +253,7 @@ async def requests(nc):
     )
 
     msg = await request(nc, "peer.codecs", pack(None), codec("unit"))
-    names = set(unpack(unframe(msg.data)[1]))
+    names = set(body_of(msg))
     builtin = {
         "string", "bool", "char", "unit",
         "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64",
@@ -219,20 +288,26 @@ async def hostile(nc):
         ("a Codecbus-Failure header", "peer.upper", pack("hi"),
          {"Codecbus-Failure": "1 RECIPIENT_FAILURE 1"}, "no Codecbus-Codec header"),
         ("unknown codec name", "peer.upper", pack("hi"), codec("no.such.codec"), "Unknown codec"),
-        ("wire version 2", "peer.upper", pack("hi"), {"Codecbus-Codec": "2 string"}, "wire version"),
+        # The header form is version 1 only.
+        ("codec header of wire version 2", "peer.upper", pack("hi"), {"Codecbus-Codec": "2 string"},
+         "wire version"),
         ("no version", "peer.upper", pack("hi"), {"Codecbus-Codec": "string"}, "wire version"),
-        ("codec prefix of wire version 2", "peer.upper", b"\xc1\x02" + pack("string") + pack("hi"),
-         None, "wire version"),
-        ("codec prefix cut short", "peer.upper", b"\xc1\x01\xa6str", None, "no codec name"),
-        ("codec prefix, unknown codec", "peer.upper", framed("no.such.codec", pack("hi")), None,
-         "Unknown codec"),
-        ("codec prefix, garbage body", "peer.upper", framed("string", b"\xdb\xff\xff\xff\xff"), None,
-         "cannot decode"),
-        ("compressed body declaring 1 GiB", "peer.upper",
-         framed("string", b"\xc1" + msgpack.packb(1 << 30) + b"\x1f\x00\x01\x00"), None, "over the limit"),
-        ("compressed body, broken block", "peer.upper", framed("string", b"\xc1\x06\x60\xa5he"), None,
-         "cannot be decompressed"),
     ]
+    if WIRE == 2:
+        cases += [
+            ("codec prefix of wire version 3", "peer.upper", b"\xc1\x03" + pack("string") + pack("hi"),
+             None, "wire version"),
+            ("codec prefix cut short", "peer.upper", b"\xc1\x02\xa6str", None, "no codec name"),
+            ("codec prefix, unknown codec", "peer.upper", framed("no.such.codec", pack("hi")), None,
+             "Unknown codec"),
+            ("codec prefix, garbage body", "peer.upper", framed("string", b"\xdb\xff\xff\xff\xff"),
+             None, "cannot decode"),
+            ("compressed body declaring 1 GiB", "peer.upper",
+             framed("string", b"\xc1" + msgpack.packb(1 << 30) + b"\x1f\x00\x01\x00"), None,
+             "over the limit"),
+            ("compressed body, broken block", "peer.upper", framed("string", b"\xc1\x06\x60\xa5he"),
+             None, "cannot be decompressed"),
+        ]
     for what, address, body, headers, text in cases:
         msg = await request(nc, address, body, headers)
         expect_failure(f"hostile request, {what}", msg, "CODEC", -1, text)
@@ -254,14 +329,17 @@ async def hostile(nc):
 
 async def seen(nc):
     msg = await request(nc, "peer.seen", pack(None), codec("unit"))
-    return unpack(unframe(msg.data)[1])
+    return body_of(msg)
 
 
 async def publish_and_send(nc):
     before = await seen(nc)
     await nc.publish(publish_subject("peer.notes"), pack("note-1"), headers=codec("string"))
     await nc.publish(send_subject("peer.notes"), pack("job-1"), headers=codec("string"))
-    await nc.publish(send_subject("peer.notes"), framed("string", pack("job-2")))
+    if WIRE == 1:
+        await nc.publish(send_subject("peer.notes"), pack("job-2"), headers=codec("string"))
+    else:
+        await nc.publish(send_subject("peer.notes"), framed("string", pack("job-2")))
     # Undecodable sends and publishes are dropped (and counted).
     await nc.publish(send_subject("peer.notes"), pack("no header"))
     await nc.publish(publish_subject("peer.notes"), pack("x") + b"\x00", headers=codec("string"))
@@ -291,16 +369,17 @@ async def queue_member(nc):
     served = []
 
     async def serve(msg):
-        name, body = unframe(msg.data)
-        served.append((name, header(msg, "Codecbus-Codec")))
         try:
+            name, body = read_body(msg.headers, msg.data, WIRE)
+            served.append(name)
             body = unpack(body)
         except Exception as e:  # a failure reply, as a node answers
-            body, answer, headers = None, str(e).encode(), {"Codecbus-Failure": f"{VERSION} CODEC -1"}
+            served.append(f"unreadable: {e}")
+            body, answer, headers = None, str(e).encode(), {"Codecbus-Failure": f"{WIRE} CODEC -1"}
         if body == "bare":  # a reply without a bus header
             answer, headers = pack("bare"), None
         elif body == "refuse":  # a failure of a kind from a newer contract
-            answer, headers = b"not today", {"Codecbus-Failure": f"{VERSION} SOMETHING_NEW 7"}
+            answer, headers = b"not today", {"Codecbus-Failure": f"{WIRE} SOMETHING_NEW 7"}
         elif body is not None:
             answer, headers = pack(f"pong:{body}"), codec("string")
         # A reply is a plain publish to the request's reply subject.
@@ -311,8 +390,9 @@ async def queue_member(nc):
     try:
         msg = await request(nc, "peer.relay", pack("ping"), codec("string"))
         expect_reply("node's request served by this peer (queue group)", msg, "string", "pong:ping")
-        check("the node's request named its codec in the payload", served == [("string", None)],
-              f"got {served}")
+        form = "a Codecbus-Codec header" if WIRE == 1 else "the payload's prefix"
+        check(f"the node's request named its codec in {form} (version {WIRE})",
+              served == ["string"], f"got {served}")
         msg = await request(nc, "peer.relay", pack("bare"), codec("string"))
         expect_failure("a reply without Codecbus-Codec is a Codec error for the node",
                        msg, "RECIPIENT_FAILURE", 502, "peer.py answered Codec -1")
@@ -347,24 +427,87 @@ async def conversation(nc):
     expect_failure("conversation 3, hostile turn", msg, "CODEC", -1, "left after the value")
 
 
+def corpus(folder):
+    """Reads every message of the wire corpus (bus/tests/wire/corpus/, its
+    README.md says the format) with this peer's reader, each in the version
+    its folder holds, and checks it carries what its file says."""
+    versions = (1,) if WIRE == 1 else (1, 2)
+    for version in versions:
+        folder_v = os.path.join(folder, f"v{version}")
+        names = sorted(n for n in os.listdir(folder_v) if n.endswith(".json"))
+        check(f"corpus v{version}: cases", len(names) > 0, f"no case in {folder_v}")
+        for name in names:
+            with open(os.path.join(folder_v, name), encoding="utf-8") as f:
+                case = json.load(f)
+            what = f"corpus v{version}/{case['case']}"
+            check(f"{what}: version {version}", case["wire_version"] == version,
+                  f"the file says version {case['wire_version']}")
+            for i, message in enumerate(case["messages"]):
+                subject = message["subject"]
+                check(f"{what} #{i}: subject {subject}",
+                      subject == "_INBOX" or subject.startswith(f"{PREFIX}."), subject)
+                headers = {}
+                for line in message["headers"]:
+                    key, value = line.split(": ", 1)
+                    headers.setdefault(key, value)
+                data = bytes.fromhex(message["payload"])
+                carries = message["carries"]
+                failure = read_failure(headers, version)
+                if "failure" in carries:
+                    want = carries["failure"]
+                    got = failure and (failure[0], failure[1], data.decode("utf-8"))
+                    check(f"{what} #{i}: failure {want['kind']} {want['code']}",
+                          got == (want["kind"], want["code"], want["message"]), f"read {got!r}")
+                else:
+                    want = carries["body"]
+                    check(f"{what} #{i}: not a failure", failure is None, f"read {failure!r}")
+                    name, body = read_body(headers, data, version)
+                    value = unpack(body)
+                    check(f"{what} #{i}: {name} {value!r:.40}",
+                          (name, value) == (want["codec"], want["value"]),
+                          f"read {name!r} {value!r}, the file says {want!r}")
+
+
 async def main(url):
     nc = await nats.connect(url, name="codecbus-peer-py", connect_timeout=3,
                             max_reconnect_attempts=0, allow_reconnect=False)
     try:
         for step in (requests, failures, hostile, publish_and_send, queue_member, conversation):
-            print(f"---- {step.__name__}")
+            print(f"---- {step.__name__} (wire version {WIRE})")
             await step(nc)
     finally:
         await nc.close()
-    print(f"all {checks} checks passed")
+    print(f"all {checks} checks passed (wire version {WIRE})")
 
+
+USAGE = "usage: peer.py [--wire 1|2] nats://HOST:PORT | peer.py [--wire 1|2] --corpus DIR"
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: peer.py nats://HOST:PORT", file=sys.stderr)
+    args = sys.argv[1:]
+    folder = None
+    try:
+        while args and args[0].startswith("--"):
+            flag = args.pop(0)
+            if flag == "--wire":
+                WIRE = int(args.pop(0))
+                if WIRE not in (1, 2):
+                    raise ValueError(WIRE)
+            elif flag == "--corpus":
+                folder = args.pop(0)
+            else:
+                raise ValueError(flag)
+    except (IndexError, ValueError):
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
+    if len(args) != (0 if folder else 1):
+        print(USAGE, file=sys.stderr)
         sys.exit(2)
     try:
-        asyncio.run(main(sys.argv[1]))
+        if folder:
+            corpus(folder)
+            print(f"all {checks} corpus checks passed")
+        else:
+            asyncio.run(main(args[0]))
     except (Mismatch, NatsTimeout, NoRespondersError) as e:
         print(f"FAIL {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

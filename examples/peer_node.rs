@@ -8,8 +8,11 @@
 //! python3 examples/peer.py nats://127.0.0.1:4222             # terminal 3
 //! ```
 //!
-//! Options: `--url nats://HOST:PORT` (default `nats://127.0.0.1:4222`).
-//! Bodies over 1 KiB leave compressed (`NatsOptions::compress_above`).
+//! Options: `--url nats://HOST:PORT` (default `nats://127.0.0.1:4222`),
+//! `--wire-version 1|2` (default 2: `NatsOptions::wire_version`; the peer
+//! of version 1 is `python3 examples/peer.py --wire 1`). Bodies over 1 KiB
+//! leave compressed (`NatsOptions::compress_above`) in version 2; version 1
+//! has no compressed form.
 //! Prints `ready` once its consumers are subscribed on the server, then
 //! serves until Ctrl-C or SIGTERM.
 //!
@@ -29,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codecbus::MessageCodec;
-use codecbus::bus::{DeliveryKind, EventBus, Message, NatsOptions};
+use codecbus::bus::{DeliveryKind, EventBus, Message, NatsOptions, WireVersion};
 use codecbus::json::{JsArray, JsObj};
 
 /// What the peer asks at `peer.quote`; the peer encodes it by hand as a map
@@ -62,16 +65,24 @@ struct Notes {
     sent: Vec<String>,
 }
 
-fn parse() -> Option<String> {
+fn parse() -> Option<(String, WireVersion)> {
     let mut url = "nats://127.0.0.1:4222".to_owned();
+    let mut version = WireVersion::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--url" => url = args.next()?,
+            "--wire-version" => {
+                version = match args.next()?.as_str() {
+                    "1" => WireVersion::V1,
+                    "2" => WireVersion::V2,
+                    _ => return None,
+                }
+            }
             _ => return None,
         }
     }
-    Some(url)
+    Some((url, version))
 }
 
 async fn stopped() {
@@ -89,17 +100,19 @@ async fn stopped() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-async fn serve(url: &str) -> Result<(), String> {
+async fn serve(url: &str, version: WireVersion) -> Result<(), String> {
+    let options = NatsOptions::new(url)
+        .connection_name("peer-node")
+        .connection_timeout(Duration::from_secs(3))
+        .max_reconnect_delay(Duration::from_millis(500))
+        .wire_version(version)
+        // Bodies over 1 KiB leave LZ4-compressed in version 2: the peer
+        // reads them. Version 1 has no compressed form: there they leave
+        // plain (and `connect` warns that this setting has no effect).
+        .compress_above(1024);
     let bus = EventBus::builder()
         .default_timeout(Duration::from_secs(5))
-        .nats(
-            NatsOptions::new(url)
-                .connection_name("peer-node")
-                .connection_timeout(Duration::from_secs(3))
-                .max_reconnect_delay(Duration::from_millis(500))
-                // Bodies over 1 KiB leave LZ4-compressed: the peer reads them.
-                .compress_above(1024),
-        )
+        .nats(options)
         .connect()
         .await
         .map_err(|e| e.to_string())?;
@@ -207,7 +220,11 @@ async fn serve(url: &str) -> Result<(), String> {
     });
 
     bus.flush().await.map_err(|e| e.to_string())?;
-    println!("peer node on {url} (pid {})", std::process::id());
+    println!(
+        "peer node on {url}, wire version {} (pid {})",
+        version.number(),
+        std::process::id()
+    );
     println!("ready");
     stopped().await;
     bus.close().await;
@@ -217,11 +234,11 @@ async fn serve(url: &str) -> Result<(), String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let Some(url) = parse() else {
-        eprintln!("usage: peer_node [--url nats://HOST:PORT]");
+    let Some((url, version)) = parse() else {
+        eprintln!("usage: peer_node [--url nats://HOST:PORT] [--wire-version 1|2]");
         return ExitCode::from(2);
     };
-    match serve(&url).await {
+    match serve(&url, version).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("peer_node: {e}");

@@ -503,6 +503,9 @@ pub mod __fuzz {
 #[allow(unused_extern_crates)]
 extern crate self as codecbus_bus;
 
+#[cfg(feature = "nats")]
+#[cfg_attr(docsrs, doc(cfg(feature = "nats")))]
+pub use crate::transport::cluster::WireVersion;
 #[cfg(feature = "jetstream")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
 pub use crate::transport::nats::{

@@ -127,13 +127,14 @@ fn check_read(payload: &[u8], limit: usize) {
 }
 
 /// `None` without a codec prefix; else where the body starts after a
-/// version 1 prefix with a name, `None` for another version or no name.
+/// version 1 or 2 prefix with a name, `None` for another version or no
+/// name.
 fn prefix(payload: &[u8]) -> Option<Option<usize>> {
     let [0xC1, version, ..] = *payload else {
         return None;
     };
     let mut r = codecbus_core::Reader::new(&payload[2..]);
-    Some((version == 1 && r.read_str().is_ok()).then(|| 2 + r.position()))
+    Some((matches!(version, 1 | 2) && r.read_str().is_ok()).then(|| 2 + r.position()))
 }
 
 /// `bytes` as a body, written with a compression threshold of `above`:
@@ -160,7 +161,7 @@ fn check_write(bytes: &[u8], above: usize) {
     }
 
     let read = read_payload(&payload, body.len());
-    assert_eq!(read.version.as_deref(), Some("1"));
+    assert_eq!(read.version.as_deref(), Some("2"));
     assert_eq!(read.codec.as_deref(), Some("bytes"));
     assert_eq!(read.body.as_deref(), Ok(body.as_slice()), "{payload:02x?}");
     if compressed {

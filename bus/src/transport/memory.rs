@@ -397,7 +397,7 @@ impl MemoryTransport {
             )));
         }
         cluster::check_address(&out.address).map_err(Refuse::Transport)?;
-        let frame = cluster::frame(out, None)?;
+        let frame = cluster::frame(out, cluster::Writing::default())?;
         if let Some(message) = cluster::too_large(
             "Message",
             &out.address,

@@ -1,9 +1,10 @@
 //! The cluster on a real nats-server, one test binary: the conformance
 //! suite (also run against the in-memory cluster), routing and failures
 //! across nodes, durable addresses on JetStream, security (TLS, users,
-//! nkeys, permissions), specs, property tests of bodies, and the test
-//! harness itself. Each test starts a server of its own on free loopback
-//! ports (`common/nats.rs`), so the tests of one binary share nothing.
+//! nkeys, permissions), specs, property tests of bodies, the wire pinned
+//! to its corpus (`wire.rs`), and the test harness itself. Each test
+//! starts a server of its own on free loopback ports (`common/nats.rs`),
+//! so the tests of one binary share nothing.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -22,3 +23,4 @@ mod nats_prop;
 mod nats_renamed;
 mod nats_security;
 mod nats_spec;
+mod wire;

@@ -356,12 +356,12 @@ async fn wire_contract_from_a_plain_nats_client() {
         .request_with_headers("codecbus.s.wire.double", headers("1", "u64"), body(21))
         .await
         .unwrap();
-    // The node names the codec in the payload: 0xC1, wire version 1, the
+    // The node names the codec in the payload: 0xC1, wire version 2, the
     // name as a MessagePack str, then the body.
     let h = reply.headers.as_ref().unwrap();
     assert_eq!(h.get("Codecbus-Codec"), None);
     assert_eq!(h.get("x-by").map(|v| v.as_str()), Some("b"));
-    let prefix = b"\xc1\x01\xa3u64";
+    let prefix = b"\xc1\x02\xa3u64";
     assert_eq!(&reply.payload[..prefix.len()], prefix);
     assert_eq!(
         codecbus_core::from_slice::<u64>(&reply.payload[prefix.len()..]).unwrap(),
@@ -376,7 +376,16 @@ async fn wire_contract_from_a_plain_nats_client() {
         .unwrap();
     let h = reply.headers.as_ref().unwrap();
     assert_eq!(h.get("Codecbus-Codec"), None);
-    assert_eq!(&reply.payload[..], b"\xc1\x01\xa3u64\x08");
+    assert_eq!(&reply.payload[..], b"\xc1\x02\xa3u64\x08");
+    // So may a node of the previous build, with version 1 in its prefix.
+    let reply = raw
+        .request(
+            "codecbus.s.wire.double",
+            b"\xc1\x01\xa3u64\x05".to_vec().into(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(&reply.payload[..], b"\xc1\x02\xa3u64\x0a");
 
     // A failure reply: kind, code and message.
     let reply = raw
@@ -386,13 +395,14 @@ async fn wire_contract_from_a_plain_nats_client() {
     let h = reply.headers.as_ref().unwrap();
     assert_eq!(
         h.get("Codecbus-Failure").map(|v| v.as_str()),
-        Some("1 RECIPIENT_FAILURE 13")
+        Some("2 RECIPIENT_FAILURE 13")
     );
     assert_eq!(&reply.payload[..], b"unlucky");
 
     // A version this node does not read, an unknown codec, bad bytes.
     for (version, codec, payload, needle) in [
-        ("2", "u64", body(1), "version"),
+        ("2", "u64", body(1), "the header form is version 1"),
+        ("3", "u64", body(1), "reads versions 1 and 2"),
         ("1", "no.such.codec", body(1), "\"no.such.codec\""),
         ("1", "u64", b"\xc1".to_vec().into(), "cannot decode"),
     ] {
@@ -403,12 +413,12 @@ async fn wire_contract_from_a_plain_nats_client() {
         let h = reply.headers.as_ref().unwrap();
         assert_eq!(
             h.get("Codecbus-Failure").map(|v| v.as_str()),
-            Some("1 CODEC -1")
+            Some("2 CODEC -1")
         );
         let text = String::from_utf8_lossy(&reply.payload);
         assert!(text.contains(needle), "{text}");
     }
-    assert_eq!(b.metrics().undecodable, 3);
+    assert_eq!(b.metrics().undecodable, 4);
 
     // A publish: subject `codecbus.p.<address>`.
     raw.publish_with_headers("codecbus.p.wire.news", headers("1", "u64"), body(5))
@@ -418,7 +428,7 @@ async fn wire_contract_from_a_plain_nats_client() {
     raw.flush().await.unwrap();
     eventually("the raw publish arrived", || seen.get("b") == [5]).await;
     eventually("the headerless one was counted", || {
-        b.metrics().undecodable == 4
+        b.metrics().undecodable == 5
     })
     .await;
 }
@@ -483,7 +493,7 @@ async fn large_bodies_travel_compressed() {
     // What crossed the server: the codec prefix, the mark, a third or
     // less of the bytes.
     let seen = sniffed(&mut sniff).await;
-    let prefix = b"\xc1\x01\xaejson-obj-value\xc1";
+    let prefix = b"\xc1\x02\xaejson-obj-value\xc1";
     assert_eq!(&seen.payload[..prefix.len()], prefix);
     assert!(
         seen.payload.len() * 3 < plain,

@@ -917,7 +917,7 @@ async fn compressed_bodies_are_stored_and_redelivered_whole() {
         .get_raw_message(1)
         .await
         .expect("the stored message");
-    let prefix = b"\xc1\x01\xa6string\xc1";
+    let prefix = b"\xc1\x02\xa6string\xc1";
     assert_eq!(&stored.payload[..prefix.len()], prefix);
     assert!(
         stored.payload.len() < 1000,

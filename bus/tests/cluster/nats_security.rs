@@ -1053,7 +1053,7 @@ async fn a_thousand_hostile_requests_each_answered() {
         .await
         .unwrap();
     // The codec prefix (u64), then 42.
-    assert_eq!(&reply.payload[..], b"\xc1\x01\xa3u64\x2a");
+    assert_eq!(&reply.payload[..], b"\xc1\x02\xa3u64\x2a");
     let m = node.metrics();
     assert_eq!(m.remote_disconnects, 0);
     eprintln!("1 000 hostile requests answered in {took:?}: {failures:?}; node metrics {m:?}");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::base::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
 use crate::base::reply::{self, Failure, Outcome, ReplyEnvelope, ReplyRx, Turn};
-use crate::transport::cluster::frame::{Frame, no_reply_frame, reply_frame, too_large};
+use crate::transport::cluster::frame::{Frame, Writing, no_reply_frame, reply_frame, too_large};
 use crate::transport::cluster::inbound::{decode, undecodable};
 use crate::transport::local::Refusal;
 use crate::transport::{BoxFuture, Node, Outbound};
@@ -30,9 +30,10 @@ pub(crate) trait Answers: Send + Sync + 'static {
     /// The largest message the transport carries, headers included.
     fn max_payload(&self) -> usize;
 
-    /// Bodies over this many bytes leave compressed (`None`: never).
-    fn compress_above(&self) -> Option<usize> {
-        None
+    /// How answers are written: the wire version, and above which size a
+    /// body leaves compressed (by default: the default version, never).
+    fn writing(&self) -> Writing {
+        Writing::default()
     }
 
     /// Sends `frame`, the last word, to `to`.
@@ -112,12 +113,13 @@ pub(crate) async fn answer<A: Answers>(
         Some(Outcome::Reply(mut env)) => {
             let next = env.reply.take();
             let frame =
-                reply_frame(&inner, &address, &env, link.compress_above()).and_then(|frame| {
-                    match too_large("Reply", &address, &frame, link.max_payload(), A::LIMIT) {
+                reply_frame(&inner, &address, &env, link.writing()).and_then(
+                    |frame| match too_large("Reply", &address, &frame, link.max_payload(), A::LIMIT)
+                    {
                         Some(message) => Err((RequestErrorKind::PayloadTooLarge, message)),
                         None => Ok(frame),
-                    }
-                });
+                    },
+                );
             match (frame, next) {
                 (Ok(frame), Some(next)) => {
                     let answered = link.ask(to, frame, next.wait, &address).await;

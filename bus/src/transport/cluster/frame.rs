@@ -17,12 +17,95 @@ use crate::telemetry::spans;
 use crate::transport::cluster::compress;
 use crate::transport::{Node, Outbound};
 
-/// The wire format version this node writes and the only one it reads,
-/// as it appears in a header.
-pub(crate) const WIRE_VERSION: &str = "1";
+/// The version of the wire contract a node writes (the guide's wire
+/// chapter, `book/src/wire.md`): how a message names its codec, and the
+/// version it states in the bus's headers. A node reads both
+/// versions whatever it writes, so nodes of either setting (and peers in
+/// other languages of either version) talk to each other; what it writes
+/// is [`NatsOptions::wire_version`](crate::NatsOptions::wire_version).
+///
+/// More versions may be added in a minor release: match with a wildcard
+/// arm.
+#[cfg_attr(not(feature = "nats"), allow(unreachable_pub))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum WireVersion {
+    /// Version 1, the header form: the body is plain MessagePack, its
+    /// codec named in the header `Codecbus-Codec: 1 {codec name}`; a
+    /// failure reply's header is `Codecbus-Failure: 1 {KIND} {code}`.
+    /// Version 1 has no compressed form: a node writing it sends every
+    /// body plain, whatever
+    /// [`compress_above`](crate::NatsOptions::compress_above) says. For a
+    /// deployment with readers of version 1 only: peers written from
+    /// version 1 of the contract, or, during a rolling deploy, nodes of a
+    /// build from before version 2.
+    V1,
+    /// Version 2, the prefix form (the default): the payload names its
+    /// codec before the body, `0xC1`, the byte `0x02`, the codec name as
+    /// a MessagePack str, then the body (or its LZ4 form), so a message
+    /// without user headers carries no header at all; a failure reply's
+    /// header is `Codecbus-Failure: 2 {KIND} {code}`.
+    #[default]
+    V2,
+}
 
-/// [`WIRE_VERSION`] as the byte after [`CODEC_MARK`].
-pub(crate) const WIRE_VERSION_BYTE: u8 = 1;
+impl WireVersion {
+    /// The version's number, as the wire states it (the second byte of
+    /// the codec prefix, the first token of a bus header): 1 or 2.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::WireVersion;
+    ///
+    /// assert_eq!(WireVersion::default().number(), 2);
+    /// assert_eq!(WireVersion::V1.number(), 1);
+    /// ```
+    #[must_use]
+    #[cfg_attr(not(feature = "nats"), allow(unreachable_pub))]
+    pub const fn number(self) -> u8 {
+        match self {
+            Self::V1 => 1,
+            Self::V2 => 2,
+        }
+    }
+
+    /// [`number`](Self::number) as the text of a header.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            Self::V1 => "1",
+            Self::V2 => "2",
+        }
+    }
+
+    /// Whether this version names the codec in the payload's prefix
+    /// (version 2) rather than in the `Codecbus-Codec` header (version 1).
+    pub(crate) const fn prefixed(self) -> bool {
+        match self {
+            Self::V1 => false,
+            Self::V2 => true,
+        }
+    }
+
+    /// The version whose number is `number`, if a node reads it.
+    pub(crate) const fn of_number(number: u8) -> Option<Self> {
+        match number {
+            1 => Some(Self::V1),
+            2 => Some(Self::V2),
+            _ => None,
+        }
+    }
+}
+
+/// How this node writes what leaves it, the same for messages, replies
+/// and failures: in which [`WireVersion`], and above which size a body
+/// is compressed (version 2 only).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Writing {
+    pub(crate) version: WireVersion,
+    /// Bodies over this many bytes leave compressed (`None`: never).
+    pub(crate) compress_above: Option<usize>,
+}
 
 /// The first byte of a payload that names its codec: `0xC1`, the one byte
 /// MessagePack never uses, so no MessagePack body starts with it. The
@@ -65,6 +148,10 @@ pub(crate) struct Inbound {
     /// for them.
     pub(crate) version: Option<Cow<'static, str>>,
     pub(crate) codec: Option<Cow<'static, str>>,
+    /// Whether the payload's codec prefix names the codec (version 1 or
+    /// 2), rather than a `Codecbus-Codec` header (the header form, which
+    /// is version 1 only).
+    pub(crate) prefixed: bool,
     /// Where the body starts in the payload: after the codec prefix, when
     /// the payload has one.
     pub(crate) body_at: usize,
@@ -89,12 +176,15 @@ pub(crate) struct Frame {
 
 impl Frame {
     /// A value encoded by [`encode`] with the codec `codec`, with the
-    /// user's headers.
+    /// user's headers. In version 1 the codec is named by a header when
+    /// the frame leaves ([`Frame::codec_header`]), in version 2 by the
+    /// payload's prefix.
     pub(crate) fn encoded(codec: &'static str, user: Headers, encoded: Encoded) -> Self {
         Self {
             head: Inbound {
-                version: Some(Cow::Borrowed(WIRE_VERSION)),
+                version: Some(Cow::Borrowed(encoded.version.as_str())),
                 codec: Some(Cow::Borrowed(codec)),
+                prefixed: encoded.version.prefixed(),
                 body_at: encoded.body_at,
                 inflated: encoded.inflated,
                 user,
@@ -115,6 +205,7 @@ impl Frame {
         {
             head.version = Some(version);
             head.codec = codec.map(Cow::Owned);
+            head.prefixed = true;
             head.body_at = body_at;
             if payload.get(body_at) == Some(&compress::COMPRESSED) {
                 match compress::decompress(&payload[body_at + 1..], limit) {
@@ -131,22 +222,40 @@ impl Frame {
 
     /// The frame as the node receiving it sees it: only what its headers
     /// and payload carry, the codec read back from the payload's prefix
-    /// (a compressed body decompressed within `limit`), as a frame that
-    /// crossed NATS.
+    /// (a compressed body decompressed within `limit`) or from the codec
+    /// header a version 1 frame carries, as a frame that crossed NATS.
     pub(crate) fn received(self, limit: usize) -> Self {
+        let header = self.codec_header().is_some();
         let Inbound {
+            version,
+            codec,
             failure,
             failure_code,
             user,
             ..
         } = self.head;
-        let head = Inbound {
+        let mut head = Inbound {
             failure,
             failure_code,
             user,
             ..Inbound::default()
         };
+        if header {
+            (head.version, head.codec) = (version, codec);
+        }
         Self::arrived(head, self.payload, limit)
+    }
+
+    /// The version and codec name of the `Codecbus-Codec` header this
+    /// frame carries when it leaves: a body made in version 1 (the header
+    /// form), whose payload names no codec.
+    pub(crate) fn codec_header(&self) -> Option<(&str, &str)> {
+        match (&self.head.version, &self.head.codec) {
+            (Some(version), Some(codec)) if !self.head.prefixed && self.head.failure.is_none() => {
+                Some((version, codec))
+            }
+            _ => None,
+        }
     }
 
     /// The body: the encoded value, or a failure's text.
@@ -176,17 +285,20 @@ impl Frame {
         }
     }
 
-    /// Its size as a NATS server counts it against `max_payload`: the
-    /// header block ("NATS/1.0\r\n", "name: value\r\n" each, "\r\n") and
-    /// the body.
-    pub(crate) fn wire_len(&self) -> usize {
+    /// Its size as a NATS server counts it against `max_payload`, written
+    /// in `version`: the header block ("NATS/1.0\r\n", "name: value\r\n"
+    /// each, "\r\n") and the body.
+    pub(crate) fn wire_len(&self, version: WireVersion) -> usize {
         let mut len = 0;
         let mut header = |name: &str, value_len: usize| len += name.len() + 2 + value_len + 2;
         if let (Some(kind), Some(code)) = (&self.head.failure, self.head.failure_code) {
             header(
                 H_FAILURE,
-                WIRE_VERSION.len() + 1 + kind.len() + 1 + code.to_string().len(),
+                version.as_str().len() + 1 + kind.len() + 1 + code.to_string().len(),
             );
+        }
+        if let Some((version, codec)) = self.codec_header() {
+            header(H_CODEC, version.len() + 1 + codec.len());
         }
         for (name, value) in self.head.user.iter() {
             header(name, value.len());
@@ -230,6 +342,19 @@ pub(crate) fn check_user_headers(user: &Headers) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks that the codec name `name` can travel in the `Codecbus-Codec`
+/// header, as version 1 names it: no CR or LF, no whitespace at its end
+/// (a NATS client trims the value it reads). Version 2 carries any name
+/// in the payload.
+fn check_codec_header(name: &str) -> Result<(), String> {
+    if name.bytes().any(|b| b == b'\r' || b == b'\n') || name.ends_with(char::is_whitespace) {
+        return Err(format!(
+            "codec name {name:?} cannot travel in a NATS header, as wire version 1 names it (no CR or LF, no whitespace at its end): write version 2 (NatsOptions::wire_version), or rename the codec"
+        ));
+    }
+    Ok(())
+}
+
 /// Why an outbound message did not leave.
 pub(crate) enum Refuse {
     Codec(String),
@@ -257,9 +382,9 @@ impl Refuse {
 
 /// The frame of an outbound message: its codec (refused without one), its
 /// user headers (refused when they cannot travel) and its encoded body,
-/// compressed when it is over `compress_above` bytes. The transport checks
-/// the size and sends it.
-pub(crate) fn frame(out: &Outbound, compress_above: Option<usize>) -> Result<Frame, Refuse> {
+/// written as `writing` says (the wire version, compression). The
+/// transport checks the size and sends it.
+pub(crate) fn frame(out: &Outbound, writing: Writing) -> Result<Frame, Refuse> {
     let Some(codec) = out.codec else {
         return Err(Refuse::Codec(format!(
             "`{}` has no codec registered, so it cannot leave the process (derive MessageCodec on a non-generic type, or register one with EventBus::register_codec); to address {}",
@@ -267,8 +392,15 @@ pub(crate) fn frame(out: &Outbound, compress_above: Option<usize>) -> Result<Fra
         )));
     };
     check_user_headers(&out.headers)
+        .and_then(|()| {
+            if writing.version.prefixed() {
+                Ok(())
+            } else {
+                check_codec_header(codec.name())
+            }
+        })
         .map_err(|e| Refuse::Transport(format!("message to address {}: {e}", out.address)))?;
-    let encoded = encode(&codec, &out.body, compress_above).map_err(|e| {
+    let encoded = encode(&codec, &out.body, writing).map_err(|e| {
         Refuse::Codec(format!(
             "cannot encode a `{}` body (codec {:?}) for address {}: {e}",
             codec.type_name(),
@@ -285,8 +417,9 @@ pub(crate) fn frame(out: &Outbound, compress_above: Option<usize>) -> Result<Fra
     Ok(Frame::encoded(codec.name(), out.headers.clone(), encoded))
 }
 
-/// The error for `frame` when it is larger than `max`, the `max_payload`
-/// of `limit` (who sets it, named in the message).
+/// The error for `frame`, a message or a reply, when it is larger than
+/// `max`, the `max_payload` of `limit` (who sets it, named in the
+/// message).
 pub(crate) fn too_large(
     what: &str,
     address: &str,
@@ -294,7 +427,9 @@ pub(crate) fn too_large(
     max: usize,
     limit: &str,
 ) -> Option<String> {
-    let total = frame.wire_len();
+    // A body's frame states its own version; the one given here would
+    // only be a failure's.
+    let total = frame.wire_len(WireVersion::default());
     if total > max {
         let body = frame.body().len();
         return Some(format!(
@@ -321,9 +456,10 @@ thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
-/// A payload made by [`encode`]: the codec prefix, then the body (or its
-/// compressed form).
+/// A payload made by [`encode`]: in version 2, the codec prefix, then the
+/// body (or its compressed form); in version 1, the body alone.
 pub(crate) struct Encoded {
+    version: WireVersion,
     payload: Bytes,
     body_at: usize,
     /// The encoded value's size, without the prefix, uncompressed.
@@ -338,8 +474,9 @@ impl Encoded {
         self.body_len
     }
 
-    fn plain(payload: Bytes, body_at: usize) -> Self {
+    fn plain(version: WireVersion, payload: Bytes, body_at: usize) -> Self {
         Self {
+            version,
             body_len: payload.len() - body_at,
             payload,
             body_at,
@@ -348,9 +485,12 @@ impl Encoded {
     }
 }
 
-/// Encodes `body` with `codec` after the codec prefix ([`CODEC_MARK`]),
-/// into a buffer of exactly their size; a body over `compress_above`
-/// bytes is compressed (when that makes the payload smaller).
+/// Encodes `body` with `codec` as `writing` says: in version 2 after the
+/// codec prefix ([`CODEC_MARK`], the version byte, the name), a body over
+/// `compress_above` bytes compressed (when that makes the payload
+/// smaller); in version 1 the body alone, never compressed (the codec is
+/// named by a header, [`Frame::codec_header`]). Into a buffer of exactly
+/// their size.
 ///
 /// The encoder writes into a buffer reused from message to message and the
 /// result is copied out in one allocation of the final size, instead of
@@ -361,13 +501,24 @@ impl Encoded {
 pub(crate) fn encode(
     codec: &CodecRegistration,
     body: &AnyBody,
-    compress_above: Option<usize>,
+    writing: Writing,
 ) -> Result<Encoded, codecbus_core::EncodeError> {
+    let version = writing.version;
+    // Version 1 names the codec in a header and has no compressed form.
+    let prefixed = version.prefixed();
+    let compress_above = writing.compress_above.filter(|_| prefixed);
     let mut buf = SCRATCH.take();
     buf.clear();
-    buf.extend_from_slice(&[CODEC_MARK, WIRE_VERSION_BYTE]);
+    if prefixed {
+        buf.extend_from_slice(&[CODEC_MARK, version.number()]);
+    }
     let mut w = Writer::from_vec(buf);
-    let result = w.write_str(codec.name()).and_then(|()| {
+    let named = if prefixed {
+        w.write_str(codec.name())
+    } else {
+        Ok(())
+    };
+    let result = named.and_then(|()| {
         let body_at = w.len();
         codec.encode(&**body, &mut w).map(|()| body_at)
     });
@@ -375,6 +526,7 @@ pub(crate) fn encode(
     let compressed = match (&result, compress_above) {
         (Ok(body_at), Some(above)) if buf.len() - body_at > above => {
             compress::compress(&buf, *body_at).map(|payload| Encoded {
+                version,
                 body_len: buf.len() - body_at,
                 inflated: Some(buf.len()),
                 payload: Bytes::from(payload),
@@ -390,26 +542,27 @@ pub(crate) fn encode(
         return Ok(compressed);
     }
     if buf.capacity() > KEEP_SCRATCH {
-        return result.map(|body_at| Encoded::plain(Bytes::from(buf), body_at));
+        return result.map(|body_at| Encoded::plain(version, Bytes::from(buf), body_at));
     }
-    let encoded = result.map(|body_at| Encoded::plain(Bytes::copy_from_slice(&buf), body_at));
+    let encoded =
+        result.map(|body_at| Encoded::plain(version, Bytes::copy_from_slice(&buf), body_at));
     SCRATCH.set(buf);
     encoded
 }
 
 /// Reads the codec prefix at the start of `payload`, if it has one: the
 /// wire version (as text), the codec name (`None` when it is not a UTF-8
-/// MessagePack str) and where the body starts. A prefix of another
+/// MessagePack str) and where the body starts. Versions 1 and 2 write
+/// the same prefix (but for the version byte); a prefix of another
 /// version is returned with no name: the version alone says why the
 /// message can't be read.
 pub(crate) fn read_prefix(payload: &[u8]) -> Option<(Cow<'static, str>, Option<String>, usize)> {
     let [CODEC_MARK, version, ..] = *payload else {
         return None;
     };
-    let version = if version == WIRE_VERSION_BYTE {
-        Cow::Borrowed(WIRE_VERSION)
-    } else {
-        return Some((Cow::Owned(version.to_string()), None, payload.len()));
+    let version = match WireVersion::of_number(version) {
+        Some(known) => Cow::Borrowed(known.as_str()),
+        None => return Some((Cow::Owned(version.to_string()), None, payload.len())),
     };
     let mut r = codecbus_core::Reader::new(&payload[2..]);
     match r.read_str() {
@@ -456,10 +609,10 @@ pub fn read_payload(payload: &[u8], limit: usize) -> PayloadRead {
     }
 }
 
-/// The payload a node writes for `body` with `codec`: the codec prefix,
-/// then the body, compressed when it is over `compress_above` bytes and
-/// that makes the payload smaller. For the fuzz targets (`fuzz/`); not
-/// part of the API.
+/// The payload a node writes for `body` with `codec` in the default wire
+/// version: the codec prefix, then the body, compressed when it is over
+/// `compress_above` bytes and that makes the payload smaller. For the
+/// fuzz targets (`fuzz/`); not part of the API.
 ///
 /// # Errors
 ///
@@ -473,7 +626,11 @@ pub fn write_payload(
     body: &AnyBody,
     compress_above: Option<usize>,
 ) -> Result<Vec<u8>, codecbus_core::EncodeError> {
-    encode(codec, body, compress_above).map(|encoded| Vec::from(encoded.payload))
+    let writing = Writing {
+        compress_above,
+        ..Writing::default()
+    };
+    encode(codec, body, writing).map(|encoded| Vec::from(encoded.payload))
 }
 
 /// The frame answering a request with the reply `env`: its body encoded
@@ -483,7 +640,7 @@ pub(crate) fn reply_frame(
     inner: &Arc<dyn Node>,
     address: &str,
     env: &ReplyEnvelope,
-    compress_above: Option<usize>,
+    writing: Writing,
 ) -> Result<Frame, (RequestErrorKind, String)> {
     let type_id = Any::type_id(&*env.body);
     let Some(codec) = inner.codec_by_type(type_id) else {
@@ -495,7 +652,7 @@ pub(crate) fn reply_frame(
             ),
         ));
     };
-    let encoded = encode(&codec, &env.body, compress_above).map_err(|e| {
+    let encoded = encode(&codec, &env.body, writing).map_err(|e| {
         (
             RequestErrorKind::Codec,
             format!(
@@ -504,12 +661,20 @@ pub(crate) fn reply_frame(
             ),
         )
     })?;
-    check_user_headers(&env.headers).map_err(|e| {
-        (
-            RequestErrorKind::Transport,
-            format!("Reply from address {address}: {e}"),
-        )
-    })?;
+    check_user_headers(&env.headers)
+        .and_then(|()| {
+            if writing.version.prefixed() {
+                Ok(())
+            } else {
+                check_codec_header(codec.name())
+            }
+        })
+        .map_err(|e| {
+            (
+                RequestErrorKind::Transport,
+                format!("Reply from address {address}: {e}"),
+            )
+        })?;
     Ok(Frame::encoded(codec.name(), env.headers.clone(), encoded))
 }
 
@@ -542,11 +707,11 @@ mod tests {
         let value = "abc".repeat(200);
         let body = codecbus_core::to_vec(&value).unwrap();
         let payload = written(&value, 64);
-        assert_eq!(&payload[..10], b"\xc1\x01\xa6string\xc1");
+        assert_eq!(&payload[..10], b"\xc1\x02\xa6string\xc1");
         assert!(payload.len() < body.len());
 
         let read = read_payload(&payload, body.len());
-        assert_eq!(read.version.as_deref(), Some("1"));
+        assert_eq!(read.version.as_deref(), Some("2"));
         assert_eq!(read.codec.as_deref(), Some("string"));
         assert_eq!(read.body.as_deref(), Ok(body.as_slice()));
         let why = read_payload(&payload, body.len() - 1).body.unwrap_err();
@@ -556,7 +721,7 @@ mod tests {
     #[test]
     fn a_plain_payload_and_one_without_a_prefix_are_read_as_they_are() {
         let payload = written("xyz", 64);
-        assert_eq!(payload, b"\xc1\x01\xa6string\xa3xyz");
+        assert_eq!(payload, b"\xc1\x02\xa6string\xa3xyz");
         assert_eq!(
             read_payload(&payload, 0).body.as_deref(),
             Ok(&b"\xa3xyz"[..])

@@ -17,7 +17,7 @@ use crate::base::reply::{self, Completion, ReplyRx};
 use crate::telemetry::probe::RefusedBy;
 use crate::telemetry::record::{Event, record};
 use crate::telemetry::{Probe, Side, spans};
-use crate::transport::cluster::frame::{Frame, H_CODEC, Inbound, WIRE_VERSION};
+use crate::transport::cluster::frame::{Frame, H_CODEC, Inbound, WireVersion};
 use crate::transport::local::{Handed, Refusal, Scope, Verdicts, count_delivered};
 use crate::transport::{Named, Node};
 
@@ -148,10 +148,17 @@ pub(crate) fn codec_of(
         return Err(why.clone());
     }
     match head.version.as_deref() {
-        Some(WIRE_VERSION) => {}
+        // The header form is version 1's; the prefix is both versions'.
+        Some(v) if v == WireVersion::V1.as_str() => {}
+        Some(v) if v == WireVersion::V2.as_str() && head.prefixed => {}
+        Some(v) if v == WireVersion::V2.as_str() => {
+            return Err(format!(
+                "unsupported codecbus wire version {v:?} in the {H_CODEC} header (the header form is version 1; version 2 names the codec in the payload's prefix)"
+            ));
+        }
         Some(v) => {
             return Err(format!(
-                "unsupported codecbus wire version {v:?} (this node reads version {WIRE_VERSION})"
+                "unsupported codecbus wire version {v:?} (this node reads versions 1 and 2)"
             ));
         }
         None => {

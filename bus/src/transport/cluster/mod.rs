@@ -27,6 +27,9 @@ mod inbound;
 pub(crate) use self::address::*;
 pub(crate) use self::answers::*;
 pub(crate) use self::frame::*;
+// The version a node writes, `NatsOptions::wire_version`'s setting.
+#[cfg_attr(not(feature = "nats"), allow(unused_imports, unreachable_pub))]
+pub use self::frame::WireVersion;
 // The fuzz targets' entry points, re-exported hidden by the crate root.
 #[cfg(fuzzing)]
 pub use self::frame::{PayloadRead, read_payload, write_payload};

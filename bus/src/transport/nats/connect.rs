@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use crate::base::error::{BuildError, BuildErrorKind};
 use crate::base::metrics::bump;
 use crate::telemetry::ClientEvents;
+use crate::transport::cluster::Writing;
 use crate::transport::nats::options::{NatsEvent, NatsOptions};
 use crate::transport::nats::refusals::Refusals;
 use crate::transport::nats::wire::{self, Violation};
@@ -48,7 +49,7 @@ pub(crate) struct Connected {
     pub(super) refusals: Arc<Refusals>,
     #[cfg(feature = "jetstream")]
     pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
-    pub(super) compress_above: Option<usize>,
+    pub(super) writing: Writing,
 }
 
 /// Connects to the servers in `options`.
@@ -177,6 +178,6 @@ pub(crate) async fn connect(
         refusals,
         #[cfg(feature = "jetstream")]
         durables,
-        compress_above: options.compress_above,
+        writing: options.writing(),
     })
 }

@@ -36,7 +36,7 @@ use bytes::Bytes;
 
 use crate::base::error::{OperationKind, RequestError, RequestErrorKind};
 use crate::transport::Outbound;
-use crate::transport::cluster::{self, Frame, Refuse};
+use crate::transport::cluster::{self, Frame, Refuse, Writing};
 use crate::transport::nats::refusals::REMEMBERED;
 use crate::transport::nats::wire;
 
@@ -53,9 +53,11 @@ pub(super) struct Link {
     /// The durable addresses (JetStream), if any.
     #[cfg(feature = "jetstream")]
     pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
-    /// Bodies over this many bytes leave compressed
+    /// How everything this node sends is written: the wire version
+    /// ([`NatsOptions::wire_version`](crate::NatsOptions::wire_version)),
+    /// and above which size a body leaves compressed
     /// ([`NatsOptions::compress_above`](crate::NatsOptions::compress_above)).
-    pub(super) compress_above: Option<usize>,
+    pub(super) writing: Writing,
 }
 
 impl Link {
@@ -125,14 +127,14 @@ impl Link {
                 REMEMBERED.as_secs()
             )));
         }
-        let mut frame = cluster::frame(out, self.compress_above)?;
+        let mut frame = cluster::frame(out, self.writing)?;
         if let Route::Stored { id, .. } = route {
             // JetStream's duplicate suppression reads its own header.
             frame.head.user.insert(NATS_MSG_ID, id);
         }
         self.check_size("Message", &out.address, &frame)
             .map_err(Refuse::TooLarge)?;
-        let headers = wire::headers(&frame);
+        let headers = wire::headers(&frame, self.writing.version);
         let body = frame.payload;
         Ok(Prepared {
             subject,
@@ -249,7 +251,7 @@ pub(super) fn request_failed(
 /// Answers the requester waiting on `to` with `frame` (a reply or a
 /// failure).
 pub(super) async fn publish_answer(shared: Arc<Link>, to: async_nats::Subject, frame: Frame) {
-    let headers = wire::headers(&frame);
+    let headers = wire::headers(&frame, shared.writing.version);
     if let Err(e) = shared
         .client
         .publish_with_headers(to, headers, frame.payload)
@@ -268,8 +270,8 @@ impl Answers for Link {
         self.client.max_payload()
     }
 
-    fn compress_above(&self) -> Option<usize> {
-        self.compress_above
+    fn writing(&self) -> Writing {
+        self.writing
     }
 
     fn finish(self: &Arc<Self>, to: Self::To, frame: Frame) -> BoxFuture<'static, ()> {
@@ -287,7 +289,7 @@ impl Answers for Link {
         let address = Arc::clone(address);
         Box::pin(async move {
             let request = async_nats::Request::new()
-                .headers(wire::headers(&frame))
+                .headers(wire::headers(&frame, link.writing.version))
                 .payload(frame.payload)
                 .timeout(Some(wait));
             let message = link

@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::transport::cluster::{WireVersion, Writing};
 use crate::transport::nats::wire;
 
 /// The default subject prefix: every subject the bus uses starts with it.
@@ -141,7 +142,8 @@ pub struct NatsOptions {
     max_reconnects: Option<usize>,
     ping_interval: Option<Duration>,
     subscription_capacity: Option<usize>,
-    pub(crate) compress_above: Option<usize>,
+    compress_above: Option<usize>,
+    wire_version: WireVersion,
     #[cfg(feature = "unstable-async-nats")]
     configure: Option<Configure>,
     pub(crate) on_event: Option<OnEvent>,
@@ -178,6 +180,7 @@ impl NatsOptions {
             ping_interval: None,
             subscription_capacity: None,
             compress_above: None,
+            wire_version: WireVersion::default(),
             #[cfg(feature = "unstable-async-nats")]
             configure: None,
             on_event: None,
@@ -357,6 +360,56 @@ impl NatsOptions {
     pub fn compress_above(mut self, bytes: usize) -> Self {
         self.compress_above = Some(bytes);
         self
+    }
+
+    /// The version of the wire contract this node writes (default
+    /// [`WireVersion::V2`], the codec named in the payload's prefix):
+    /// every send, publish, request, reply, failure and durable message
+    /// it sends is in this version. A node reads both versions whatever
+    /// it writes, so nodes of either setting talk to each other.
+    ///
+    /// Set [`WireVersion::V1`] while the deployment still has readers of
+    /// version 1 only (the codec named in the `Codecbus-Codec` header,
+    /// the body plain MessagePack): a peer in another language written
+    /// from version 1 of the guide's wire contract chapter, another tool
+    /// of that time, or, during a rolling deploy, nodes of a build from
+    /// before wire version 2 (which refuse its prefix). Version 1 has no
+    /// compressed form: with it,
+    /// [`compress_above`](NatsOptions::compress_above) has no effect
+    /// (every body leaves plain; `connect` logs a warning when both are
+    /// set). It also costs what a header costs, which `async-nats` parses
+    /// on both sides. Once every reader reads version 2, drop the
+    /// setting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::{NatsOptions, WireVersion};
+    ///
+    /// // Peers of version 1 still read what this node sends.
+    /// let options = NatsOptions::new("nats://127.0.0.1:4222").wire_version(WireVersion::V1);
+    /// # drop(options);
+    /// ```
+    pub fn wire_version(mut self, version: WireVersion) -> Self {
+        self.wire_version = version;
+        self
+    }
+
+    /// How the node writes what it sends: its wire version and
+    /// compression threshold (none in version 1, which has no compressed
+    /// form).
+    pub(crate) fn writing(&self) -> Writing {
+        if self.compress_above.is_some() && !self.wire_version.prefixed() {
+            tracing::warn!(
+                compress_above = self.compress_above,
+                "NatsOptions::compress_above has no effect with wire_version(WireVersion::V1): \
+                 version 1 has no compressed form, so every body leaves plain"
+            );
+        }
+        Writing {
+            version: self.wire_version,
+            compress_above: self.compress_above.filter(|_| self.wire_version.prefixed()),
+        }
     }
 
     /// How often the client pings the server to notice a dead connection
@@ -623,6 +676,7 @@ impl fmt::Debug for NatsOptions {
             .field("root_certificates", &self.root_certificates)
             .field("subscription_capacity", &self.subscription_capacity)
             .field("compress_above", &self.compress_above)
+            .field("wire_version", &self.wire_version)
             .field(
                 "client_certificate",
                 &self.client_certificate.as_ref().map(|(c, _)| c),

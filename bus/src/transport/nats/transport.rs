@@ -34,7 +34,7 @@ impl NatsTransport {
             refusals,
             #[cfg(feature = "jetstream")]
             durables,
-            compress_above,
+            writing,
         } = connected;
         let shared = Arc::new(Link {
             client,
@@ -45,7 +45,7 @@ impl NatsTransport {
             refusals,
             #[cfg(feature = "jetstream")]
             durables,
-            compress_above,
+            writing,
         });
         let (control, rx) = mpsc::unbounded_channel();
         tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));

@@ -1,7 +1,9 @@
 // The wire contract with other nodes (the guide, `book/src/wire.md`): subjects,
 // queue groups, headers, versions and failure names. Changing anything
-// here breaks nodes built from an older codecbus; bump `WIRE_VERSION` when
-// the meaning of the bytes or headers changes.
+// here breaks nodes built from an older codecbus and peers in other
+// languages: what a node writes is pinned, byte for byte, by the corpus
+// in `bus/tests/wire/corpus/` (the test `wire::` of the cluster tests);
+// a change to it is a new `WireVersion`, announced in the CHANGELOG.
 
 use std::str::FromStr;
 
@@ -11,7 +13,7 @@ use bytes::Bytes;
 use crate::transport::cluster::Frame;
 
 use crate::transport::cluster::{
-    H_CODEC, H_FAILURE, Inbound, MAX_PREFIX_LEN, WIRE_VERSION, check_escaped_len, escape_address,
+    H_CODEC, H_FAILURE, Inbound, MAX_PREFIX_LEN, WireVersion, check_escaped_len, escape_address,
     is_reserved,
 };
 
@@ -80,21 +82,35 @@ pub(crate) fn send_subject(prefix: &str, address: &str) -> Result<String, String
     subject(prefix, 's', address)
 }
 
-/// The NATS headers of `frame`: the failure header of a failure, then the
-/// user's, which [`frame`](crate::transport::cluster::frame) checked can
-/// travel. A body's codec is named in its payload
-/// ([`CODEC_MARK`](crate::transport::cluster::CODEC_MARK)), so a message
-/// without user headers has none: `async-nats` parses and allocates every
-/// header on both sides, which costs more than a codec call.
-pub(crate) fn headers(frame: &Frame) -> HeaderMap {
+/// The NATS headers of `frame`, written by a node of wire version
+/// `version`: the failure header of a failure (`{version} {KIND}
+/// {code}`), or the codec header of a body in version 1 (`1 {codec}`),
+/// then the user's, which [`frame`](crate::transport::cluster::frame)
+/// checked can travel. In version 2 a body's codec is named in its
+/// payload ([`CODEC_MARK`](crate::transport::cluster::CODEC_MARK)), so a
+/// message without user headers has none: `async-nats` parses and
+/// allocates every header on both sides, which costs more than a codec
+/// call.
+pub(crate) fn headers(frame: &Frame, version: WireVersion) -> HeaderMap {
     let head = &frame.head;
     let mut map = HeaderMap::new();
     if let Some(kind) = &head.failure {
         let code = head
             .failure_code
             .unwrap_or(crate::base::error::NO_FAILURE_CODE);
-        let value = format!("{WIRE_VERSION} {kind} {code}");
+        let value = format!("{} {kind} {code}", version.as_str());
         map.insert(HeaderName::from_static(H_FAILURE), HeaderValue::from(value));
+    }
+    if let Some((version, codec)) = frame.codec_header() {
+        let mut value = String::with_capacity(version.len() + 1 + codec.len());
+        value.push_str(version);
+        value.push(' ');
+        value.push_str(codec);
+        // A codec name a header cannot carry (CR, LF) leaves none: the
+        // receiving node refuses the message as naming no codec.
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            map.insert(HeaderName::from_static(H_CODEC), value);
+        }
     }
     for (name, value) in head.user.iter() {
         // Checked when the frame was made; a header that still cannot
@@ -190,7 +206,7 @@ mod tests {
     use crate::base::error::RequestErrorKind;
     use crate::base::headers::Headers;
     use crate::transport::cluster::is_plain;
-    use crate::transport::cluster::{check_user_headers, encode, failure_kind};
+    use crate::transport::cluster::{Writing, check_user_headers, encode, failure_kind};
 
     fn esc(a: &str) -> String {
         let mut s = String::new();
@@ -309,12 +325,29 @@ mod tests {
     /// The size limit the tests read frames with.
     const LIMIT: usize = 1 << 20;
 
+    /// The version a node writes unless told otherwise.
+    const V2: WireVersion = WireVersion::V2;
+
     /// A frame this node makes: a `String` body encoded with the codec
-    /// named `codec`.
+    /// named `codec`, in the default version.
     fn body_frame(codec: &'static str, user: Headers, value: &str) -> Frame {
+        versioned_frame(WireVersion::default(), codec, user, value)
+    }
+
+    /// A frame this node makes in `version`.
+    fn versioned_frame(
+        version: WireVersion,
+        codec: &'static str,
+        user: Headers,
+        value: &str,
+    ) -> Frame {
         let registration = codecbus_core::CodecRegistration::of::<String>(codec);
         let body = std::sync::Arc::new(value.to_owned()) as codecbus_core::AnyBody;
-        Frame::encoded(codec, user, encode(&registration, &body, None).unwrap())
+        let writing = Writing {
+            version,
+            compress_above: Some(0),
+        };
+        Frame::encoded(codec, user, encode(&registration, &body, writing).unwrap())
     }
 
     #[test]
@@ -323,13 +356,14 @@ mod tests {
             .into_iter()
             .collect();
         let sent = body_frame("my quote", user, "abc");
-        let map = headers(&sent);
+        let map = headers(&sent, V2);
         assert!(map.get(H_CODEC).is_none());
         assert_eq!(map.len(), 2);
-        // 0xC1, version 1, the name as a fixstr of 8, then "abc".
-        assert_eq!(&sent.payload[..], b"\xc1\x01\xa8my quote\xa3abc".as_slice());
+        // 0xC1, version 2, the name as a fixstr of 8, then "abc".
+        assert_eq!(&sent.payload[..], b"\xc1\x02\xa8my quote\xa3abc".as_slice());
         let arrived = frame(Some(&map), sent.payload.clone(), LIMIT);
-        assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
+        assert_eq!(arrived.head.version.as_deref(), Some("2"));
+        assert!(arrived.head.prefixed);
         assert_eq!(arrived.head.codec.as_deref(), Some("my quote"));
         assert_eq!(arrived.body(), b"\xa3abc");
         assert_eq!(arrived.head.user.get("trace-id"), Some("42"));
@@ -339,7 +373,54 @@ mod tests {
         );
         assert_eq!(arrived.head.user.len(), 3);
         // Without user headers, no header at all: a plain PUB.
-        assert!(headers(&body_frame("c", Headers::new(), "x")).is_empty());
+        assert!(headers(&body_frame("c", Headers::new(), "x"), V2).is_empty());
+    }
+
+    #[test]
+    fn version_1_names_the_codec_in_a_header_and_never_compresses() {
+        let user: Headers = [("Trace-Id", "42")].into_iter().collect();
+        let long = "abc".repeat(100);
+        let sent = versioned_frame(WireVersion::V1, "my quote", user, &long);
+        // The body alone, plain although over the threshold of 0.
+        assert_eq!(sent.payload, codecbus_core::to_vec(&long).unwrap());
+        assert_eq!(sent.head.inflated, None);
+        let map = headers(&sent, WireVersion::V1);
+        assert_eq!(
+            map.get(H_CODEC).map(HeaderValue::as_str),
+            Some("1 my quote")
+        );
+        assert_eq!(map.get("Trace-Id").map(HeaderValue::as_str), Some("42"));
+        assert_eq!(map.len(), 2);
+        assert_eq!(
+            sent.wire_len(WireVersion::V1),
+            12 + H_CODEC.len() + 2 + 10 + 2 + "Trace-Id".len() + 2 + 2 + 2 + sent.payload.len()
+        );
+        let arrived = frame(Some(&map), sent.payload.clone(), LIMIT);
+        assert_eq!(arrived.head.version.as_deref(), Some("1"));
+        assert!(!arrived.head.prefixed);
+        assert_eq!(arrived.head.codec.as_deref(), Some("my quote"));
+        assert_eq!(arrived.body(), &sent.payload[..]);
+        // Without user headers, the codec header alone.
+        let bare = versioned_frame(WireVersion::V1, "string", Headers::new(), "x");
+        assert_eq!(headers(&bare, WireVersion::V1).len(), 1);
+        // As the in-memory cluster hands it over: the header's codec kept.
+        let received = bare.received(LIMIT);
+        assert_eq!(received.head.codec.as_deref(), Some("string"));
+        assert_eq!(received.body(), b"\xa1x");
+    }
+
+    #[test]
+    fn a_failure_states_the_version_its_node_writes() {
+        let failure = Frame::failure(RequestErrorKind::RecipientFailure, 422, "no".to_owned());
+        for (version, value) in [
+            (WireVersion::V1, "1 RECIPIENT_FAILURE 422"),
+            (V2, "2 RECIPIENT_FAILURE 422"),
+        ] {
+            let map = headers(&failure, version);
+            assert_eq!(map.get(H_FAILURE).map(HeaderValue::as_str), Some(value));
+            assert!(map.get(H_CODEC).is_none());
+            assert_eq!(map.len(), 1);
+        }
     }
 
     #[test]
@@ -347,28 +428,45 @@ mod tests {
         let mut map = HeaderMap::new();
         map.insert(H_CODEC, "1 string");
         let arrived = frame(Some(&map), Bytes::from_static(b"\xa2hi"), LIMIT);
-        assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
+        assert_eq!(arrived.head.version.as_deref(), Some("1"));
+        assert!(!arrived.head.prefixed);
         assert_eq!(arrived.head.codec.as_deref(), Some("string"));
         assert_eq!(arrived.body(), b"\xa2hi");
         // The header wins: the payload is the body, whatever it starts with.
-        let arrived = frame(Some(&map), Bytes::from_static(b"\xc1\x01\xa1x\xc0"), LIMIT);
+        let arrived = frame(Some(&map), Bytes::from_static(b"\xc1\x02\xa1x\xc0"), LIMIT);
         assert_eq!(arrived.head.codec.as_deref(), Some("string"));
         assert_eq!(arrived.body().len(), 5);
     }
 
     #[test]
-    fn a_prefix_of_another_version_or_without_a_name_names_no_codec() {
-        let arrived = frame(None, Bytes::from_static(b"\xc1\x07\xa1x\xc0"), LIMIT);
-        assert_eq!(arrived.head.version.as_deref(), Some("7"));
-        assert_eq!(arrived.head.codec, None);
-        for payload in [
-            b"\xc1\x01".as_slice(),
-            b"\xc1\x01\x05",
-            b"\xc1\x01\xa3ab",
-            b"\xc1\x01\xa2\xff\xfe",
+    fn a_prefix_of_version_1_or_2_names_its_codec() {
+        for (payload, version) in [
+            (b"\xc1\x01\xa6string\xa2hi".as_slice(), "1"),
+            (b"\xc1\x02\xa6string\xa2hi", "2"),
         ] {
             let arrived = frame(None, Bytes::copy_from_slice(payload), LIMIT);
-            assert_eq!(arrived.head.version.as_deref(), Some(WIRE_VERSION));
+            assert_eq!(arrived.head.version.as_deref(), Some(version));
+            assert!(arrived.head.prefixed);
+            assert_eq!(arrived.head.codec.as_deref(), Some("string"));
+            assert_eq!(arrived.body(), b"\xa2hi");
+        }
+    }
+
+    #[test]
+    fn a_prefix_of_another_version_or_without_a_name_names_no_codec() {
+        for payload in [b"\xc1\x07\xa1x\xc0".as_slice(), b"\xc1\x03\xa1x\xc0"] {
+            let arrived = frame(None, Bytes::copy_from_slice(payload), LIMIT);
+            assert_eq!(arrived.head.version, Some(payload[1].to_string().into()));
+            assert_eq!(arrived.head.codec, None);
+        }
+        for payload in [
+            b"\xc1\x02".as_slice(),
+            b"\xc1\x02\x05",
+            b"\xc1\x02\xa3ab",
+            b"\xc1\x02\xa2\xff\xfe",
+        ] {
+            let arrived = frame(None, Bytes::copy_from_slice(payload), LIMIT);
+            assert_eq!(arrived.head.version.as_deref(), Some("2"));
             assert_eq!(arrived.head.codec, None, "{payload:?}");
             assert!(arrived.body().is_empty());
         }
@@ -406,7 +504,7 @@ mod tests {
         /// Whatever follows the mark, reading never panics.
         #[test]
         fn any_compressed_payload_is_read_without_panic(rest in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
-            let mut payload = b"\xc1\x01\xa6string\xc1".to_vec();
+            let mut payload = b"\xc1\x02\xa6string\xc1".to_vec();
             payload.extend_from_slice(&rest);
             let _ = frame(None, Bytes::from(payload), 4096);
         }
@@ -427,10 +525,14 @@ mod tests {
     fn compressed_frame(value: &str, above: usize) -> Frame {
         let registration = codecbus_core::CodecRegistration::of::<String>("string");
         let body = std::sync::Arc::new(value.to_owned()) as codecbus_core::AnyBody;
+        let writing = Writing {
+            compress_above: Some(above),
+            ..Writing::default()
+        };
         Frame::encoded(
             "string",
             Headers::new(),
-            encode(&registration, &body, Some(above)).unwrap(),
+            encode(&registration, &body, writing).unwrap(),
         )
     }
 
@@ -442,7 +544,7 @@ mod tests {
         // bytes: 403, uint16 0x0193), then the LZ4 block.
         assert_eq!(
             &sent.payload[..13],
-            b"\xc1\x01\xa6string\xc1\xcd\x01\x93".as_slice()
+            b"\xc1\x02\xa6string\xc1\xcd\x01\x93".as_slice()
         );
         assert!(sent.payload.len() < 60, "{} bytes", sent.payload.len());
         assert_eq!(sent.head.inflated, Some(2 + 7 + 403));
@@ -525,14 +627,14 @@ mod tests {
         // What the check lets through, the client's header types take.
         let fine: Headers = [("X-Tag", "a b\tc"), ("Empty", "")].into_iter().collect();
         check_user_headers(&fine).unwrap();
-        assert_eq!(headers(&body_frame("c", fine, "")).len(), 2);
+        assert_eq!(headers(&body_frame("c", fine, ""), V2).len(), 2);
     }
 
     #[test]
     fn a_frames_length_is_what_the_server_counts() {
         let user: Headers = [("Trace-Id", "42"), ("tag", "a")].into_iter().collect();
         let frame = body_frame("my quote", user, "abc");
-        let map = headers(&frame);
+        let map = headers(&frame, V2);
         let mut len = 12;
         for (name, values) in map.iter() {
             let name: &str = name.as_ref();
@@ -540,26 +642,25 @@ mod tests {
                 len += name.len() + 2 + v.as_str().len() + 2;
             }
         }
-        assert_eq!(frame.wire_len(), len + frame.payload.len());
+        assert_eq!(frame.wire_len(V2), len + frame.payload.len());
         // No header: no header block.
         let bare = body_frame("my quote", Headers::new(), "abc");
-        assert_eq!(bare.wire_len(), bare.payload.len());
+        assert_eq!(bare.wire_len(V2), bare.payload.len());
         let failure = Frame::failure(RequestErrorKind::Timeout, -1, "late".to_owned());
-        let map = headers(&failure);
+        let map = headers(&failure, V2);
         let value = map.get(H_FAILURE).map(HeaderValue::as_str).unwrap();
         assert_eq!(
-            failure.wire_len(),
+            failure.wire_len(V2),
             12 + H_FAILURE.len() + 2 + value.len() + 2 + 4
         );
     }
 
     #[test]
     fn failure_headers_round_trip() {
-        let map = headers(&Frame::failure(
-            RequestErrorKind::RecipientFailure,
-            -7,
-            String::new(),
-        ));
+        let map = headers(
+            &Frame::failure(RequestErrorKind::RecipientFailure, -7, String::new()),
+            V2,
+        );
         let inbound = parse_headers(Some(&map));
         assert_eq!(inbound.version, None);
         assert_eq!(inbound.codec, None);
@@ -573,14 +674,14 @@ mod tests {
         // another version must not decide how the codec header is read.
         for _ in 0..32 {
             let mut map = HeaderMap::new();
-            map.insert(H_CODEC, format!("{WIRE_VERSION} string").as_str());
+            map.insert(H_CODEC, "1 string");
             map.insert(
                 HeaderName::from_static(H_FAILURE),
                 HeaderValue::from_str("9 SOMETHING_NEW 5").unwrap(),
             );
             map.insert("Codecbus-Future", "9 x");
             let inbound = parse_headers(Some(&map));
-            assert_eq!(inbound.version.as_deref(), Some(WIRE_VERSION));
+            assert_eq!(inbound.version.as_deref(), Some("1"));
             assert_eq!(inbound.codec.as_deref(), Some("string"));
             assert_eq!(inbound.failure.as_deref(), Some("SOMETHING_NEW"));
             assert_eq!(inbound.failure_code, Some(5));
