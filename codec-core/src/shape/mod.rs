@@ -21,7 +21,7 @@
 //! use codecbus_core::MessageCodec;
 //! use codecbus_core::shape::{CodecShape, Layout, Shape};
 //!
-//! #[derive(MessageCodec)]
+//! #[derive(MessageCodec, Clone)]
 //! #[codec(name = "shop.order")]
 //! struct Order {
 //!     id: u64,
