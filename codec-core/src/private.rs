@@ -8,10 +8,13 @@ pub use serde;
 pub use crate::msgpack::kind::StructHeader;
 pub use crate::registry::CodecRegistration;
 
-use crate::codec::Immutable;
+use crate::codec::{Immutable, MessageCodec};
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::{
+    Definitions, Enum, FieldShape, Layout, Payload, Record, Reserved, Shape, Union, VariantShape,
+};
 
 /// Enters one level of nesting. Generated decoders call it before a struct,
 /// newtype or enum payload and [`leave`] after it; on the error path the
@@ -166,4 +169,168 @@ pub fn encode_serde<T: SerdeFeatureEnabled + ?Sized>(
 #[cfg(not(feature = "serde"))]
 pub fn decode_serde<T: SerdeFeatureEnabled>(_: &mut Reader<'_>) -> Result<T, DecodeError> {
     unreachable!("no type implements SerdeFeatureEnabled")
+}
+
+// Shapes (`MessageCodec::shape` of derived types): short calls, so that the
+// generated code stays small and names no type of `shape`.
+
+/// A field of a map-layout record, of a type that is no codec of its own
+/// (`bytes`, `with`, `serde`): `optional` if a reader takes the value
+/// without it.
+#[inline]
+pub fn shape_field(name: &str, key: Option<u32>, optional: bool, shape: Shape) -> FieldShape {
+    FieldShape {
+        name: name.to_owned(),
+        key,
+        optional,
+        shape,
+    }
+}
+
+/// A field of type `T` written through its codec: at `key` (array and
+/// keyed layouts), optional when it has a default or `T` a value when
+/// missing (`Option`).
+#[inline]
+pub fn shape_field_of<T: MessageCodec>(
+    name: &str,
+    key: Option<u32>,
+    default: bool,
+    defs: &mut Definitions,
+) -> FieldShape {
+    let optional = default || <T as crate::Decode<'_>>::value_when_missing().is_some();
+    shape_field(name, key, optional, T::shape(defs))
+}
+
+/// `#[codec(bytes)]`: `bin`, or `nil` or `bin` on an `Option`.
+#[inline]
+pub fn shape_bin(option: bool) -> Shape {
+    if option {
+        Shape::Option(Box::new(Shape::Bin))
+    } else {
+        Shape::Bin
+    }
+}
+
+/// `#[codec(with = "...")]`, `#[codec(serde)]`.
+#[inline]
+pub fn shape_opaque() -> Shape {
+    Shape::Opaque
+}
+
+/// A map-layout record and its reserved field names.
+pub fn shape_map(fields: Vec<FieldShape>, names: &[&str]) -> Record {
+    Record::new(Layout::Map, fields, reserved(&[], names))
+}
+
+/// An array-layout record and its reserved positions.
+pub fn shape_array(fields: Vec<FieldShape>, positions: &[u32]) -> Record {
+    Record::new(Layout::Array, fields, reserved(positions, &[]))
+}
+
+/// A keyed record and its reserved keys.
+pub fn shape_keyed(fields: Vec<FieldShape>, keys: &[u32]) -> Record {
+    Record::new(Layout::Keyed, fields, reserved(keys, &[]))
+}
+
+/// A struct of this record.
+#[inline]
+pub fn shape_struct(record: Record) -> Shape {
+    Shape::Record(record)
+}
+
+/// A unit variant.
+#[inline]
+pub fn shape_unit_variant(name: &str, tag: Option<u32>) -> VariantShape {
+    variant(name, tag, Payload::Unit)
+}
+
+/// A newtype variant.
+#[inline]
+pub fn shape_newtype_variant(name: &str, tag: Option<u32>, shape: Shape) -> VariantShape {
+    variant(name, tag, Payload::Newtype(shape))
+}
+
+/// A tuple variant.
+#[inline]
+pub fn shape_tuple_variant(name: &str, tag: Option<u32>, shapes: Vec<Shape>) -> VariantShape {
+    variant(name, tag, Payload::Tuple(shapes))
+}
+
+/// A struct variant.
+#[inline]
+pub fn shape_record_variant(name: &str, tag: Option<u32>, record: Record) -> VariantShape {
+    variant(name, tag, Payload::Record(record))
+}
+
+fn variant(name: &str, tag: Option<u32>, payload: Payload) -> VariantShape {
+    VariantShape {
+        name: name.to_owned(),
+        tag,
+        payload,
+    }
+}
+
+/// An enum written with its variants' names, with its reserved names.
+pub fn shape_enum(variants: Vec<VariantShape>, names: &[&str]) -> Shape {
+    Shape::Enum(Enum::new(variants, reserved(&[], names)))
+}
+
+/// A `union` enum: its tagged variants, the name of its catch-all, its
+/// reserved tags.
+pub fn shape_union(variants: Vec<VariantShape>, catch_all: Option<&str>, tags: &[u32]) -> Shape {
+    Shape::Union(Union::new(
+        variants,
+        catch_all.map(str::to_owned),
+        reserved(tags, &[]),
+    ))
+}
+
+fn reserved(ints: &[u32], names: &[&str]) -> Vec<Reserved> {
+    ints.iter()
+        .map(|&n| Reserved::Int(n))
+        .chain(names.iter().map(|&name| Reserved::Name(name.to_owned())))
+        .collect()
+}
+
+/// The part a type argument `T` gives to the codec name of a generic
+/// derived type's instantiation: the codec name of a named codec, the
+/// name of a scalar shape (`u32`, `str`), else the canonical JSON of its
+/// shape (`{"array":"str"}`).
+pub fn shape_arg<T: MessageCodec>() -> String {
+    match T::shape(&mut Definitions::new()) {
+        Shape::Ref(name) => name,
+        shape => {
+            let json = shape.canonical_json();
+            match json.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                Some(scalar) => scalar.to_owned(),
+                None => json,
+            }
+        }
+    }
+}
+
+/// The part a type argument that is not known to be a codec (one the
+/// fields use only through `skip`, `with`, `serde` or `PhantomData`, or
+/// under a `bound` that does not say `MessageCodec`) gives to the name:
+/// its Rust type name.
+#[inline]
+pub fn type_arg<T: ?Sized>() -> String {
+    std::any::type_name::<T>().to_owned()
+}
+
+/// The codec name of an instantiation of a generic derived type:
+/// `base<arg,arg>`.
+pub fn generic_name(base: &str, args: &[String]) -> String {
+    let mut name =
+        String::with_capacity(base.len() + 2 + args.iter().map(String::len).sum::<usize>());
+    name.push_str(base);
+    name.push('<');
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            name.push(',');
+        }
+        name.push_str(arg);
+    }
+    name.push('>');
+    name
 }

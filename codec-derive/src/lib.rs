@@ -36,7 +36,8 @@
 //! # What is generated
 //!
 //! Three impls: `Encode` (writing), `Decode<'de>` (reading) and
-//! `MessageCodec` (how a message is handed to local consumers).
+//! `MessageCodec` (how a message is handed to local consumers, and what
+//! its bytes look like).
 //!
 //! * `encode`: straight writes into the buffer. Everything known at compile
 //!   time (map and array headers, every key with its string header, the
@@ -48,6 +49,23 @@
 //!   reader's depth limit.
 //! * `transform`: the same `Arc` for `#[codec(immutable)]` types, a deep copy
 //!   (`Clone`) otherwise.
+//! * `shape`: what the type writes, as data (`codecbus_core::shape`), for
+//!   the checks of a codec's evolution: its layout (a map by name, an
+//!   array by position or by key), each field's name, position or key,
+//!   whether a reader takes the value without it (an `Option`, a
+//!   `default`), and each field's own shape;
+//!   an enum's variants by name, a `union`'s by tag. A struct or enum is a
+//!   named codec, defined once under its codec name and referred to by
+//!   it, so a recursive type refers to itself; a newtype is its field's
+//!   shape. A generic type's instantiations are codecs of their own, named
+//!   after the default name and the arguments: `shop::Page<u32>`,
+//!   `shop::Page<shop.order>` (a named argument by its codec name, a
+//!   container by its shape's canonical JSON, a const parameter by its
+//!   value, a parameter that is not known to be a codec, one only in
+//!   `PhantomData` or `skip`ped fields, by its Rust type name). A field
+//!   with `with` or `serde` is `Opaque` (nothing says what it writes), one
+//!   with `bytes` is `bin`. A function of its own: encoding and decoding
+//!   do not run it.
 //! * `impl Immutable` for `#[codec(immutable)]` types, after checking every
 //!   field at compile time.
 //! * A registration record (`CodecRegistration`) submitted through
@@ -501,7 +519,9 @@
 //! Where-clause predicates that replace the bounds the derive infers (see
 //! [Generic types](#generic-types)), as serde's `bound`: for a generic type
 //! whose needs the derive cannot see from its fields. The type's own
-//! `where` clause is kept; `bound = ""` adds nothing.
+//! `where` clause is kept; `bound = ""` adds nothing. The predicates must
+//! make each field type that is written through its own codec a
+//! `MessageCodec` (its shape is part of the type's).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -792,6 +812,7 @@ mod encode;
 mod expand;
 mod fallback;
 mod register;
+mod shape;
 mod symbol;
 mod transform;
 mod valid;
