@@ -5,11 +5,12 @@
 // Most types here are described, never built: their fields go unread.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
-use codecbus_core::MessageCodec;
 use codecbus_core::ext::RawValue;
 use codecbus_core::shape::{CodecShape, Definitions, Shape};
+use codecbus_core::{MessageCodec, registrations};
 use serde::{Deserialize, Serialize};
 
 /// The canonical JSON of `T` registered as `name`.
@@ -493,4 +494,40 @@ fn renaming_or_moving_a_type_with_a_codec_name_changes_nothing() {
     // A change of the wire does change it.
     let other = CodecShape::of::<Order>("shapes.moved.v1");
     assert_ne!(before.fingerprint(), other.fingerprint());
+}
+
+#[derive(MessageCodec, Clone)]
+#[codec(name = "shapes.registered.v2", aliases("shapes.registered.v1"))]
+struct Registered {
+    at: std::time::SystemTime,
+    tags: BTreeMap<String, Vec<u8>>,
+}
+
+#[test]
+fn a_registration_carries_the_shape() {
+    let reg = registrations()
+        .find(|r| r.name() == "shapes.registered.v2")
+        .unwrap();
+    let shape = reg.shape();
+    assert_eq!(shape, {
+        let mut expected = CodecShape::of::<Registered>("shapes.registered.v2");
+        expected.aliases = vec!["shapes.registered.v1".into()];
+        expected
+    });
+    assert_eq!(
+        shape.canonical_json(),
+        concat!(
+            r#"{"aliases":["shapes.registered.v1"],"name":"shapes.registered.v2","refs":{},"#,
+            r#""shape":{"record":{"fields":["#,
+            r#"{"name":"at","optional":false,"shape":{"ext":-1}},"#,
+            r#"{"name":"tags","optional":false,"shape":{"map":["str",{"array":"u8"}]}}],"#,
+            r#""layout":"map","reserved":[]}}}"#,
+        )
+    );
+    // Every registration of the program describes itself.
+    for reg in registrations() {
+        let shape = reg.shape();
+        assert_eq!(shape.name, reg.name());
+        let _ = shape.fingerprint();
+    }
 }
