@@ -24,7 +24,10 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     }
     let krate = crate_path(&cx, parsed.as_ref());
     match (cx.check(), parsed) {
-        (Ok(()), Some(parsed)) => expand(&parsed, &krate),
+        (Ok(()), Some(mut parsed)) => {
+            parsed.lower_reserved_positions();
+            expand(&parsed, &krate)
+        }
         (Err(err), _) => {
             let mut out = err.to_compile_error();
             out.extend(fallback::expand(input, &krate));

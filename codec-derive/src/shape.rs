@@ -28,12 +28,12 @@ pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     }
     let definition = match &input.data {
         Data::Struct(style, fields) => {
-            let record = struct_record(cg, *style, fields);
+            let record = struct_record(cg, input, *style, fields);
             let krate = cg.krate;
             quote!(#krate::__private::shape_struct(#record))
         }
-        Data::Enum(variants) if cg.union => union_shape(cg, variants),
-        Data::Enum(variants) => enum_shape(cg, variants),
+        Data::Enum(variants) if cg.union => union_shape(cg, input, variants),
+        Data::Enum(variants) => enum_shape(cg, input, variants),
     };
     quote! {
         __defs.named(#name, |__defs| #definition)
@@ -109,9 +109,14 @@ fn is_codec_param(cg: &Codegen<'_>, param: &syn::Ident) -> bool {
 
 /// A struct's record (an expression of type `Record`): a map by name, an
 /// array by position (`as_array`, a tuple or unit struct) or by key.
-fn struct_record(cg: &Codegen<'_>, style: Style, fields: &[Field<'_>]) -> TokenStream {
+fn struct_record(
+    cg: &Codegen<'_>,
+    input: &Input<'_>,
+    style: Style,
+    fields: &[Field<'_>],
+) -> TokenStream {
     match style {
-        Style::Named => named_record(cg, fields),
+        Style::Named => named_record(cg, fields, &input.reserved_ints(), &input.reserved_names()),
         Style::Tuple | Style::Unit | Style::Newtype => {
             let krate = cg.krate;
             let fields = vec_of(
@@ -124,12 +129,23 @@ fn struct_record(cg: &Codegen<'_>, style: Style, fields: &[Field<'_>]) -> TokenS
     }
 }
 
-/// Named fields: keyed, as an array (`as_array`), or a map.
-fn named_record(cg: &Codegen<'_>, fields: &[Field<'_>]) -> TokenStream {
+/// Named fields: keyed, as an array (`as_array`, also when reserved
+/// positions made it keyed: see `Input::lower_reserved_positions`), or a
+/// map.
+fn named_record(
+    cg: &Codegen<'_>,
+    fields: &[Field<'_>],
+    ints: &[u32],
+    names: &[String],
+) -> TokenStream {
     let krate = cg.krate;
     if let Some(keyed) = keyed_fields(fields) {
         let fields = vec_of(keyed.iter().map(|&(key, f)| field(cg, f, Some(key))));
-        return quote!(#krate::__private::shape_keyed(#fields, &[]));
+        return if cg.as_array {
+            quote!(#krate::__private::shape_array(#fields, &[#(#ints),*]))
+        } else {
+            quote!(#krate::__private::shape_keyed(#fields, &[#(#ints),*]))
+        };
     }
     if cg.as_array {
         let fields = vec_of(
@@ -137,10 +153,10 @@ fn named_record(cg: &Codegen<'_>, fields: &[Field<'_>]) -> TokenStream {
                 .enumerate()
                 .map(|(pos, f)| field(cg, f, Some(pos as u32))),
         );
-        return quote!(#krate::__private::shape_array(#fields, &[]));
+        return quote!(#krate::__private::shape_array(#fields, &[#(#ints),*]));
     }
     let fields = vec_of(encoded(fields).map(|f| field(cg, f, None)));
-    quote!(#krate::__private::shape_map(#fields, &[]))
+    quote!(#krate::__private::shape_map(#fields, &[#(#names),*]))
 }
 
 fn encoded<'f, 'a>(fields: &'f [Field<'a>]) -> impl Iterator<Item = &'f Field<'a>> {
@@ -192,15 +208,17 @@ fn field_shape(cg: &Codegen<'_>, field: &Field<'_>) -> TokenStream {
 }
 
 /// An enum written with its variants' names.
-fn enum_shape(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
+fn enum_shape(cg: &Codegen<'_>, input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
     let krate = cg.krate;
+    let names = input.reserved_names();
     let variants = vec_of(variants.iter().map(|v| variant(cg, v, None)));
-    quote!(#krate::__private::shape_enum(#variants, &[]))
+    quote!(#krate::__private::shape_enum(#variants, &[#(#names),*]))
 }
 
 /// A `union`: the tagged variants, the catch-all's name.
-fn union_shape(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
+fn union_shape(cg: &Codegen<'_>, input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
     let krate = cg.krate;
+    let tags = input.reserved_ints();
     let tagged = vec_of(
         variants
             .iter()
@@ -213,7 +231,7 @@ fn union_shape(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
-    quote!(#krate::__private::shape_union(#tagged, #catch_all, &[]))
+    quote!(#krate::__private::shape_union(#tagged, #catch_all, &[#(#tags),*]))
 }
 
 /// A variant: its name, its tag in a union, what follows them.
@@ -235,7 +253,7 @@ fn variant(cg: &Codegen<'_>, variant: &Variant<'_>, tag: Option<u32>) -> TokenSt
             quote!(#krate::__private::shape_tuple_variant(#name, #tag, #shapes))
         }
         Style::Named => {
-            let record = named_record(cg, &variant.fields);
+            let record = named_record(cg, &variant.fields, &[], &[]);
             quote!(#krate::__private::shape_record_variant(#name, #tag, #record))
         }
     }

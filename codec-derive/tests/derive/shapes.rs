@@ -178,7 +178,7 @@ fn an_enum_lists_its_variants_by_name_with_their_payloads() {
 }
 
 #[derive(MessageCodec, Clone)]
-#[codec(name = "shapes.command", union)]
+#[codec(name = "shapes.command", union, reserved(2, 5))]
 enum Command {
     #[codec(tag = 1)]
     Stop,
@@ -202,7 +202,7 @@ fn a_union_lists_its_variants_by_tag_and_names_its_catch_all() {
     assert_eq!(
         canonical::<Command>("shapes.command"),
         concat!(
-            r#"{"aliases":[],"name":"shapes.command","refs":{},"shape":{"union":{"catch_all":"Unknown","reserved":[],"variants":["#,
+            r#"{"aliases":[],"name":"shapes.command","refs":{},"shape":{"union":{"catch_all":"Unknown","reserved":[2,5],"variants":["#,
             r#"{"name":"Start","payload":{"record":{"fields":["#,
             r#"{"name":"at","optional":false,"shape":"u64"}],"layout":"map","reserved":[]}},"tag":0},"#,
             r#"{"name":"Stop","payload":"unit","tag":1},"#,
@@ -212,6 +212,67 @@ fn a_union_lists_its_variants_by_tag_and_names_its_catch_all() {
     assert_eq!(
         canonical::<Strict>("shapes.strict"),
         r#"{"aliases":[],"name":"shapes.strict","refs":{},"shape":{"union":{"catch_all":null,"reserved":[],"variants":[{"name":"Only","payload":"unit","tag":0}]}}}"#
+    );
+}
+
+#[derive(MessageCodec, Clone)]
+#[codec(name = "shapes.profile", reserved("nickname", "age"))]
+struct Profile {
+    name: String,
+}
+
+#[derive(MessageCodec, Clone)]
+#[codec(name = "shapes.account", reserved(1, 4))]
+struct Account {
+    #[codec(key = 0)]
+    id: u64,
+    #[codec(key = 2)]
+    plan: String,
+}
+
+#[derive(MessageCodec, Clone)]
+#[codec(name = "shapes.point", as_array, reserved(1))]
+struct Point {
+    x: i32,
+    #[codec(skip)]
+    cached: u8,
+    y: i32,
+}
+
+#[derive(MessageCodec, Clone)]
+#[codec(name = "shapes.status", reserved("Paused"))]
+enum Status {
+    Running,
+}
+
+#[test]
+fn reserved_keys_positions_tags_and_names_are_listed() {
+    assert_eq!(
+        canonical::<Profile>("shapes.profile"),
+        r#"{"aliases":[],"name":"shapes.profile","refs":{},"shape":{"record":{"fields":[{"name":"name","optional":false,"shape":"str"}],"layout":"map","reserved":["age","nickname"]}}}"#
+    );
+    assert_eq!(
+        canonical::<Account>("shapes.account"),
+        concat!(
+            r#"{"aliases":[],"name":"shapes.account","refs":{},"shape":{"record":{"fields":["#,
+            r#"{"key":0,"name":"id","optional":false,"shape":"u64"},"#,
+            r#"{"key":2,"name":"plan","optional":false,"shape":"str"}],"#,
+            r#""layout":"keyed","reserved":[1,4]}}}"#,
+        )
+    );
+    // `y` steps over the reserved position 1.
+    assert_eq!(
+        canonical::<Point>("shapes.point"),
+        concat!(
+            r#"{"aliases":[],"name":"shapes.point","refs":{},"shape":{"record":{"fields":["#,
+            r#"{"key":0,"name":"x","optional":false,"shape":"i32"},"#,
+            r#"{"key":2,"name":"y","optional":false,"shape":"i32"}],"#,
+            r#""layout":"array","reserved":[1]}}}"#,
+        )
+    );
+    assert_eq!(
+        canonical::<Status>("shapes.status"),
+        r#"{"aliases":[],"name":"shapes.status","refs":{},"shape":{"enum":{"reserved":["Paused"],"variants":[{"name":"Running","payload":"unit"}]}}}"#
     );
 }
 
