@@ -55,7 +55,6 @@ pub(crate) use share;
 /// an expression of type `Shape` with `Shape` in scope.
 macro_rules! describe {
     ($shape:expr) => {
-        #[inline]
         fn shape(_: &mut $crate::shape::Definitions) -> $crate::shape::Shape {
             $shape
         }
