@@ -128,7 +128,7 @@ pub trait MessageCodec: Encode + for<'de> Decode<'de> {
 /// use std::sync::Arc;
 /// use codecbus_core::{MessageCodec, MessageType};
 ///
-/// #[derive(MessageCodec)]
+/// #[derive(MessageCodec, Clone)]
 /// struct Order {
 ///     id: u64,
 ///     note: Arc<String>, // a pointer is a fine field

@@ -8,10 +8,13 @@ pub use serde;
 pub use crate::msgpack::kind::StructHeader;
 pub use crate::registry::CodecRegistration;
 
-use crate::codec::Immutable;
+use crate::codec::{Immutable, MessageCodec};
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::{
+    Definitions, Enum, FieldShape, Layout, Payload, Record, Reserved, Shape, Union, VariantShape,
+};
 
 /// Enters one level of nesting. Generated decoders call it before a struct,
 /// newtype or enum payload and [`leave`] after it; on the error path the
@@ -166,4 +169,255 @@ pub fn encode_serde<T: SerdeFeatureEnabled + ?Sized>(
 #[cfg(not(feature = "serde"))]
 pub fn decode_serde<T: SerdeFeatureEnabled>(_: &mut Reader<'_>) -> Result<T, DecodeError> {
     unreachable!("no type implements SerdeFeatureEnabled")
+}
+
+// Shapes (`MessageCodec::shape` of derived types). The generated code
+// calls these with a closure that fills in the fields or variants (coerced
+// to a function pointer, so nothing here is instantiated per type), and
+// holds no value of its own: no drop, no unwinding path to compile per
+// type. It names no type of `shape`.
+
+/// The fields of a record, as a derived type's `shape` lists them.
+pub struct ShapeFields<'d> {
+    defs: &'d mut Definitions,
+    fields: Vec<FieldShape>,
+}
+
+impl ShapeFields<'_> {
+    /// A field of type `T`, written through its codec, at `key` in the
+    /// array layouts: optional when it has a default or `T` a value when
+    /// missing (an `Option`).
+    pub fn of<T: MessageCodec>(&mut self, name: &str, key: Option<u32>, default: bool) {
+        let optional = default || <T as crate::Decode<'_>>::value_when_missing().is_some();
+        let shape = T::shape(self.defs);
+        self.other(name, key, optional, shape);
+    }
+
+    /// A field of this shape (`bytes`, `with`, `serde`).
+    pub fn other(&mut self, name: &str, key: Option<u32>, optional: bool, shape: Shape) {
+        self.fields.push(FieldShape {
+            name: name.to_owned(),
+            key,
+            optional,
+            shape,
+        });
+    }
+}
+
+/// The variants of an enum, as a derived type's `shape` lists them.
+pub struct ShapeVariants<'d> {
+    defs: &'d mut Definitions,
+    variants: Vec<VariantShape>,
+}
+
+impl ShapeVariants<'_> {
+    /// A unit variant, with its tag in a `union`.
+    pub fn unit(&mut self, name: &str, tag: Option<u32>) {
+        self.push(name, tag, Payload::Unit);
+    }
+
+    /// A newtype variant of `T`, written through its codec.
+    pub fn newtype_of<T: MessageCodec>(&mut self, name: &str, tag: Option<u32>) {
+        let shape = T::shape(self.defs);
+        self.push(name, tag, Payload::Newtype(shape));
+    }
+
+    /// A newtype variant of this shape (`bytes`, `with`, `serde`).
+    pub fn newtype(&mut self, name: &str, tag: Option<u32>, shape: Shape) {
+        self.push(name, tag, Payload::Newtype(shape));
+    }
+
+    /// A tuple variant: its elements, listed by `fill` in order.
+    pub fn tuple(&mut self, name: &str, tag: Option<u32>, fill: fn(&mut ShapeFields<'_>)) {
+        let fields = fields(self.defs, fill);
+        let shapes = fields.into_iter().map(|f| f.shape).collect();
+        self.push(name, tag, Payload::Tuple(shapes));
+    }
+
+    /// A struct variant written as a map.
+    pub fn map(&mut self, name: &str, tag: Option<u32>, fill: fn(&mut ShapeFields<'_>)) {
+        let record = Record::new(Layout::Map, fields(self.defs, fill), Vec::new());
+        self.push(name, tag, Payload::Record(record));
+    }
+
+    /// A struct variant written as an array (`as_array`).
+    pub fn array(&mut self, name: &str, tag: Option<u32>, fill: fn(&mut ShapeFields<'_>)) {
+        let record = Record::new(Layout::Array, fields(self.defs, fill), Vec::new());
+        self.push(name, tag, Payload::Record(record));
+    }
+
+    fn push(&mut self, name: &str, tag: Option<u32>, payload: Payload) {
+        self.variants.push(VariantShape {
+            name: name.to_owned(),
+            tag,
+            payload,
+        });
+    }
+}
+
+fn fields(defs: &mut Definitions, fill: fn(&mut ShapeFields<'_>)) -> Vec<FieldShape> {
+    let mut fields = ShapeFields {
+        defs,
+        fields: Vec::new(),
+    };
+    fill(&mut fields);
+    fields.fields
+}
+
+fn record(
+    defs: &mut Definitions,
+    name: &str,
+    layout: Layout,
+    reserved: Vec<Reserved>,
+    fill: fn(&mut ShapeFields<'_>),
+) -> Shape {
+    defs.named(name, |defs| {
+        Shape::Record(Record::new(layout, fields(defs, fill), reserved))
+    })
+}
+
+/// The struct `name`, written as a map, with its reserved field names.
+pub fn shape_map(
+    defs: &mut Definitions,
+    name: &str,
+    names: &[&str],
+    fill: fn(&mut ShapeFields<'_>),
+) -> Shape {
+    record(defs, name, Layout::Map, reserved(&[], names), fill)
+}
+
+/// The struct `name`, written as an array by position, with its reserved
+/// positions.
+pub fn shape_array(
+    defs: &mut Definitions,
+    name: &str,
+    positions: &[u32],
+    fill: fn(&mut ShapeFields<'_>),
+) -> Shape {
+    record(defs, name, Layout::Array, reserved(positions, &[]), fill)
+}
+
+/// The struct `name`, written as an array by key, with its reserved keys.
+pub fn shape_keyed(
+    defs: &mut Definitions,
+    name: &str,
+    keys: &[u32],
+    fill: fn(&mut ShapeFields<'_>),
+) -> Shape {
+    record(defs, name, Layout::Keyed, reserved(keys, &[]), fill)
+}
+
+/// The enum `name`, written with its variants' names, with its reserved
+/// names.
+pub fn shape_enum(
+    defs: &mut Definitions,
+    name: &str,
+    names: &[&str],
+    fill: fn(&mut ShapeVariants<'_>),
+) -> Shape {
+    let reserved = reserved(&[], names);
+    defs.named(name, |defs| {
+        let variants = variants(defs, fill);
+        Shape::Enum(Enum::new(variants, reserved))
+    })
+}
+
+/// The `union` enum `name`: its tagged variants, the name of its
+/// catch-all, its reserved tags.
+pub fn shape_union(
+    defs: &mut Definitions,
+    name: &str,
+    catch_all: Option<&str>,
+    tags: &[u32],
+    fill: fn(&mut ShapeVariants<'_>),
+) -> Shape {
+    let reserved = reserved(tags, &[]);
+    let catch_all = catch_all.map(str::to_owned);
+    defs.named(name, |defs| {
+        let variants = variants(defs, fill);
+        Shape::Union(Union::new(variants, catch_all, reserved))
+    })
+}
+
+fn variants(defs: &mut Definitions, fill: fn(&mut ShapeVariants<'_>)) -> Vec<VariantShape> {
+    let mut variants = ShapeVariants {
+        defs,
+        variants: Vec::new(),
+    };
+    fill(&mut variants);
+    variants.variants
+}
+
+/// A newtype `name`: the shape of its field (see
+/// [`Definitions::transparent`]).
+pub fn shape_transparent(
+    defs: &mut Definitions,
+    name: &str,
+    describe: fn(&mut Definitions) -> Shape,
+) -> Shape {
+    defs.transparent(name, describe)
+}
+
+/// `#[codec(bytes)]`: `bin`, or `nil` or `bin` on an `Option`.
+pub fn shape_bin(option: bool) -> Shape {
+    if option {
+        Shape::Option(Box::new(Shape::Bin))
+    } else {
+        Shape::Bin
+    }
+}
+
+/// `#[codec(with = "...")]`, `#[codec(serde)]`: nothing says what they
+/// write.
+pub fn shape_opaque() -> Shape {
+    Shape::Opaque
+}
+
+fn reserved(ints: &[u32], names: &[&str]) -> Vec<Reserved> {
+    ints.iter()
+        .map(|&n| Reserved::Int(n))
+        .chain(names.iter().map(|&name| Reserved::Name(name.to_owned())))
+        .collect()
+}
+
+/// The part a type argument `T` gives to the codec name of a generic
+/// derived type's instantiation: the codec name of a named codec, the
+/// name of a scalar shape (`u32`, `str`), else the canonical JSON of its
+/// shape (`{"array":"str"}`).
+pub fn shape_arg<T: MessageCodec>() -> String {
+    match T::shape(&mut Definitions::new()) {
+        Shape::Ref(name) => name,
+        shape => {
+            let json = shape.canonical_json();
+            match json.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                Some(scalar) => scalar.to_owned(),
+                None => json,
+            }
+        }
+    }
+}
+
+/// The part a type argument that is not known to be a codec (one the
+/// fields use only through `skip`, `with`, `serde` or `PhantomData`, or
+/// under a `bound` that does not say `MessageCodec`) gives to the name:
+/// its Rust type name.
+pub fn type_arg<T: ?Sized>() -> String {
+    std::any::type_name::<T>().to_owned()
+}
+
+/// The codec name of an instantiation of a generic derived type:
+/// `base<arg,arg>`.
+pub fn generic_name(base: &str, args: &[String]) -> String {
+    let mut name =
+        String::with_capacity(base.len() + 2 + args.iter().map(String::len).sum::<usize>());
+    name.push_str(base);
+    name.push('<');
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            name.push(',');
+        }
+        name.push_str(arg);
+    }
+    name.push('>');
+    name
 }

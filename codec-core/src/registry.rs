@@ -8,12 +8,14 @@ use crate::codec::MessageCodec;
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::{CodecShape, Definitions, Shape};
 
 /// A type-erased message body, as the bus holds it.
 pub type AnyBody = Arc<dyn Any + Send + Sync>;
 
 /// Everything a bus needs to carry one message type by name: its codec
-/// name, Rust type, and type-erased encode, decode and transform.
+/// name, Rust type, type-erased encode, decode and transform, and its
+/// [shape](Self::shape).
 ///
 /// `#[derive(MessageCodec)]` submits one for every non-generic type; a bus
 /// collects them all when it is built (see [`registrations`]). Build one by
@@ -50,6 +52,7 @@ pub struct CodecRegistration {
     encode: fn(&(dyn Any + Send + Sync), &mut Writer) -> Result<(), EncodeError>,
     decode: fn(&mut Reader<'_>) -> Result<AnyBody, DecodeError>,
     transform: fn(&AnyBody) -> AnyBody,
+    shape: fn(&mut Definitions) -> Shape,
 }
 
 impl CodecRegistration {
@@ -67,6 +70,7 @@ impl CodecRegistration {
             encode: encode_erased::<T>,
             decode: decode_erased::<T>,
             transform: transform_erased::<T>,
+            shape: T::shape,
         }
     }
 
@@ -123,6 +127,33 @@ impl CodecRegistration {
     /// ```
     pub fn aliases(&self) -> &'static [&'static str] {
         self.aliases
+    }
+
+    /// What the codec writes, as data: its name and aliases, the type's
+    /// [`MessageCodec::shape`] and the shapes of the named codecs it
+    /// refers to (see [`shape`](crate::shape)). Built on each call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_core::MessageCodec;
+    ///
+    /// #[derive(MessageCodec, Clone)]
+    /// #[codec(name = "billing.refund", aliases("billing.refund.v0"))]
+    /// struct Refund {
+    ///     cents: u64,
+    /// }
+    ///
+    /// let reg = codecbus_core::registrations()
+    ///     .find(|r| r.name() == "billing.refund")
+    ///     .unwrap();
+    /// assert_eq!(
+    ///     reg.shape().canonical_json(),
+    ///     r#"{"aliases":["billing.refund.v0"],"name":"billing.refund","refs":{},"shape":{"record":{"fields":[{"name":"cents","optional":false,"shape":"u64"}],"layout":"map","reserved":[]}}}"#
+    /// );
+    /// ```
+    pub fn shape(&self) -> CodecShape {
+        CodecShape::from_parts(self.name, self.aliases, self.shape)
     }
 
     /// Whether local delivery shares the body instead of copying it.

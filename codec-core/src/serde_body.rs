@@ -21,6 +21,7 @@ use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::kind::ValueKind;
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 /// Writes `value` as `rmp_serde::to_vec_named` would.
 pub(crate) fn encode<T: Serialize + ?Sized>(value: &T, w: &mut Writer) -> Result<(), EncodeError> {
@@ -145,8 +146,10 @@ impl<'de, T: Serialize + DeserializeOwned + Clone> Decode<'de> for Serde<T> {
 }
 
 impl<T: Serialize + DeserializeOwned + Clone> MessageType for Serde<T> {}
+/// Of shape [`Shape::Opaque`]: a serde type does not describe itself.
 impl<T: Serialize + DeserializeOwned + Clone> MessageCodec for Serde<T> {
     const IMMUTABLE: bool = false;
+    crate::impls::describe!(Shape::Opaque);
 
     crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {

@@ -20,6 +20,7 @@ use crate::msgpack::kind::{Int, ValueKind};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
 use crate::registry::CodecRegistration;
+use crate::shape::Shape;
 
 fn encode_value(v: &Value, w: &mut Writer) -> Result<(), EncodeError> {
     match v {
@@ -151,6 +152,7 @@ impl<'de> Decode<'de> for Value {
 impl MessageType for Value {}
 impl MessageCodec for Value {
     const IMMUTABLE: bool = false;
+    crate::impls::describe!(Shape::Json);
 
     crate::impls::copy_by_clone!();
     fn transform(body: &Arc<Self>) -> Arc<Self> {

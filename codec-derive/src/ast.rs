@@ -125,6 +125,61 @@ impl<'a> Input<'a> {
     pub(crate) fn borrows(&self) -> bool {
         !self.borrowed_lifetimes().is_empty()
     }
+
+    /// The integers of `#[codec(reserved(...))]`: keys, positions or tags.
+    pub(crate) fn reserved_ints(&self) -> Vec<u32> {
+        let items = self.attrs.reserved.iter().flat_map(|(_, items)| items);
+        items
+            .filter_map(|item| match item {
+                attr::Reserved::Int { value, .. } => Some(*value),
+                attr::Reserved::Name(_) => None,
+            })
+            .collect()
+    }
+
+    /// The strings of `#[codec(reserved(...))]`: field or variant names.
+    pub(crate) fn reserved_names(&self) -> Vec<String> {
+        let items = self.attrs.reserved.iter().flat_map(|(_, items)| items);
+        items
+            .filter_map(|item| match item {
+                attr::Reserved::Name(lit) => Some(lit.value()),
+                attr::Reserved::Int { .. } => None,
+            })
+            .collect()
+    }
+
+    /// An `as_array` struct with reserved positions is written as a keyed
+    /// one: each encoded field gets the key of its position, the `i`-th
+    /// position that is not reserved, so a reserved position is a gap,
+    /// written as `nil` and skipped when read, and the positions of the
+    /// other fields step over it. Valid input only (no keys of its own:
+    /// `key` and `as_array` exclude each other).
+    pub(crate) fn lower_reserved_positions(&mut self) {
+        let reserved = self.reserved_ints();
+        if self.attrs.as_array.is_none() || reserved.is_empty() {
+            return;
+        }
+        let Data::Struct(Style::Named, fields) = &mut self.data else {
+            return;
+        };
+        let mut position = 0u32;
+        for field in fields.iter_mut().filter(|f| f.is_encoded()) {
+            while reserved.contains(&position) {
+                position += 1;
+            }
+            let span = field
+                .original
+                .ident
+                .as_ref()
+                .map_or_else(proc_macro2::Span::call_site, Ident::span);
+            field.attrs.key = Some(attr::Key {
+                span,
+                lit: span,
+                index: position,
+            });
+            position += 1;
+        }
+    }
 }
 
 impl<'a> Variant<'a> {

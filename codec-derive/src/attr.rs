@@ -54,6 +54,7 @@ const CONTAINER_KEYS: &[Symbol] = &[
     UNREGISTERED,
     BOUND,
     UNION,
+    RESERVED,
 ];
 const FIELD_KEYS: &[Symbol] = &[RENAME, SKIP, DEFAULT, BYTES, WITH, SKIP_IF, SERDE, KEY];
 const VARIANT_KEYS: &[Symbol] = &[RENAME, TAG, OTHER];
@@ -132,6 +133,31 @@ pub(crate) struct Container {
     /// Span of the `union` key when present: an enum written as
     /// `[tag, payload]`.
     pub(crate) union: Option<Span>,
+    /// `reserved(3, "old_name", ...)`: the span of the key and the keys,
+    /// positions, tags or names removed fields or variants held, none
+    /// twice.
+    pub(crate) reserved: Option<(Span, Vec<Reserved>)>,
+}
+
+/// One item of `#[codec(reserved(...))]`.
+pub(crate) enum Reserved {
+    /// A key, position or tag.
+    Int {
+        /// The literal's span.
+        span: Span,
+        value: u32,
+    },
+    /// A field or variant name.
+    Name(LitStr),
+}
+
+impl Reserved {
+    pub(crate) fn span(&self) -> Span {
+        match self {
+            Reserved::Int { span, .. } => *span,
+            Reserved::Name(lit) => lit.span(),
+        }
+    }
 }
 
 /// How a field absent from the input is filled in.
@@ -214,6 +240,7 @@ impl Container {
         let mut unregistered = Attr::none(cx, UNREGISTERED);
         let mut bound = Attr::none(cx, BOUND);
         let mut union = Attr::none(cx, UNION);
+        let mut reserved = Attr::none(cx, RESERVED);
 
         for_each_key(cx, attrs, Level::Container, |meta| {
             if meta.path == UNION {
@@ -243,6 +270,10 @@ impl Container {
             } else if meta.path == ALIASES {
                 if let Some(names) = lit_str_list(cx, meta, ALIASES)? {
                     aliases.set(&meta.path, names);
+                }
+            } else if meta.path == RESERVED {
+                if let Some(items) = reserved_list(cx, meta)? {
+                    reserved.set(&meta.path, items);
                 }
             } else if meta.path == RENAME_ALL {
                 if let Some(lit) = lit_str(cx, meta, RENAME_ALL)? {
@@ -295,6 +326,7 @@ impl Container {
             unregistered: unregistered.flag(),
             bound: bound.value(),
             union: union.flag(),
+            reserved: reserved.get(),
         }
     }
 }
@@ -637,6 +669,118 @@ fn lit_str_list(
         }
     }
     Ok(Some(names))
+}
+
+/// The items of `reserved(3, "old_name", ...)`: at least one, each an
+/// integer literal up to `u32::MAX` or a non-empty string literal, none
+/// twice. Anything else is reported at the offending token, and the items
+/// that passed are returned.
+fn reserved_list(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<Vec<Reserved>>> {
+    const EXAMPLE: &str = "`reserved(3, \"old_name\")`";
+    if !meta.input.peek(syn::token::Paren) {
+        let rest = skip_value(meta)?;
+        let mut tokens = meta.path.to_token_stream();
+        tokens.extend(rest);
+        cx.error_spanned_by(
+            tokens,
+            format_args!(
+                "`reserved` takes a list of the keys, positions or tags (integers) and the \
+                 names (strings) that removed fields or variants held: {EXAMPLE}"
+            ),
+        );
+        return Ok(None);
+    }
+    let content;
+    let parens = syn::parenthesized!(content in meta.input);
+    let items = match Punctuated::<syn::Expr, Token![,]>::parse_terminated(&content) {
+        Ok(items) => items,
+        Err(err) => {
+            cx.syn_error(err);
+            return Ok(None);
+        }
+    };
+    if items.is_empty() {
+        cx.error_at(
+            parens.span.join(),
+            format_args!(
+                "`reserved` needs at least one key, tag or name: {EXAMPLE}, or no `reserved`"
+            ),
+        );
+        return Ok(None);
+    }
+    let mut out: Vec<Reserved> = Vec::with_capacity(items.len());
+    for item in items {
+        let item = match unwrap_expr(&item) {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(lit),
+                ..
+            }) if lit.suffix().is_empty() => match lit.base10_parse::<u32>() {
+                Ok(value) => Reserved::Int {
+                    span: lit.span(),
+                    value,
+                },
+                Err(_) => {
+                    cx.error_spanned_by(
+                        lit,
+                        format_args!(
+                            "{} is too large: keys, positions and tags go up to {}",
+                            lit.base10_digits(),
+                            u32::MAX
+                        ),
+                    );
+                    continue;
+                }
+            },
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(lit),
+                ..
+            }) => {
+                if lit.value().is_empty() {
+                    cx.error_spanned_by(lit, "a reserved name must not be empty");
+                    continue;
+                }
+                Reserved::Name(lit.clone())
+            }
+            _ => {
+                cx.error_spanned_by(
+                    &item,
+                    format_args!(
+                        "expected a non-negative integer literal (a key, position or tag) or a \
+                         string literal (a field or variant name): {EXAMPLE}"
+                    ),
+                );
+                continue;
+            }
+        };
+        let twice = out.iter().any(|seen| match (seen, &item) {
+            (Reserved::Int { value: a, .. }, Reserved::Int { value: b, .. }) => a == b,
+            (Reserved::Name(a), Reserved::Name(b)) => a.value() == b.value(),
+            _ => false,
+        });
+        if twice {
+            let what = match &item {
+                Reserved::Int { value, .. } => value.to_string(),
+                Reserved::Name(lit) => format!("{:?}", lit.value()),
+            };
+            cx.error_at(item.span(), format_args!("{what} is reserved twice"));
+        } else {
+            out.push(item);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The expression inside the invisible groups of `macro_rules!` expansions
+/// and parentheses.
+fn unwrap_expr(expr: &syn::Expr) -> &syn::Expr {
+    let mut expr = expr;
+    loop {
+        match expr {
+            syn::Expr::Group(group) => expr = &group.expr,
+            syn::Expr::Paren(paren) => expr = &paren.expr,
+            other => return other,
+        }
+    }
 }
 
 /// The string literal an expression is, also inside the invisible group of

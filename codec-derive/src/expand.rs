@@ -14,7 +14,7 @@ use syn::{DeriveInput, Ident, TypePath};
 use crate::ast::{Data, Input, Style};
 use crate::codegen::Codegen;
 use crate::ctxt::Ctxt;
-use crate::{decode, encode, fallback, register, transform, valid};
+use crate::{decode, encode, fallback, register, shape, transform, valid};
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
@@ -24,7 +24,10 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     }
     let krate = crate_path(&cx, parsed.as_ref());
     match (cx.check(), parsed) {
-        (Ok(()), Some(parsed)) => expand(&parsed, &krate),
+        (Ok(()), Some(mut parsed)) => {
+            parsed.lower_reserved_positions();
+            expand(&parsed, &krate)
+        }
         (Err(err), _) => {
             let mut out = err.to_compile_error();
             out.extend(fallback::expand(input, &krate));
@@ -111,6 +114,7 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
         let (impl_generics, ty_generics, where_clause) = cg.generics.split_for_impl();
         let transform = transform::expand(&cg, input);
         let deep_copy = transform::deep_copy(&cg, input);
+        let shape = shape::expand(&cg, input);
         quote! {
             #[automatically_derived]
             impl #impl_generics #krate::MessageCodec for #ident #ty_generics #where_clause {
@@ -124,6 +128,12 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
                 #[inline]
                 fn deep_copy(__value: &Self) -> ::core::option::Option<Self> {
                     #deep_copy
+                }
+
+                fn shape(
+                    __defs: &mut #krate::shape::Definitions,
+                ) -> #krate::shape::Shape {
+                    #shape
                 }
             }
 

@@ -36,7 +36,8 @@
 //! # What is generated
 //!
 //! Three impls: `Encode` (writing), `Decode<'de>` (reading) and
-//! `MessageCodec` (how a message is handed to local consumers).
+//! `MessageCodec` (how a message is handed to local consumers, and what
+//! its bytes look like).
 //!
 //! * `encode`: straight writes into the buffer. Everything known at compile
 //!   time (map and array headers, every key with its string header, the
@@ -48,6 +49,23 @@
 //!   reader's depth limit.
 //! * `transform`: the same `Arc` for `#[codec(immutable)]` types, a deep copy
 //!   (`Clone`) otherwise.
+//! * `shape`: what the type writes, as data (`codecbus_core::shape`), for
+//!   the checks of a codec's evolution: its layout (a map by name, an
+//!   array by position or by key), each field's name, position or key,
+//!   whether a reader takes the value without it (an `Option`, a
+//!   `default`), its reserved keys and names, and each field's own shape;
+//!   an enum's variants by name, a `union`'s by tag. A struct or enum is a
+//!   named codec, defined once under its codec name and referred to by
+//!   it, so a recursive type refers to itself; a newtype is its field's
+//!   shape. A generic type's instantiations are codecs of their own, named
+//!   after the default name and the arguments: `shop::Page<u32>`,
+//!   `shop::Page<shop.order>` (a named argument by its codec name, a
+//!   container by its shape's canonical JSON, a const parameter by its
+//!   value, a parameter that is not known to be a codec, one only in
+//!   `PhantomData` or `skip`ped fields, by its Rust type name). A field
+//!   with `with` or `serde` is `Opaque` (nothing says what it writes), one
+//!   with `bytes` is `bin`. A function of its own: encoding and decoding
+//!   do not run it.
 //! * `impl Immutable` for `#[codec(immutable)]` types, after checking every
 //!   field at compile time.
 //! * A registration record (`CodecRegistration`) submitted through
@@ -429,6 +447,76 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## `#[codec(reserved(...))]`
+//!
+//! The keys, positions, tags or names that fields or variants since
+//! removed held, never to be given again: a peer still running the old
+//! build reads them as the old field or variant. Integers reserve keys
+//! (a struct with `key = N` fields), positions (an `as_array` struct) or
+//! tags (a `union`); strings reserve field names (a struct written as a
+//! map) or variant names (an enum). A field or variant that takes one (a
+//! `key = 3`, a `tag = 7`, a field or variant named, renamed or
+//! `rename_all`ed to `"old_name"`) is a compile error at its key, tag or
+//! name. The reserved items are part of the type's shape.
+//!
+//! A reserved position stays on the wire: an `as_array` struct writes
+//! `nil` there and skips what it finds there when reading, and the
+//! positions of its fields step over it (field `i` takes the `i`-th
+//! position that is not reserved). Such a struct reads as a keyed one
+//! does: an array longer than its last field is read too (a reserved last
+//! position is not written, and an older writer's value there skipped),
+//! and a `nil` at a `default` field is its default.
+//!
+//! An item of the kind the layout does not know (a string on a keyed
+//! struct, an integer on a map), an item given twice, and `reserved` on a
+//! tuple, newtype or unit struct are compile errors.
+//!
+//! ```
+//! use codecbus_core::{MessageCodec, from_slice, to_vec};
+//!
+//! // Version 1 was `{x, label, y}` by position; `label` went away.
+//! #[derive(MessageCodec, Clone, Debug, PartialEq)]
+//! #[codec(as_array, reserved(1))]
+//! struct Point {
+//!     x: i8,
+//!     y: i8,
+//! }
+//!
+//! // `[1, nil, -1]`
+//! assert_eq!(to_vec(&Point { x: 1, y: -1 })?, b"\x93\x01\xc0\xff");
+//! // Version 1's `[1, "a", -1]`
+//! assert_eq!(from_slice::<Point>(b"\x93\x01\xa1a\xff")?, Point { x: 1, y: -1 });
+//!
+//! #[derive(MessageCodec, Clone)]
+//! #[codec(reserved("nickname"))]
+//! struct User {
+//!     name: String,
+//! }
+//!
+//! #[derive(MessageCodec, Clone)]
+//! #[codec(union, reserved(2))]
+//! enum Event {
+//!     #[codec(tag = 0)]
+//!     Created,
+//!     #[codec(tag = 1)]
+//!     Deleted,
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ```compile_fail
+//! use codecbus_core::MessageCodec;
+//!
+//! #[derive(MessageCodec, Clone)]
+//! #[codec(reserved(1))]
+//! struct User {
+//!     #[codec(key = 0)]
+//!     id: u64,
+//!     #[codec(key = 1)] // error: key 1 is reserved
+//!     phone: String,
+//! }
+//! ```
+//!
 //! ## `#[codec(rename_all = "...")]`
 //!
 //! Renames every field of a struct, or every variant of an enum, with one of
@@ -501,7 +589,9 @@
 //! Where-clause predicates that replace the bounds the derive infers (see
 //! [Generic types](#generic-types)), as serde's `bound`: for a generic type
 //! whose needs the derive cannot see from its fields. The type's own
-//! `where` clause is kept; `bound = ""` adds nothing.
+//! `where` clause is kept; `bound = ""` adds nothing. The predicates must
+//! make each field type that is written through its own codec a
+//! `MessageCodec` (its shape is part of the type's).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -763,7 +853,12 @@
 //! and `rename` on a variant of a `union`. For `aliases`: a value that is
 //! not a list, an empty list, an item that is not a string literal, an
 //! empty alias, one given twice or equal to `name`, and `aliases` without
-//! `name`, on a generic type or on an `unregistered` one. After such an error the type
+//! `name`, on a generic type or on an `unregistered` one. For
+//! `reserved`: a value that is not a list, an empty list, an item that is
+//! neither an integer up to `u32::MAX` nor a non-empty string, an item
+//! given twice, an item of the kind the layout does not know, `reserved`
+//! on a tuple, newtype or unit struct, and a key, tag, field name or
+//! variant name that is reserved. After such an error the type
 //! still gets a placeholder `MessageCodec` impl, so its uses elsewhere do
 //! not add errors of their own. Type errors point at the field: a field
 //! type without `MessageCodec`, a skipped field without `Default`, a
@@ -792,6 +887,7 @@ mod encode;
 mod expand;
 mod fallback;
 mod register;
+mod shape;
 mod symbol;
 mod transform;
 mod valid;

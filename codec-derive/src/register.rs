@@ -10,19 +10,25 @@ use syn::ext::IdentExt;
 use crate::ast::Input;
 use crate::codegen::Codegen;
 
+/// The codec name, a `&'static str` expression: `name = "..."`, else the
+/// module path and the type name.
+pub(crate) fn codec_name(input: &Input<'_>) -> TokenStream {
+    match &input.attrs.name {
+        Some(lit) => quote!(#lit),
+        None => {
+            let type_name = input.ident.unraw().to_string();
+            quote!(::core::concat!(::core::module_path!(), "::", #type_name))
+        }
+    }
+}
+
 pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     if input.is_generic() || input.attrs.unregistered.is_some() {
         return TokenStream::new();
     }
     let krate = cg.krate;
     let ident = input.ident;
-    let name = match &input.attrs.name {
-        Some(lit) => quote!(#lit),
-        None => {
-            let type_name = ident.unraw().to_string();
-            quote!(::core::concat!(::core::module_path!(), "::", #type_name))
-        }
-    };
+    let name = codec_name(input);
     // Spanned on the type name: a type that is not `Send + Sync + 'static`
     // is reported there.
     let aliases = match &input.attrs.aliases {

@@ -18,6 +18,7 @@ pub(crate) const CRATE: Symbol = Symbol("crate");
 pub(crate) const IMMUTABLE: Symbol = Symbol("immutable");
 pub(crate) const NAME: Symbol = Symbol("name");
 pub(crate) const RENAME_ALL: Symbol = Symbol("rename_all");
+pub(crate) const RESERVED: Symbol = Symbol("reserved");
 pub(crate) const UNION: Symbol = Symbol("union");
 pub(crate) const UNREGISTERED: Symbol = Symbol("unregistered");
 

@@ -2,16 +2,18 @@
 // of the type (thiserror's valid.rs, serde's check.rs). Each violation is
 // recorded in `cx` with the span of the key that has to go.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::Span;
 use quote::ToTokens;
 
 use crate::ast::{Data, Field, Input, Style, Variant};
+use crate::attr::Reserved;
 use crate::ctxt::Ctxt;
 
 pub(crate) fn check(cx: &Ctxt, input: &Input<'_>) {
     check_container(cx, input);
+    check_reserved(cx, input);
     match &input.data {
         Data::Struct(style, fields) => check_fields(cx, input, *style, fields, "struct"),
         Data::Enum(variants) => {
@@ -385,5 +387,159 @@ fn name_span(field: &Field<'_>) -> Span {
         (Some(lit), _) => lit.span(),
         (None, Some(ident)) => ident.span(),
         (None, None) => syn::spanned::Spanned::span(field.ty),
+    }
+}
+
+/// What `reserved` holds back in a type of this layout.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Reserves {
+    /// Keys of a keyed struct.
+    Keys,
+    /// Positions of an `as_array` struct.
+    Positions,
+    /// Field names of a struct written as a map.
+    FieldNames,
+    /// Tags of a `union`.
+    Tags,
+    /// Variant names of an enum.
+    VariantNames,
+}
+
+impl Reserves {
+    fn integers(self) -> bool {
+        matches!(self, Reserves::Keys | Reserves::Positions | Reserves::Tags)
+    }
+
+    /// Why an item of the other kind means nothing in this layout.
+    fn wrong_kind(self) -> &'static str {
+        match self {
+            Reserves::Keys => {
+                "a keyed struct reserves keys, integers such as `reserved(3)`: its fields are \
+                 known by key, so a name means nothing on its wire"
+            }
+            Reserves::Positions => {
+                "an `as_array` struct reserves positions, integers such as `reserved(1)`: its \
+                 fields are known by position, so a name means nothing on its wire"
+            }
+            Reserves::FieldNames => {
+                "a struct written as a map reserves field names, strings such as \
+                 `reserved(\"old_name\")`: its fields are known by name, so an integer means \
+                 nothing on its wire (positions are reserved on an `as_array` struct, keys on \
+                 one with `key = N` fields)"
+            }
+            Reserves::Tags => {
+                "a `union` reserves tags, integers such as `reserved(7)`: its variants are known \
+                 by tag, so a name means nothing on its wire"
+            }
+            Reserves::VariantNames => {
+                "an enum reserves variant names, strings such as `reserved(\"OldVariant\")`: its \
+                 variants are known by name, so an integer means nothing on its wire (tags are \
+                 reserved on a `#[codec(union)]` enum)"
+            }
+        }
+    }
+}
+
+/// `reserved(...)`: items of the kind the layout knows its fields or
+/// variants by, and none of them taken again.
+fn check_reserved(cx: &Ctxt, input: &Input<'_>) {
+    let Some((span, items)) = &input.attrs.reserved else {
+        return;
+    };
+    let reserves = match &input.data {
+        Data::Struct(Style::Named, fields) => {
+            if fields
+                .iter()
+                .any(|f| f.is_encoded() && f.attrs.key.is_some())
+            {
+                Reserves::Keys
+            } else if input.attrs.as_array.is_some() {
+                Reserves::Positions
+            } else {
+                Reserves::FieldNames
+            }
+        }
+        Data::Struct(..) => {
+            cx.error_at(
+                *span,
+                "`reserved` applies to structs with named fields and to enums: a tuple, newtype \
+                 or unit struct has no keys or names to hold back (give the fields names, with \
+                 `as_array` to keep them positional)",
+            );
+            return;
+        }
+        Data::Enum(_) if input.attrs.union.is_some() => Reserves::Tags,
+        Data::Enum(_) => Reserves::VariantNames,
+    };
+    let mut ints: BTreeSet<u32> = BTreeSet::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for item in items {
+        match item {
+            Reserved::Int { value, .. } if reserves.integers() => {
+                ints.insert(*value);
+            }
+            Reserved::Name(lit) if !reserves.integers() => {
+                names.insert(lit.value());
+            }
+            _ => cx.error_at(item.span(), reserves.wrong_kind()),
+        }
+    }
+    match &input.data {
+        Data::Struct(_, fields) => {
+            for field in fields.iter().filter(|f| f.is_encoded()) {
+                match (reserves, field.attrs.key) {
+                    (Reserves::Keys, Some(key)) if ints.contains(&key.index) => cx.error_at(
+                        key.lit,
+                        format_args!(
+                            "key {} is reserved: a key that was removed must never be reused: \
+                             peers still running the old build read it as the old field; pick a \
+                             new key",
+                            key.index
+                        ),
+                    ),
+                    (Reserves::FieldNames, _) if names.contains(&field.wire_name) => cx.error_at(
+                        name_span(field),
+                        format_args!(
+                            "the field name `{}` is reserved: a field name that was removed \
+                                 must never be reused: peers still running the old build read it \
+                                 as the old field; pick a new name",
+                            field.wire_name
+                        ),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+        Data::Enum(variants) => {
+            for variant in variants {
+                match (reserves, variant.attrs.tag) {
+                    (Reserves::Tags, Some(tag)) if ints.contains(&tag.value) => cx.error_at(
+                        tag.lit,
+                        format_args!(
+                            "tag {} is reserved: a tag that was removed must never be reused: \
+                             peers still running the old build read it as the old variant; pick \
+                             a new tag",
+                            tag.value
+                        ),
+                    ),
+                    (Reserves::VariantNames, _) if names.contains(&variant.wire_name) => {
+                        let span = match &variant.attrs.rename {
+                            Some(lit) => lit.span(),
+                            None => variant.ident.span(),
+                        };
+                        cx.error_at(
+                            span,
+                            format_args!(
+                                "the variant name `{}` is reserved: a variant name that was \
+                                 removed must never be reused: peers still running the old build \
+                                 read it as the old variant; pick a new name",
+                                variant.wire_name
+                            ),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use codecbus_core::__private::{enter, inventory, leave};
+use codecbus_core::shape::{Definitions, Shape};
 use codecbus_core::{
     CodecRegistration, Decode, DecodeError, Encode, EncodeError, Immutable, Int, MessageCodec,
     MessageType, Reader, ValueKind, Writer,
@@ -225,10 +226,14 @@ impl<'de> Decode<'de> for JsValue {
 }
 
 impl MessageType for JsValue {}
+/// Of shape [`Shape::Json`].
 impl MessageCodec for JsValue {
     const IMMUTABLE: bool = true;
 
     copy_by_clone!();
+    fn shape(_: &mut Definitions) -> Shape {
+        Shape::Json
+    }
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
@@ -253,10 +258,15 @@ impl<'de> Decode<'de> for JsObj {
 }
 
 impl MessageType for JsObj {}
+/// Of shape [`Shape::Map`] from strings to [`Shape::Json`] (integer keys
+/// are read too, as their decimal text).
 impl MessageCodec for JsObj {
     const IMMUTABLE: bool = true;
 
     copy_by_clone!();
+    fn shape(_: &mut Definitions) -> Shape {
+        Shape::Map(Box::new(Shape::Str), Box::new(Shape::Json))
+    }
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
@@ -281,10 +291,14 @@ impl<'de> Decode<'de> for JsArray {
 }
 
 impl MessageType for JsArray {}
+/// Of shape [`Shape::Array`] of [`Shape::Json`].
 impl MessageCodec for JsArray {
     const IMMUTABLE: bool = true;
 
     copy_by_clone!();
+    fn shape(_: &mut Definitions) -> Shape {
+        Shape::Array(Box::new(Shape::Json))
+    }
     #[inline]
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use super::{DATE, DATETIME, TIME, Timestamp, read_ext_of};
+use super::{DATE, DATETIME, TIME, TIMESTAMP, Timestamp, read_ext_of};
 use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 /// The fields of a DATE payload.
 struct DateParts {
@@ -110,7 +111,8 @@ fn write_datetime(w: &mut Writer, d: &DateParts, t: &TimeParts) -> Result<(), En
 }
 
 macro_rules! shared {
-    () => {
+    ($code:expr) => {
+        crate::impls::describe!(Shape::Ext($code));
         const IMMUTABLE: bool = true;
         crate::impls::copy_by_clone!();
         fn transform(body: &Arc<Self>) -> Arc<Self> {
@@ -143,7 +145,7 @@ macro_rules! calendar_codecs {
 
         impl MessageType for $date {}
         impl MessageCodec for $date {
-            shared!();
+            shared!(DATE);
         }
 
         impl Encode for $time {
@@ -161,7 +163,7 @@ macro_rules! calendar_codecs {
 
         impl MessageType for $time {}
         impl MessageCodec for $time {
-            shared!();
+            shared!(TIME);
         }
 
         impl Encode for $datetime {
@@ -181,7 +183,7 @@ macro_rules! calendar_codecs {
 
         impl MessageType for $datetime {}
         impl MessageCodec for $datetime {
-            shared!();
+            shared!(DATETIME);
         }
     };
 }
@@ -250,7 +252,7 @@ mod with_time {
 
     impl MessageType for OffsetDateTime {}
     impl MessageCodec for OffsetDateTime {
-        shared!();
+        shared!(TIMESTAMP);
     }
 }
 
@@ -325,6 +327,6 @@ mod with_chrono {
 
     impl MessageType for DateTime<Utc> {}
     impl MessageCodec for DateTime<Utc> {
-        shared!();
+        shared!(TIMESTAMP);
     }
 }

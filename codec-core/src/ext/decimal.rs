@@ -11,6 +11,7 @@ use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 impl Immutable for Decimal {}
 
@@ -70,6 +71,7 @@ impl MessageType for Decimal {}
 impl MessageCodec for Decimal {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
+    crate::impls::describe!(Shape::Ext(DECIMAL));
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

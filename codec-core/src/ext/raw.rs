@@ -8,6 +8,7 @@ use crate::error::{DecodeError, EncodeError};
 use crate::impls::container_transform;
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 /// An extension value carried as raw bytes: what an unknown extension type
 /// decodes into, so it can be passed on instead of failing.
@@ -40,9 +41,13 @@ impl<'de> Decode<'de> for Ext {
 }
 
 impl MessageType for Ext {}
+/// Of shape [`Shape::Opaque`]: its type id is the value's, not the
+/// type's, so no [`Shape::Ext`] describes it (it reads an extension of any
+/// type id).
 impl MessageCodec for Ext {
     container_transform!(true);
     crate::impls::copy_by_clone!();
+    crate::impls::describe!(Shape::Opaque);
 }
 
 /// A byte string encoded as MessagePack `bin` (a `Vec<u8>` encodes as an
@@ -109,6 +114,7 @@ impl MessageType for Bytes {}
 impl MessageCodec for Bytes {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
+    crate::impls::describe!(Shape::Bin);
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }
@@ -186,7 +192,10 @@ impl<'de> Decode<'de> for RawValue {
 }
 
 impl MessageType for RawValue {}
+/// Of shape [`Shape::Opaque`]: any one MessagePack value, read without
+/// being interpreted and written back as it came.
 impl MessageCodec for RawValue {
     container_transform!(true);
     crate::impls::copy_by_clone!();
+    crate::impls::describe!(Shape::Opaque);
 }

@@ -11,6 +11,7 @@ use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 /// An immutable UTF-8 string held in a reference-counted [`Bytes`]
 /// buffer: decoded from a payload read with [`Reader::shared`] (as the bus
@@ -155,6 +156,7 @@ impl<'de> Decode<'de> for SharedStr {
 impl MessageType for SharedStr {}
 impl MessageCodec for SharedStr {
     crate::impls::share!();
+    crate::impls::describe!(Shape::Str);
 }
 
 /// `bytes::Bytes` is a MessagePack `bin`, shared with the buffer it was
@@ -177,6 +179,7 @@ impl<'de> Decode<'de> for Bytes {
 impl MessageType for Bytes {}
 impl MessageCodec for Bytes {
     crate::impls::share!();
+    crate::impls::describe!(Shape::Bin);
 }
 
 /// `part` of the input as a shared slice of its buffer, or a copy charged

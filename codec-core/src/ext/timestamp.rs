@@ -7,6 +7,7 @@ use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 /// An instant as the MessagePack spec's timestamp: seconds since the Unix
 /// epoch (may be negative) and nanoseconds `0..1_000_000_000`.
@@ -108,6 +109,7 @@ impl MessageType for Timestamp {}
 impl MessageCodec for Timestamp {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
+    crate::impls::describe!(Shape::Ext(TIMESTAMP));
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

@@ -7,6 +7,7 @@ use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 impl Immutable for uuid::Uuid {}
 
@@ -31,6 +32,7 @@ impl MessageType for uuid::Uuid {}
 impl MessageCodec for uuid::Uuid {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
+    crate::impls::describe!(Shape::Ext(UUID));
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

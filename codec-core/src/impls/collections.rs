@@ -1,6 +1,7 @@
 //! Sequences, sets and maps: `std` and `imbl`.
 //!
-//! Sequences and sets encode as arrays, maps as maps, as `rmp-serde` does.
+//! Sequences and sets encode as arrays, maps as maps, as `rmp-serde` does
+//! (their shapes: [`Shape::Array`] and [`Shape::Map`]).
 //! Declared lengths are checked against the input by the reader before any
 //! capacity is reserved, and reservations are charged to the allocation
 //! budget. Map rule for duplicate keys: the last value wins (as in
@@ -18,6 +19,7 @@ use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::{Definitions, Shape};
 
 /// Reads an array header and reserves for `T` elements, charging the budget.
 #[inline]
@@ -84,6 +86,9 @@ macro_rules! seq {
         impl<$elem: MessageCodec $($bound)*, $($gen)*> MessageCodec for $ty {
             container_transform!($elem::IMMUTABLE);
             $($copy)*
+            fn shape(defs: &mut Definitions) -> Shape {
+                Shape::Array(Box::new($elem::shape(defs)))
+            }
         }
     };
     // The persistent collections copy by `Clone`: O(1), and writes copy
@@ -141,6 +146,9 @@ macro_rules! map {
         impl<K: MessageCodec $($kb)*, V: MessageCodec $($vb)*, $($gen)*> MessageCodec for $ty {
             container_transform!(K::IMMUTABLE && V::IMMUTABLE);
             $($copy)*
+            fn shape(defs: &mut Definitions) -> Shape {
+                Shape::Map(Box::new(K::shape(defs)), Box::new(V::shape(defs)))
+            }
         }
     };
     (@add $out:ident, insert, $entry:ident) => {

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::DecodeError;
 use crate::error::{DecodeErrorKind, EncodeError, EncodeErrorKind};
-use crate::impls::share;
+use crate::impls::{describe, share};
 use crate::msgpack::kind::Int;
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 macro_rules! immutable_scalar {
     ($($ty:ty),*) => {$(
@@ -41,10 +42,10 @@ immutable_scalar!(
 );
 
 /// `Encode`, `Decode` and a shared `MessageCodec` for a leaf type, from
-/// the bodies of its encode (`self` as `$v`, the writer as `$w`) and its
-/// decode (the reader as `$r`).
+/// its shape, the bodies of its encode (`self` as `$v`, the writer as
+/// `$w`) and its decode (the reader as `$r`).
 macro_rules! leaf {
-    ($ty:ty, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block) => {
+    ($ty:ty, $shape:expr, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block) => {
         impl Encode for $ty {
             #[inline]
             fn encode(&self, $w: &mut Writer) -> Result<(), EncodeError> {
@@ -61,12 +62,14 @@ macro_rules! leaf {
         impl MessageType for $ty {}
         impl MessageCodec for $ty {
             share!();
+            describe!($shape);
         }
     };
 }
 
 leaf!(
     bool,
+    Shape::Bool,
     |v, w| {
         w.write_bool(*v);
         Ok(())
@@ -75,27 +78,30 @@ leaf!(
 );
 
 macro_rules! unsigned {
-    ($($ty:ty => $read:ident),*) => {$(
-        leaf!($ty, |v, w| {
+    ($($ty:ty, $bits:literal => $read:ident),*) => {$(
+        leaf!($ty, Shape::int(false, $bits), |v, w| {
             w.write_u64(*v as u64);
             Ok(())
         }, |r| { r.$read() });
     )*};
 }
-unsigned!(u8 => read_u8, u16 => read_u16, u32 => read_u32, u64 => read_u64, usize => read_usize);
+// `usize` and `isize` are 64 bits wide whatever the platform: what one
+// node writes, another may read.
+unsigned!(u8, 8 => read_u8, u16, 16 => read_u16, u32, 32 => read_u32, u64, 64 => read_u64, usize, 64 => read_usize);
 
 macro_rules! signed {
-    ($($ty:ty => $read:ident),*) => {$(
-        leaf!($ty, |v, w| {
+    ($($ty:ty, $bits:literal => $read:ident),*) => {$(
+        leaf!($ty, Shape::int(true, $bits), |v, w| {
             w.write_i64(*v as i64);
             Ok(())
         }, |r| { r.$read() });
     )*};
 }
-signed!(i8 => read_i8, i16 => read_i16, i32 => read_i32, i64 => read_i64, isize => read_isize);
+signed!(i8, 8 => read_i8, i16, 16 => read_i16, i32, 32 => read_i32, i64, 64 => read_i64, isize, 64 => read_isize);
 
 leaf!(
     u128,
+    Shape::int(false, 128),
     |v, w| {
         let n = u64::try_from(*v).map_err(|_| {
             EncodeError::new(EncodeErrorKind::IntegerOutOfRange).with_detail(format!("u128 {v}"))
@@ -108,6 +114,7 @@ leaf!(
 
 leaf!(
     i128,
+    Shape::int(true, 128),
     |v, w| {
         if let Ok(n) = i64::try_from(*v) {
             w.write_i64(n);
@@ -129,6 +136,7 @@ leaf!(
 
 leaf!(
     f32,
+    Shape::F32,
     |v, w| {
         w.write_f32(*v);
         Ok(())
@@ -138,6 +146,7 @@ leaf!(
 
 leaf!(
     f64,
+    Shape::F64,
     |v, w| {
         w.write_f64(*v);
         Ok(())
@@ -145,8 +154,10 @@ leaf!(
     |r| { r.read_f64() }
 );
 
+// A string of one character: the vocabulary has nothing narrower.
 leaf!(
     char,
+    Shape::Str,
     |v, w| {
         let mut buf = [0u8; 4];
         w.write_str(v.encode_utf8(&mut buf))
@@ -167,6 +178,7 @@ leaf!(
 
 leaf!(
     (),
+    Shape::Nil,
     |v, w| {
         let () = *v;
         w.write_nil();
@@ -199,6 +211,7 @@ impl<'de> Decode<'de> for String {
 impl MessageType for String {}
 impl MessageCodec for String {
     share!();
+    describe!(Shape::Str);
 }
 
 impl<'de> Decode<'de> for Box<str> {
@@ -209,6 +222,7 @@ impl<'de> Decode<'de> for Box<str> {
 impl MessageType for Box<str> {}
 impl MessageCodec for Box<str> {
     share!();
+    describe!(Shape::Str);
 }
 
 impl<'de> Decode<'de> for Arc<str> {
@@ -221,6 +235,7 @@ impl<'de> Decode<'de> for Arc<str> {
 impl MessageType for Arc<str> {}
 impl MessageCodec for Arc<str> {
     share!();
+    describe!(Shape::Str);
 }
 
 // Borrowed from the input: no allocation, nothing charged to the budget.

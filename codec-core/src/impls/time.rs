@@ -7,9 +7,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
-use crate::ext::Timestamp;
+use crate::ext::{TIMESTAMP, Timestamp};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::Shape;
 
 impl Immutable for Duration {}
 impl Immutable for SystemTime {}
@@ -54,6 +55,11 @@ impl MessageType for Duration {}
 impl MessageCodec for Duration {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
+    // `[secs, nanos]`, the nanoseconds read as a `u32`.
+    crate::impls::describe!(Shape::Tuple(vec![
+        Shape::int(false, 64),
+        Shape::int(false, 32)
+    ]));
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }
@@ -111,6 +117,7 @@ impl MessageType for SystemTime {}
 impl MessageCodec for SystemTime {
     const IMMUTABLE: bool = true;
     crate::impls::copy_by_clone!();
+    crate::impls::describe!(Shape::Ext(TIMESTAMP));
     fn transform(body: &Arc<Self>) -> Arc<Self> {
         Arc::clone(body)
     }

@@ -8,6 +8,7 @@ use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
+use crate::shape::{Definitions, Shape};
 
 impl<T: Immutable> Immutable for Option<T> {}
 impl<T: Immutable + ?Sized> Immutable for Box<T> {}
@@ -48,6 +49,9 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
 impl<T: MessageCodec> MessageType for Option<T> {}
 impl<T: MessageCodec> MessageCodec for Option<T> {
     container_transform!(T::IMMUTABLE);
+    fn shape(defs: &mut Definitions) -> Shape {
+        Shape::Option(Box::new(T::shape(defs)))
+    }
     #[inline]
     fn deep_copy(value: &Self) -> Option<Self> {
         match value {
@@ -82,8 +86,12 @@ impl<'de, T: Decode<'de>> Decode<'de> for Box<T> {
     }
 }
 
+/// Written as its target, and of its target's shape.
 impl<T: MessageCodec> MessageCodec for Box<T> {
     container_transform!(T::IMMUTABLE);
+    fn shape(defs: &mut Definitions) -> Shape {
+        T::shape(defs)
+    }
     #[inline]
     fn deep_copy(value: &Self) -> Option<Self> {
         T::deep_copy(value).map(Box::new)
@@ -123,6 +131,10 @@ impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
     #[inline]
     fn deep_copy(value: &Self) -> Option<Self> {
         Some(Arc::clone(value))
+    }
+    /// Written as its target, and of its target's shape.
+    fn shape(defs: &mut Definitions) -> Shape {
+        T::shape(defs)
     }
 }
 
@@ -167,8 +179,16 @@ impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for [T; N] {
 }
 
 impl<T: MessageCodec, const N: usize> MessageType for [T; N] {}
+/// An array of exactly `N` elements: a [`Shape::Tuple`] of `N` times the
+/// element's shape.
 impl<T: MessageCodec, const N: usize> MessageCodec for [T; N] {
     container_transform!(T::IMMUTABLE);
+    fn shape(defs: &mut Definitions) -> Shape {
+        if N == 0 {
+            return Shape::Tuple(Vec::new());
+        }
+        Shape::Tuple(vec![T::shape(defs); N])
+    }
     fn deep_copy(value: &Self) -> Option<Self> {
         let items: Vec<T> = value.iter().map(T::deep_copy).collect::<Option<_>>()?;
         items.try_into().ok()
@@ -184,6 +204,9 @@ macro_rules! tuple {
             container_transform!(true $(&& $name::IMMUTABLE)+);
             fn deep_copy(value: &Self) -> Option<Self> {
                 Some(($($name::deep_copy(&value.$idx)?,)+))
+            }
+            fn shape(defs: &mut Definitions) -> Shape {
+                Shape::Tuple(vec![$($name::shape(defs)),+])
             }
         }
 

@@ -21,7 +21,7 @@
 //! use codecbus_core::MessageCodec;
 //! use codecbus_core::shape::{CodecShape, Layout, Shape};
 //!
-//! #[derive(MessageCodec)]
+//! #[derive(MessageCodec, Clone)]
 //! #[codec(name = "shop.order")]
 //! struct Order {
 //!     id: u64,
@@ -37,7 +37,7 @@
 //! );
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// The MessagePack a value of some type is written as: a closed
@@ -164,8 +164,11 @@ pub struct FieldShape {
     /// Its position (array layout) or key (keyed layout); `None` in the map
     /// layout.
     pub key: Option<u32>,
-    /// Whether a reader takes a value without it: an `Option`, a field with
-    /// a default, or one the writer may skip.
+    /// Whether a reader takes a value without it: an `Option` (a type
+    /// whose [`Decode::value_when_missing`](crate::Decode::value_when_missing)
+    /// has a value), or a field with a default. A field the writer leaves
+    /// out when it holds some value (`skip_if`) is optional only so: its
+    /// reader asks for it otherwise.
     pub optional: bool,
     /// The shape of its value.
     pub shape: Shape,
@@ -261,6 +264,8 @@ pub enum Payload {
 pub struct Definitions {
     /// `None` while the definition is being made.
     defs: BTreeMap<String, Option<Shape>>,
+    /// The transparent codecs met again while being described.
+    recursive: BTreeSet<String>,
 }
 
 impl Definitions {
@@ -279,6 +284,30 @@ impl Definitions {
             self.defs.insert(name.to_owned(), Some(shape));
         }
         Shape::Ref(name.to_owned())
+    }
+
+    /// The shape of the codec `name` written as another value (a newtype
+    /// struct, written as its field): `describe`'s shape, without a
+    /// definition of its own. When the description meets `name` again (a
+    /// recursive newtype, `struct N(Option<Box<N>>)`), that shape needs a
+    /// name: it becomes the definition of `name`, and the result a
+    /// reference to it, as for [`named`](Self::named).
+    pub fn transparent(&mut self, name: &str, describe: impl FnOnce(&mut Self) -> Shape) -> Shape {
+        if self.defs.contains_key(name) {
+            // Met inside its own description, or defined by a recursion
+            // before.
+            self.recursive.insert(name.to_owned());
+            return Shape::Ref(name.to_owned());
+        }
+        self.defs.insert(name.to_owned(), None);
+        let shape = describe(self);
+        if self.recursive.remove(name) {
+            self.defs.insert(name.to_owned(), Some(shape));
+            Shape::Ref(name.to_owned())
+        } else {
+            self.defs.remove(name);
+            shape
+        }
     }
 
     /// The definition of `name`, when met and finished.
@@ -623,6 +652,29 @@ mod tests {
         let a = Record::new(Layout::Map, vec![field("b"), field("a")], vec![]);
         let b = Record::new(Layout::Map, vec![field("a"), field("b")], vec![]);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_transparent_codec_is_named_only_when_recursive() {
+        let mut defs = Definitions::new();
+        let shape = defs.transparent("meters", |_| Shape::F64);
+        assert_eq!(shape, Shape::F64);
+        assert!(defs.into_map().is_empty());
+
+        // `struct N(Option<Box<N>>)`
+        fn n(defs: &mut Definitions) -> Shape {
+            defs.transparent("n", |defs| Shape::Option(Box::new(n(defs))))
+        }
+        let mut defs = Definitions::new();
+        assert_eq!(n(&mut defs), Shape::Ref("n".into()));
+        assert_eq!(n(&mut defs), Shape::Ref("n".into()));
+        assert_eq!(
+            defs.into_map().into_iter().collect::<Vec<_>>(),
+            [("n".into(), Shape::Option(Box::new(Shape::Ref("n".into()))))]
+        );
+        let shape = CodecShape::from_parts("n", &[], n);
+        assert_eq!(shape.shape, Shape::Option(Box::new(Shape::Ref("n".into()))));
+        assert!(shape.refs.is_empty());
     }
 
     #[test]

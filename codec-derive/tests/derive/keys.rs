@@ -1,5 +1,6 @@
 //! Keyed structs (`#[codec(key = N)]`): an array indexed by key, gaps as
-//! `nil`, and versions that add and remove keys reading each other.
+//! `nil`, and versions that add and remove keys reading each other; and
+//! `as_array` structs with reserved positions, written the same way.
 
 use codecbus_core::{
     DecodeErrorKind, DecodeLimits, Encode, MessageCodec, Writer, from_slice,
@@ -357,4 +358,109 @@ proptest! {
         let back = from_slice::<UserV1>(&to_vec(&v2).unwrap()).unwrap();
         prop_assert_eq!((back.id, &back.name, back.nickname), (v2.id, &v2.name, None));
     }
+}
+
+/// Version 1 of a positional point: `[x, label, y]`.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(as_array)]
+struct PointV1 {
+    x: i32,
+    label: Option<String>,
+    y: i32,
+}
+
+/// Version 2: `label` removed, its position reserved.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(as_array, reserved(1))]
+struct PointV2 {
+    x: i32,
+    #[codec(skip)]
+    cached: u8,
+    y: i32,
+}
+
+/// Positions 0 and 3 reserved: the fields take 1, 2 and 4.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(as_array, reserved(3, 0))]
+struct Spread {
+    a: u8,
+    b: u8,
+    c: Option<u8>,
+}
+
+/// The last position reserved: not written, skipped when read.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(as_array, reserved(2))]
+struct Trimmed {
+    x: i32,
+    label: Option<String>,
+}
+
+#[test]
+fn a_reserved_position_is_nil_and_the_others_step_over_it() {
+    let v2 = PointV2 {
+        x: 1,
+        cached: 0,
+        y: -1,
+    };
+    let bytes = to_vec(&v2).unwrap();
+    assert_eq!(bytes, b"\x93\x01\xc0\xff");
+    assert_eq!(from_slice::<PointV2>(&bytes).unwrap(), v2);
+    // Version 1 reads version 2 (its `label` is nil) and the other way
+    // round (the label is skipped).
+    assert_eq!(
+        from_slice::<PointV1>(&bytes).unwrap(),
+        PointV1 {
+            x: 1,
+            label: None,
+            y: -1
+        }
+    );
+    let v1 = to_vec(&PointV1 {
+        x: 1,
+        label: Some("a".into()),
+        y: -1,
+    })
+    .unwrap();
+    assert_eq!(v1, b"\x93\x01\xa1a\xff");
+    assert_eq!(from_slice::<PointV2>(&v1).unwrap(), v2);
+    // A map by name is read too.
+    assert_eq!(
+        from_slice::<PointV2>(b"\x82\xa1y\xff\xa1x\x01").unwrap(),
+        v2
+    );
+
+    let spread = Spread {
+        a: 1,
+        b: 2,
+        c: Some(4),
+    };
+    let bytes = to_vec(&spread).unwrap();
+    assert_eq!(bytes, b"\x95\xc0\x01\x02\xc0\x04");
+    assert_eq!(from_slice::<Spread>(&bytes).unwrap(), spread);
+    // Whatever a reserved position holds is skipped; a short array leaves
+    // the `Option` out.
+    assert_eq!(
+        from_slice::<Spread>(b"\x94\x92\x01\x02\x01\x02\xa1z").unwrap(),
+        Spread {
+            a: 1,
+            b: 2,
+            c: None
+        }
+    );
+
+    let trimmed = Trimmed { x: 7, label: None };
+    let bytes = to_vec(&trimmed).unwrap();
+    assert_eq!(bytes, b"\x92\x07\xc0");
+    // An older writer's third element is skipped, where a plain `as_array`
+    // type refuses a longer array.
+    assert_eq!(
+        from_slice::<Trimmed>(b"\x93\x07\xc0\xa3old").unwrap(),
+        trimmed
+    );
+    let err = from_slice::<PointV1>(b"\x94\x01\xc0\xff\x00").unwrap_err();
+    assert!(
+        matches!(err.kind(), DecodeErrorKind::WrongLength { .. }),
+        "{err}"
+    );
 }

@@ -1,7 +1,7 @@
 //! The derive's behaviour, one test binary: each module a topic (decoding,
 //! keys and layouts, unions, borrowed fields, bounds, depth limits, the
 //! registration records, agreement with rmp-serde, generated code in odd
-//! surroundings, properties). Two stay binaries of their own: `compiletest`
+//! surroundings, properties, shapes). Two stay binaries of their own: `compiletest`
 //! (trybuild) and `lints` (crate-level lint settings the generated code
 //! must pass).
 
@@ -20,4 +20,5 @@ mod properties;
 mod registry;
 mod rmp_serde;
 mod serde_attr;
+mod shapes;
 mod union;

@@ -444,19 +444,38 @@ fn codecs_are_registered_by_name() {
             .find(|r| r.name() == name)
             .unwrap_or_else(|| panic!("no codec registered as {name}"))
     };
-    for (name, id, immutable) in [
-        ("json-obj-value", std::any::TypeId::of::<JsObj>(), true),
-        ("json-array-value", std::any::TypeId::of::<JsArray>(), true),
-        ("json-value", std::any::TypeId::of::<JsValue>(), true),
+    for (name, id, immutable, shape) in [
+        (
+            "json-obj-value",
+            std::any::TypeId::of::<JsObj>(),
+            true,
+            r#"{"map":["str","json"]}"#,
+        ),
+        (
+            "json-array-value",
+            std::any::TypeId::of::<JsArray>(),
+            true,
+            r#"{"array":"json"}"#,
+        ),
+        (
+            "json-value",
+            std::any::TypeId::of::<JsValue>(),
+            true,
+            r#""json""#,
+        ),
         (
             "serde-json-value",
             std::any::TypeId::of::<serde_json::Value>(),
             false,
+            r#""json""#,
         ),
     ] {
         let reg = find(name);
         assert_eq!(reg.type_id(), id, "{name}");
         assert_eq!(reg.is_immutable(), immutable, "{name}");
+        let described = reg.shape();
+        assert_eq!(described.shape.canonical_json(), shape, "{name}");
+        assert!(described.refs.is_empty(), "{name}");
     }
     // Through the type-erased registration.
     let reg = find("json-obj-value");
