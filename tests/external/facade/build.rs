@@ -35,7 +35,9 @@ fn extract(path: &Path, shown: &str, stem: &str, out: &Path, blocks: &mut Blocks
             continue;
         };
         let line_no = n + 1;
-        let is_rust = info.split(',').next() == Some("rust");
+        // `rust,ignore`: a block that cannot run here (a test file of a
+        // user's crate, shown whole); every other Rust block runs.
+        let is_rust = info.split(',').next() == Some("rust") && !info.contains("ignore");
         let mut code = String::new();
         let mut closed = false;
         for (_, line) in lines.by_ref() {
