@@ -40,6 +40,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+mod set;
+
+pub use set::ShapeSet;
+
 /// The MessagePack a value of some type is written as: a closed
 /// vocabulary.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
