@@ -40,6 +40,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+pub mod check;
+pub mod sample;
 mod set;
 
 pub use set::ShapeSet;
