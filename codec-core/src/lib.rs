@@ -44,6 +44,7 @@
 //! | `serde` | yes | [`Serde<T>`](Serde), [`serde_codec!`] and `#[codec(serde)]` fields: serde types through `rmp-serde` |
 //! | `serde-json` | yes | the codec of `serde_json::Value` |
 //! | `uuid`, `decimal`, `time`, `chrono` | yes | codecs of `uuid::Uuid`, `rust_decimal::Decimal` and the dates and times of `time` and `chrono` ([`ext`]) |
+//! | `schema` | no | shape snapshots as JSON files (`shape::snapshot`, read with serde_json) |
 //!
 //! # Where next
 //!

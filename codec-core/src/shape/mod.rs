@@ -43,6 +43,9 @@ use std::fmt::Write as _;
 pub mod check;
 pub mod sample;
 mod set;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod snapshot;
 
 pub use set::ShapeSet;
 
