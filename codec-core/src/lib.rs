@@ -81,6 +81,20 @@ pub use bytes;
 #[path = "private.rs"]
 pub mod __private;
 
+/// The snapshot reading and the compatibility check, for the fuzz target
+/// `snapshot` in `fuzz/`: compiled only under `--cfg fuzzing` (which
+/// `cargo fuzz` sets, as does `fuzz/.cargo/config.toml`), never part of
+/// the API.
+#[cfg(all(fuzzing, feature = "schema"))]
+#[doc(hidden)]
+pub mod __fuzz {
+    /// Arbitrary bytes read as one snapshot, or as two separated by a NUL
+    /// and checked against each other; panics on what must not happen.
+    pub fn snapshot(data: &[u8]) {
+        crate::shape::snapshot::fuzz(data);
+    }
+}
+
 pub use crate::codec::{
     Decode, Encode, Immutable, MessageCodec, MessageType, decode_prefix, encode_into, from_bytes,
     from_slice, from_slice_with_limits, to_vec,

@@ -220,6 +220,45 @@ fn read(text: &str, file: &str, fingerprints: bool) -> Result<ShapeSet, Snapshot
     Ok(set)
 }
 
+/// The fuzz target `snapshot` (`fuzz/`): arbitrary text read as a
+/// snapshot, an error or a set that writes back to itself and is
+/// compatible with itself; and two snapshots separated by a NUL, read
+/// without their fingerprints (so that edits at random reach the check),
+/// the second checked against the first and the report held to the model
+/// of the readers (`check::verify`).
+#[cfg(fuzzing)]
+pub(crate) fn fuzz(data: &[u8]) {
+    use super::check::{Mode, check, verify};
+
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    match ShapeSet::from_snapshot(text, "fuzz.json") {
+        Ok(set) => {
+            let again = set.to_snapshot();
+            match ShapeSet::from_snapshot(&again, "again.json") {
+                Ok(back) => assert_eq!(back, set, "a written snapshot reads back: {again}"),
+                Err(e) => panic!("a written snapshot reads back: {e}: {again}"),
+            }
+            let report = check(&set, &set, Mode::FullTransitive);
+            assert!(
+                report.is_compatible(),
+                "a set is compatible with itself: {report}"
+            );
+        }
+        Err(e) => drop(e.to_string()),
+    }
+    if let Some((a, b)) = text.split_once('\0')
+        && let (Ok(old), Ok(new)) = (read(a, "old.json", false), read(b, "new.json", false))
+    {
+        let report = check(&old, &new, Mode::Full);
+        if let Err(e) = verify(&report, std::slice::from_ref(&old), &new) {
+            panic!("{e}\n{report}");
+        }
+        drop(report.to_json());
+    }
+}
+
 /// A snapshot that could not be read: the file, where in it, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotError {
