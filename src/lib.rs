@@ -55,6 +55,7 @@
 //! | `serde` | yes | serde types on the bus: `#[codec(serde)]` fields and the `Serde<T>` body (rmp-serde) |
 //! | `serde-json` | yes | `serde_json::Value` as a message |
 //! | `uuid`, `decimal`, `time`, `chrono` | yes | the extension types of `uuid::Uuid`, `rust_decimal::Decimal`, and `time`'s and `chrono`'s dates and times |
+//! | `schema` | yes | shape snapshots as JSON files (`shape::snapshot`) and the `codecbus` command line: `codecbus schema diff OLD NEW` checks two builds' codecs for compatibility |
 //! | `jetstream` | no | durable addresses (at least once) on NATS JetStream |
 //! | `unstable-async-nats` | no | async-nats's own connection options, outside this crate's semver |
 //! | `metrics` | no | per-address series through the `metrics` facade |

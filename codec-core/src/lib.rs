@@ -44,6 +44,7 @@
 //! | `serde` | yes | [`Serde<T>`](Serde), [`serde_codec!`] and `#[codec(serde)]` fields: serde types through `rmp-serde` |
 //! | `serde-json` | yes | the codec of `serde_json::Value` |
 //! | `uuid`, `decimal`, `time`, `chrono` | yes | codecs of `uuid::Uuid`, `rust_decimal::Decimal` and the dates and times of `time` and `chrono` ([`ext`]) |
+//! | `schema` | no | shape snapshots as JSON files (`shape::snapshot`, read with serde_json) |
 //!
 //! # Where next
 //!
@@ -79,6 +80,20 @@ pub use bytes;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+
+/// The snapshot reading and the compatibility check, for the fuzz target
+/// `snapshot` in `fuzz/`: compiled only under `--cfg fuzzing` (which
+/// `cargo fuzz` sets, as does `fuzz/.cargo/config.toml`), never part of
+/// the API.
+#[cfg(all(fuzzing, feature = "schema"))]
+#[doc(hidden)]
+pub mod __fuzz {
+    /// Arbitrary bytes read as one snapshot, or as two separated by a NUL
+    /// and checked against each other; panics on what must not happen.
+    pub fn snapshot(data: &[u8]) {
+        crate::shape::snapshot::fuzz(data);
+    }
+}
 
 pub use crate::codec::{
     Decode, Encode, Immutable, MessageCodec, MessageType, decode_prefix, encode_into, from_bytes,

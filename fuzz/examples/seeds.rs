@@ -27,7 +27,7 @@ use codecbus_fuzz::{
 };
 use codecbus_json::JsValue;
 
-const TARGETS: [&str; 12] = [
+const TARGETS: [&str; 13] = [
     "decode_struct_map",
     "decode_struct_array",
     "decode_enum",
@@ -40,6 +40,7 @@ const TARGETS: [&str; 12] = [
     "decode_lz4_frame",
     "decode_borrowed",
     "bridge_frame",
+    "snapshot",
 ];
 
 /// Largest seed taken from the JSON documents.
@@ -154,6 +155,130 @@ fn keyed(depth: u32) -> Keyed {
 /// Payloads as a node writes them (codec prefix, then the body plain or
 /// compressed) and as peers may send them, each after the four bytes
 /// that choose the limit (here 1 MiB) and the compression threshold.
+/// Shape snapshots: one of every shape, an empty one, and broken ones (cut
+/// short, a newer format, a fingerprint that does not match).
+fn snapshots() -> Vec<Vec<u8>> {
+    use codecbus_core::shape::{
+        CodecShape, Enum, FieldShape, Layout, Payload, Record, Reserved, Shape as S, ShapeSet,
+        Union, VariantShape,
+    };
+    let field = |name: &str, key: Option<u32>, optional: bool, shape: S| FieldShape {
+        name: name.into(),
+        key,
+        optional,
+        shape,
+    };
+    let variant = |name: &str, tag: Option<u32>, payload: Payload| VariantShape {
+        name: name.into(),
+        tag,
+        payload,
+    };
+    let line = S::Record(Record::new(
+        Layout::Keyed,
+        vec![
+            field("sku", Some(0), false, S::Str),
+            field("qty", Some(2), true, S::Option(Box::new(S::int(false, 32)))),
+        ],
+        vec![Reserved::Int(1)],
+    ));
+    let order = S::Record(Record::new(
+        Layout::Map,
+        vec![
+            field("id", None, false, S::int(false, 64)),
+            field(
+                "lines",
+                None,
+                false,
+                S::Array(Box::new(S::Ref("shop.line".into()))),
+            ),
+            field("at", None, false, S::Ext(-1)),
+            field("m", None, false, S::Map(Box::new(S::Str), Box::new(S::F64))),
+            field(
+                "t",
+                None,
+                false,
+                S::Tuple(vec![S::int(true, 8), S::Bool, S::Nil, S::Bin]),
+            ),
+            field(
+                "kind",
+                None,
+                false,
+                S::Union(Union::new(
+                    vec![
+                        variant("A", Some(0), Payload::Unit),
+                        variant("B", Some(7), Payload::Tuple(vec![S::F32, S::Json])),
+                        variant(
+                            "Other",
+                            None,
+                            Payload::Tuple(vec![S::int(false, 32), S::Opaque]),
+                        ),
+                    ],
+                    Some("Other".into()),
+                    vec![Reserved::Int(3)],
+                )),
+            ),
+            field(
+                "state",
+                None,
+                false,
+                S::Enum(Enum::new(
+                    vec![
+                        variant("Open", None, Payload::Unit),
+                        variant(
+                            "Held",
+                            None,
+                            Payload::Record(Record::new(
+                                Layout::Array,
+                                vec![field("by", Some(0), false, S::Str)],
+                                vec![],
+                            )),
+                        ),
+                        variant("Note", None, Payload::Newtype(S::int(true, 128))),
+                    ],
+                    vec![Reserved::Name("Closed".into())],
+                )),
+            ),
+        ],
+        vec![Reserved::Name("old".into())],
+    ));
+    let mut codec = CodecShape {
+        name: "shop.order".into(),
+        aliases: vec!["shop::Order".into()],
+        shape: order,
+        refs: BTreeMap::new(),
+    };
+    codec.refs.insert("shop.line".into(), line);
+    let full = ShapeSet::from_codecs([codec]).to_snapshot();
+    let empty = ShapeSet::new().to_snapshot();
+    let mut seeds = vec![
+        full.clone().into_bytes(),
+        empty.into_bytes(),
+        full.as_bytes()[..full.len() / 2].to_vec(),
+        full.replacen("\"format\": 1", "\"format\": 2", 1)
+            .into_bytes(),
+    ];
+    // Pairs, old and new separated by a NUL (fingerprints not held): the
+    // same, and edits of each kind.
+    for (from, to) in [
+        ("\"u64\"", "\"u64\""),
+        ("\"u64\"", "\"u32\""),
+        ("\"u64\"", "{\"option\": \"u64\"}"),
+        ("\"layout\": \"map\"", "\"layout\": \"array\""),
+        ("\"layout\": \"keyed\"", "\"layout\": \"array\""),
+        ("\"tag\": 7", "\"tag\": 8"),
+        ("\"catch_all\": \"Other\"", "\"catch_all\": null"),
+        ("\"name\": \"Open\"", "\"name\": \"Opened\""),
+        ("\"optional\": true", "\"optional\": false"),
+        ("\"f64\"", "\"f32\""),
+        ("\"str\"", "\"bin\""),
+        ("{\"ext\": -1}", "{\"ext\": 3}"),
+        ("\"reserved\": [1]", "\"reserved\": []"),
+    ] {
+        seeds.push(format!("{full}\0{}", full.replacen(from, to, 1)).into_bytes());
+    }
+    seeds
+}
+
 fn lz4_payloads() -> Vec<Vec<u8>> {
     use codecbus_bus::__fuzz::write_payload;
     use codecbus_core::{AnyBody, CodecRegistration};
@@ -527,6 +652,7 @@ fn main() -> std::io::Result<()> {
         lz4_payloads(),
         borrowed,
         frames,
+        snapshots(),
     ];
     for (target, seeds) in TARGETS.iter().zip(sets.iter()) {
         let n = write_all(&root.join(target), seeds)?;

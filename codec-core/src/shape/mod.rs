@@ -17,6 +17,13 @@
 //! changes nothing; and a 64-bit fingerprint of that form
 //! ([`CodecShape::fingerprint`], FNV-1a).
 //!
+//! The codecs of a build are a [`ShapeSet`]; [`check`] holds one set to
+//! another (or to a history of them) the way Schema Registry does, each
+//! incompatibility with a witness built by [`sample`]; with the feature
+//! `schema`, a set is written to and read from a JSON snapshot file
+//! (module `snapshot`), which the `codecbus` command line compares
+//! (`codecbus schema diff OLD NEW`).
+//!
 //! ```
 //! use codecbus_core::MessageCodec;
 //! use codecbus_core::shape::{CodecShape, Layout, Shape};
@@ -39,6 +46,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+
+pub mod check;
+pub mod sample;
+mod set;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod snapshot;
+
+pub use set::ShapeSet;
 
 /// The MessagePack a value of some type is written as: a closed
 /// vocabulary.

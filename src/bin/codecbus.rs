@@ -1,0 +1,190 @@
+//! `codecbus`, the command line: `codecbus schema diff`, the compatibility
+//! check of shape snapshots (`codecbus::shape::check`) for scripts and CI.
+//!
+//! ```text
+//! codecbus schema diff OLD... NEW [--mode MODE] [--format table|json]
+//! ```
+//!
+//! Exit status: 0 when NEW is compatible, 1 when something breaks, 2 for
+//! bad input or usage.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use codecbus::shape::ShapeSet;
+use codecbus::shape::check::{Mode, check_history};
+
+const USAGE: &str = "\
+usage: codecbus schema diff OLD... NEW [--mode MODE] [--format table|json]
+
+Checks the shape snapshot NEW against OLD: the snapshots of earlier builds,
+oldest first (a folder stands for the .json files in it, sorted by name).
+
+  --mode MODE      backward (the default): new readers read old data;
+                   forward: old readers read new data; full: both;
+                   backward-transitive, forward-transitive, full-transitive:
+                   the same against every OLD, not only the last
+  --format FORMAT  table (the default), or json
+
+Exit status: 0 compatible, 1 incompatible, 2 bad input or usage.";
+
+/// What went wrong before a check could run: exit status 2.
+struct Usage(String);
+
+fn main() -> ExitCode {
+    match run(std::env::args_os().skip(1).collect()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(Usage(message)) => {
+            eprintln!("codecbus: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    Table,
+    Json,
+}
+
+/// Runs the command; `Ok(compatible)`.
+fn run(args: Vec<OsString>) -> Result<bool, Usage> {
+    let mut args = args.into_iter();
+    let mut command = Vec::new();
+    for _ in 0..2 {
+        match args.next() {
+            Some(a) if a == "-h" || a == "--help" => {
+                println!("{USAGE}");
+                return Ok(true);
+            }
+            Some(a) => command.push(a.to_string_lossy().into_owned()),
+            None => break,
+        }
+    }
+    if command != ["schema", "diff"] {
+        return Err(Usage(format!(
+            "unknown command `{}`\n{USAGE}",
+            command.join(" ")
+        )));
+    }
+
+    let mut mode = Mode::Backward;
+    let mut format = Format::Table;
+    let mut paths: Vec<PathBuf> = Vec::new();
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy().into_owned();
+        let (option, inline) = match text.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o.to_owned(), Some(v.to_owned())),
+            _ => (text.clone(), None),
+        };
+        let mut value = |name: &str| match inline.clone() {
+            Some(v) => Ok(v),
+            None => args
+                .next()
+                .map(|v| v.to_string_lossy().into_owned())
+                .ok_or_else(|| Usage(format!("{name} needs a value\n{USAGE}"))),
+        };
+        match option.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(true);
+            }
+            "--mode" => {
+                let v = value("--mode")?;
+                mode = Mode::parse(&v).ok_or_else(|| {
+                    Usage(format!(
+                        "unknown mode `{v}`: backward, forward, full, backward-transitive, \
+                         forward-transitive or full-transitive"
+                    ))
+                })?;
+            }
+            "--format" => {
+                format = match value("--format")?.as_str() {
+                    "table" => Format::Table,
+                    "json" => Format::Json,
+                    other => {
+                        return Err(Usage(format!("unknown format `{other}`: table or json")));
+                    }
+                }
+            }
+            o if o.starts_with('-') && o.len() > 1 => {
+                return Err(Usage(format!("unknown option `{o}`\n{USAGE}")));
+            }
+            _ => paths.push(PathBuf::from(arg)),
+        }
+    }
+    let Some(new_path) = paths.pop() else {
+        return Err(Usage(format!("no snapshot given\n{USAGE}")));
+    };
+    if paths.is_empty() {
+        return Err(Usage(format!(
+            "no OLD snapshot given: NEW is checked against at least one\n{USAGE}"
+        )));
+    }
+    if new_path.is_dir() {
+        return Err(Usage(format!(
+            "{}: NEW is one snapshot file, not a folder",
+            new_path.display()
+        )));
+    }
+
+    let mut old_files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let files = snapshots_in(&path)?;
+            if files.is_empty() {
+                return Err(Usage(format!(
+                    "{}: no .json snapshot in this folder",
+                    path.display()
+                )));
+            }
+            old_files.extend(files);
+        } else {
+            old_files.push(path);
+        }
+    }
+    let history = old_files
+        .iter()
+        .map(|p| read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let new = read(&new_path)?;
+
+    let report = check_history(&history, &new, mode);
+    match format {
+        Format::Json => println!("{}", report.to_json()),
+        Format::Table => {
+            print!("{report}");
+            if report.snapshots > 1 && !report.is_compatible() {
+                println!();
+                for (i, file) in old_files.iter().enumerate() {
+                    println!("snapshot {i}: {}", file.display());
+                }
+            }
+        }
+    }
+    Ok(report.is_compatible())
+}
+
+/// The `.json` files of a folder, sorted by name.
+fn snapshots_in(dir: &Path) -> Result<Vec<PathBuf>, Usage> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Usage(format!("{}: {e}", dir.display())))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| Usage(format!("{}: {e}", dir.display())))?
+            .path();
+        if path.is_file() && path.extension().is_some_and(|x| x == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn read(path: &Path) -> Result<ShapeSet, Usage> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Usage(format!("{name}: {e}")))?;
+    ShapeSet::from_snapshot(&text, &name).map_err(|e| Usage(e.to_string()))
+}
