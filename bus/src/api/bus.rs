@@ -311,6 +311,33 @@ impl EventBus {
         self.state.registry().list()
     }
 
+    /// The shapes of every codec this bus knows ([`codecs`](Self::codecs)),
+    /// by codec name: what each writes, for the checks of their evolution
+    /// ([`codecbus_core::shape`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::MessageCodec;
+    ///
+    /// #[derive(MessageCodec, Clone)]
+    /// #[codec(name = "shop.price")]
+    /// struct Price { cents: u64 }
+    ///
+    /// let bus = codecbus_bus::EventBus::new();
+    /// let shapes = bus.shapes();
+    /// let price = shapes.get("shop.price").unwrap();
+    /// assert!(price.canonical_json().contains(r#""name":"cents""#));
+    /// ```
+    pub fn shapes(&self) -> codecbus_core::shape::ShapeSet {
+        self.state
+            .registry()
+            .list()
+            .iter()
+            .map(CodecRegistration::shape)
+            .collect()
+    }
+
     /// The codec registered as `name`, or the one that had that name
     /// before a rename (`name` is among its aliases, and the codec found
     /// says its current [`name`](CodecRegistration::name)): the codec that

@@ -48,11 +48,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 pub mod check;
+#[cfg(feature = "schema")]
+mod contract;
 pub mod sample;
 mod set;
 #[cfg(feature = "schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub mod snapshot;
+
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub use contract::{BLESS_VAR, SnapshotCheck, check_snapshot, compare_snapshot};
 
 pub use set::ShapeSet;
 
