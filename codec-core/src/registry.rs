@@ -251,3 +251,10 @@ inventory::collect!(CodecRegistration);
 pub fn registrations() -> impl Iterator<Item = &'static CodecRegistration> {
     inventory::iter::<CodecRegistration>.into_iter()
 }
+
+impl crate::shape::CodecShape {
+    /// The shape of `T` registered as the codec `name`.
+    pub fn of<T: MessageCodec>(name: &str) -> Self {
+        Self::from_parts(name, &[], T::shape)
+    }
+}

@@ -68,7 +68,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::{Duration, SystemTime};
 
-    use crate::MessageCodec;
+    use crate::codec::MessageCodec;
     use crate::ext::{Bytes, Ext, RawValue, SharedStr, Timestamp};
     use crate::shape::{Definitions, Shape};
 
@@ -236,12 +236,6 @@ mod tests {
                 json::<serde_json::Value>(),
                 r#""json""#,
             ),
-            #[cfg(feature = "serde")]
-            (
-                "Serde<Vec<u8>>",
-                json::<crate::Serde<Vec<u8>>>(),
-                r#""opaque""#,
-            ),
         ];
         let wrong: Vec<String> = table
             .iter()
@@ -257,7 +251,7 @@ mod tests {
     fn ext_codes_are_those_written() {
         fn written<T: MessageCodec>(value: &T) {
             let bytes = crate::codec::to_vec(value).unwrap();
-            let (code, _) = crate::Reader::new(&bytes).read_ext().unwrap();
+            let (code, _) = crate::msgpack::read::Reader::new(&bytes).read_ext().unwrap();
             assert_eq!(
                 T::shape(&mut Definitions::new()),
                 Shape::Ext(code),

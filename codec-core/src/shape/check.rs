@@ -352,7 +352,7 @@ pub struct Witness {
 impl Witness {
     fn of(value: Value) -> Self {
         Self {
-            msgpack: crate::to_vec(&value).unwrap_or_default(),
+            msgpack: crate::codec::to_vec(&value).unwrap_or_default(),
             json: value.to_json(),
             value,
         }
@@ -738,7 +738,7 @@ pub(crate) fn verify(report: &Report, history: &[ShapeSet], new: &ShapeSet) -> R
             }
             return Err(format!("{} at `{}` has no witness", f.rule, f.path));
         };
-        let decoded = crate::from_slice::<Value>(&witness.msgpack).map_err(|e| {
+        let decoded = crate::codec::from_slice::<Value>(&witness.msgpack).map_err(|e| {
             format!(
                 "{} at `{}`: the witness does not decode: {e}",
                 f.rule, f.path

@@ -17,7 +17,9 @@ impl ShapeSet {
     /// `serde_codec!`, the library's own (see
     /// [`registrations`](crate::registrations)).
     pub fn registered() -> ShapeSet {
-        crate::registrations().map(|r| r.shape()).collect()
+        crate::registry::registrations()
+            .map(|r| r.shape())
+            .collect()
     }
 }
 

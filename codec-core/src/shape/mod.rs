@@ -362,11 +362,6 @@ pub struct CodecShape {
 }
 
 impl CodecShape {
-    /// The shape of `T` registered as the codec `name`.
-    pub fn of<T: crate::MessageCodec>(name: &str) -> Self {
-        Self::from_parts(name, &[], T::shape)
-    }
-
     /// The shape made by `describe` (a type's `MessageCodec::shape`) for
     /// the codec `name` with `aliases`.
     pub fn from_parts(

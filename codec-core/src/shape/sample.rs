@@ -33,7 +33,10 @@ use std::fmt::Write as _;
 
 use super::{CodecShape, Enum, Layout, Payload, Record, Shape, Union, VariantShape};
 use crate::msgpack::kind::{Int, ValueKind};
-use crate::{Decode, DecodeError, DecodeErrorKind, Encode, EncodeError, Reader, Writer};
+use crate::codec::{Decode, Encode};
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::msgpack::read::Reader;
+use crate::msgpack::write::Writer;
 
 /// Any MessagePack value.
 #[derive(Debug, Clone, PartialEq)]
@@ -1039,7 +1042,7 @@ fn kind(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{from_slice, to_vec};
+    use crate::codec::{from_slice, to_vec};
 
     #[test]
     fn base64_pads() {
