@@ -11,14 +11,14 @@
 mod cluster;
 // What the cluster demo reaches as `crate::harness`.
 #[allow(dead_code, unreachable_pub, clippy::all)]
+#[path = "../examples/bus_tour.rs"]
+mod bus_tour;
+#[allow(dead_code, unreachable_pub, clippy::all)]
 #[path = "../bus/tests/common/nats.rs"]
 mod harness;
 #[allow(dead_code, unreachable_pub, clippy::all)]
 #[path = "../examples/peer_node.rs"]
 mod peer_node;
-#[allow(dead_code, unreachable_pub, clippy::all)]
-#[path = "../examples/bus_tour.rs"]
-mod bus_tour;
 
 #[test]
 fn the_examples_message_types_keep_their_contract() {

@@ -251,7 +251,9 @@ mod tests {
     fn ext_codes_are_those_written() {
         fn written<T: MessageCodec>(value: &T) {
             let bytes = crate::codec::to_vec(value).unwrap();
-            let (code, _) = crate::msgpack::read::Reader::new(&bytes).read_ext().unwrap();
+            let (code, _) = crate::msgpack::read::Reader::new(&bytes)
+                .read_ext()
+                .unwrap();
             assert_eq!(
                 T::shape(&mut Definitions::new()),
                 Shape::Ext(code),

@@ -1794,6 +1794,48 @@ impl<'a, 'o> Pass<'a, 'o> {
             };
             let slot = if k < len { Self::slot(w, k) } else { None };
             let Some(i) = slot else {
+                // The writer has the field under another key: the reader
+                // finds nothing (or nil) at its own, and loses the value.
+                if w.layout == Layout::Keyed
+                    && let Some(moved) = w
+                        .fields
+                        .iter()
+                        .find(|f| f.name == rf.name && f.key != rf.key)
+                {
+                    let why = format!(
+                        "`{}` is written under key {} by {} and read under key {} by {}: the \
+                         reader finds nothing there, and loses the value",
+                        rf.name,
+                        moved.key.unwrap_or_default(),
+                        self.writer_side(),
+                        k,
+                        self.reader_side()
+                    );
+                    // The moved field written with a value, not `nil`.
+                    let mut sampler = self.sampler();
+                    let values = w
+                        .fields
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| {
+                            let shape = match &f.shape {
+                                Shape::Option(inner) if f.name == rf.name => &**inner,
+                                shape => shape,
+                            };
+                            Some(sampler.seeded(shape, i as u32 + 1))
+                        })
+                        .collect();
+                    let leaf = sampler.record_of(w, values);
+                    self.finding(
+                        Some(&rf.name),
+                        Rule::FieldKeyChanged,
+                        why,
+                        "keep each field's `#[codec(key = N)]`; a new field takes a key never used"
+                            .to_owned(),
+                        Some(leaf),
+                    );
+                    continue;
+                }
                 // Past the end, or a gap (nil).
                 if !rf.optional && (k >= len || !self.accepts_nil(&rf.shape)) {
                     self.missing(w, r, rf);

@@ -32,9 +32,9 @@
 use std::fmt::Write as _;
 
 use super::{CodecShape, Enum, Layout, Payload, Record, Shape, Union, VariantShape};
-use crate::msgpack::kind::{Int, ValueKind};
 use crate::codec::{Decode, Encode};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::msgpack::kind::{Int, ValueKind};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::Writer;
 
