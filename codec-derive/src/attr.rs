@@ -611,26 +611,20 @@ fn lit_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: Symbol) -> syn::Result<O
     Ok(None)
 }
 
-/// The string literals of `what("...", ...)` (the codec names of
-/// `aliases`): at least one, each a non-empty string literal, none twice.
-/// Anything else is reported at the offending token, and the literals that
-/// passed are returned.
-fn lit_str_list(
+/// The items of `key(a, b, ...)`: `None` (reported, `not_a_list` at the
+/// key and its value) when no parenthesized list follows the key, or (at
+/// the parentheses, `empty`) when it has no item.
+fn paren_list(
     cx: &Ctxt,
     meta: &ParseNestedMeta<'_>,
-    what: Symbol,
-) -> syn::Result<Option<Vec<LitStr>>> {
+    not_a_list: std::fmt::Arguments<'_>,
+    empty: std::fmt::Arguments<'_>,
+) -> syn::Result<Option<Punctuated<syn::Expr, Token![,]>>> {
     if !meta.input.peek(syn::token::Paren) {
         let rest = skip_value(meta)?;
         let mut tokens = meta.path.to_token_stream();
         tokens.extend(rest);
-        cx.error_spanned_by(
-            tokens,
-            format_args!(
-                "`{what}` takes a list of the codec names the type had before: \
-                 `{what}(\"old.name\", ...)`"
-            ),
-        );
+        cx.error_spanned_by(tokens, not_a_list);
         return Ok(None);
     }
     let content;
@@ -643,14 +637,35 @@ fn lit_str_list(
         }
     };
     if items.is_empty() {
-        cx.error_at(
-            parens.span.join(),
-            format_args!(
-                "`{what}` needs at least one codec name: `{what}(\"old.name\")`, or no `{what}`"
-            ),
-        );
+        cx.error_at(parens.span.join(), empty);
         return Ok(None);
     }
+    Ok(Some(items))
+}
+
+/// The string literals of `what("...", ...)` (the codec names of
+/// `aliases`): at least one, each a non-empty string literal, none twice.
+/// Anything else is reported at the offending token, and the literals that
+/// passed are returned.
+fn lit_str_list(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    what: Symbol,
+) -> syn::Result<Option<Vec<LitStr>>> {
+    let Some(items) = paren_list(
+        cx,
+        meta,
+        format_args!(
+            "`{what}` takes a list of the codec names the type had before: \
+             `{what}(\"old.name\", ...)`"
+        ),
+        format_args!(
+            "`{what}` needs at least one codec name: `{what}(\"old.name\")`, or no `{what}`"
+        ),
+    )?
+    else {
+        return Ok(None);
+    };
     let mut names: Vec<LitStr> = Vec::with_capacity(items.len());
     for item in items {
         let Some(lit) = expr_lit_str(&item) else {
@@ -677,37 +692,18 @@ fn lit_str_list(
 /// that passed are returned.
 fn reserved_list(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<Vec<Reserved>>> {
     const EXAMPLE: &str = "`reserved(3, \"old_name\")`";
-    if !meta.input.peek(syn::token::Paren) {
-        let rest = skip_value(meta)?;
-        let mut tokens = meta.path.to_token_stream();
-        tokens.extend(rest);
-        cx.error_spanned_by(
-            tokens,
-            format_args!(
-                "`reserved` takes a list of the keys, positions or tags (integers) and the \
-                 names (strings) that removed fields or variants held: {EXAMPLE}"
-            ),
-        );
+    let Some(items) = paren_list(
+        cx,
+        meta,
+        format_args!(
+            "`reserved` takes a list of the keys, positions or tags (integers) and the \
+             names (strings) that removed fields or variants held: {EXAMPLE}"
+        ),
+        format_args!("`reserved` needs at least one key, tag or name: {EXAMPLE}, or no `reserved`"),
+    )?
+    else {
         return Ok(None);
-    }
-    let content;
-    let parens = syn::parenthesized!(content in meta.input);
-    let items = match Punctuated::<syn::Expr, Token![,]>::parse_terminated(&content) {
-        Ok(items) => items,
-        Err(err) => {
-            cx.syn_error(err);
-            return Ok(None);
-        }
     };
-    if items.is_empty() {
-        cx.error_at(
-            parens.span.join(),
-            format_args!(
-                "`reserved` needs at least one key, tag or name: {EXAMPLE}, or no `reserved`"
-            ),
-        );
-        return Ok(None);
-    }
     let mut out: Vec<Reserved> = Vec::with_capacity(items.len());
     for item in items {
         let item = match unwrap_expr(&item) {
