@@ -56,10 +56,13 @@ impl WireVersion {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "nats")]
+    /// # {
     /// use codecbus_bus::WireVersion;
     ///
     /// assert_eq!(WireVersion::default().number(), 2);
     /// assert_eq!(WireVersion::V1.number(), 1);
+    /// # }
     /// ```
     #[must_use]
     #[cfg_attr(not(feature = "nats"), allow(unreachable_pub))]
