@@ -1544,12 +1544,24 @@ impl<'a, 'o> Pass<'a, 'o> {
     /// The writer's record with distinct scalars at each position, so that
     /// a value read at the wrong position shows.
     fn seeded_record(&self, w: &Record) -> Value {
+        self.seeded_record_with(w, None)
+    }
+
+    /// [`seeded_record`](Self::seeded_record), the field named `valued`
+    /// (an `Option`) written with a value instead of `nil`.
+    fn seeded_record_with(&self, w: &Record, valued: Option<&str>) -> Value {
         let mut s = self.sampler();
         let values = w
             .fields
             .iter()
             .enumerate()
-            .map(|(i, f)| Some(s.seeded(&f.shape, i as u32 + 1)))
+            .map(|(i, f)| {
+                let shape = match &f.shape {
+                    Shape::Option(inner) if valued == Some(f.name.as_str()) => &**inner,
+                    shape => shape,
+                };
+                Some(s.seeded(shape, i as u32 + 1))
+            })
             .collect();
         s.record_of(w, values)
     }
@@ -1812,20 +1824,7 @@ impl<'a, 'o> Pass<'a, 'o> {
                         self.reader_side()
                     );
                     // The moved field written with a value, not `nil`.
-                    let mut sampler = self.sampler();
-                    let values = w
-                        .fields
-                        .iter()
-                        .enumerate()
-                        .map(|(i, f)| {
-                            let shape = match &f.shape {
-                                Shape::Option(inner) if f.name == rf.name => &**inner,
-                                shape => shape,
-                            };
-                            Some(sampler.seeded(shape, i as u32 + 1))
-                        })
-                        .collect();
-                    let leaf = sampler.record_of(w, values);
+                    let leaf = self.seeded_record_with(w, Some(&rf.name));
                     self.finding(
                         Some(&rf.name),
                         Rule::FieldKeyChanged,
