@@ -217,6 +217,38 @@ pub trait Decode<'de>: Sized {
     /// input that exceeds the reader's [`DecodeLimits`].
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError>;
 
+    /// How many levels of nesting (as [`DecodeLimits`] counts them) every
+    /// value of this type takes, when that is the same for every value:
+    /// `Some(0)` for a scalar or a string, one more than its deepest
+    /// field's for a derived struct whose fields all have one. `None` (the
+    /// default) when it varies or the type may hold itself.
+    ///
+    /// A derived decoder of a type with a fixed nesting compares the depth
+    /// limit once, with the levels it will take, instead of counting each
+    /// level in and out. Not part of the API: set by the derive and this
+    /// crate's impls.
+    #[doc(hidden)]
+    const NESTING: Option<u32> = None;
+
+    /// [`decode`](Self::decode) into `out`, which it leaves `Some` when it
+    /// returns `Ok`. What the decoders of containers and derived structs
+    /// call for their elements and fields: a `Result<Self, DecodeError>`
+    /// puts the error's pointer over the value's fields (bytes 8 to 16), so
+    /// the optimizer moved the fields of a small struct through memory in
+    /// 8-byte words (a store-forwarding stall per pair of `f32`s); an
+    /// `Option<Self>` has no pointer there. Not part of the API: derived
+    /// structs with a fast path implement it, and `decode` through it.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`](Self::decode).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn decode_in_place(r: &mut Reader<'de>, out: &mut Option<Self>) -> Result<(), DecodeError> {
+        *out = Some(Self::decode(r)?);
+        Ok(())
+    }
+
     /// The value a struct field of this type takes when its key is absent
     /// from a map. `None` (the field is required) except for `Option`,
     /// which becomes `None`.

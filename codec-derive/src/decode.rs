@@ -27,7 +27,8 @@ use crate::ast::{Data, Field, Input, Style, Variant, keyed_fields};
 use crate::attr::DefaultValue;
 use crate::codegen::Codegen;
 
-pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+/// The bodies of the decoders of `input`.
+pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> Decoders {
     let helper = if input.all_fields().any(|f| f.attrs.with.is_some()) {
         let krate = cg.krate;
         // See `encode::expand`: reports a `with` function of the wrong
@@ -50,13 +51,168 @@ pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
         TokenStream::new()
     };
     let body = body(cg, input);
-    quote! {
-        #helper
-        #body
+    let with_helper = |tokens: TokenStream| {
+        quote! {
+            #helper
+            #tokens
+        }
+    };
+    Decoders {
+        decode: with_helper(body),
+        in_place: in_place(cg, input).map(with_helper),
+        general: general(cg, input).map(with_helper),
     }
 }
 
+/// The bodies of the generated decoders.
+pub(crate) struct Decoders {
+    /// `Decode::decode`.
+    pub(crate) decode: TokenStream,
+    /// `Decode::decode_in_place`, for a type with a fast path.
+    pub(crate) in_place: Option<TokenStream>,
+    /// `DecodeGeneral::decode_general`, the same types' fallback.
+    pub(crate) general: Option<TokenStream>,
+}
+
 fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let krate = cg.krate;
+    match fast_path(cg, input) {
+        Some(_) => quote! {
+            let mut __out = ::core::option::Option::None;
+            <Self as #krate::Decode<'__de>>::decode_in_place(__r, &mut __out)?;
+            match __out {
+                ::core::option::Option::Some(__v) => ::core::result::Result::Ok(__v),
+                ::core::option::Option::None => {
+                    ::core::result::Result::Err(#krate::__private::no_value(__r))
+                }
+            }
+        },
+        None => every_layout(cg, input),
+    }
+}
+
+/// The body of `Decode::decode_in_place` for a type with a fast path.
+fn in_place(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
+    fast_path(cg, input)
+}
+
+/// `Decode::NESTING` of a struct: one more than its deepest field's when
+/// every decoded field's is fixed (a field read through `bytes` is a
+/// scalar; one read by `serde` or `with` may nest anything). Enums keep
+/// the default, `None`: their variants nest differently.
+pub(crate) fn nesting(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let krate = cg.krate;
+    let fields = match &input.data {
+        Data::Struct(Style::Unit, _) => {
+            return quote! {
+                const NESTING: ::core::option::Option<::core::primitive::u32> =
+                    ::core::option::Option::Some(0);
+            };
+        }
+        Data::Struct(_, fields) => fields,
+        Data::Enum(_) => return TokenStream::new(),
+    };
+    let levels = fields.iter().filter(|f| f.is_encoded()).map(|f| {
+        let ty = f.ty;
+        if f.uses_codec_impl() {
+            quote!(<#ty as #krate::Decode<'__de>>::NESTING)
+        } else if f.attrs.bytes.is_some() {
+            quote!(::core::option::Option::Some(0))
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    });
+    quote! {
+        const NESTING: ::core::option::Option<::core::primitive::u32> =
+            #krate::__private::nesting(&[#(#levels),*]);
+    }
+}
+
+/// The decoder of every layout the type reads, out of line behind the fast
+/// path when the type has one.
+fn general(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
+    fast_path(cg, input).map(|_| every_layout(cg, input))
+}
+
+/// A positional struct (`as_array` or a tuple struct, not keyed) whose
+/// array header comes exactly as it writes it: the fields decoded in a
+/// straight line, no length compared per field, no slots. Anything else
+/// (a map, another length) goes to `decode_general`, out of line, so that
+/// this stays small enough to inline into the decoder of what holds it
+/// (a `Vec` of it, another struct).
+fn fast_path(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
+    let krate = cg.krate;
+    let Data::Struct(style, fields) = &input.data else {
+        return None;
+    };
+    let positional = match style {
+        Style::Tuple => true,
+        Style::Named => cg.as_array,
+        Style::Unit | Style::Newtype => false,
+    };
+    if !positional || keyed_fields(fields).is_some() {
+        return None;
+    }
+    let encoded: Vec<(usize, &Field<'_>)> = fields
+        .iter()
+        .filter(|f| f.is_encoded())
+        .enumerate()
+        .collect();
+    let header = Literal::byte_string(&crate::encode::array_header(encoded.len()));
+    let lets = encoded.iter().map(|&(pos, f)| {
+        let slot = slot_of(fields, f);
+        let segment = match &f.member {
+            syn::Member::Named(_) => {
+                let name = &f.wire_name;
+                quote!(in_field(#name))
+            }
+            syn::Member::Unnamed(_) => quote!(in_index(#pos)),
+        };
+        let into_slot = field_decode_in_place(cg, f, &slot);
+        quote! {
+            let mut #slot = ::core::option::Option::None;
+            #into_slot.map_err(|__e| __e.#segment)?;
+        }
+    });
+    let encoded_slots: Vec<syn::Ident> = encoded.iter().map(|&(_, f)| slot_of(fields, f)).collect();
+    let inits = fields.iter().map(|f| {
+        let member = &f.member;
+        if f.is_encoded() {
+            let slot = slot_of(fields, f);
+            quote!(#member: #slot)
+        } else {
+            let value = skipped_value(f);
+            quote!(#member: #value)
+        }
+    });
+    // Each field decoded into an `Option` of its own (`decode_in_place`)
+    // and the value built into `__out`: no `Result<Field, _>` and no
+    // `Result<Self, _>` on the way (see `Decode::decode_in_place`).
+    Some(quote! {
+        #krate::__private::enter_as::<Self>(__r)?;
+        if #krate::__private::eat_raw(__r, #header) {
+            #(#lets)*
+            #krate::__private::leave_as::<Self>(__r);
+            if let (#(::core::option::Option::Some(#encoded_slots),)*) = (#(#encoded_slots,)*) {
+                *__out = ::core::option::Option::Some(Self { #(#inits,)* });
+                return ::core::result::Result::Ok(());
+            }
+            return ::core::result::Result::Err(#krate::__private::no_value(__r));
+        }
+        #krate::__private::leave_as::<Self>(__r);
+        // Into a local, then moved: `__out` handed to a call out of line
+        // would have to live in memory, the fast path's too, and be read
+        // back (stalling) where the value is moved on.
+        let mut __general = ::core::option::Option::None;
+        <Self as #krate::__private::DecodeGeneral<'__de>>::decode_general(__r, &mut __general)?;
+        *__out = __general;
+        ::core::result::Result::Ok(())
+    })
+}
+
+/// Every layout the type reads: a map or an array for a named struct,
+/// whatever its own.
+fn every_layout(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     let krate = cg.krate;
     let ctor = quote!(Self);
     let none = TokenStream::new();
@@ -77,28 +233,28 @@ fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
             let member = &field.member;
             let value = field_decode(cg, field);
             quote! {
-                #krate::__private::enter(__r)?;
+                #krate::__private::enter_as::<Self>(__r)?;
                 let __v = #value?;
-                #krate::__private::leave(__r);
+                #krate::__private::leave_as::<Self>(__r);
                 ::core::result::Result::Ok(Self { #member: __v })
             }
         }
         Data::Struct(Style::Tuple, fields) => {
             let seq = seq_block(cg, fields, &ctor, &none);
             quote! {
-                #krate::__private::enter(__r)?;
+                #krate::__private::enter_as::<Self>(__r)?;
                 let __len = __r.read_array_len()?;
                 let __v = #seq;
-                #krate::__private::leave(__r);
+                #krate::__private::leave_as::<Self>(__r);
                 ::core::result::Result::Ok(__v)
             }
         }
         Data::Struct(Style::Named, fields) => {
             let body = named_body(cg, fields, &ctor, &none);
             quote! {
-                #krate::__private::enter(__r)?;
+                #krate::__private::enter_as::<Self>(__r)?;
                 let __v = #body;
-                #krate::__private::leave(__r);
+                #krate::__private::leave_as::<Self>(__r);
                 ::core::result::Result::Ok(__v)
             }
         }
@@ -425,7 +581,7 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
     };
 
     quote! {
-        #krate::__private::enter(__r)?;
+        #krate::__private::enter_as::<Self>(__r)?;
         let __at = __r.position();
         let __v = match __r.peek()? {
             0xa0..=0xbf | 0xd9..=0xdb => match __r.read_str_bytes()? {
@@ -451,7 +607,7 @@ fn enum_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
             }
             __m => return ::core::result::Result::Err(__r.mismatch("string or map", __m, __at)),
         };
-        #krate::__private::leave(__r);
+        #krate::__private::leave_as::<Self>(__r);
         ::core::result::Result::Ok(__v)
     }
 }
@@ -536,7 +692,7 @@ fn union_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
         },
     };
     quote! {
-        #krate::__private::enter(__r)?;
+        #krate::__private::enter_as::<Self>(__r)?;
         let __at = __r.position();
         let __len = __r.read_array_len()?;
         if __len != 2 {
@@ -553,7 +709,7 @@ fn union_body(cg: &Codegen<'_>, variants: &[Variant<'_>]) -> TokenStream {
             #(#arms)*
             __other => #unknown,
         };
-        #krate::__private::leave(__r);
+        #krate::__private::leave_as::<Self>(__r);
         ::core::result::Result::Ok(__v)
     }
 }
@@ -633,6 +789,22 @@ fn field_decode(cg: &Codegen<'_>, field: &Field<'_>) -> TokenStream {
         quote_spanned!(ty.span()=> <#ty as #krate::Decode<'__de>>::decode)
     };
     quote!(#function(__r))
+}
+
+/// A `Result<(), DecodeError>` expression reading the field from `__r` into
+/// `slot`, an `Option` of its type: through `Decode::decode_in_place` when
+/// the field uses its type's codec, else its value put there.
+fn field_decode_in_place(cg: &Codegen<'_>, field: &Field<'_>, slot: &syn::Ident) -> TokenStream {
+    let krate = cg.krate;
+    let ty = field.ty;
+    if field.uses_codec_impl() {
+        let function = quote_spanned!(ty.span()=> <#ty as #krate::Decode<'__de>>::decode_in_place);
+        return quote!(#function(__r, &mut #slot));
+    }
+    let value = field_decode(cg, field);
+    quote! {
+        #value.map(|__v| #slot = ::core::option::Option::Some(__v))
+    }
 }
 
 /// The value of an encoded field that is absent; `error` when it is required.

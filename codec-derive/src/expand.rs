@@ -98,8 +98,13 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
 
     let ident = input.ident;
     let encode = encode::expand(&cg, input);
-    let decode = decode::expand(&cg, input);
+    let decode::Decoders {
+        decode,
+        in_place: decode_in_place,
+        general: decode_general,
+    } = decode::expand(&cg, input);
     let value_when_missing = value_when_missing(&cg, input);
+    let nesting = decode::nesting(&cg, input);
 
     let encode_generics = bounded_generics(input, krate, Bounds::Encode);
     let (encode_impl, ty_generics, encode_where) = encode_generics.split_for_impl();
@@ -141,6 +146,43 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
             impl #impl_generics #krate::MessageType for #ident #ty_generics #where_clause {}
         }
     };
+    // A fast path is a straight line, inlined into the decoder of what
+    // holds the type whatever the optimizer's estimate of its size.
+    let decode_inline = if decode_general.is_some() {
+        quote!(#[inline(always)])
+    } else {
+        quote!(#[inline])
+    };
+    let decode_in_place = decode_in_place.map(|in_place| {
+        quote! {
+            #[inline(always)]
+            fn decode_in_place(
+                __r: &mut #krate::Reader<'__de>,
+                __out: &mut ::core::option::Option<Self>,
+            ) -> ::core::result::Result<(), #krate::DecodeError> {
+                #in_place
+            }
+        }
+    });
+    let general_impl = decode_general.map(|general| {
+        quote! {
+            #[automatically_derived]
+            impl #decode_impl #krate::__private::DecodeGeneral<'__de> for #ident #ty_generics #decode_where {
+                #[inline(never)]
+                fn decode_general(
+                    __r: &mut #krate::Reader<'__de>,
+                    __out: &mut ::core::option::Option<Self>,
+                ) -> ::core::result::Result<(), #krate::DecodeError> {
+                    let __decode = |__r: &mut #krate::Reader<'__de>|
+                        -> ::core::result::Result<Self, #krate::DecodeError> {
+                        #general
+                    };
+                    *__out = ::core::option::Option::Some(__decode(__r)?);
+                    ::core::result::Result::Ok(())
+                }
+            }
+        }
+    });
     let immutable_impl = transform::immutable_impl(&cg, input);
     let register = register::expand(&cg, input);
 
@@ -159,15 +201,21 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
 
             #[automatically_derived]
             impl #decode_impl #krate::Decode<'__de> for #ident #ty_generics #decode_where {
-                #[inline]
+                #nesting
+
+                #decode_inline
                 fn decode(
                     __r: &mut #krate::Reader<'__de>,
                 ) -> ::core::result::Result<Self, #krate::DecodeError> {
                     #decode
                 }
 
+                #decode_in_place
+
                 #value_when_missing
             }
+
+            #general_impl
 
             #message_impl
 

@@ -76,7 +76,14 @@ macro_rules! seq {
                 #[allow(clippy::redundant_closure_call)]
                 let mut out = ($new)(len);
                 for i in 0..len {
-                    out.$push($elem::decode(r).map_err(|e| e.in_index(i))?);
+                    let mut slot = None;
+                    $elem::decode_in_place(r, &mut slot).map_err(|e| e.in_index(i))?;
+                    match slot {
+                        Some(v) => {
+                            out.$push(v);
+                        }
+                        None => return Err(r.no_value()),
+                    }
                 }
                 r.leave();
                 Ok(($build)(out))

@@ -54,6 +54,8 @@ macro_rules! leaf {
             }
         }
         impl<'de> Decode<'de> for $ty {
+            const NESTING: Option<u32> = Some(0);
+
             #[inline]
             fn decode($r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 $decode
@@ -203,6 +205,8 @@ impl Encode for String {
     }
 }
 impl<'de> Decode<'de> for String {
+    const NESTING: Option<u32> = Some(0);
+
     #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_string()
@@ -215,6 +219,8 @@ impl MessageCodec for String {
 }
 
 impl<'de> Decode<'de> for Box<str> {
+    const NESTING: Option<u32> = Some(0);
+
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         String::decode(r).map(String::into_boxed_str)
     }
@@ -226,6 +232,8 @@ impl MessageCodec for Box<str> {
 }
 
 impl<'de> Decode<'de> for Arc<str> {
+    const NESTING: Option<u32> = Some(0);
+
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let s = r.read_str()?;
         r.charge_alloc(s.len())?;
@@ -240,6 +248,8 @@ impl MessageCodec for Arc<str> {
 
 // Borrowed from the input: no allocation, nothing charged to the budget.
 impl<'de: 'a, 'a> Decode<'de> for &'a str {
+    const NESTING: Option<u32> = Some(0);
+
     #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_str()
@@ -255,6 +265,8 @@ impl Encode for [u8] {
 }
 
 impl<'de: 'a, 'a> Decode<'de> for &'a [u8] {
+    const NESTING: Option<u32> = Some(0);
+
     #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_bin()
@@ -270,6 +282,8 @@ impl<B: Encode + ToOwned + ?Sized> Encode for Cow<'_, B> {
 }
 
 impl<'de: 'a, 'a> Decode<'de> for Cow<'a, str> {
+    const NESTING: Option<u32> = Some(0);
+
     #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_str().map(Cow::Borrowed)
@@ -277,6 +291,8 @@ impl<'de: 'a, 'a> Decode<'de> for Cow<'a, str> {
 }
 
 impl<'de: 'a, 'a> Decode<'de> for Cow<'a, [u8]> {
+    const NESTING: Option<u32> = Some(0);
+
     #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_bin().map(Cow::Borrowed)

@@ -504,3 +504,99 @@ fn reader_depth_is_balanced_after_a_derived_decode() {
     }
     assert!(r.is_empty());
 }
+
+#[derive(MessageCodec, Clone, Copy, Debug, PartialEq)]
+#[codec(as_array)]
+struct Point {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+
+#[derive(MessageCodec, Clone, Copy, Debug, PartialEq)]
+struct Segment(Point, Point, #[codec(skip)] u8);
+
+/// A positional struct read as it writes itself takes the straight-line
+/// path; every other layout it accepts takes the general one. Both give
+/// the same values, and the same errors at the same pointers.
+#[test]
+fn positional_structs_read_every_layout_and_locate_errors_on_both_paths() {
+    let segments = vec![
+        Segment(
+            Point {
+                x: 1.0,
+                y: -2.5,
+                z: f32::MAX,
+            },
+            Point {
+                x: 0.0,
+                y: f32::MIN_POSITIVE,
+                z: -0.0,
+            },
+            0,
+        );
+        5
+    ];
+    let bytes = to_vec(&segments).unwrap();
+    assert_eq!(&bytes[..3], b"\x95\x92\x93");
+    assert_eq!(from_slice::<Vec<Segment>>(&bytes).unwrap(), segments);
+
+    // By name, and with an f64 where an f32 goes.
+    let point = mp(|w| {
+        w.write_map_len(3).unwrap();
+        for (key, v) in [("z", 3.0), ("x", 1.0), ("y", 2.0)] {
+            w.write_str(key).unwrap();
+            w.write_f64(v);
+        }
+    });
+    let expected = Point {
+        x: 1.0,
+        y: 2.0,
+        z: 3.0,
+    };
+    assert_eq!(from_slice::<Point>(&point).unwrap(), expected);
+    let mut segment = b"\x92".to_vec();
+    segment.extend_from_slice(&point);
+    segment.extend_from_slice(&to_vec(&expected).unwrap());
+    assert_eq!(
+        from_slice::<Segment>(&segment).unwrap(),
+        Segment(expected, expected, 0)
+    );
+
+    // A wrong value on the fast path: the element's field.
+    let mut bad = bytes.clone();
+    let third = 1 + 2 * (1 + 2 * 16);
+    assert_eq!(&bad[third..third + 3], b"\x92\x93\xca");
+    bad[third + 2] = 0xa0; // the first `x` of the third segment is ""
+    let e = from_slice::<Vec<Segment>>(&bad).unwrap_err();
+    assert_eq!(e.pointer(), "/2/0/x");
+    assert!(matches!(e.kind(), DecodeErrorKind::TypeMismatch { .. }));
+
+    // Too long, too short: the general path's length errors.
+    let e = err::<Point>(b"\x94\x01\x02\x03\x04");
+    assert_eq!(
+        e.kind(),
+        DecodeErrorKind::WrongLength {
+            expected: 3,
+            found: 4
+        }
+    );
+    let e = err::<Point>(b"\x92\x01\x02");
+    assert_eq!(
+        e.kind(),
+        DecodeErrorKind::WrongLength {
+            expected: 3,
+            found: 2
+        }
+    );
+    // Truncated anywhere, on either path.
+    for cut in 0..bytes.len() {
+        assert!(
+            from_slice::<Vec<Segment>>(&bytes[..cut]).is_err(),
+            "cut at {cut}"
+        );
+    }
+    for cut in 0..point.len() {
+        assert!(from_slice::<Point>(&point[..cut]).is_err(), "cut at {cut}");
+    }
+}

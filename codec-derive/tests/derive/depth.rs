@@ -255,3 +255,68 @@ fn large_recursive_types_reach_the_limit_without_overflowing() {
         }
     });
 }
+
+#[derive(MessageCodec, Clone, Copy, Debug, PartialEq)]
+#[codec(as_array)]
+struct Point {
+    x: f32,
+    y: f32,
+}
+
+#[derive(MessageCodec, Clone, Copy, Debug, PartialEq)]
+struct Line {
+    from: Point,
+    to: Point,
+}
+
+/// A struct whose nesting is fixed (fields of fixed nesting all the way
+/// down) compares the limit once instead of counting each level, with the
+/// same verdict as counting: `Vec<Line>` takes three levels, the `Vec`,
+/// the `Line` and the `Point`.
+#[test]
+fn fixed_nesting_is_checked_as_counting_would() {
+    let limits = |d| DecodeLimits::default().max_depth(d);
+    let p = Point { x: 1.0, y: 2.0 };
+    let lines = vec![Line { from: p, to: p }; 3];
+    for bytes in [
+        codecbus_core::to_vec(&lines).unwrap(),
+        // The same through the general path: the points by position in a
+        // longer form of the header (array 16).
+        {
+            let mut v = vec![0x93];
+            for _ in 0..3 {
+                v.extend_from_slice(b"\x82\xa4from\xdc\x00\x02\xca");
+                v.extend_from_slice(&1f32.to_be_bytes());
+                v.push(0xca);
+                v.extend_from_slice(&2f32.to_be_bytes());
+                v.extend_from_slice(b"\xa2to\x92\xca");
+                v.extend_from_slice(&1f32.to_be_bytes());
+                v.push(0xca);
+                v.extend_from_slice(&2f32.to_be_bytes());
+            }
+            v
+        },
+    ] {
+        assert_eq!(from_slice::<Vec<Line>>(&bytes).unwrap(), lines);
+        assert_eq!(
+            from_slice_with_limits::<Vec<Line>>(&bytes, limits(3)).unwrap(),
+            lines
+        );
+        let e = from_slice_with_limits::<Vec<Line>>(&bytes, limits(2)).unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::DepthLimitExceeded);
+        assert_eq!(
+            from_slice_with_limits::<Line>(&bytes[1..][..bytes.len() / 3], limits(1))
+                .unwrap_err()
+                .kind(),
+            DecodeErrorKind::DepthLimitExceeded
+        );
+    }
+    // A reader decoding many of them in a row ends where it started.
+    let one = codecbus_core::to_vec(&Line { from: p, to: p }).unwrap();
+    let many: Vec<u8> = one.iter().copied().cycle().take(one.len() * 200).collect();
+    let mut r = codecbus_core::Reader::with_limits(&many, limits(2));
+    for _ in 0..200 {
+        <Line as codecbus_core::Decode>::decode(&mut r).unwrap();
+    }
+    assert!(r.is_empty());
+}

@@ -160,6 +160,15 @@ impl<'de> Reader<'de> {
         DecodeError::new(DecodeErrorKind::IntegerOutOfRange { target }, at)
     }
 
+    /// The error for a `Decode::decode_in_place` that returned `Ok` and
+    /// left no value, which none of codecbus's decoders does.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn no_value(&self) -> DecodeError {
+        self.error(DecodeErrorKind::Custom)
+            .with_detail("the decoder returned no value")
+    }
+
     /// `Truncated` at the current position.
     #[cold]
     #[inline(never)]
@@ -237,6 +246,18 @@ impl<'de> Reader<'de> {
         self.depth += 1;
         if self.depth > self.limits.max_depth {
             self.depth -= 1;
+            return Err(self.error(DecodeErrorKind::DepthLimitExceeded));
+        }
+        Ok(())
+    }
+
+    /// Whether `levels` more levels of nesting fit within the limit, for a
+    /// value whose nesting is the same whatever its content (a struct of
+    /// scalars): the one comparison [`enter`](Self::enter) would make at
+    /// its deepest level, without counting each level in and out.
+    #[inline]
+    pub(crate) fn fits(&self, levels: u32) -> Result<(), DecodeError> {
+        if levels > self.limits.max_depth.saturating_sub(self.depth) {
             return Err(self.error(DecodeErrorKind::DepthLimitExceeded));
         }
         Ok(())

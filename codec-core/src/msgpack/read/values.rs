@@ -125,12 +125,20 @@ impl<'de> Reader<'de> {
     /// # Errors
     ///
     /// A type mismatch for anything but a number.
-    #[inline]
+    #[inline(always)]
     pub fn read_f32(&mut self) -> Result<f32, DecodeError> {
-        if self.peek()? == 0xca {
-            return Ok(f32::from_bits(u32::from_be_bytes(self.marked()?)));
+        // As `read_f64`: the marker and its four bytes with one length
+        // check, anything else out of line.
+        if let Some((&[0xca, a, b, c, d], tail)) = self.rest.split_first_chunk::<5>() {
+            self.rest = tail;
+            return Ok(f32::from_bits(u32::from_be_bytes([a, b, c, d])));
         }
-        self.read_f64().map(|v| v as f32)
+        self.read_f32_other()
+    }
+
+    #[inline(never)]
+    fn read_f32_other(&mut self) -> Result<f32, DecodeError> {
+        self.read_f64_other().map(|v| v as f32)
     }
 
     /// Reads a string header and returns its byte length (checked against
