@@ -56,7 +56,10 @@ macro_rules! leaf {
         impl<'de> Decode<'de> for $ty {
             const NESTING: Option<u32> = Some(0);
 
-            #[inline]
+            // Always: a scalar's decoder is a few instructions with its
+            // uncommon forms out of line, and is left out of line by the
+            // optimizer inside a large inlined struct decoder.
+            #[inline(always)]
             fn decode($r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 $decode
             }
@@ -207,7 +210,7 @@ impl Encode for String {
 impl<'de> Decode<'de> for String {
     const NESTING: Option<u32> = Some(0);
 
-    #[inline]
+    #[inline(always)]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_string()
     }
@@ -250,7 +253,7 @@ impl MessageCodec for Arc<str> {
 impl<'de: 'a, 'a> Decode<'de> for &'a str {
     const NESTING: Option<u32> = Some(0);
 
-    #[inline]
+    #[inline(always)]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_str()
     }
@@ -284,7 +287,7 @@ impl<B: Encode + ToOwned + ?Sized> Encode for Cow<'_, B> {
 impl<'de: 'a, 'a> Decode<'de> for Cow<'a, str> {
     const NESTING: Option<u32> = Some(0);
 
-    #[inline]
+    #[inline(always)]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         r.read_str().map(Cow::Borrowed)
     }

@@ -49,7 +49,7 @@ pub struct Reader<'de> {
 }
 
 macro_rules! narrow {
-    ($($name:ident => $ty:ty),*) => {$(
+    ($($name:ident, $other:ident => $ty:ty),*) => {$(
         #[doc = concat!("Reads an integer that must fit in `", stringify!($ty), "`.")]
         ///
         /// # Errors
@@ -57,7 +57,45 @@ macro_rules! narrow {
         /// A type mismatch for a non-integer, [`DecodeErrorKind::IntegerOutOfRange`]
         /// when the value does not fit.
         #[inline(always)]
+        // `try_from` is infallible where the type is wide enough.
+        #[allow(irrefutable_let_patterns)]
         pub fn $name(&mut self) -> Result<$ty, DecodeError> {
+            // The forms small values take, inline: a positive fixint (fits
+            // every integer type), `uint 8`, `uint 16` and, for types of 32
+            // bits or more, `uint 32` (their checks fold away where the
+            // type is wide enough); the rest, and
+            // every error, out of line, so that a struct of integers
+            // stays small enough to inline where it is read.
+            match self.rest {
+                &[m @ 0x00..=0x7f, ref tail @ ..] => {
+                    self.rest = tail;
+                    return Ok(m as $ty);
+                }
+                &[0xcc, b, ref tail @ ..] => {
+                    if let Ok(v) = <$ty>::try_from(b) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                &[0xcd, a, b, ref tail @ ..] => {
+                    if let Ok(v) = <$ty>::try_from(u16::from_be_bytes([a, b])) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                &[0xce, a, b, c, d, ref tail @ ..] if <$ty>::BITS >= 32 => {
+                    if let Ok(v) = <$ty>::try_from(u32::from_be_bytes([a, b, c, d])) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                _ => {}
+            }
+            self.$other()
+        }
+
+        #[inline(never)]
+        fn $other(&mut self) -> Result<$ty, DecodeError> {
             let at = self.position();
             match self.read_int()? {
                 Int::Unsigned(v) => <$ty>::try_from(v).map_err(|_| self.out_of_range(stringify!($ty), at)),

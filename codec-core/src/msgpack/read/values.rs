@@ -85,8 +85,20 @@ impl<'de> Reader<'de> {
         })
     }
 
-    narrow!(read_u8 => u8, read_u16 => u16, read_u32 => u32, read_u64 => u64, read_usize => usize);
-    narrow!(read_i8 => i8, read_i16 => i16, read_i32 => i32, read_i64 => i64, read_isize => isize);
+    narrow!(
+        read_u8, read_u8_other => u8,
+        read_u16, read_u16_other => u16,
+        read_u32, read_u32_other => u32,
+        read_u64, read_u64_other => u64,
+        read_usize, read_usize_other => usize
+    );
+    narrow!(
+        read_i8, read_i8_other => i8,
+        read_i16, read_i16_other => i16,
+        read_i32, read_i32_other => i32,
+        read_i64, read_i64_other => i64,
+        read_isize, read_isize_other => isize
+    );
 
     /// Reads a float; integers are accepted and converted, as `rmp-serde`
     /// does.
