@@ -168,3 +168,69 @@ proptest! {
         let _ = r.skip_value();
     }
 }
+
+/// `v` in every MessagePack integer form that can hold it, not only the
+/// smallest (other encoders write wider forms).
+fn int_forms(v: i128) -> Vec<Vec<u8>> {
+    let mut forms = Vec::new();
+    if (0..=0x7f).contains(&v) {
+        forms.push(vec![v as u8]);
+    }
+    if (-32..0).contains(&v) {
+        forms.push(vec![v as i8 as u8]);
+    }
+    let mut push = |marker: u8, fits: bool, bytes: &[u8]| {
+        if fits {
+            let mut f = vec![marker];
+            f.extend_from_slice(bytes);
+            forms.push(f);
+        }
+    };
+    push(0xcc, (0..=0xff).contains(&v), &(v as u8).to_be_bytes());
+    push(0xcd, (0..=0xffff).contains(&v), &(v as u16).to_be_bytes());
+    push(0xce, (0..=0xffff_ffff).contains(&v), &(v as u32).to_be_bytes());
+    push(0xcf, (0..=u64::MAX as i128).contains(&v), &(v as u64).to_be_bytes());
+    push(0xd0, (-128..=127).contains(&v), &(v as i8).to_be_bytes());
+    push(0xd1, (-32768..=32767).contains(&v), &(v as i16).to_be_bytes());
+    push(0xd2, (i32::MIN as i128..=i32::MAX as i128).contains(&v), &(v as i32).to_be_bytes());
+    push(0xd3, (i64::MIN as i128..=i64::MAX as i128).contains(&v), &(v as i64).to_be_bytes());
+    forms
+}
+
+proptest! {
+    /// Every integer type reads every form of every value as `try_from`
+    /// says: the value where it fits, `IntegerOutOfRange` where it does not
+    /// (the common forms are read inline, the others out of line).
+    #[test]
+    fn integers_narrow_in_every_form(
+        v in prop_oneof![
+            any::<u64>().prop_map(i128::from),
+            any::<i64>().prop_map(i128::from),
+            (0u64..70_000).prop_map(i128::from),
+            (-40_000i64..200).prop_map(i128::from),
+        ]
+    ) {
+        for form in int_forms(v) {
+            macro_rules! check {
+                ($($ty:ty),*) => {$(
+                    let read = codecbus_core::from_slice::<$ty>(&form);
+                    match <$ty>::try_from(v) {
+                        Ok(expected) => prop_assert_eq!(read.unwrap(), expected, "{:x?}", form),
+                        Err(_) => prop_assert!(
+                            matches!(
+                                read.unwrap_err().kind(),
+                                DecodeErrorKind::IntegerOutOfRange { .. }
+                            ),
+                            "{:x?} as {}", form, stringify!($ty)
+                        ),
+                    }
+                    // Cut short anywhere: an error, never a panic.
+                    for cut in 0..form.len() {
+                        prop_assert!(codecbus_core::from_slice::<$ty>(&form[..cut]).is_err());
+                    }
+                )*};
+            }
+            check!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+        }
+    }
+}
