@@ -84,16 +84,19 @@ impl Writer {
     }
 
     /// Writes `nil`.
-    #[inline]
+    #[inline(always)]
     pub fn write_nil(&mut self) {
         self.buf.push(Marker::Null.to_u8());
     }
 
     /// Writes `true` or `false`.
-    #[inline]
+    #[inline(always)]
     pub fn write_bool(&mut self, v: bool) {
-        self.buf
-            .push(if v { Marker::True } else { Marker::False }.to_u8());
+        // `0xc2 | v`: `Marker::to_u8` on a marker chosen at run time was a
+        // call.
+        const FALSE: u8 = Marker::False.to_u8();
+        const TRUE: u8 = Marker::True.to_u8();
+        self.buf.push(if v { TRUE } else { FALSE });
     }
 
     /// Writes an unsigned integer in its smallest form.
@@ -166,7 +169,7 @@ impl Writer {
     }
 
     /// Writes a 32-bit float (`0xca`).
-    #[inline]
+    #[inline(always)]
     pub fn write_f32(&mut self, v: f32) {
         let b = v.to_bits().to_be_bytes();
         self.buf
@@ -174,7 +177,7 @@ impl Writer {
     }
 
     /// Writes a 64-bit float (`0xcb`).
-    #[inline]
+    #[inline(always)]
     pub fn write_f64(&mut self, v: f64) {
         let b = v.to_bits().to_be_bytes();
         self.buf.extend_from_slice(&[
@@ -195,7 +198,7 @@ impl Writer {
     /// # Errors
     ///
     /// [`EncodeErrorKind::LengthOverflow`] when `len` exceeds 2^32 − 1.
-    #[inline]
+    #[inline(always)]
     pub fn write_str_len(&mut self, len: usize) -> Result<(), EncodeError> {
         if len < 32 {
             self.buf.push(0xa0 | len as u8);
@@ -219,7 +222,7 @@ impl Writer {
     /// # Errors
     ///
     /// [`EncodeErrorKind::LengthOverflow`] when it is 4 GiB or longer.
-    #[inline]
+    #[inline(always)]
     pub fn write_str(&mut self, s: &str) -> Result<(), EncodeError> {
         self.write_str_len(s.len())?;
         self.buf.extend_from_slice(s.as_bytes());
@@ -255,7 +258,7 @@ impl Writer {
     /// # Errors
     ///
     /// [`EncodeErrorKind::LengthOverflow`] when `len` exceeds 2^32 − 1.
-    #[inline]
+    #[inline(always)]
     pub fn write_array_len(&mut self, len: usize) -> Result<(), EncodeError> {
         if len < 16 {
             self.buf.push(0x90 | len as u8);
@@ -276,7 +279,7 @@ impl Writer {
     /// # Errors
     ///
     /// [`EncodeErrorKind::LengthOverflow`] when `len` exceeds 2^32 − 1.
-    #[inline]
+    #[inline(always)]
     pub fn write_map_len(&mut self, len: usize) -> Result<(), EncodeError> {
         if len < 16 {
             self.buf.push(0x80 | len as u8);
