@@ -171,6 +171,38 @@ pub trait Encode {
     /// [`EncodeError`] when a length exceeds MessagePack's limits or a value
     /// cannot be represented (an `i128` beyond 64 bits).
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError>;
+
+    /// The most bytes [`encode`](Self::encode) writes for any value of this
+    /// type, when there is such a bound and the encoding cannot fail: a
+    /// scalar's largest form, a derived struct's constant bytes plus its
+    /// fields' bounds. `None` (the default) otherwise.
+    ///
+    /// A sequence of such values is written a run at a time through
+    /// [`encode_bounded`](Self::encode_bounded), one capacity check per
+    /// run instead of one per value. Not part of the API: set by the
+    /// derive and this crate's impls.
+    #[doc(hidden)]
+    const MAX_LEN: Option<usize> = None;
+
+    /// Writes the bytes [`encode`](Self::encode) writes at the front of
+    /// `out` and returns how many, for a type with a
+    /// [`MAX_LEN`](Self::MAX_LEN): `out` holds at least that many. Not part
+    /// of the API.
+    ///
+    /// The default goes through a [`Writer`] (an allocation): a type that
+    /// sets `MAX_LEN` implements this too. Slicing panics if `out` is
+    /// shorter than what is written.
+    #[doc(hidden)]
+    fn encode_bounded(&self, out: &mut [u8]) -> usize {
+        let mut w = Writer::new();
+        match self.encode(&mut w) {
+            Ok(()) => {
+                out[..w.len()].copy_from_slice(w.as_slice());
+                w.len()
+            }
+            Err(_) => 0,
+        }
+    }
 }
 
 /// How a value is read back from MessagePack input that lives for `'de`.
@@ -410,4 +442,40 @@ pub fn decode_prefix<'de, T: Decode<'de>>(bytes: &'de [u8]) -> Result<(T, usize)
     let mut r = Reader::new(bytes);
     let value = T::decode(&mut r)?;
     Ok((value, r.position()))
+}
+
+/// The nesting of a struct whose fields have these: one more than the
+/// deepest, `None` when any field's varies.
+pub(crate) const fn nesting(fields: &[Option<u32>]) -> Option<u32> {
+    let mut deepest = 0;
+    let mut i = 0;
+    while i < fields.len() {
+        match fields[i] {
+            Some(levels) if levels > deepest => deepest = levels,
+            Some(_) => {}
+            None => return None,
+        }
+        i += 1;
+    }
+    deepest.checked_add(1)
+}
+
+/// `Encode::MAX_LEN` of a struct: its constant bytes plus its fields'
+/// bounds, `None` when a field has none.
+pub(crate) const fn max_len(constant: usize, fields: &[Option<usize>]) -> Option<usize> {
+    let mut total = constant;
+    let mut i = 0;
+    while i < fields.len() {
+        match fields[i] {
+            Some(len) => {
+                total = match total.checked_add(len) {
+                    Some(total) => total,
+                    None => return None,
+                }
+            }
+            None => return None,
+        }
+        i += 1;
+    }
+    Some(total)
 }

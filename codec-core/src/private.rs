@@ -55,17 +55,7 @@ pub fn leave_as<'de, T: Decode<'de>>(r: &mut Reader<'de>) {
 /// The nesting of a struct whose fields have these: one more than the
 /// deepest, `None` when any field's varies.
 pub const fn nesting(fields: &[Option<u32>]) -> Option<u32> {
-    let mut deepest = 0;
-    let mut i = 0;
-    while i < fields.len() {
-        match fields[i] {
-            Some(levels) if levels > deepest => deepest = levels,
-            Some(_) => {}
-            None => return None,
-        }
-        i += 1;
-    }
-    deepest.checked_add(1)
+    crate::codec::nesting(fields)
 }
 
 /// Consumes `pattern` if the input continues with exactly these bytes (a
@@ -104,6 +94,20 @@ pub fn no_value(r: &Reader<'_>) -> DecodeError {
 #[inline(always)]
 pub fn read_struct_header(r: &mut Reader<'_>) -> Result<StructHeader, DecodeError> {
     r.read_struct_header()
+}
+
+/// Puts constant bytes at `out[*n..]` and advances `n` (the bounded
+/// encoder's `write_raw`).
+#[inline(always)]
+pub fn put(out: &mut [u8], n: &mut usize, bytes: &[u8]) {
+    out[*n..*n + bytes.len()].copy_from_slice(bytes);
+    *n += bytes.len();
+}
+
+/// `Encode::MAX_LEN` of a struct: its constant bytes plus its fields'
+/// bounds, `None` when a field has none.
+pub const fn max_len(constant: usize, fields: &[Option<usize>]) -> Option<usize> {
+    crate::codec::max_len(constant, fields)
 }
 
 /// Appends bytes that are already MessagePack (pre-encoded headers and

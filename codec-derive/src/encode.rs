@@ -44,6 +44,58 @@ pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     }
 }
 
+/// `Encode::MAX_LEN` and `Encode::encode_bounded` of a struct whose every
+/// field is written through its type's codec, without `skip_if` or keys:
+/// its constant bytes (header, keys) plus its fields' bounds, `None` when
+/// one of them has none. Enums and other structs keep the defaults.
+pub(crate) fn bounded(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let krate = cg.krate;
+    let Data::Struct(style, fields) = &input.data else {
+        return TokenStream::new();
+    };
+    let encoded: Vec<&Field<'_>> = fields.iter().filter(|f| f.is_encoded()).collect();
+    let eligible = encoded
+        .iter()
+        .all(|f| f.uses_codec_impl() && f.attrs.skip_if.is_none())
+        && keyed_fields(fields).is_none();
+    if !eligible {
+        return TokenStream::new();
+    }
+    let mut emit = Emit::bounded(cg);
+    match style {
+        Style::Unit => emit.raw(&array_header(0)),
+        Style::Newtype => {
+            let member = &fields[0].member;
+            emit.field(cg, &fields[0], &quote!(&self.#member));
+        }
+        Style::Tuple => tuple_body(cg, &mut emit, fields, |f| {
+            let member = &f.member;
+            quote!(&self.#member)
+        }),
+        Style::Named => named_body(cg, &mut emit, fields, |f| {
+            let member = &f.member;
+            quote!(&self.#member)
+        }),
+    }
+    let constant = emit.constant;
+    let body = emit.finish();
+    let bounds = encoded.iter().map(|f| {
+        let ty = f.ty;
+        quote!(<#ty as #krate::Encode>::MAX_LEN)
+    });
+    quote! {
+        const MAX_LEN: ::core::option::Option<::core::primitive::usize> =
+            #krate::__private::max_len(#constant, &[#(#bounds),*]);
+
+        #[inline(always)]
+        fn encode_bounded(&self, __out: &mut [::core::primitive::u8]) -> ::core::primitive::usize {
+            let mut __n: ::core::primitive::usize = 0;
+            #body
+            __n
+        }
+    }
+}
+
 fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     match &input.data {
         Data::Struct(style, fields) => {
@@ -53,7 +105,7 @@ fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
                 Style::Newtype => {
                     let field = &fields[0];
                     let member = &field.member;
-                    emit.call(field_encode(cg, field, &quote!(&self.#member)));
+                    emit.field(cg, field, &quote!(&self.#member));
                 }
                 Style::Tuple => tuple_body(cg, &mut emit, fields, |f| {
                     let member = &f.member;
@@ -122,7 +174,7 @@ fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>) -> TokenStream {
             emit.raw(&map_header(1));
             emit.raw(&name);
             let field = &variant.fields[0];
-            emit.call(field_encode(cg, field, &binding(field)));
+            emit.field(cg, field, &binding(field));
         }
         Style::Tuple => {
             emit.raw(&map_header(1));
@@ -163,7 +215,7 @@ fn union_arm<'f, 'a: 'f>(
         Style::Unit => emit.raw(&[0xc0]),
         Style::Newtype => {
             let field = &variant.fields[0];
-            emit.call(field_encode(cg, field, &binding(field)));
+            emit.field(cg, field, &binding(field));
         }
         Style::Tuple => tuple_body(cg, emit, &variant.fields, binding),
         Style::Named => named_body(cg, emit, &variant.fields, binding),
@@ -198,7 +250,7 @@ fn tuple_body<'f, 'a: 'f>(
     let encoded: Vec<&Field<'_>> = fields.iter().filter(|f| f.is_encoded()).collect();
     emit.raw(&array_header(encoded.len()));
     for field in encoded {
-        emit.call(field_encode(cg, field, &access(field)));
+        emit.field(cg, field, &access(field));
     }
 }
 
@@ -217,7 +269,7 @@ fn named_body<'f, 'a: 'f>(
         let mut next = 0;
         for (key, field) in keyed {
             nils(emit, (key - next) as usize);
-            emit.call(field_encode(cg, field, &access(field)));
+            emit.field(cg, field, &access(field));
             next = key + 1;
         }
         return;
@@ -227,7 +279,7 @@ fn named_body<'f, 'a: 'f>(
     if cg.as_array {
         emit.raw(&array_header(encoded.len()));
         for field in encoded {
-            emit.call(field_encode(cg, field, &access(field)));
+            emit.field(cg, field, &access(field));
         }
         return;
     }
@@ -241,7 +293,7 @@ fn named_body<'f, 'a: 'f>(
         emit.raw(&map_header(encoded.len()));
         for field in encoded {
             emit.raw(&str_bytes(&field.wire_name));
-            emit.call(field_encode(cg, field, &access(field)));
+            emit.field(cg, field, &access(field));
         }
         return;
     }
@@ -274,7 +326,7 @@ fn named_body<'f, 'a: 'f>(
         if field.attrs.skip_if.is_some() {
             let mut inner = Emit::new(cg);
             inner.raw(&str_bytes(&field.wire_name));
-            inner.call(field_encode(cg, field, &access(field)));
+            inner.field(cg, field, &access(field));
             let inner = inner.finish();
             let flag = flag(field);
             emit.call(quote! {
@@ -284,7 +336,7 @@ fn named_body<'f, 'a: 'f>(
             });
         } else {
             emit.raw(&str_bytes(&field.wire_name));
-            emit.call(field_encode(cg, field, &access(field)));
+            emit.field(cg, field, &access(field));
         }
     }
 }
@@ -342,23 +394,40 @@ fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> Tok
 
 /// Collects generated statements, merging constant bytes into one
 /// `write_raw` per run.
+///
+/// Into a `Writer` (`__w`, for `Encode::encode`), or, `bounded`, into a
+/// slice (`__out`, at `__n`, for `Encode::encode_bounded`): the same
+/// statements, only the two ways of writing differ.
 struct Emit {
     krate: TokenStream,
+    bounded: bool,
     pending: Vec<u8>,
     out: TokenStream,
+    /// Constant bytes emitted so far (for `MAX_LEN`).
+    constant: usize,
 }
 
 impl Emit {
     fn new(cg: &Codegen<'_>) -> Self {
         Emit {
             krate: cg.krate.clone(),
+            bounded: false,
             pending: Vec::new(),
             out: TokenStream::new(),
+            constant: 0,
+        }
+    }
+
+    fn bounded(cg: &Codegen<'_>) -> Self {
+        Emit {
+            bounded: true,
+            ..Emit::new(cg)
         }
     }
 
     fn raw(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
+        self.constant += bytes.len();
     }
 
     fn call(&mut self, tokens: TokenStream) {
@@ -366,12 +435,29 @@ impl Emit {
         self.out.extend(tokens);
     }
 
+    /// The field's value, `value` (a `&FieldTy` expression), written.
+    fn field(&mut self, cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) {
+        if self.bounded {
+            let krate = cg.krate;
+            let ty = field.ty;
+            let function = quote_spanned!(ty.span()=> <#ty as #krate::Encode>::encode_bounded);
+            self.call(quote!(__n += #function(#value, &mut __out[__n..]);));
+        } else {
+            self.call(field_encode(cg, field, value));
+        }
+    }
+
     fn flush(&mut self) {
         if !self.pending.is_empty() {
             let lit = Literal::byte_string(&self.pending);
             let krate = &self.krate;
-            self.out
-                .extend(quote!(#krate::__private::write_raw(__w, #lit);));
+            if self.bounded {
+                self.out
+                    .extend(quote!(#krate::__private::put(__out, &mut __n, #lit);));
+            } else {
+                self.out
+                    .extend(quote!(#krate::__private::write_raw(__w, #lit);));
+            }
             self.pending.clear();
         }
     }

@@ -98,6 +98,7 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
 
     let ident = input.ident;
     let encode = encode::expand(&cg, input);
+    let encode_bounded = encode::bounded(&cg, input);
     let decode::Decoders {
         decode,
         in_place: decode_in_place,
@@ -190,6 +191,8 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
         const _: () = {
             #[automatically_derived]
             impl #encode_impl #krate::Encode for #ident #ty_generics #encode_where {
+                #encode_bounded
+
                 #[inline]
                 fn encode(
                     &self,

@@ -50,6 +50,48 @@ fn decode_entry<'de, K: Decode<'de>, V: Decode<'de>>(
     Ok((k, v))
 }
 
+/// Writes a sequence's elements: a run at a time when their type has a
+/// bound (`Encode::MAX_LEN`, a `Vec<f32>`, a `Vec` of structs of scalars),
+/// straight into the writer's buffer with one capacity check per run
+/// instead of one per value; one by one otherwise.
+#[inline]
+pub(crate) fn encode_elements<'a, T: Encode + 'a>(
+    items: impl Iterator<Item = &'a T>,
+    len: usize,
+    w: &mut Writer,
+) -> Result<(), EncodeError> {
+    const RUN: usize = 4096;
+    match T::MAX_LEN {
+        Some(max_len) if max_len <= RUN / 8 => {
+            let mut items = items.peekable();
+            let mut left = len;
+            while items.peek().is_some() {
+                // No more than the elements left can take: a short
+                // sequence zeroes a few bytes, not a whole run.
+                let run = RUN.min(left.saturating_mul(max_len)).max(max_len);
+                left = left.saturating_sub(run / max_len);
+                w.write_run(run, |out| {
+                    let mut used = 0;
+                    while out.len() - used >= max_len {
+                        let Some(item) = items.next() else { break };
+                        // A slice of exactly `max_len` bytes: the element's
+                        // constant offsets are checked against a constant
+                        // length.
+                        used += item.encode_bounded(&mut out[used..used + max_len]);
+                    }
+                    used
+                });
+            }
+        }
+        _ => {
+            for item in items {
+                item.encode(w)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 // `seq!(Type, Elem: [+ element bounds], [other generics], new, push)`: the
 // three impls of a sequence or set; the element bounds are added to
 // `Encode`, `Decode<'de>` and `MessageCodec` alike.
@@ -64,10 +106,7 @@ macro_rules! seq {
         impl<$elem: Encode $($bound)*, $($gen)*> Encode for $ty {
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_array_len(self.len())?;
-                for v in self.iter() {
-                    v.encode(w)?;
-                }
-                Ok(())
+                encode_elements(self.iter(), self.len(), w)
             }
         }
         impl<'de, $elem: Decode<'de> $($bound)*, $($gen)*> Decode<'de> for $ty {

@@ -11,7 +11,7 @@ use crate::error::{DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::impls::{describe, share};
 use crate::msgpack::kind::Int;
 use crate::msgpack::read::Reader;
-use crate::msgpack::write::Writer;
+use crate::msgpack::write::{Writer, bounded};
 use crate::shape::Shape;
 
 macro_rules! immutable_scalar {
@@ -46,7 +46,26 @@ immutable_scalar!(
 /// `$w`) and its decode (the reader as `$r`).
 macro_rules! leaf {
     ($ty:ty, $shape:expr, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block) => {
+        leaf!($ty, $shape, |$v, $w| $encode, |$r| $decode, {});
+    };
+    // `bounded: MAX, |value, out| put(out, ..)`: the scalar's bounded
+    // writer (`Encode::MAX_LEN`, `Encode::encode_bounded`).
+    ($ty:ty, $shape:expr, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block,
+     bounded: $max:expr, |$bv:ident, $out:ident| $put:expr) => {
+        leaf!($ty, $shape, |$v, $w| $encode, |$r| $decode, {
+            const MAX_LEN: Option<usize> = Some($max);
+
+            #[inline(always)]
+            fn encode_bounded(&self, $out: &mut [u8]) -> usize {
+                let $bv = *self;
+                $put
+            }
+        });
+    };
+    ($ty:ty, $shape:expr, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block, { $($bounded:tt)* }) => {
         impl Encode for $ty {
+            $($bounded)*
+
             #[inline]
             fn encode(&self, $w: &mut Writer) -> Result<(), EncodeError> {
                 let $v = self;
@@ -79,7 +98,8 @@ leaf!(
         w.write_bool(*v);
         Ok(())
     },
-    |r| { r.read_bool() }
+    |r| { r.read_bool() },
+    bounded: 1, |v, out| bounded::put_bool(out, v)
 );
 
 macro_rules! unsigned {
@@ -87,7 +107,9 @@ macro_rules! unsigned {
         leaf!($ty, Shape::int(false, $bits), |v, w| {
             w.write_u64(*v as u64);
             Ok(())
-        }, |r| { r.$read() });
+        }, |r| { r.$read() }, bounded: 1 + $bits / 8, |v, out| {
+            bounded::put_u64(out, v as u64)
+        });
     )*};
 }
 // `usize` and `isize` are 64 bits wide whatever the platform: what one
@@ -99,7 +121,9 @@ macro_rules! signed {
         leaf!($ty, Shape::int(true, $bits), |v, w| {
             w.write_i64(*v as i64);
             Ok(())
-        }, |r| { r.$read() });
+        }, |r| { r.$read() }, bounded: 1 + $bits / 8, |v, out| {
+            bounded::put_i64(out, v as i64)
+        });
     )*};
 }
 signed!(i8, 8 => read_i8, i16, 16 => read_i16, i32, 32 => read_i32, i64, 64 => read_i64, isize, 64 => read_isize);
@@ -146,7 +170,8 @@ leaf!(
         w.write_f32(*v);
         Ok(())
     },
-    |r| { r.read_f32() }
+    |r| { r.read_f32() },
+    bounded: 5, |v, out| bounded::put_f32(out, v)
 );
 
 leaf!(
@@ -156,7 +181,8 @@ leaf!(
         w.write_f64(*v);
         Ok(())
     },
-    |r| { r.read_f64() }
+    |r| { r.read_f64() },
+    bounded: 9, |v, out| bounded::put_f64(out, v)
 );
 
 // A string of one character: the vocabulary has nothing narrower.

@@ -17,6 +17,20 @@ impl<T: Immutable, const N: usize> Immutable for [T; N] {}
 impl<T: Immutable> Immutable for [T] {}
 
 impl<T: Encode> Encode for Option<T> {
+    // `nil` is one byte, and every value takes at least one.
+    const MAX_LEN: Option<usize> = T::MAX_LEN;
+
+    #[inline(always)]
+    fn encode_bounded(&self, out: &mut [u8]) -> usize {
+        match self {
+            Some(v) => v.encode_bounded(out),
+            None => {
+                out[0] = 0xc0;
+                1
+            }
+        }
+    }
+
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         match self {
@@ -211,6 +225,17 @@ macro_rules! tuple {
         }
 
         impl<$($name: Encode),+> Encode for ($($name,)+) {
+            const MAX_LEN: Option<usize> = crate::codec::max_len(1, &[$($name::MAX_LEN),+]);
+
+            #[inline(always)]
+            fn encode_bounded(&self, out: &mut [u8]) -> usize {
+                out[0] = 0x90 | $len;
+                let mut n = 1;
+                $( n += self.$idx.encode_bounded(&mut out[n..]); )+
+                n
+            }
+
+            #[inline]
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_raw(&[0x90 | $len]);
                 $( self.$idx.encode(w)?; )+
@@ -219,6 +244,9 @@ macro_rules! tuple {
         }
 
         impl<'de, $($name: Decode<'de>),+> Decode<'de> for ($($name,)+) {
+            const NESTING: Option<u32> = crate::codec::nesting(&[$($name::NESTING),+]);
+
+            #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 let at = r.position();
                 let len = r.read_array_len()?;

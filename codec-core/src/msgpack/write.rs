@@ -77,6 +77,18 @@ impl Writer {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Lets `fill` write into `len` more bytes (zeroed first) and keeps the
+    /// first ones, as many as it says it wrote (at most `len`). The bounded
+    /// writes of a sequence go straight into the buffer this way, a run at
+    /// a time, without a capacity check per value.
+    #[inline]
+    pub(crate) fn write_run(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> usize) {
+        let start = self.buf.len();
+        self.buf.resize(start + len, 0);
+        let used = fill(&mut self.buf[start..]);
+        self.buf.truncate(start + used.min(len));
+    }
+
     /// The buffer itself, for encoders that write into a `Vec<u8>` (serde's).
     #[cfg(feature = "serde")]
     pub(crate) fn buf_mut(&mut self) -> &mut Vec<u8> {
@@ -325,5 +337,88 @@ impl Writer {
         }
         self.buf.extend_from_slice(data);
         Ok(())
+    }
+}
+
+/// The bounded writes: the same bytes as [`Writer`]'s methods, at the front
+/// of a slice long enough for the largest form, returning how many were
+/// written (`Encode::encode_bounded` of the scalars). A property test pins
+/// each to its `Writer` counterpart.
+pub(crate) mod bounded {
+    use rmp::Marker;
+
+    /// As [`Writer::write_u64`](super::Writer::write_u64).
+    #[inline(always)]
+    pub(crate) fn put_u64(out: &mut [u8], v: u64) -> usize {
+        if v < 128 {
+            out[0] = v as u8;
+            1
+        } else if v < 256 {
+            out[..2].copy_from_slice(&[Marker::U8.to_u8(), v as u8]);
+            2
+        } else if v < 65_536 {
+            out[0] = Marker::U16.to_u8();
+            out[1..3].copy_from_slice(&(v as u16).to_be_bytes());
+            3
+        } else if v < 4_294_967_296 {
+            out[0] = Marker::U32.to_u8();
+            out[1..5].copy_from_slice(&(v as u32).to_be_bytes());
+            5
+        } else {
+            out[0] = Marker::U64.to_u8();
+            out[1..9].copy_from_slice(&v.to_be_bytes());
+            9
+        }
+    }
+
+    /// As [`Writer::write_i64`](super::Writer::write_i64).
+    #[inline(always)]
+    pub(crate) fn put_i64(out: &mut [u8], v: i64) -> usize {
+        if v >= 0 {
+            put_u64(out, v as u64)
+        } else if v >= -32 {
+            out[0] = v as i8 as u8;
+            1
+        } else if v >= -128 {
+            out[..2].copy_from_slice(&[Marker::I8.to_u8(), v as i8 as u8]);
+            2
+        } else if v >= -32_768 {
+            out[0] = Marker::I16.to_u8();
+            out[1..3].copy_from_slice(&(v as i16).to_be_bytes());
+            3
+        } else if v >= -2_147_483_648 {
+            out[0] = Marker::I32.to_u8();
+            out[1..5].copy_from_slice(&(v as i32).to_be_bytes());
+            5
+        } else {
+            out[0] = Marker::I64.to_u8();
+            out[1..9].copy_from_slice(&v.to_be_bytes());
+            9
+        }
+    }
+
+    /// As [`Writer::write_f32`](super::Writer::write_f32).
+    #[inline(always)]
+    pub(crate) fn put_f32(out: &mut [u8], v: f32) -> usize {
+        out[0] = Marker::F32.to_u8();
+        out[1..5].copy_from_slice(&v.to_bits().to_be_bytes());
+        5
+    }
+
+    /// As [`Writer::write_f64`](super::Writer::write_f64).
+    #[inline(always)]
+    pub(crate) fn put_f64(out: &mut [u8], v: f64) -> usize {
+        out[0] = Marker::F64.to_u8();
+        out[1..9].copy_from_slice(&v.to_bits().to_be_bytes());
+        9
+    }
+
+    /// As [`Writer::write_bool`](super::Writer::write_bool).
+    #[inline(always)]
+    pub(crate) fn put_bool(out: &mut [u8], v: bool) -> usize {
+        const FALSE: u8 = Marker::False.to_u8();
+        const TRUE: u8 = Marker::True.to_u8();
+        out[0] = if v { TRUE } else { FALSE };
+        1
     }
 }

@@ -188,12 +188,32 @@ fn int_forms(v: i128) -> Vec<Vec<u8>> {
     };
     push(0xcc, (0..=0xff).contains(&v), &(v as u8).to_be_bytes());
     push(0xcd, (0..=0xffff).contains(&v), &(v as u16).to_be_bytes());
-    push(0xce, (0..=0xffff_ffff).contains(&v), &(v as u32).to_be_bytes());
-    push(0xcf, (0..=u64::MAX as i128).contains(&v), &(v as u64).to_be_bytes());
+    push(
+        0xce,
+        (0..=0xffff_ffff).contains(&v),
+        &(v as u32).to_be_bytes(),
+    );
+    push(
+        0xcf,
+        (0..=u64::MAX as i128).contains(&v),
+        &(v as u64).to_be_bytes(),
+    );
     push(0xd0, (-128..=127).contains(&v), &(v as i8).to_be_bytes());
-    push(0xd1, (-32768..=32767).contains(&v), &(v as i16).to_be_bytes());
-    push(0xd2, (i32::MIN as i128..=i32::MAX as i128).contains(&v), &(v as i32).to_be_bytes());
-    push(0xd3, (i64::MIN as i128..=i64::MAX as i128).contains(&v), &(v as i64).to_be_bytes());
+    push(
+        0xd1,
+        (-32768..=32767).contains(&v),
+        &(v as i16).to_be_bytes(),
+    );
+    push(
+        0xd2,
+        (i32::MIN as i128..=i32::MAX as i128).contains(&v),
+        &(v as i32).to_be_bytes(),
+    );
+    push(
+        0xd3,
+        (i64::MIN as i128..=i64::MAX as i128).contains(&v),
+        &(v as i64).to_be_bytes(),
+    );
     forms
 }
 
