@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::limits::DecodeLimits;
 use crate::msgpack::read::Reader;
-use crate::msgpack::write::Writer;
+use crate::msgpack::write::{Run, Writer};
 use crate::shape::{Definitions, Shape};
 
 /// A type that travels on the bus: how it is written as MessagePack
@@ -184,23 +184,17 @@ pub trait Encode {
     #[doc(hidden)]
     const MAX_LEN: Option<usize> = None;
 
-    /// Writes the bytes [`encode`](Self::encode) writes at the front of
-    /// `out` and returns how many, for a type with a
-    /// [`MAX_LEN`](Self::MAX_LEN): `out` holds at least that many. Not part
-    /// of the API.
+    /// Writes the bytes [`encode`](Self::encode) writes into `out`, for a
+    /// type with a [`MAX_LEN`](Self::MAX_LEN): never more than that. Not
+    /// part of the API.
     ///
     /// The default goes through a [`Writer`] (an allocation): a type that
-    /// sets `MAX_LEN` implements this too. Slicing panics if `out` is
-    /// shorter than what is written.
+    /// sets `MAX_LEN` implements this too.
     #[doc(hidden)]
-    fn encode_bounded(&self, out: &mut [u8]) -> usize {
+    fn encode_bounded(&self, out: &mut Run<'_>) {
         let mut w = Writer::new();
-        match self.encode(&mut w) {
-            Ok(()) => {
-                out[..w.len()].copy_from_slice(w.as_slice());
-                w.len()
-            }
-            Err(_) => 0,
+        if self.encode(&mut w).is_ok() {
+            out.put_slice(w.as_slice());
         }
     }
 }

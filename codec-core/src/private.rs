@@ -6,6 +6,7 @@ pub use inventory;
 pub use serde;
 
 pub use crate::msgpack::kind::StructHeader;
+pub use crate::msgpack::write::Run;
 pub use crate::registry::CodecRegistration;
 
 use crate::codec::{Decode, Immutable, MessageCodec};
@@ -94,14 +95,6 @@ pub fn no_value(r: &Reader<'_>) -> DecodeError {
 #[inline(always)]
 pub fn read_struct_header(r: &mut Reader<'_>) -> Result<StructHeader, DecodeError> {
     r.read_struct_header()
-}
-
-/// Puts constant bytes at `out[*n..]` and advances `n` (the bounded
-/// encoder's `write_raw`).
-#[inline(always)]
-pub fn put(out: &mut [u8], n: &mut usize, bytes: &[u8]) {
-    out[*n..*n + bytes.len()].copy_from_slice(bytes);
-    *n += bytes.len();
 }
 
 /// `Encode::MAX_LEN` of a struct: its constant bytes plus its fields'

@@ -88,10 +88,8 @@ pub(crate) fn bounded(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
             #krate::__private::max_len(#constant, &[#(#bounds),*]);
 
         #[inline(always)]
-        fn encode_bounded(&self, __out: &mut [::core::primitive::u8]) -> ::core::primitive::usize {
-            let mut __n: ::core::primitive::usize = 0;
+        fn encode_bounded(&self, __out: &mut #krate::__private::Run<'_>) {
             #body
-            __n
         }
     }
 }
@@ -396,8 +394,8 @@ fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> Tok
 /// `write_raw` per run.
 ///
 /// Into a `Writer` (`__w`, for `Encode::encode`), or, `bounded`, into a
-/// slice (`__out`, at `__n`, for `Encode::encode_bounded`): the same
-/// statements, only the two ways of writing differ.
+/// `Run` (`__out`, for `Encode::encode_bounded`): the same statements,
+/// only the two ways of writing differ.
 struct Emit {
     krate: TokenStream,
     bounded: bool,
@@ -441,7 +439,7 @@ impl Emit {
             let krate = cg.krate;
             let ty = field.ty;
             let function = quote_spanned!(ty.span()=> <#ty as #krate::Encode>::encode_bounded);
-            self.call(quote!(__n += #function(#value, &mut __out[__n..]);));
+            self.call(quote!(#function(#value, __out);));
         } else {
             self.call(field_encode(cg, field, value));
         }
@@ -450,11 +448,10 @@ impl Emit {
     fn flush(&mut self) {
         if !self.pending.is_empty() {
             let lit = Literal::byte_string(&self.pending);
-            let krate = &self.krate;
             if self.bounded {
-                self.out
-                    .extend(quote!(#krate::__private::put(__out, &mut __n, #lit);));
+                self.out.extend(quote!(__out.put(*#lit);));
             } else {
+                let krate = &self.krate;
                 self.out
                     .extend(quote!(#krate::__private::write_raw(__w, #lit);));
             }

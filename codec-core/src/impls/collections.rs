@@ -66,21 +66,15 @@ pub(crate) fn encode_elements<'a, T: Encode + 'a>(
             let mut items = items.peekable();
             let mut left = len;
             while items.peek().is_some() {
-                // No more than the elements left can take: a short
-                // sequence zeroes a few bytes, not a whole run.
+                // No more than the elements left can take.
                 let run = RUN.min(left.saturating_mul(max_len)).max(max_len);
                 left = left.saturating_sub(run / max_len);
-                w.write_run(run, |out| {
-                    let mut used = 0;
-                    while out.len() - used >= max_len {
+                w.write_bounded_run(run, |out| {
+                    while out.room() >= max_len {
                         let Some(item) = items.next() else { break };
-                        // A slice of exactly `max_len` bytes: the element's
-                        // constant offsets are checked against a constant
-                        // length.
-                        used += item.encode_bounded(&mut out[used..used + max_len]);
+                        out.value(max_len, |out| item.encode_bounded(out));
                     }
-                    used
-                });
+                })?;
             }
         }
         _ => {

@@ -11,7 +11,7 @@ use crate::error::{DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::impls::{describe, share};
 use crate::msgpack::kind::Int;
 use crate::msgpack::read::Reader;
-use crate::msgpack::write::{Writer, bounded};
+use crate::msgpack::write::{Run, Writer, bounded};
 use crate::shape::Shape;
 
 macro_rules! immutable_scalar {
@@ -56,7 +56,7 @@ macro_rules! leaf {
             const MAX_LEN: Option<usize> = Some($max);
 
             #[inline(always)]
-            fn encode_bounded(&self, $out: &mut [u8]) -> usize {
+            fn encode_bounded(&self, $out: &mut Run<'_>) {
                 let $bv = *self;
                 $put
             }

@@ -7,7 +7,7 @@ use super::container_transform;
 use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::read::Reader;
-use crate::msgpack::write::Writer;
+use crate::msgpack::write::{Run, Writer};
 use crate::shape::{Definitions, Shape};
 
 impl<T: Immutable> Immutable for Option<T> {}
@@ -21,13 +21,10 @@ impl<T: Encode> Encode for Option<T> {
     const MAX_LEN: Option<usize> = T::MAX_LEN;
 
     #[inline(always)]
-    fn encode_bounded(&self, out: &mut [u8]) -> usize {
+    fn encode_bounded(&self, out: &mut Run<'_>) {
         match self {
             Some(v) => v.encode_bounded(out),
-            None => {
-                out[0] = 0xc0;
-                1
-            }
+            None => out.put([0xc0]),
         }
     }
 
@@ -228,11 +225,9 @@ macro_rules! tuple {
             const MAX_LEN: Option<usize> = crate::codec::max_len(1, &[$($name::MAX_LEN),+]);
 
             #[inline(always)]
-            fn encode_bounded(&self, out: &mut [u8]) -> usize {
-                out[0] = 0x90 | $len;
-                let mut n = 1;
-                $( n += self.$idx.encode_bounded(&mut out[n..]); )+
-                n
+            fn encode_bounded(&self, out: &mut Run<'_>) {
+                out.put([0x90 | $len]);
+                $( self.$idx.encode_bounded(out); )+
             }
 
             #[inline]

@@ -5,6 +5,8 @@
 //! the unsigned markers), so output is byte-identical to `rmp` and
 //! `rmp-serde`. Marker constants come from `rmp::Marker`.
 
+use std::mem::MaybeUninit;
+
 use rmp::Marker;
 
 use crate::error::{EncodeError, EncodeErrorKind};
@@ -29,6 +31,14 @@ use crate::error::{EncodeError, EncodeErrorKind};
 #[derive(Debug, Default, Clone)]
 pub struct Writer {
     buf: Vec<u8>,
+}
+
+#[cold]
+#[inline(never)]
+fn run_overflow() -> EncodeError {
+    EncodeError::new(EncodeErrorKind::Custom).with_detail(
+        "a value wrote more than its codec's MAX_LEN said it would, which is a bug in that codec",
+    )
 }
 
 #[inline]
@@ -77,16 +87,52 @@ impl Writer {
         self.buf.extend_from_slice(bytes);
     }
 
-    /// Lets `fill` write into `len` more bytes (zeroed first) and keeps the
-    /// first ones, as many as it says it wrote (at most `len`). The bounded
-    /// writes of a sequence go straight into the buffer this way, a run at
-    /// a time, without a capacity check per value.
+    /// Lets `fill` write up to `len` bytes straight into the buffer's
+    /// spare capacity through a [`Run`], and keeps what it wrote. The
+    /// bounded writes of a sequence go in this way, a run at a time,
+    /// without a capacity check per value and without zeroing first.
+    ///
+    /// Returns whether every write fit (see [`Run::overflowed`]).
     #[inline]
-    pub(crate) fn write_run(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> usize) {
+    pub(crate) fn write_run(&mut self, len: usize, fill: impl FnOnce(&mut Run<'_>)) -> bool {
+        self.buf.reserve(len);
         let start = self.buf.len();
-        self.buf.resize(start + len, 0);
-        let used = fill(&mut self.buf[start..]);
-        self.buf.truncate(start + used.min(len));
+        let spare = &mut self.buf.spare_capacity_mut()[..len];
+        let mut run = Run {
+            spare,
+            written: 0,
+            overflowed: false,
+        };
+        fill(&mut run);
+        let Run {
+            written,
+            overflowed,
+            ..
+        } = run;
+        // SAFETY: `Run`'s fields are private to this module, and its only
+        // writer, `Run::put`, advances `written` by `N` only after it has
+        // initialized the `N` bytes of `spare` at `written..written + N`
+        // (a range it has checked lies inside `spare`). So the first
+        // `written` bytes of `spare`, which begins at the buffer's length
+        // and lies within its capacity, are initialized, and
+        // `start + written <= capacity`.
+        unsafe { self.buf.set_len(start + written) };
+        !overflowed
+    }
+
+    /// [`write_run`](Self::write_run), failing when a write did not fit:
+    /// what the runs of sequences and derived structs go through.
+    #[inline(always)]
+    pub(crate) fn write_bounded_run(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut Run<'_>),
+    ) -> Result<(), EncodeError> {
+        if self.write_run(len, fill) {
+            Ok(())
+        } else {
+            Err(run_overflow())
+        }
     }
 
     /// The buffer itself, for encoders that write into a `Vec<u8>` (serde's).
@@ -340,85 +386,156 @@ impl Writer {
     }
 }
 
-/// The bounded writes: the same bytes as [`Writer`]'s methods, at the front
-/// of a slice long enough for the largest form, returning how many were
-/// written (`Encode::encode_bounded` of the scalars). A property test pins
+/// Where a value with a bound on its size (`Encode::MAX_LEN`) writes
+/// itself in `Encode::encode_bounded`: a stretch of a [`Writer`]'s spare
+/// capacity that a sequence of such values is written into, a run at a
+/// time. Not part of the API.
+///
+/// Every write is checked against the stretch; one that does not fit
+/// (only a hand-written `encode_bounded` that writes more than its
+/// `MAX_LEN` can) writes nothing and marks the run, and the sequence's
+/// encode fails with an error.
+#[derive(Debug)]
+pub struct Run<'a> {
+    spare: &'a mut [MaybeUninit<u8>],
+    written: usize,
+    overflowed: bool,
+}
+
+impl Run<'_> {
+    /// Appends `bytes`.
+    #[inline(always)]
+    pub fn put<const N: usize>(&mut self, bytes: [u8; N]) {
+        let end = self.written.wrapping_add(N);
+        match self.spare.get_mut(self.written..end) {
+            Some(dst) => {
+                for (d, b) in dst.iter_mut().zip(bytes) {
+                    d.write(b);
+                }
+                self.written = end;
+            }
+            None => self.overflowed = true,
+        }
+    }
+
+    /// Appends `bytes`, of any length.
+    #[inline]
+    pub fn put_slice(&mut self, bytes: &[u8]) {
+        let end = self.written.wrapping_add(bytes.len());
+        match self.spare.get_mut(self.written..end) {
+            Some(dst) => {
+                for (d, &b) in dst.iter_mut().zip(bytes) {
+                    d.write(b);
+                }
+                self.written = end;
+            }
+            None => self.overflowed = true,
+        }
+    }
+
+    /// Runs `write` for one value of at most `max_len` bytes: the room is
+    /// checked once, and `write` gets a run of exactly `max_len` bytes, so
+    /// the checks of its writes at constant offsets fold away.
+    #[inline(always)]
+    pub fn value(&mut self, max_len: usize, write: impl FnOnce(&mut Run<'_>)) {
+        let end = self.written.wrapping_add(max_len);
+        match self.spare.get_mut(self.written..end) {
+            Some(room) => {
+                let mut inner = Run {
+                    spare: room,
+                    written: 0,
+                    overflowed: false,
+                };
+                write(&mut inner);
+                let (written, overflowed) = (inner.written, inner.overflowed);
+                // `inner` wrote `written` bytes at the front of `room`,
+                // which begins at `self.written`.
+                self.written += written;
+                self.overflowed |= overflowed;
+            }
+            None => self.overflowed = true,
+        }
+    }
+
+    /// Room left in the run.
+    #[inline(always)]
+    pub fn room(&self) -> usize {
+        self.spare.len() - self.written
+    }
+
+    /// Whether a write did not fit.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+}
+
+/// The bounded writes: the same bytes as [`Writer`]'s methods, into a
+/// [`Run`] (`Encode::encode_bounded` of the scalars). A property test pins
 /// each to its `Writer` counterpart.
 pub(crate) mod bounded {
     use rmp::Marker;
 
+    use super::Run;
+
     /// As [`Writer::write_u64`](super::Writer::write_u64).
     #[inline(always)]
-    pub(crate) fn put_u64(out: &mut [u8], v: u64) -> usize {
+    pub(crate) fn put_u64(out: &mut Run<'_>, v: u64) {
         if v < 128 {
-            out[0] = v as u8;
-            1
+            out.put([v as u8]);
         } else if v < 256 {
-            out[..2].copy_from_slice(&[Marker::U8.to_u8(), v as u8]);
-            2
+            out.put([Marker::U8.to_u8(), v as u8]);
         } else if v < 65_536 {
-            out[0] = Marker::U16.to_u8();
-            out[1..3].copy_from_slice(&(v as u16).to_be_bytes());
-            3
+            let [a, b] = (v as u16).to_be_bytes();
+            out.put([Marker::U16.to_u8(), a, b]);
         } else if v < 4_294_967_296 {
-            out[0] = Marker::U32.to_u8();
-            out[1..5].copy_from_slice(&(v as u32).to_be_bytes());
-            5
+            let [a, b, c, d] = (v as u32).to_be_bytes();
+            out.put([Marker::U32.to_u8(), a, b, c, d]);
         } else {
-            out[0] = Marker::U64.to_u8();
-            out[1..9].copy_from_slice(&v.to_be_bytes());
-            9
+            let [a, b, c, d, e, f, g, h] = v.to_be_bytes();
+            out.put([Marker::U64.to_u8(), a, b, c, d, e, f, g, h]);
         }
     }
 
     /// As [`Writer::write_i64`](super::Writer::write_i64).
     #[inline(always)]
-    pub(crate) fn put_i64(out: &mut [u8], v: i64) -> usize {
+    pub(crate) fn put_i64(out: &mut Run<'_>, v: i64) {
         if v >= 0 {
-            put_u64(out, v as u64)
+            put_u64(out, v as u64);
         } else if v >= -32 {
-            out[0] = v as i8 as u8;
-            1
+            out.put([v as i8 as u8]);
         } else if v >= -128 {
-            out[..2].copy_from_slice(&[Marker::I8.to_u8(), v as i8 as u8]);
-            2
+            out.put([Marker::I8.to_u8(), v as i8 as u8]);
         } else if v >= -32_768 {
-            out[0] = Marker::I16.to_u8();
-            out[1..3].copy_from_slice(&(v as i16).to_be_bytes());
-            3
+            let [a, b] = (v as i16).to_be_bytes();
+            out.put([Marker::I16.to_u8(), a, b]);
         } else if v >= -2_147_483_648 {
-            out[0] = Marker::I32.to_u8();
-            out[1..5].copy_from_slice(&(v as i32).to_be_bytes());
-            5
+            let [a, b, c, d] = (v as i32).to_be_bytes();
+            out.put([Marker::I32.to_u8(), a, b, c, d]);
         } else {
-            out[0] = Marker::I64.to_u8();
-            out[1..9].copy_from_slice(&v.to_be_bytes());
-            9
+            let [a, b, c, d, e, f, g, h] = v.to_be_bytes();
+            out.put([Marker::I64.to_u8(), a, b, c, d, e, f, g, h]);
         }
     }
 
     /// As [`Writer::write_f32`](super::Writer::write_f32).
     #[inline(always)]
-    pub(crate) fn put_f32(out: &mut [u8], v: f32) -> usize {
-        out[0] = Marker::F32.to_u8();
-        out[1..5].copy_from_slice(&v.to_bits().to_be_bytes());
-        5
+    pub(crate) fn put_f32(out: &mut Run<'_>, v: f32) {
+        let [a, b, c, d] = v.to_bits().to_be_bytes();
+        out.put([Marker::F32.to_u8(), a, b, c, d]);
     }
 
     /// As [`Writer::write_f64`](super::Writer::write_f64).
     #[inline(always)]
-    pub(crate) fn put_f64(out: &mut [u8], v: f64) -> usize {
-        out[0] = Marker::F64.to_u8();
-        out[1..9].copy_from_slice(&v.to_bits().to_be_bytes());
-        9
+    pub(crate) fn put_f64(out: &mut Run<'_>, v: f64) {
+        let [a, b, c, d, e, f, g, h] = v.to_bits().to_be_bytes();
+        out.put([Marker::F64.to_u8(), a, b, c, d, e, f, g, h]);
     }
 
     /// As [`Writer::write_bool`](super::Writer::write_bool).
     #[inline(always)]
-    pub(crate) fn put_bool(out: &mut [u8], v: bool) -> usize {
+    pub(crate) fn put_bool(out: &mut Run<'_>, v: bool) {
         const FALSE: u8 = Marker::False.to_u8();
         const TRUE: u8 = Marker::True.to_u8();
-        out[0] = if v { TRUE } else { FALSE };
-        1
+        out.put([if v { TRUE } else { FALSE }]);
     }
 }
