@@ -201,3 +201,48 @@ proptest! {
         prop_assert_eq!(&buf[4..], &to_vec(&ints).unwrap()[..]);
     }
 }
+
+/// A hand-written codec whose bounded writer writes more than its
+/// `MAX_LEN` says: the sequence's encode fails with an error naming the
+/// bug, and the buffer keeps what it held; nothing panics, nothing past
+/// the run is touched.
+#[test]
+fn a_bounded_writer_that_overruns_its_bound_is_an_error() {
+    use codecbus_core::__private::Run;
+    use codecbus_core::{EncodeError, EncodeErrorKind, Writer};
+
+    struct Liar;
+    impl codecbus_core::Encode for Liar {
+        const MAX_LEN: Option<usize> = Some(2);
+        fn encode_bounded(&self, out: &mut Run<'_>) {
+            out.put([0xa3, b'a', b'b', b'c']);
+        }
+        fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+            w.write_str("abc")
+        }
+    }
+    struct Honest;
+    impl codecbus_core::Encode for Honest {
+        const MAX_LEN: Option<usize> = Some(4);
+        fn encode_bounded(&self, out: &mut Run<'_>) {
+            out.put([0xa3, b'a', b'b', b'c']);
+        }
+        fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+            w.write_str("abc")
+        }
+    }
+
+    for len in [1, 2, 1000, 5000] {
+        let mut buf = b"kept".to_vec();
+        let liars: Vec<Liar> = (0..len).map(|_| Liar).collect();
+        let e = codecbus_core::encode_into(&liars, &mut buf).unwrap_err();
+        assert_eq!(e.kind(), EncodeErrorKind::Custom);
+        assert!(e.to_string().contains("MAX_LEN"), "{e}");
+        assert_eq!(buf, b"kept");
+
+        let honest: Vec<Honest> = (0..len).map(|_| Honest).collect();
+        let bytes = to_vec(&honest).unwrap();
+        let strings: Vec<&str> = from_slice(&bytes).unwrap();
+        assert_eq!(strings, vec!["abc"; len]);
+    }
+}
