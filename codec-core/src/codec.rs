@@ -172,10 +172,12 @@ pub trait Encode {
     /// cannot be represented (an `i128` beyond 64 bits).
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError>;
 
-    /// The most bytes [`encode`](Self::encode) writes for any value of this
-    /// type, when there is such a bound and the encoding cannot fail: a
-    /// scalar's largest form, a derived struct's constant bytes plus its
-    /// fields' bounds. `None` (the default) otherwise.
+    /// The room [`encode_bounded`](Self::encode_bounded) needs for any
+    /// value of this type, when there is such a bound and the encoding
+    /// cannot fail: at least the most bytes it writes (a scalar's largest
+    /// form, or more where it writes a padded form and keeps a prefix), a
+    /// derived struct's constant bytes plus its fields' rooms. `None` (the
+    /// default) otherwise.
     ///
     /// A sequence of such values is written a run at a time through
     /// [`encode_bounded`](Self::encode_bounded), one capacity check per

@@ -102,12 +102,20 @@ leaf!(
     bounded: 1, |v, out| bounded::put_bool(out, v)
 );
 
+/// The room an integer of `bits` bits needs in a run: its largest form, or
+/// four bytes for the small forms written without a branch (a `u8` writes
+/// at most two, but puts four).
+const fn int_room(bits: usize) -> usize {
+    let largest = 1 + bits / 8;
+    if largest < 4 { 4 } else { largest }
+}
+
 macro_rules! unsigned {
     ($($ty:ty, $bits:literal => $read:ident),*) => {$(
         leaf!($ty, Shape::int(false, $bits), |v, w| {
             w.write_u64(*v as u64);
             Ok(())
-        }, |r| { r.$read() }, bounded: 1 + $bits / 8, |v, out| {
+        }, |r| { r.$read() }, bounded: int_room($bits), |v, out| {
             bounded::put_u64(out, v as u64)
         });
     )*};
@@ -121,7 +129,7 @@ macro_rules! signed {
         leaf!($ty, Shape::int(true, $bits), |v, w| {
             w.write_i64(*v as i64);
             Ok(())
-        }, |r| { r.$read() }, bounded: 1 + $bits / 8, |v, out| {
+        }, |r| { r.$read() }, bounded: int_room($bits), |v, out| {
             bounded::put_i64(out, v as i64)
         });
     )*};

@@ -861,7 +861,10 @@ fn sequences_of_bounded_structs_agree_across_runs() {
     agree_named(&cells);
     assert_eq!(
         <Sample as codecbus_core::Encode>::MAX_LEN,
-        Some(1 + 3 + 9 + 6 + 9 + 6 + 3 + 3 + 1)
+        // The keys' 3 + 6 + 6 + 3 bytes and the header, and the fields'
+        // rooms: a `u64` 9, an `f64` 9, an `i16` 4 (its padded small form),
+        // a `bool` 1.
+        Some(1 + 3 + 9 + 6 + 9 + 6 + 4 + 3 + 1)
     );
     assert_eq!(<Level as codecbus_core::Encode>::MAX_LEN, Some(5));
     assert_eq!(<Scalars as codecbus_core::Encode>::MAX_LEN, None);
