@@ -7,9 +7,45 @@
 
 use std::mem::MaybeUninit;
 
-use rmp::Marker;
-
 use crate::error::{EncodeError, EncodeErrorKind};
+
+/// The markers as bytes, evaluated at compile time: `Marker::to_u8`
+/// called at run time was a call (5% of a write of small integers).
+mod m {
+    use rmp::Marker;
+
+    pub(super) const ARRAY16: u8 = Marker::Array16.to_u8();
+    pub(super) const ARRAY32: u8 = Marker::Array32.to_u8();
+    pub(super) const BIN16: u8 = Marker::Bin16.to_u8();
+    pub(super) const BIN32: u8 = Marker::Bin32.to_u8();
+    pub(super) const BIN8: u8 = Marker::Bin8.to_u8();
+    pub(super) const EXT16: u8 = Marker::Ext16.to_u8();
+    pub(super) const EXT32: u8 = Marker::Ext32.to_u8();
+    pub(super) const EXT8: u8 = Marker::Ext8.to_u8();
+    pub(super) const F32: u8 = Marker::F32.to_u8();
+    pub(super) const F64: u8 = Marker::F64.to_u8();
+    pub(super) const FALSE: u8 = Marker::False.to_u8();
+    pub(super) const FIXEXT1: u8 = Marker::FixExt1.to_u8();
+    pub(super) const FIXEXT16: u8 = Marker::FixExt16.to_u8();
+    pub(super) const FIXEXT2: u8 = Marker::FixExt2.to_u8();
+    pub(super) const FIXEXT4: u8 = Marker::FixExt4.to_u8();
+    pub(super) const FIXEXT8: u8 = Marker::FixExt8.to_u8();
+    pub(super) const I16: u8 = Marker::I16.to_u8();
+    pub(super) const I32: u8 = Marker::I32.to_u8();
+    pub(super) const I64: u8 = Marker::I64.to_u8();
+    pub(super) const I8: u8 = Marker::I8.to_u8();
+    pub(super) const MAP16: u8 = Marker::Map16.to_u8();
+    pub(super) const MAP32: u8 = Marker::Map32.to_u8();
+    pub(super) const NULL: u8 = Marker::Null.to_u8();
+    pub(super) const STR16: u8 = Marker::Str16.to_u8();
+    pub(super) const STR32: u8 = Marker::Str32.to_u8();
+    pub(super) const STR8: u8 = Marker::Str8.to_u8();
+    pub(super) const TRUE: u8 = Marker::True.to_u8();
+    pub(super) const U16: u8 = Marker::U16.to_u8();
+    pub(super) const U32: u8 = Marker::U32.to_u8();
+    pub(super) const U64: u8 = Marker::U64.to_u8();
+    pub(super) const U8: u8 = Marker::U8.to_u8();
+}
 
 /// Writes MessagePack into an owned, growable buffer.
 ///
@@ -93,7 +129,7 @@ impl Writer {
     /// without a capacity check per value and without zeroing first.
     ///
     /// Returns whether every write fit (see [`Run::overflowed`]).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write_run(&mut self, len: usize, fill: impl FnOnce(&mut Run<'_>)) -> bool {
         self.buf.reserve(len);
         let start = self.buf.len();
@@ -144,17 +180,13 @@ impl Writer {
     /// Writes `nil`.
     #[inline(always)]
     pub fn write_nil(&mut self) {
-        self.buf.push(Marker::Null.to_u8());
+        self.buf.push(m::NULL);
     }
 
     /// Writes `true` or `false`.
     #[inline(always)]
     pub fn write_bool(&mut self, v: bool) {
-        // `0xc2 | v`: `Marker::to_u8` on a marker chosen at run time was a
-        // call.
-        const FALSE: u8 = Marker::False.to_u8();
-        const TRUE: u8 = Marker::True.to_u8();
-        self.buf.push(if v { TRUE } else { FALSE });
+        self.buf.push(if v { m::TRUE } else { m::FALSE });
     }
 
     /// Writes an unsigned integer in its smallest form.
@@ -169,11 +201,11 @@ impl Writer {
         } else if v < 4_294_967_296 {
             let b = (v as u32).to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::U32.to_u8(), b[0], b[1], b[2], b[3]]);
+                .extend_from_slice(&[m::U32, b[0], b[1], b[2], b[3]]);
         } else {
             let b = v.to_be_bytes();
             self.buf.extend_from_slice(&[
-                Marker::U64.to_u8(),
+                m::U64,
                 b[0],
                 b[1],
                 b[2],
@@ -198,11 +230,11 @@ impl Writer {
         } else if v >= -2_147_483_648 {
             let b = (v as i32).to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::I32.to_u8(), b[0], b[1], b[2], b[3]]);
+                .extend_from_slice(&[m::I32, b[0], b[1], b[2], b[3]]);
         } else {
             let b = v.to_be_bytes();
             self.buf.extend_from_slice(&[
-                Marker::I64.to_u8(),
+                m::I64,
                 b[0],
                 b[1],
                 b[2],
@@ -220,7 +252,7 @@ impl Writer {
     pub fn write_f32(&mut self, v: f32) {
         let b = v.to_bits().to_be_bytes();
         self.buf
-            .extend_from_slice(&[Marker::F32.to_u8(), b[0], b[1], b[2], b[3]]);
+            .extend_from_slice(&[m::F32, b[0], b[1], b[2], b[3]]);
     }
 
     /// Writes a 64-bit float (`0xcb`).
@@ -228,7 +260,7 @@ impl Writer {
     pub fn write_f64(&mut self, v: f64) {
         let b = v.to_bits().to_be_bytes();
         self.buf.extend_from_slice(&[
-            Marker::F64.to_u8(),
+            m::F64,
             b[0],
             b[1],
             b[2],
@@ -251,15 +283,15 @@ impl Writer {
             self.buf.push(0xa0 | len as u8);
         } else if len < 256 {
             self.buf
-                .extend_from_slice(&[Marker::Str8.to_u8(), len as u8]);
+                .extend_from_slice(&[m::STR8, len as u8]);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::Str16.to_u8(), b[0], b[1]]);
+                .extend_from_slice(&[m::STR16, b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::Str32.to_u8(), b[0], b[1], b[2], b[3]]);
+                .extend_from_slice(&[m::STR32, b[0], b[1], b[2], b[3]]);
         }
         Ok(())
     }
@@ -286,15 +318,15 @@ impl Writer {
         let len = data.len();
         if len < 256 {
             self.buf
-                .extend_from_slice(&[Marker::Bin8.to_u8(), len as u8]);
+                .extend_from_slice(&[m::BIN8, len as u8]);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::Bin16.to_u8(), b[0], b[1]]);
+                .extend_from_slice(&[m::BIN16, b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::Bin32.to_u8(), b[0], b[1], b[2], b[3]]);
+                .extend_from_slice(&[m::BIN32, b[0], b[1], b[2], b[3]]);
         }
         self.buf.extend_from_slice(data);
         Ok(())
@@ -312,11 +344,11 @@ impl Writer {
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::Array16.to_u8(), b[0], b[1]]);
+                .extend_from_slice(&[m::ARRAY16, b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::Array32.to_u8(), b[0], b[1], b[2], b[3]]);
+                .extend_from_slice(&[m::ARRAY32, b[0], b[1], b[2], b[3]]);
         }
         Ok(())
     }
@@ -333,11 +365,11 @@ impl Writer {
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::Map16.to_u8(), b[0], b[1]]);
+                .extend_from_slice(&[m::MAP16, b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
-                .extend_from_slice(&[Marker::Map32.to_u8(), b[0], b[1], b[2], b[3]]);
+                .extend_from_slice(&[m::MAP32, b[0], b[1], b[2], b[3]]);
         }
         Ok(())
     }
@@ -351,23 +383,23 @@ impl Writer {
     pub fn write_ext(&mut self, type_id: i8, data: &[u8]) -> Result<(), EncodeError> {
         let ty = type_id as u8;
         match data.len() {
-            1 => self.buf.extend_from_slice(&[Marker::FixExt1.to_u8(), ty]),
-            2 => self.buf.extend_from_slice(&[Marker::FixExt2.to_u8(), ty]),
-            4 => self.buf.extend_from_slice(&[Marker::FixExt4.to_u8(), ty]),
-            8 => self.buf.extend_from_slice(&[Marker::FixExt8.to_u8(), ty]),
-            16 => self.buf.extend_from_slice(&[Marker::FixExt16.to_u8(), ty]),
+            1 => self.buf.extend_from_slice(&[m::FIXEXT1, ty]),
+            2 => self.buf.extend_from_slice(&[m::FIXEXT2, ty]),
+            4 => self.buf.extend_from_slice(&[m::FIXEXT4, ty]),
+            8 => self.buf.extend_from_slice(&[m::FIXEXT8, ty]),
+            16 => self.buf.extend_from_slice(&[m::FIXEXT16, ty]),
             len if len < 256 => self
                 .buf
-                .extend_from_slice(&[Marker::Ext8.to_u8(), len as u8, ty]),
+                .extend_from_slice(&[m::EXT8, len as u8, ty]),
             len if len < 65_536 => {
                 let b = (len as u16).to_be_bytes();
                 self.buf
-                    .extend_from_slice(&[Marker::Ext16.to_u8(), b[0], b[1], ty]);
+                    .extend_from_slice(&[m::EXT16, b[0], b[1], ty]);
             }
             len => {
                 let b = len_u32(len)?.to_be_bytes();
                 self.buf
-                    .extend_from_slice(&[Marker::Ext32.to_u8(), b[0], b[1], b[2], b[3], ty]);
+                    .extend_from_slice(&[m::EXT32, b[0], b[1], b[2], b[3], ty]);
             }
         }
         self.buf.extend_from_slice(data);
@@ -485,9 +517,9 @@ fn small_uint_form(v: u16) -> ([u8; 4], usize) {
     let word = if v < 0x80 {
         [lo, 0, 0, 0]
     } else if v < 0x100 {
-        [Marker::U8.to_u8(), lo, 0, 0]
+        [m::U8, lo, 0, 0]
     } else {
-        [Marker::U16.to_u8(), hi, lo, 0]
+        [m::U16, hi, lo, 0]
     };
     let len = 1 + usize::from(v >= 0x80) + usize::from(v >= 0x100);
     (word, len)
@@ -500,9 +532,9 @@ fn small_negative_form(v: i16) -> ([u8; 4], usize) {
     let word = if v >= -32 {
         [lo, 0, 0, 0]
     } else if v >= -128 {
-        [Marker::I8.to_u8(), lo, 0, 0]
+        [m::I8, lo, 0, 0]
     } else {
-        [Marker::I16.to_u8(), hi, lo, 0]
+        [m::I16, hi, lo, 0]
     };
     let len = 1 + usize::from(v < -32) + usize::from(v < -128);
     (word, len)
@@ -512,9 +544,7 @@ fn small_negative_form(v: i16) -> ([u8; 4], usize) {
 /// [`Run`] (`Encode::encode_bounded` of the scalars). A property test pins
 /// each to its `Writer` counterpart.
 pub(crate) mod bounded {
-    use rmp::Marker;
-
-    use super::Run;
+    use super::{Run, m};
 
     /// As [`Writer::write_u64`](super::Writer::write_u64).
     #[inline(always)]
@@ -524,10 +554,10 @@ pub(crate) mod bounded {
             out.put_prefix(word, len);
         } else if v < 4_294_967_296 {
             let [a, b, c, d] = (v as u32).to_be_bytes();
-            out.put([Marker::U32.to_u8(), a, b, c, d]);
+            out.put([m::U32, a, b, c, d]);
         } else {
             let [a, b, c, d, e, f, g, h] = v.to_be_bytes();
-            out.put([Marker::U64.to_u8(), a, b, c, d, e, f, g, h]);
+            out.put([m::U64, a, b, c, d, e, f, g, h]);
         }
     }
 
@@ -541,10 +571,10 @@ pub(crate) mod bounded {
             out.put_prefix(word, len);
         } else if v >= -2_147_483_648 {
             let [a, b, c, d] = (v as i32).to_be_bytes();
-            out.put([Marker::I32.to_u8(), a, b, c, d]);
+            out.put([m::I32, a, b, c, d]);
         } else {
             let [a, b, c, d, e, f, g, h] = v.to_be_bytes();
-            out.put([Marker::I64.to_u8(), a, b, c, d, e, f, g, h]);
+            out.put([m::I64, a, b, c, d, e, f, g, h]);
         }
     }
 
@@ -552,21 +582,19 @@ pub(crate) mod bounded {
     #[inline(always)]
     pub(crate) fn put_f32(out: &mut Run<'_>, v: f32) {
         let [a, b, c, d] = v.to_bits().to_be_bytes();
-        out.put([Marker::F32.to_u8(), a, b, c, d]);
+        out.put([m::F32, a, b, c, d]);
     }
 
     /// As [`Writer::write_f64`](super::Writer::write_f64).
     #[inline(always)]
     pub(crate) fn put_f64(out: &mut Run<'_>, v: f64) {
         let [a, b, c, d, e, f, g, h] = v.to_bits().to_be_bytes();
-        out.put([Marker::F64.to_u8(), a, b, c, d, e, f, g, h]);
+        out.put([m::F64, a, b, c, d, e, f, g, h]);
     }
 
     /// As [`Writer::write_bool`](super::Writer::write_bool).
     #[inline(always)]
     pub(crate) fn put_bool(out: &mut Run<'_>, v: bool) {
-        const FALSE: u8 = Marker::False.to_u8();
-        const TRUE: u8 = Marker::True.to_u8();
-        out.put([if v { TRUE } else { FALSE }]);
+        out.put([if v { m::TRUE } else { m::FALSE }]);
     }
 }
