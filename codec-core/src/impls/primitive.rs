@@ -66,7 +66,8 @@ macro_rules! leaf {
         impl Encode for $ty {
             $($bounded)*
 
-            #[inline]
+            // Always, as the decoder.
+            #[inline(always)]
             fn encode(&self, $w: &mut Writer) -> Result<(), EncodeError> {
                 let $v = self;
                 $encode
