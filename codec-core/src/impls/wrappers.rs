@@ -41,15 +41,33 @@ impl<T: Encode> Encode for Option<T> {
 }
 
 impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
-    #[inline]
+    #[inline(always)]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+        let mut out = None;
+        Self::decode_in_place(r, &mut out)?;
+        out.ok_or_else(|| r.no_value())
+    }
+
+    // Into place: `Some` of the value straight from the value's own
+    // `decode_in_place`, no `Result<T, _>` on the way (see
+    // `Decode::decode_in_place`).
+    #[inline(always)]
+    fn decode_in_place(r: &mut Reader<'de>, out: &mut Option<Self>) -> Result<(), DecodeError> {
         if r.try_read_nil() {
-            return Ok(None);
+            *out = Some(None);
+            return Ok(());
         }
         r.enter()?;
-        let v = T::decode(r)?;
+        let mut value = None;
+        T::decode_in_place(r, &mut value)?;
         r.leave();
-        Ok(Some(v))
+        match value {
+            Some(v) => {
+                *out = Some(Some(v));
+                Ok(())
+            }
+            None => Err(r.no_value()),
+        }
     }
     #[inline]
     fn value_when_missing() -> Option<Self> {
@@ -160,6 +178,7 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
 }
 
 impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for [T; N] {
+    #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
         let at = r.position();
         let len = r.read_array_len()?;

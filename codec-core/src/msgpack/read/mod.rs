@@ -61,8 +61,9 @@ macro_rules! narrow {
         #[allow(irrefutable_let_patterns)]
         pub fn $name(&mut self) -> Result<$ty, DecodeError> {
             // The forms small values take, inline: a positive fixint (fits
-            // every integer type), `uint 8`, `uint 16` and, for types of 32
-            // bits or more, `uint 32` (their checks fold away where the
+            // every integer type), `uint 8`, `uint 16`, for signed types a
+            // negative fixint, `int 8` and `int 16`, and for types of 32
+            // bits or more `uint 32` (their checks fold away where the
             // type is wide enough); the rest, and
             // every error, out of line, so that a struct of integers
             // stays small enough to inline where it is read.
@@ -79,6 +80,26 @@ macro_rules! narrow {
                 }
                 &[0xcd, a, b, ref tail @ ..] => {
                     if let Ok(v) = <$ty>::try_from(u16::from_be_bytes([a, b])) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                // Signed types only (the guard folds away): a negative
+                // fixint, `int 8` and `int 16`.
+                &[m @ 0xe0..=0xff, ref tail @ ..] if <$ty>::MIN != 0 => {
+                    if let Ok(v) = <$ty>::try_from(m as i8) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                &[0xd0, b, ref tail @ ..] if <$ty>::MIN != 0 => {
+                    if let Ok(v) = <$ty>::try_from(b as i8) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                &[0xd1, a, b, ref tail @ ..] if <$ty>::MIN != 0 && <$ty>::BITS >= 16 => {
+                    if let Ok(v) = <$ty>::try_from(i16::from_be_bytes([a, b])) {
                         self.rest = tail;
                         return Ok(v);
                     }
