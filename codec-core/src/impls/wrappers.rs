@@ -41,33 +41,15 @@ impl<T: Encode> Encode for Option<T> {
 }
 
 impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
-    #[inline(always)]
+    #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
-        let mut out = None;
-        Self::decode_in_place(r, &mut out)?;
-        out.ok_or_else(|| r.no_value())
-    }
-
-    // Into place: `Some` of the value straight from the value's own
-    // `decode_in_place`, no `Result<T, _>` on the way (see
-    // `Decode::decode_in_place`).
-    #[inline(always)]
-    fn decode_in_place(r: &mut Reader<'de>, out: &mut Option<Self>) -> Result<(), DecodeError> {
         if r.try_read_nil() {
-            *out = Some(None);
-            return Ok(());
+            return Ok(None);
         }
         r.enter()?;
-        let mut value = None;
-        T::decode_in_place(r, &mut value)?;
+        let v = T::decode(r)?;
         r.leave();
-        match value {
-            Some(v) => {
-                *out = Some(Some(v));
-                Ok(())
-            }
-            None => Err(r.no_value()),
-        }
+        Ok(Some(v))
     }
     #[inline]
     fn value_when_missing() -> Option<Self> {
