@@ -20,5 +20,6 @@ fuzz_target!(|value: AnyValue| {
         AnyValue::Unit(v) => check_roundtrip(v),
         AnyValue::Empty(v) => check_roundtrip(v),
         AnyValue::Keyed(v) => check_roundtrip(v),
+        AnyValue::Scalars(v) => check_roundtrip(v),
     }
 });

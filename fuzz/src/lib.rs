@@ -505,6 +505,30 @@ fn arb_system_time(u: &mut Unstructured<'_>) -> ArbResult<SystemTime> {
     .unwrap_or(UNIX_EPOCH))
 }
 
+// ---- bounded values -----------------------------------------------------------
+
+/// Scalars of every width, an option of a tuple and nested structs: a type
+/// with a bound on its size, so a `Vec` of it is written a run at a time
+/// into the buffer's spare capacity (the writer's `Run`, the one `unsafe`
+/// of the codecs).
+#[derive(MessageCodec, Clone, Debug, PartialEq, Arbitrary)]
+#[codec(as_array)]
+pub struct Scalars {
+    pub a: u8,
+    pub b: i8,
+    pub c: u16,
+    pub d: i16,
+    pub e: u32,
+    pub f: i32,
+    pub g: u64,
+    pub h: i64,
+    pub i: bool,
+    pub j: Option<(u16, i8)>,
+    pub k: F32,
+    pub l: F64,
+    pub p: Point,
+}
+
 // ---- the round-trip value ---------------------------------------------------
 
 /// What the round-trip target generates: one of every fuzz type.
@@ -522,6 +546,7 @@ pub enum AnyValue {
     Unit(UnitS),
     Empty(EmptyS),
     Keyed(Box<Keyed>),
+    Scalars(Vec<Scalars>),
 }
 
 /// A JSON value of bounded depth.
