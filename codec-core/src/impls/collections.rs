@@ -62,6 +62,14 @@ pub(crate) fn encode_elements<'a, T: Encode + 'a>(
 ) -> Result<(), EncodeError> {
     const RUN: usize = 4096;
     match T::MAX_LEN {
+        // A sequence that fits in one run (most): one reservation, a loop.
+        Some(max_len) if len <= RUN / max_len.max(1) => {
+            w.write_bounded_run(len * max_len, |out| {
+                for item in items {
+                    out.value(max_len, |out| item.encode_bounded(out));
+                }
+            })?;
+        }
         Some(max_len) if max_len <= RUN / 8 => {
             let mut items = items.peekable();
             let mut left = len;

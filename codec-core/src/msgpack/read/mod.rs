@@ -60,11 +60,11 @@ macro_rules! narrow {
         // `try_from` is infallible where the type is wide enough.
         #[allow(irrefutable_let_patterns)]
         pub fn $name(&mut self) -> Result<$ty, DecodeError> {
-            // The forms small values take, inline: a positive fixint (fits
-            // every integer type), `uint 8`, `uint 16`, for signed types a
-            // negative fixint, `int 8` and `int 16`, and for types of 32
-            // bits or more `uint 32` (their checks fold away where the
-            // type is wide enough); the rest, and
+            // Every form of the type's width, inline: the fixints, `uint`
+            // and, for signed types, `int` of 8 and 16 bits, of 32 bits for
+            // types of 32 bits or more, of 64 for 64-bit types (the guards
+            // fold away, and so do the range checks where the type is wide
+            // enough); wider forms holding a small value, and
             // every error, out of line, so that a struct of integers
             // stays small enough to inline where it is read.
             match self.rest {
@@ -106,6 +106,24 @@ macro_rules! narrow {
                 }
                 &[0xce, a, b, c, d, ref tail @ ..] if <$ty>::BITS >= 32 => {
                     if let Ok(v) = <$ty>::try_from(u32::from_be_bytes([a, b, c, d])) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                &[0xd2, a, b, c, d, ref tail @ ..] if <$ty>::MIN != 0 && <$ty>::BITS >= 32 => {
+                    if let Ok(v) = <$ty>::try_from(i32::from_be_bytes([a, b, c, d])) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                &[0xcf, a, b, c, d, e, f, g, h, ref tail @ ..] if <$ty>::BITS >= 64 => {
+                    if let Ok(v) = <$ty>::try_from(u64::from_be_bytes([a, b, c, d, e, f, g, h])) {
+                        self.rest = tail;
+                        return Ok(v);
+                    }
+                }
+                &[0xd3, a, b, c, d, e, f, g, h, ref tail @ ..] if <$ty>::MIN != 0 && <$ty>::BITS >= 64 => {
+                    if let Ok(v) = <$ty>::try_from(i64::from_be_bytes([a, b, c, d, e, f, g, h])) {
                         self.rest = tail;
                         return Ok(v);
                     }
