@@ -204,17 +204,8 @@ impl Writer {
                 .extend_from_slice(&[m::U32, b[0], b[1], b[2], b[3]]);
         } else {
             let b = v.to_be_bytes();
-            self.buf.extend_from_slice(&[
-                m::U64,
-                b[0],
-                b[1],
-                b[2],
-                b[3],
-                b[4],
-                b[5],
-                b[6],
-                b[7],
-            ]);
+            self.buf
+                .extend_from_slice(&[m::U64, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
         }
     }
 
@@ -233,17 +224,8 @@ impl Writer {
                 .extend_from_slice(&[m::I32, b[0], b[1], b[2], b[3]]);
         } else {
             let b = v.to_be_bytes();
-            self.buf.extend_from_slice(&[
-                m::I64,
-                b[0],
-                b[1],
-                b[2],
-                b[3],
-                b[4],
-                b[5],
-                b[6],
-                b[7],
-            ]);
+            self.buf
+                .extend_from_slice(&[m::I64, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
         }
     }
 
@@ -259,17 +241,8 @@ impl Writer {
     #[inline(always)]
     pub fn write_f64(&mut self, v: f64) {
         let b = v.to_bits().to_be_bytes();
-        self.buf.extend_from_slice(&[
-            m::F64,
-            b[0],
-            b[1],
-            b[2],
-            b[3],
-            b[4],
-            b[5],
-            b[6],
-            b[7],
-        ]);
+        self.buf
+            .extend_from_slice(&[m::F64, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     }
 
     /// Writes a string header for `len` bytes.
@@ -282,12 +255,10 @@ impl Writer {
         if len < 32 {
             self.buf.push(0xa0 | len as u8);
         } else if len < 256 {
-            self.buf
-                .extend_from_slice(&[m::STR8, len as u8]);
+            self.buf.extend_from_slice(&[m::STR8, len as u8]);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
-            self.buf
-                .extend_from_slice(&[m::STR16, b[0], b[1]]);
+            self.buf.extend_from_slice(&[m::STR16, b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
@@ -317,12 +288,10 @@ impl Writer {
     pub fn write_bin(&mut self, data: &[u8]) -> Result<(), EncodeError> {
         let len = data.len();
         if len < 256 {
-            self.buf
-                .extend_from_slice(&[m::BIN8, len as u8]);
+            self.buf.extend_from_slice(&[m::BIN8, len as u8]);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
-            self.buf
-                .extend_from_slice(&[m::BIN16, b[0], b[1]]);
+            self.buf.extend_from_slice(&[m::BIN16, b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
@@ -343,8 +312,7 @@ impl Writer {
             self.buf.push(0x90 | len as u8);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
-            self.buf
-                .extend_from_slice(&[m::ARRAY16, b[0], b[1]]);
+            self.buf.extend_from_slice(&[m::ARRAY16, b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
@@ -364,8 +332,7 @@ impl Writer {
             self.buf.push(0x80 | len as u8);
         } else if len < 65_536 {
             let b = (len as u16).to_be_bytes();
-            self.buf
-                .extend_from_slice(&[m::MAP16, b[0], b[1]]);
+            self.buf.extend_from_slice(&[m::MAP16, b[0], b[1]]);
         } else {
             let b = len_u32(len)?.to_be_bytes();
             self.buf
@@ -388,13 +355,10 @@ impl Writer {
             4 => self.buf.extend_from_slice(&[m::FIXEXT4, ty]),
             8 => self.buf.extend_from_slice(&[m::FIXEXT8, ty]),
             16 => self.buf.extend_from_slice(&[m::FIXEXT16, ty]),
-            len if len < 256 => self
-                .buf
-                .extend_from_slice(&[m::EXT8, len as u8, ty]),
+            len if len < 256 => self.buf.extend_from_slice(&[m::EXT8, len as u8, ty]),
             len if len < 65_536 => {
                 let b = (len as u16).to_be_bytes();
-                self.buf
-                    .extend_from_slice(&[m::EXT16, b[0], b[1], ty]);
+                self.buf.extend_from_slice(&[m::EXT16, b[0], b[1], ty]);
             }
             len => {
                 let b = len_u32(len)?.to_be_bytes();

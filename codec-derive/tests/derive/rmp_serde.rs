@@ -837,7 +837,7 @@ fn sequences_of_bounded_structs_agree_across_runs() {
         at: i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (i % 64),
         value: i as f64 / 7.0,
         delta: (i as i16).wrapping_mul(257),
-        ok: i % 3 == 0,
+        ok: i.is_multiple_of(3),
     };
     let samples: Vec<Sample> = (0..900).map(sample).collect();
     common::agree_named(&samples);
