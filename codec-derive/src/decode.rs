@@ -175,16 +175,7 @@ fn fast_path(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
         }
     });
     let encoded_slots: Vec<syn::Ident> = encoded.iter().map(|&(_, f)| slot_of(fields, f)).collect();
-    let inits = fields.iter().map(|f| {
-        let member = &f.member;
-        if f.is_encoded() {
-            let slot = slot_of(fields, f);
-            quote!(#member: #slot)
-        } else {
-            let value = skipped_value(f);
-            quote!(#member: #value)
-        }
-    });
+    let inits = inits(fields);
     // Each field decoded into an `Option` of its own (`decode_in_place`)
     // and the value built into `__out`: no `Result<Field, _>` and no
     // `Result<Self, _>` on the way (see `Decode::decode_in_place`).
@@ -488,16 +479,7 @@ fn seq_block(
         }
     });
 
-    let inits = fields.iter().map(|f| {
-        let member = &f.member;
-        if f.is_encoded() {
-            let slot = slot_of(fields, f);
-            quote!(#member: #slot)
-        } else {
-            let value = skipped_value(f);
-            quote!(#member: #value)
-        }
-    });
+    let inits = inits(fields);
 
     let (head, tail) = if keyed.is_some() {
         (
@@ -526,6 +508,24 @@ fn seq_block(
         #tail
         #ctor { #(#inits,)* }
     }}
+}
+
+/// `member: value` of each field, for `Self { .. }`: an encoded field's
+/// slot (`slot_of`), a skipped field's default.
+fn inits(fields: &[Field<'_>]) -> Vec<TokenStream> {
+    fields
+        .iter()
+        .map(|f| {
+            let member = &f.member;
+            if f.is_encoded() {
+                let slot = slot_of(fields, f);
+                quote!(#member: #slot)
+            } else {
+                let value = skipped_value(f);
+                quote!(#member: #value)
+            }
+        })
+        .collect()
 }
 
 /// The local holding a field's decoded value: `__f` and its index.

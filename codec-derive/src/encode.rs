@@ -62,21 +62,7 @@ pub(crate) fn bounded(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
         return TokenStream::new();
     }
     let mut emit = Emit::bounded(cg);
-    match style {
-        Style::Unit => emit.raw(&array_header(0)),
-        Style::Newtype => {
-            let member = &fields[0].member;
-            emit.field(cg, &fields[0], &quote!(&self.#member));
-        }
-        Style::Tuple => tuple_body(cg, &mut emit, fields, |f| {
-            let member = &f.member;
-            quote!(&self.#member)
-        }),
-        Style::Named => named_body(cg, &mut emit, fields, |f| {
-            let member = &f.member;
-            quote!(&self.#member)
-        }),
-    }
+    struct_body(cg, &mut emit, *style, fields);
     let constant = emit.constant;
     let body = emit.finish();
     let bounds = encoded.iter().map(|f| {
@@ -94,26 +80,25 @@ pub(crate) fn bounded(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     }
 }
 
+/// A struct's fields (`self.member`) written in its layout.
+fn struct_body(cg: &Codegen<'_>, emit: &mut Emit, style: Style, fields: &[Field<'_>]) {
+    let access = |f: &Field<'_>| {
+        let member = &f.member;
+        quote!(&self.#member)
+    };
+    match style {
+        Style::Unit => emit.raw(&array_header(0)),
+        Style::Newtype => emit.field(cg, &fields[0], &access(&fields[0])),
+        Style::Tuple => tuple_body(cg, emit, fields, access),
+        Style::Named => named_body(cg, emit, fields, access),
+    }
+}
+
 fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     match &input.data {
         Data::Struct(style, fields) => {
             let mut emit = Emit::new(cg);
-            match style {
-                Style::Unit => emit.raw(&array_header(0)),
-                Style::Newtype => {
-                    let field = &fields[0];
-                    let member = &field.member;
-                    emit.field(cg, field, &quote!(&self.#member));
-                }
-                Style::Tuple => tuple_body(cg, &mut emit, fields, |f| {
-                    let member = &f.member;
-                    quote!(&self.#member)
-                }),
-                Style::Named => named_body(cg, &mut emit, fields, |f| {
-                    let member = &f.member;
-                    quote!(&self.#member)
-                }),
-            }
+            struct_body(cg, &mut emit, *style, fields);
             let body = emit.finish();
             quote! {
                 #body
