@@ -161,13 +161,7 @@ fn fast_path(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
     let header = Literal::byte_string(&crate::encode::array_header(encoded.len()));
     let lets = encoded.iter().map(|&(pos, f)| {
         let slot = slot_of(fields, f);
-        let segment = match &f.member {
-            syn::Member::Named(_) => {
-                let name = &f.wire_name;
-                quote!(in_field(#name))
-            }
-            syn::Member::Unnamed(_) => quote!(in_index(#pos)),
-        };
+        let segment = path_segment(f, pos);
         let into_slot = field_decode_in_place(cg, f, &slot);
         quote! {
             let mut #slot = ::core::option::Option::None;
@@ -432,13 +426,7 @@ fn seq_block(
     let lets = positions.iter().map(|(pos, slot, f)| {
         let ty = f.ty;
         let value = field_decode(cg, f);
-        let segment = match &f.member {
-            syn::Member::Named(_) => {
-                let name = &f.wire_name;
-                quote!(in_field(#name))
-            }
-            syn::Member::Unnamed(_) => quote!(in_index(#pos)),
-        };
+        let segment = path_segment(f, *pos);
         let value = quote!(#value.map_err(|__e| __e.#segment #suffix)?);
         if keyed.is_none() {
             let missing = missing_value(cg, f, &wrong_length);
@@ -508,6 +496,18 @@ fn seq_block(
         #tail
         #ctor { #(#inits,)* }
     }}
+}
+
+/// The call that adds a positional field's segment to an error's path:
+/// its name, or its index `pos` in a tuple struct.
+fn path_segment(field: &Field<'_>, pos: usize) -> TokenStream {
+    match &field.member {
+        syn::Member::Named(_) => {
+            let name = &field.wire_name;
+            quote!(in_field(#name))
+        }
+        syn::Member::Unnamed(_) => quote!(in_index(#pos)),
+    }
 }
 
 /// `member: value` of each field, for `Self { .. }`: an encoded field's
