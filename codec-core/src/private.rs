@@ -17,11 +17,9 @@ use crate::shape::{
     Definitions, Enum, FieldShape, Layout, Payload, Record, Reserved, Shape, Union, VariantShape,
 };
 
-/// Enters one level of nesting. Generated decoders call it before a struct,
-/// newtype or enum payload and [`leave`] after it; on the error path the
-/// whole decode is abandoned, so nothing needs to be left.
-///
-/// Users have [`Reader::nested`], which cannot be left unpaired.
+/// Enters one level of nesting, for hand-written decoders of this
+/// workspace (the JSON value's); paired with [`leave`]. On the error path
+/// the whole decode is abandoned, so nothing needs to be left.
 #[inline(always)]
 pub fn enter(r: &mut Reader<'_>) -> Result<(), DecodeError> {
     r.enter()
@@ -35,8 +33,11 @@ pub fn leave(r: &mut Reader<'_>) {
 
 /// Enters a value of `T`: one level counted in, or, when `T` has a fixed
 /// nesting (`Decode::NESTING`), its levels compared with the limit once
-/// and nothing counted (nothing inside it can go deeper). Paired with
-/// [`leave_as`].
+/// and nothing counted (nothing inside it can go deeper). Generated
+/// decoders call it before a struct, newtype or enum payload and
+/// [`leave_as`] after it; on the error path the whole decode is abandoned,
+/// so nothing needs to be left. Users have [`Reader::nested`], which cannot
+/// be left unpaired.
 #[inline(always)]
 pub fn enter_as<'de, T: Decode<'de>>(r: &mut Reader<'de>) -> Result<(), DecodeError> {
     match T::NESTING {

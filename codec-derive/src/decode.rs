@@ -1,4 +1,5 @@
-// Generates `Decode::decode`.
+// Generates `Decode::decode` (and, for a positional struct,
+// `Decode::decode_in_place` and `DecodeGeneral::decode_general`).
 //
 // Map keys are matched as raw bytes: while they come in declared order each
 // is compared, header included, with its pre-encoded form
@@ -6,8 +7,14 @@
 // other key is read as a string and matched (`match key { b"id" => .. }`).
 // No UTF-8 check and no allocation for known keys, unknown keys are skipped
 // without recursion. Every struct, variant payload and newtype calls
-// `__private::enter` first (and `leave` after), so the depth limit holds on every recursive path
-// (`struct N(Option<Box<N>>)` included). Errors pick up their path while
+// `__private::enter_as` first (and `leave_as` after), so the depth limit
+// holds on every recursive path (`struct N(Option<Box<N>>)` included); a
+// struct of fixed nesting (`Decode::NESTING`) compares it once.
+//
+// A positional struct read as it writes itself takes a fast path
+// (`fast_path`): its fields decoded in a straight line into their places
+// (`Decode::decode_in_place`), every other layout out of line
+// (`DecodeGeneral`). Errors pick up their path while
 // they travel outwards: `in_field` / `in_index` here, `in_variant` for enum
 // payloads (passed down as `suffix`, appended to every error built inside),
 // so the pointer of a variant's field is `/Variant/field`, where it sits

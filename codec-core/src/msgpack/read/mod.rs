@@ -316,7 +316,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Enters one level of nesting; generated code pairs it with
-    /// [`leave`](Self::leave) (see `__private::enter`). Users have
+    /// [`leave`](Self::leave) (see `__private::enter_as`). Users have
     /// [`nested`](Self::nested), which cannot be left unpaired.
     #[inline]
     pub(crate) fn enter(&mut self) -> Result<(), DecodeError> {
