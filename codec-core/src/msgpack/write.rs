@@ -128,7 +128,7 @@ impl Writer {
     /// bounded writes of a sequence go in this way, a run at a time,
     /// without a capacity check per value and without zeroing first.
     ///
-    /// Returns whether every write fit (see [`Run::overflowed`]).
+    /// Returns whether every write fit.
     #[inline(always)]
     pub(crate) fn write_run(&mut self, len: usize, fill: impl FnOnce(&mut Run<'_>)) -> bool {
         self.buf.reserve(len);
@@ -463,11 +463,6 @@ impl Run<'_> {
     #[inline(always)]
     pub fn room(&self) -> usize {
         self.spare.len() - self.written
-    }
-
-    /// Whether a write did not fit.
-    pub fn overflowed(&self) -> bool {
-        self.overflowed
     }
 }
 
