@@ -50,6 +50,9 @@ use std::fmt::Write as _;
 pub mod check;
 #[cfg(feature = "schema")]
 mod contract;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod render;
 pub mod sample;
 mod set;
 #[cfg(feature = "schema")]
