@@ -1,5 +1,5 @@
 //! The wire contract of the examples' message types (the cluster demo, the
-//! peer of another language, the bus tour): every
+//! peer of another language, the bus tour, the traffic for `codecbus tap`): every
 //! codec they register, checked against `examples/codecs.snapshot.json`
 //! in FULL mode, as a user's crate checks its own (book/src/evolution.md).
 //! A change to one of their types that breaks nodes of the previous build
@@ -19,6 +19,9 @@ mod harness;
 #[allow(dead_code, unreachable_pub, clippy::all)]
 #[path = "../examples/peer_node.rs"]
 mod peer_node;
+#[allow(dead_code, unreachable_pub, clippy::all)]
+#[path = "../examples/traffic.rs"]
+mod traffic;
 
 #[test]
 fn the_examples_message_types_keep_their_contract() {

@@ -10,57 +10,15 @@ mod support;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use support::{Supervised, supervised};
 
 /// The cluster example, built by `cargo test` with the other examples, or
 fn example() -> PathBuf {
     support::example("cluster", &[])
-}
-
-/// Runs `binary` under a small `sh` that kills it when this process's end
-/// of its standard input closes: when the [`Supervised`] is dropped, and
-/// also when the test process dies any other way (a panic that aborts, a
-/// SIGKILL), so no example process outlives the test. The `sh` exits with
-/// the example's status, and stops its watcher first (so the watcher never
-/// kills a process id the system has given to another process since).
-/// `sh` gives a background job `/dev/null` as its standard input, so the
-/// pipe is kept as descriptor 3 for the watcher; the watcher writes nowhere,
-/// so the example's output reaches end of file when the example exits.
-const SUPERVISOR: &str = r#"trap '' INT TERM HUP
-exec 3<&0
-"$0" "$@" </dev/null 3<&- &
-child=$!
-(cat <&3; kill -9 "$child") >/dev/null 2>&1 &
-watcher=$!
-exec 3<&-
-wait "$child"
-status=$?
-kill "$watcher" 2>/dev/null
-exit "$status"
-"#;
-
-fn supervised(binary: &std::path::Path, args: &[&str]) -> Command {
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(SUPERVISOR)
-        .arg(binary)
-        .args(args)
-        .stdin(Stdio::piped());
-    command
-}
-
-/// A supervised example process, stopped on drop.
-struct Supervised(Child);
-
-impl Drop for Supervised {
-    fn drop(&mut self) {
-        // Closing its standard input makes the supervisor kill the example.
-        drop(self.0.stdin.take());
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

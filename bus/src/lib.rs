@@ -514,4 +514,6 @@ pub use crate::transport::nats::{
 };
 #[cfg(feature = "nats")]
 #[cfg_attr(docsrs, doc(cfg(feature = "nats")))]
-pub use crate::transport::nats::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};
+pub use crate::transport::nats::{
+    DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions, Tap, TapKind, Tapped,
+};

@@ -64,6 +64,34 @@ pub(crate) fn escape_address(address: &str, out: &mut String) {
     }
 }
 
+/// The address whose escaped form ([`escape_address`]) is `escaped`:
+/// `None` when no address escapes so (a `%` not followed by two
+/// upper-case hex digits, bytes that are not UTF-8).
+#[cfg_attr(not(feature = "nats"), allow(dead_code))]
+pub(crate) fn unescape_address(escaped: &str) -> Option<String> {
+    if escaped == "%" {
+        return Some(String::new());
+    }
+    let mut bytes = Vec::with_capacity(escaped.len());
+    let mut rest = escaped.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        if b == b'%' {
+            let (&[hi, lo], tail) = tail.split_first_chunk::<2>()?;
+            let digit = |d: u8| match d {
+                b'0'..=b'9' => Some(d - b'0'),
+                b'A'..=b'F' => Some(d - b'A' + 10),
+                _ => None,
+            };
+            bytes.push(digit(hi)? << 4 | digit(lo)?);
+            rest = tail;
+        } else {
+            bytes.push(b);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
 /// The length of the escaped `address` ([`escape_address`]), without
 /// writing it.
 pub(crate) fn escaped_len(address: &str) -> usize {
@@ -133,6 +161,22 @@ mod tests {
             escape_address(address, &mut s);
             assert_eq!(escaped_len(address), s.len(), "{address:?}");
         }
+    }
+
+    #[test]
+    fn unescaping_gives_the_address_back() {
+        for address in ["", "a.b", ".a", "a..b", "a b%*>", "é.x", "%", "a.b."] {
+            let mut escaped = String::new();
+            escape_address(address, &mut escaped);
+            assert_eq!(
+                unescape_address(&escaped).as_deref(),
+                Some(address),
+                "{escaped}"
+            );
+        }
+        assert_eq!(unescape_address("a%2"), None);
+        assert_eq!(unescape_address("a%zz"), None);
+        assert_eq!(unescape_address("%FF"), None);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 // address) and `durable` (the durable readers) → `link` (the connection
 // and all it does: the one outbound path for core and durable messages,
 // the answers to NATS reply subjects) → `connect` (connecting) →
-// `options`, `refusals` (publishes the server refused), `wire`.
+// `options`, `refusals` (publishes the server refused), `wire`; `tap`
+// watches addresses' traffic through `connect` and `wire` (`codecbus tap`).
 //
 // Contract:
 // * One NATS connection per bus. Outbound messages are encoded once with
@@ -58,6 +59,7 @@ mod link;
 mod options;
 mod readers;
 mod refusals;
+mod tap;
 mod transport;
 mod wire;
 
@@ -69,4 +71,5 @@ pub use self::durable_options::{
     DEFAULT_MAX_AGE, DEFAULT_STORE_TIMEOUT, DurableOptions, MESSAGE_ID_HEADER, Retention,
 };
 pub use self::options::{DEFAULT_SUBJECT_PREFIX, NatsEvent, NatsOptions};
+pub use self::tap::{Tap, TapKind, Tapped};
 pub(crate) use self::transport::NatsTransport;

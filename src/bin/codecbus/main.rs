@@ -1,12 +1,20 @@
 //! `codecbus`, the command line: `codecbus schema diff`, the compatibility
-//! check of shape snapshots (`codecbus::shape::check`) for scripts and CI.
+//! check of shape snapshots (`codecbus::shape::check`) for scripts and CI;
+//! `codecbus tap` (feature `nats`), the traffic of bus addresses on NATS as
+//! JSON, for people and scripts.
 //!
 //! ```text
 //! codecbus schema diff OLD... NEW [--mode MODE] [--format table|json]
+//! codecbus tap ADDRESS [--server URL]... [--shapes SNAPSHOT]... [--json] [--count N] [--for SECONDS]
 //! ```
 //!
-//! Exit status: 0 when NEW is compatible, 1 when something breaks, 2 for
-//! bad input or usage.
+//! Exit status of `schema diff`: 0 when NEW is compatible, 1 when
+//! something breaks, 2 for bad input or usage. Of `tap`: 0 when it
+//! stopped as asked (`--count`, `--for`, the connection closed), 2 for bad
+//! input or usage or a failed connection.
+
+#[cfg(feature = "nats")]
+mod tap;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -17,6 +25,7 @@ use codecbus::shape::check::{Mode, check_history};
 
 const USAGE: &str = "\
 usage: codecbus schema diff OLD... NEW [--mode MODE] [--format table|json]
+       codecbus tap ADDRESS [options]   (codecbus tap --help)
 
 Checks the shape snapshot NEW against OLD: the snapshots of earlier builds,
 oldest first (a folder stands for the .json files in it, sorted by name).
@@ -30,7 +39,7 @@ oldest first (a folder stands for the .json files in it, sorted by name).
 Exit status: 0 compatible, 1 incompatible, 2 bad input or usage.";
 
 /// What went wrong before a check could run: exit status 2.
-struct Usage(String);
+pub(crate) struct Usage(pub(crate) String);
 
 fn main() -> ExitCode {
     match run(std::env::args_os().skip(1).collect()) {
@@ -51,6 +60,15 @@ enum Format {
 
 /// Runs the command; `Ok(compatible)`.
 fn run(args: Vec<OsString>) -> Result<bool, Usage> {
+    if args.first().is_some_and(|a| a == "tap") {
+        #[cfg(feature = "nats")]
+        return tap::run(args.into_iter().skip(1).collect()).map(|()| true);
+        #[cfg(not(feature = "nats"))]
+        return Err(Usage(
+            "`codecbus tap` needs the feature `nats`: cargo install codecbus --features nats"
+                .to_owned(),
+        ));
+    }
     let mut args = args.into_iter();
     let mut command = Vec::new();
     for _ in 0..2 {
@@ -168,7 +186,7 @@ fn run(args: Vec<OsString>) -> Result<bool, Usage> {
 }
 
 /// The `.json` files of a folder, sorted by name.
-fn snapshots_in(dir: &Path) -> Result<Vec<PathBuf>, Usage> {
+pub(crate) fn snapshots_in(dir: &Path) -> Result<Vec<PathBuf>, Usage> {
     let entries = std::fs::read_dir(dir).map_err(|e| Usage(format!("{}: {e}", dir.display())))?;
     let mut files = Vec::new();
     for entry in entries {
@@ -183,7 +201,8 @@ fn snapshots_in(dir: &Path) -> Result<Vec<PathBuf>, Usage> {
     Ok(files)
 }
 
-fn read(path: &Path) -> Result<ShapeSet, Usage> {
+/// Reads the snapshot at `path`.
+pub(crate) fn read(path: &Path) -> Result<ShapeSet, Usage> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Usage(format!("{name}: {e}")))?;
     ShapeSet::from_snapshot(&text, &name).map_err(|e| Usage(e.to_string()))
