@@ -473,6 +473,7 @@ pub use crate::base::options::{
     ConsumerOptions, DEFAULT_QUEUE_CAPACITY, DEFAULT_TIMEOUT, DeliveryOptions, ReplyOptions,
 };
 pub use crate::base::report::PublishReport;
+pub use crate::base::shapes::{CodecVerdict, PeerReport, ShapeReport, ShapeVerdict};
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use crate::telemetry::options::{DEFAULT_METRICS_PREFIX, MetricsOptions};

@@ -20,6 +20,7 @@ use crate::base::error::{
 use crate::base::metrics::Metrics;
 use crate::base::options::{ConsumerOptions, DeliveryOptions};
 use crate::base::report::PublishReport;
+use crate::base::shapes::ShapeReport;
 use crate::engine::routing::{self, Quiet};
 use crate::engine::state::State;
 use crate::engine::{Inline, Runner};
@@ -330,12 +331,38 @@ impl EventBus {
     /// assert!(price.canonical_json().contains(r#""name":"cents""#));
     /// ```
     pub fn shapes(&self) -> codecbus_core::shape::ShapeSet {
-        self.state
-            .registry()
-            .list()
-            .iter()
-            .map(CodecRegistration::shape)
-            .collect()
+        crate::transport::Node::shapes(&*self.state)
+    }
+
+    /// What this node learned of its peers' codecs when they met: for
+    /// each peer still in the cluster, each codec both have, whether this
+    /// node reads what the peer writes ([`ShapeReport`]). Empty for a bus
+    /// alone, and without the feature `shapes` (on with `nats`).
+    ///
+    /// Nodes tell each other their codecs' shapes as they join (the
+    /// in-memory cluster and NATS alike); a peer's codec this node cannot
+    /// read is logged at error level when it is learned, naming the
+    /// codec, the field and the rule, and counted in
+    /// [`Metrics::shape_mismatches`](crate::Metrics::shape_mismatches).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use codecbus_bus::{EventBus, InMemoryCluster};
+    ///
+    /// let cluster = InMemoryCluster::new();
+    /// let a = EventBus::builder().in_memory_cluster(&cluster).build()?;
+    /// let b = EventBus::builder().in_memory_cluster(&cluster).build()?;
+    /// // Same build, same codecs: every verdict is `Same`.
+    /// assert!(a.shape_report().is_compatible());
+    /// assert_eq!(b.shape_report().peers.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn shape_report(&self) -> ShapeReport {
+        self.state.peers.report()
     }
 
     /// The codec registered as `name`, or the one that had that name

@@ -89,6 +89,16 @@ pub struct Metrics {
     /// node's messages of that codec (a reply among them fails its request
     /// with a `Codec` error).
     pub old_codec_names: u64,
+    /// Codecs of peers that this node cannot read: a peer, when the nodes
+    /// met, told a shape of a codec this node has that its check finds
+    /// incompatible (this node's reader, the peer's writer). Each is
+    /// logged at error level, naming the peer, the codec, the field and
+    /// the rule, and listed by [`EventBus::shape_report`](crate::EventBus::shape_report).
+    pub shape_mismatches: u64,
+    /// Codecs of peers with another shape that this node reads (a peer
+    /// with a new optional field): counted, logged at info level, and
+    /// delivered as usual.
+    pub shape_differences: u64,
     /// Messages for this node that the cluster client dropped before the
     /// node read them: its buffer for a subscription (65 536 messages by
     /// default) overflowed because the node's reader fell behind, a NATS
@@ -152,6 +162,8 @@ pub(crate) struct Counters {
     pub(crate) remote_received: AtomicU64,
     pub(crate) undecodable: AtomicU64,
     pub(crate) old_codec_names: AtomicU64,
+    pub(crate) shape_mismatches: AtomicU64,
+    pub(crate) shape_differences: AtomicU64,
     pub(crate) durable_acked: AtomicU64,
     pub(crate) durable_redelivered: AtomicU64,
     pub(crate) dead_lettered: AtomicU64,
@@ -184,6 +196,8 @@ impl Counters {
             remote_received: get(&self.remote_received),
             undecodable: get(&self.undecodable),
             old_codec_names: get(&self.old_codec_names),
+            shape_mismatches: get(&self.shape_mismatches),
+            shape_differences: get(&self.shape_differences),
             durable_acked: get(&self.durable_acked),
             durable_redelivered: get(&self.durable_redelivered),
             dead_lettered: get(&self.dead_lettered),

@@ -15,3 +15,4 @@ pub(crate) mod oneshot;
 pub(crate) mod options;
 pub(crate) mod reply;
 pub(crate) mod report;
+pub(crate) mod shapes;

@@ -33,6 +33,8 @@ pub(crate) struct State {
     /// Set by `EventBus::shutdown`: a message that then finds no consumer
     /// fails as refused by a shut-down bus, not as sent to nobody.
     shut_down: std::sync::atomic::AtomicBool,
+    /// What this node learned of its peers' codecs.
+    pub(crate) peers: crate::transport::cluster::Peers,
 }
 
 /// What a new bus is made of, but for its cluster transport.
@@ -58,7 +60,7 @@ pub(crate) enum Joined {
 impl State {
     /// A new bus's state, its transport started for it.
     pub(crate) fn start(parts: Parts, joined: Joined) -> Arc<Self> {
-        Arc::new_cyclic(|weak: &std::sync::Weak<State>| {
+        let state = Arc::new_cyclic(|weak: &std::sync::Weak<State>| {
             let node: std::sync::Weak<dyn Node> = weak.clone();
             let remote: Option<Arc<dyn RemoteTransport>> = match joined {
                 Joined::Alone => None,
@@ -69,7 +71,11 @@ impl State {
                 )),
             };
             Self::new(parts, remote)
-        })
+        });
+        if let Some(remote) = &state.remote {
+            remote.joined();
+        }
+        state
     }
 
     fn new(parts: Parts, remote: Option<Arc<dyn RemoteTransport>>) -> Self {
@@ -91,6 +97,7 @@ impl State {
             telemetry,
             tasks: Arc::default(),
             shut_down: std::sync::atomic::AtomicBool::new(false),
+            peers: crate::transport::cluster::Peers::default(),
         }
     }
 
@@ -247,6 +254,14 @@ impl Node for State {
 
     fn telemetry(&self) -> &Telemetry {
         &self.telemetry
+    }
+
+    fn shapes(&self) -> codecbus_core::shape::ShapeSet {
+        self.registry().list().iter().map(|c| c.shape()).collect()
+    }
+
+    fn peers(&self) -> &crate::transport::cluster::Peers {
+        &self.peers
     }
 }
 

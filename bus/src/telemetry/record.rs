@@ -54,6 +54,13 @@ pub(crate) enum Event {
     /// The first message from the cluster under one of a codec's aliases
     /// (an older peer's name for it) was decoded.
     OldCodecName,
+    /// A peer's shape of a codec that this node cannot read was learned.
+    #[cfg_attr(not(feature = "shapes"), allow(dead_code))]
+    ShapeMismatch,
+    /// A peer's other shape of a codec, which this node reads, was
+    /// learned.
+    #[cfg_attr(not(feature = "shapes"), allow(dead_code))]
+    ShapeDifference,
     /// A durable message was settled with the server.
     #[cfg(feature = "jetstream")]
     Settled(Settled),
@@ -123,6 +130,8 @@ pub(crate) fn record(counters: &Counters, probe: Option<&Probe>, event: Event) {
         Event::ReplyFailed(_) => 0,
         Event::Undecodable => bump(&counters.undecodable, 1),
         Event::OldCodecName => bump(&counters.old_codec_names, 1),
+        Event::ShapeMismatch => bump(&counters.shape_mismatches, 1),
+        Event::ShapeDifference => bump(&counters.shape_differences, 1),
         #[cfg(feature = "jetstream")]
         Event::Settled(outcome) => bump(
             match outcome {
@@ -156,6 +165,8 @@ fn series(probe: &Probe, event: Event) {
         // The bus's own totals, or a span's alone; no series of their own.
         Event::Handled
         | Event::OldCodecName
+        | Event::ShapeMismatch
+        | Event::ShapeDifference
         | Event::Replied
         | Event::Panicked
         | Event::HandlerFailed

@@ -159,6 +159,9 @@ struct Hub {
     max_payload: usize,
     next_id: AtomicU64,
     addresses: Mutex<HashMap<Arc<str>, Members>>,
+    /// The nodes that joined and have not left, for the shapes they tell
+    /// each other.
+    nodes: Mutex<Vec<(u64, Weak<dyn Node>)>>,
 }
 
 impl Default for Hub {
@@ -167,6 +170,7 @@ impl Default for Hub {
             max_payload: DEFAULT_MAX_PAYLOAD,
             next_id: AtomicU64::new(0),
             addresses: Mutex::default(),
+            nodes: Mutex::default(),
         }
     }
 }
@@ -176,6 +180,10 @@ impl Hub {
         self.addresses
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn nodes(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Weak<dyn Node>)>> {
+        self.nodes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The node a send or request to `address` goes to (round robin).
@@ -454,7 +462,25 @@ impl MemoryTransport {
             });
         }
         self.left.send_replace(true);
+        // The others forget this node's shapes.
+        let others: Vec<Arc<dyn Node>> = {
+            let mut nodes = self.link.hub.nodes();
+            nodes.retain(|(id, node)| *id != self.id && node.strong_count() > 0);
+            nodes
+                .iter()
+                .filter_map(|(_, node)| node.upgrade())
+                .collect()
+        };
+        let name = node_name(self.id);
+        for other in others {
+            other.peers().forget(&name);
+        }
     }
+}
+
+/// A node's name in the shapes' report.
+fn node_name(id: u64) -> String {
+    format!("in-memory node {id}")
 }
 
 impl Drop for MemoryTransport {
@@ -560,5 +586,35 @@ impl RemoteTransport for MemoryTransport {
 
     fn counts(&self) -> RemoteCounts {
         RemoteCounts::default()
+    }
+
+    fn joined(&self) {
+        // The nodes of the cluster and this one tell each other their
+        // shapes, through the same announcement as over NATS.
+        let Some(me) = self.inbox.node.upgrade() else {
+            return;
+        };
+        let others: Vec<(u64, Arc<dyn Node>)> = {
+            let mut nodes = self.link.hub.nodes();
+            nodes.retain(|(_, node)| node.strong_count() > 0);
+            let others = nodes
+                .iter()
+                .filter_map(|(id, node)| Some((*id, node.upgrade()?)))
+                .collect();
+            nodes.push((self.id, Weak::clone(&self.inbox.node)));
+            others
+        };
+        #[cfg(feature = "shapes")]
+        {
+            let mine = cluster::announcement(&*me);
+            let name = node_name(self.id);
+            for (id, other) in others {
+                let theirs = cluster::announcement(&*other);
+                let _ = cluster::learn(&*me, &node_name(id), theirs.as_bytes(), FROM);
+                let _ = cluster::learn(&*other, &name, mine.as_bytes(), FROM);
+            }
+        }
+        #[cfg(not(feature = "shapes"))]
+        drop((me, others));
     }
 }

@@ -101,6 +101,12 @@ pub(crate) trait Node: Send + Sync + 'static {
 
     /// Metrics and traces.
     fn telemetry(&self) -> &Telemetry;
+
+    /// The shapes of this node's codecs.
+    fn shapes(&self) -> codecbus_core::shape::ShapeSet;
+
+    /// What this node learned of its peers' codecs.
+    fn peers(&self) -> &cluster::Peers;
 }
 
 /// A cluster transport (NATS). Not implemented in-process.
@@ -139,6 +145,10 @@ pub(crate) trait RemoteTransport: Send + Sync + 'static {
 
     /// What the transport's client counted (see [`RemoteCounts`]).
     fn counts(&self) -> RemoteCounts;
+
+    /// The bus is made: tells the cluster this node's codecs' shapes and
+    /// learns the other nodes' (`cluster::shapes`). Called once.
+    fn joined(&self);
 }
 
 /// The counters a cluster transport keeps for [`Metrics`](crate::Metrics).

@@ -23,4 +23,5 @@ mod nats_prop;
 mod nats_renamed;
 mod nats_security;
 mod nats_spec;
+mod shapes;
 mod wire;

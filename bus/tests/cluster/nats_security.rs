@@ -462,16 +462,16 @@ async fn credentials_file_authentication() {
 const PERMISSIONS: &str = r#"authorization {
   users = [
     { user: "payments", password: "pw-payments", permissions: {
-        publish: { allow: ["_INBOX.>"] }
-        subscribe: { allow: ["codecbus.s.payments", "codecbus.p.payments", "_INBOX.>"] }
+        publish: { allow: ["codecbus.shapes", "_INBOX.>"] }
+        subscribe: { allow: ["codecbus.s.payments", "codecbus.p.payments", "codecbus.shapes", "_INBOX.>"] }
     } }
     { user: "checkout", password: "pw-checkout", permissions: {
-        publish: { allow: ["codecbus.s.payments", "_INBOX.>"] }
-        subscribe: { allow: ["_INBOX.>"] }
+        publish: { allow: ["codecbus.s.payments", "codecbus.shapes", "_INBOX.>"] }
+        subscribe: { allow: ["codecbus.shapes", "_INBOX.>"] }
     } }
     { user: "billing", password: "pw-billing", permissions: {
-        publish: { allow: ["codecbus.s.ledger", "codecbus.p.ledger", "_INBOX.>"] }
-        subscribe: { allow: ["_INBOX.>"] }
+        publish: { allow: ["codecbus.s.ledger", "codecbus.p.ledger", "codecbus.shapes", "_INBOX.>"] }
+        subscribe: { allow: ["codecbus.shapes", "_INBOX.>"] }
     } }
   ]
 }"#;
@@ -654,8 +654,8 @@ const DURABLE_PERMISSIONS: &str = r#"authorization {
   users = [
     { user: "admin", password: "pw-admin" }
     { user: "billing", password: "pw-billing", permissions: {
-        publish: { allow: ["$JS.API.>", "_INBOX.>"] }
-        subscribe: { allow: ["_INBOX.>"] }
+        publish: { allow: ["$JS.API.>", "codecbus.shapes", "_INBOX.>"] }
+        subscribe: { allow: ["codecbus.shapes", "_INBOX.>"] }
     } }
   ]
 }"#;

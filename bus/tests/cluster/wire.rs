@@ -232,8 +232,13 @@ impl Sniffer {
 
 /// What a case's messages are: the bus's core subjects (not the `ping`
 /// address of the no-handlers case) and the nodes' inboxes, where
-/// replies and turns go.
+/// replies and turns go; not the nodes' codec shapes, which they tell
+/// each other as they join (`codecbus.shapes`, answered on
+/// `_INBOX.<id>.shapes`).
 fn core(subject: &str) -> bool {
+    if subject == "codecbus.shapes" || subject.ends_with(".shapes") {
+        return false;
+    }
     (subject.starts_with("codecbus.") && subject != "codecbus.s.corpus.ping")
         || subject.starts_with("_INBOX.")
 }

@@ -16,13 +16,15 @@
 // reply's frame); `address.rs` an address as it leaves the node (escaped,
 // within the bus's length limit); `compress.rs` the LZ4 form of large bodies;
 // `inbound.rs` the arrival of a message for this node's consumers;
-// `answers.rs` the answers of requests and conversations.
+// `answers.rs` the answers of requests and conversations; `shapes.rs` what
+// nodes tell each other of their codecs' shapes when they meet.
 
 mod address;
 mod answers;
 mod compress;
 mod frame;
 mod inbound;
+mod shapes;
 
 pub(crate) use self::address::*;
 pub(crate) use self::answers::*;
@@ -34,3 +36,4 @@ pub use self::frame::WireVersion;
 #[cfg(fuzzing)]
 pub use self::frame::{PayloadRead, read_payload, write_payload};
 pub(crate) use self::inbound::*;
+pub(crate) use self::shapes::*;

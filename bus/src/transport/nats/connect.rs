@@ -50,6 +50,8 @@ pub(crate) struct Connected {
     #[cfg(feature = "jetstream")]
     pub(super) durables: Option<Arc<crate::transport::nats::jetstream::Durables>>,
     pub(super) writing: Writing,
+    /// The connection name, which begins this node's name among its peers.
+    pub(super) name: Option<String>,
 }
 
 /// Connects to the servers in `options`.
@@ -179,5 +181,6 @@ pub(crate) async fn connect(
         #[cfg(feature = "jetstream")]
         durables,
         writing: options.writing(),
+        name: options.name.clone(),
     })
 }

@@ -8,7 +8,8 @@
 // and all it does: the one outbound path for core and durable messages,
 // the answers to NATS reply subjects) → `connect` (connecting) →
 // `options`, `refusals` (publishes the server refused), `wire`; `tap`
-// watches addresses' traffic through `connect` and `wire` (`codecbus tap`).
+// watches addresses' traffic through `connect` and `wire` (`codecbus tap`);
+// `shapes` tells the cluster this node's codec shapes and learns the others'.
 //
 // Contract:
 // * One NATS connection per bus. Outbound messages are encoded once with
@@ -59,6 +60,7 @@ mod link;
 mod options;
 mod readers;
 mod refusals;
+mod shapes;
 mod tap;
 mod transport;
 mod wire;

@@ -127,7 +127,7 @@ impl fmt::Display for NatsEvent {
 pub struct NatsOptions {
     pub(crate) servers: Vec<String>,
     pub(crate) subject_prefix: String,
-    name: Option<String>,
+    pub(super) name: Option<String>,
     user_password: Option<(String, String)>,
     token: Option<String>,
     nkey: Option<String>,

@@ -15,11 +15,16 @@ use crate::transport::nats::connect::Connected;
 use crate::transport::nats::control::{Control, control_loop};
 use crate::transport::nats::link::Link;
 use crate::transport::nats::link::{Prepared, Route, request_failed};
+use crate::transport::nats::shapes;
 use crate::transport::{BoxFuture, Node, Outbound, RemoteCounts, RemoteTransport};
 
 pub(crate) struct NatsTransport {
     shared: Arc<Link>,
     control: mpsc::UnboundedSender<Control>,
+    /// The bus, for the shapes' exchange (`joined`).
+    inner: Weak<dyn Node>,
+    /// This node's name among its peers.
+    id: String,
 }
 
 impl NatsTransport {
@@ -35,6 +40,7 @@ impl NatsTransport {
             #[cfg(feature = "jetstream")]
             durables,
             writing,
+            name,
         } = connected;
         let shared = Arc::new(Link {
             client,
@@ -48,8 +54,18 @@ impl NatsTransport {
             writing,
         });
         let (control, rx) = mpsc::unbounded_channel();
-        tokio::spawn(control_loop(Arc::clone(&shared), inner, rx, closed));
-        Self { shared, control }
+        tokio::spawn(control_loop(
+            Arc::clone(&shared),
+            Weak::clone(&inner),
+            rx,
+            closed,
+        ));
+        Self {
+            shared,
+            control,
+            inner,
+            id: shapes::node_id(name.as_deref()),
+        }
     }
 }
 
@@ -147,6 +163,7 @@ impl RemoteTransport for NatsTransport {
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            shapes::leave(&self.shared, &self.id).await;
             let (tx, rx) = oneshot::channel();
             if self.control.send(Control::Close(tx)).is_ok() {
                 let _ = rx.await;
@@ -161,5 +178,13 @@ impl RemoteTransport for NatsTransport {
             disconnects: counts.disconnects.load(Ordering::Relaxed),
             denied: counts.denied.load(Ordering::Relaxed),
         }
+    }
+
+    fn joined(&self) {
+        tokio::spawn(shapes::exchange(
+            Arc::clone(&self.shared),
+            Weak::clone(&self.inner),
+            self.id.clone(),
+        ));
     }
 }

@@ -1,0 +1,188 @@
+// Nodes telling each other their codecs' shapes when they meet, every
+// cluster transport alike: what a node announces (the snapshot of its
+// codecs' shapes, the same JSON as a snapshot file), and what it makes of
+// a peer's announcement (`learn`): each codec both have is held to this
+// node's with the compatibility check in the direction this node reads
+// (backward: this node's reader, the peer's writer); an incompatible one
+// is logged at error level, naming the codec, the field and the rule, and
+// counted; a compatible difference is counted. The verdicts are kept per
+// peer for `EventBus::shape_report`.
+//
+// Bounded: an announcement over `MAX_ANNOUNCEMENT` bytes, a node name over
+// `MAX_NODE_NAME`, text that is not a snapshot are refused with a logged
+// reason; at most `MAX_PEERS` peers are kept, the one learned longest ago
+// making room.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+#[cfg(feature = "shapes")]
+use codecbus_core::shape::ShapeSet;
+#[cfg(feature = "shapes")]
+use codecbus_core::shape::check::{Direction, Mode, Rule, check};
+
+#[cfg(feature = "shapes")]
+use crate::base::shapes::{CodecVerdict, ShapeVerdict};
+use crate::base::shapes::{PeerReport, ShapeReport};
+#[cfg(feature = "shapes")]
+use crate::telemetry::record::{Event, record};
+#[cfg(feature = "shapes")]
+use crate::transport::Node;
+
+/// The largest announcement taken from a peer, in bytes.
+#[cfg_attr(not(feature = "shapes"), allow(dead_code))]
+pub(crate) const MAX_ANNOUNCEMENT: usize = 1024 * 1024;
+
+/// The longest node name taken from a peer, in bytes.
+#[cfg_attr(not(feature = "shapes"), allow(dead_code))]
+pub(crate) const MAX_NODE_NAME: usize = 256;
+
+/// The most peers kept.
+pub(crate) const MAX_PEERS: usize = 1024;
+
+/// The header naming the node that sent an announcement.
+#[cfg_attr(not(feature = "nats"), allow(dead_code))]
+pub(crate) const H_NODE: &str = "Codecbus-Node";
+
+/// What this node knows of its peers' codecs.
+#[derive(Default)]
+pub(crate) struct Peers {
+    /// The peers, the one learned longest ago first.
+    known: Mutex<VecDeque<PeerReport>>,
+}
+
+impl Peers {
+    /// The report of every peer.
+    pub(crate) fn report(&self) -> ShapeReport {
+        let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut peers: Vec<PeerReport> = known.iter().cloned().collect();
+        peers.sort_by(|a, b| a.node.cmp(&b.node));
+        ShapeReport { peers }
+    }
+
+    /// Forgets the peer `node` (it left).
+    #[cfg_attr(not(feature = "shapes"), allow(dead_code))]
+    pub(crate) fn forget(&self, node: &str) {
+        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        known.retain(|p| p.node != node);
+    }
+
+    #[cfg_attr(not(feature = "shapes"), allow(dead_code))]
+    fn keep(&self, peer: PeerReport) {
+        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        known.retain(|p| p.node != peer.node);
+        if known.len() >= MAX_PEERS {
+            known.pop_front();
+        }
+        known.push_back(peer);
+    }
+}
+
+/// What `node` tells its peers: the snapshot of its codecs' shapes.
+#[cfg(feature = "shapes")]
+pub(crate) fn announcement(node: &dyn Node) -> String {
+    node.shapes().to_snapshot()
+}
+
+/// Takes the announcement `payload` of the peer `peer`, which `from` (the
+/// transport, for logs) brought: holds its codecs to this node's, logs and
+/// counts what does not match, and keeps the verdicts. Returns why it was
+/// refused, which is logged.
+#[cfg(feature = "shapes")]
+pub(crate) fn learn(node: &dyn Node, peer: &str, payload: &[u8], from: &str) -> Result<(), String> {
+    let refused = |why: String| {
+        tracing::warn!(peer = %truncated(peer), transport = from, "a peer's codec shapes were refused: {why}");
+        Err(why)
+    };
+    if peer.len() > MAX_NODE_NAME {
+        return refused(format!(
+            "a node name of {} bytes, over {MAX_NODE_NAME}",
+            peer.len()
+        ));
+    }
+    if payload.len() > MAX_ANNOUNCEMENT {
+        return refused(format!(
+            "an announcement of {} bytes, over {MAX_ANNOUNCEMENT}",
+            payload.len()
+        ));
+    }
+    let Ok(text) = std::str::from_utf8(payload) else {
+        return refused("an announcement that is not UTF-8".to_owned());
+    };
+    let theirs = match ShapeSet::from_snapshot(text, peer) {
+        Ok(set) => set,
+        Err(e) => return refused(format!("not a shape snapshot: {e}")),
+    };
+    let ours = node.shapes();
+    let mut codecs = Vec::new();
+    for codec in theirs.iter() {
+        let Some(mine) = ours.find(&codec.name) else {
+            continue;
+        };
+        let fingerprint = codec.fingerprint();
+        let verdict = if fingerprint == mine.fingerprint() && mine.name == codec.name {
+            ShapeVerdict::Same
+        } else {
+            let old = ShapeSet::from_codecs([codec.clone()]);
+            let new = ShapeSet::from_codecs([mine.clone()]);
+            let findings: Vec<_> = check(&old, &new, Mode::Backward)
+                .findings
+                .into_iter()
+                .filter(|f| f.direction == Direction::Backward && reads_now(f.rule))
+                .collect();
+            if findings.is_empty() {
+                record(node.counters(), None, Event::ShapeDifference);
+                tracing::info!(
+                    peer = %peer,
+                    codec = %codec.name,
+                    "a peer writes another shape of a codec, which this node reads"
+                );
+                ShapeVerdict::Compatible
+            } else {
+                record(node.counters(), None, Event::ShapeMismatch);
+                for f in &findings {
+                    tracing::error!(
+                        peer = %peer,
+                        codec = %f.codec,
+                        field = %f.path,
+                        rule = %f.rule,
+                        fix = %f.fix,
+                        "a peer writes a shape of a codec this node cannot read: {}",
+                        f.why
+                    );
+                }
+                ShapeVerdict::Incompatible(findings)
+            }
+        };
+        codecs.push(CodecVerdict {
+            codec: codec.name.clone(),
+            fingerprint,
+            verdict,
+        });
+    }
+    node.peers().keep(PeerReport {
+        node: peer.to_owned(),
+        codecs,
+    });
+    Ok(())
+}
+
+/// Whether a finding of `rule` stops this node from reading what the peer
+/// writes now: the rules about reservations keep a codec's history
+/// honest (a name removed is not reused), which does not matter between
+/// two builds that run side by side.
+#[cfg(feature = "shapes")]
+fn reads_now(rule: Rule) -> bool {
+    !matches!(rule, Rule::RemovedNotReserved | Rule::ReservedReused)
+}
+
+/// At most the first 64 bytes of `s`, for a log line about a name that
+/// was refused for its length.
+#[cfg(feature = "shapes")]
+fn truncated(s: &str) -> &str {
+    let mut end = s.len().min(64);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
