@@ -44,23 +44,20 @@ fn snapshot(test: &str) -> PathBuf {
 
 /// Runs the tap with `args` until it has printed what five messages make,
 /// the traffic example sending them once the tap is watching; its output.
+/// The tap is given a snapshot of the traffic's codecs but one.
 fn tap_the_traffic(test: &str, args: &[&str]) -> String {
     let server = harness::NatsServer::for_test(test);
-    let url = server.url();
     let shapes = snapshot(test);
+    let mut all_args = vec!["--shapes", shapes.to_str().unwrap()];
+    all_args.extend_from_slice(args);
+    tap_on(&server, &all_args)
+}
+
+/// [`tap_the_traffic`] on `server`, the tap given `args`.
+fn tap_on(server: &harness::NatsServer, args: &[&str]) -> String {
+    let url = server.url();
     let tap_binary = PathBuf::from(env!("CARGO_BIN_EXE_codecbus"));
-    let mut all_args = vec![
-        "tap",
-        ">",
-        "--server",
-        &url,
-        "--shapes",
-        shapes.to_str().unwrap(),
-        "--count",
-        "5",
-        "--for",
-        "60",
-    ];
+    let mut all_args = vec!["tap", ">", "--server", &url, "--count", "5", "--for", "60"];
     all_args.extend_from_slice(args);
     let mut tap = Supervised(
         supervised(&tap_binary, &all_args)
@@ -182,6 +179,58 @@ fn tap_prints_a_block_per_message_for_a_person() {
     assert!(out.contains("  from: traffic\n"), "{out}");
     assert!(out.contains("\"owner\": \"ada\""), "{out}");
     assert_eq!(out.matches("\n\n").count(), 5, "{out}");
+}
+
+#[test]
+fn tap_learns_the_shapes_from_the_running_nodes() {
+    let server = harness::NatsServer::for_test("tap_learns_the_shapes_from_the_running_nodes");
+    // A node of this test's build, which has the traffic's codecs, runs
+    // while the tap starts: the tap asks it for their shapes.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let node = runtime.block_on(async {
+        codecbus::bus::EventBus::builder()
+            .nats(codecbus::bus::NatsOptions::new(server.url()))
+            .connect()
+            .await
+            .unwrap()
+    });
+    let out = tap_on(&server, &["--json"]);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert!(lines.iter().all(|l| l["shaped"] == true), "{out}");
+    let reading = lines
+        .iter()
+        .find(|l| l["address"] == traffic::SENSORS)
+        .unwrap();
+    assert_eq!(reading["body"]["sensor"], "hall", "{reading}");
+    let account = lines
+        .iter()
+        .find(|l| l["address"] == traffic::ACCOUNTS)
+        .unwrap();
+    assert_eq!(account["body"], json!({"id": 7, "owner": "ada"}));
+    // The tap said goodbye: the node forgets it.
+    runtime.block_on(async {
+        eventually(|| {
+            node.shape_report()
+                .peers
+                .iter()
+                .all(|p| !p.node.starts_with("codecbus tap"))
+        })
+        .await;
+        node.close().await;
+    });
+}
+
+/// Waits up to 10 s for `check`.
+async fn eventually(check: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(tokio::time::Instant::now() < deadline, "not within 10 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[test]

@@ -20,8 +20,9 @@ usage: codecbus tap ADDRESS [options]
 Prints every publish, send and request to ADDRESS (`>` for every address)
 as it crosses NATS: its address, codec, headers, size and body, the body
 shown as JSON with the field names of its codec's shape. The shapes come
-from snapshot files (--shapes) and from the codecs this program knows
-(the built-in ones); a body of another codec is shown as plain
+from snapshot files (--shapes), from the running nodes (which tell them
+on the subject PREFIX.shapes) and from the codecs this program knows (the
+built-in ones), in that order; a body of another codec is shown as plain
 MessagePack and marked so.
 
   --server URL          a NATS server (repeatable; default nats://127.0.0.1:4222)
@@ -170,8 +171,7 @@ fn parse(args: Vec<OsString>) -> Result<Option<Args>, Usage> {
         _ => return Err(usage("--tls-cert and --tls-key go together".into())),
     }
 
-    // The built-in codecs first, the snapshots' over them.
-    let mut shapes = ShapeSet::registered();
+    let mut shapes = ShapeSet::new();
     for path in shape_paths {
         let files = if path.is_dir() {
             crate::snapshots_in(&path)?
@@ -207,15 +207,17 @@ async fn tap(args: Args) -> Result<(), Usage> {
         .await
         .map_err(|e| Usage(format!("{e}")))?;
     eprintln!(
-        "codecbus tap: watching {} ({} codec shapes known)",
+        "codecbus tap: watching {} ({} codec shapes given, {} told by the running nodes)",
         if address == ">" {
             "every address"
         } else {
             &address
         },
-        shapes.len()
+        shapes.len(),
+        tap.shapes().len()
     );
     let colors = !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let builtin = ShapeSet::registered();
     let deadline = limit.map(|d| tokio::time::Instant::now() + d);
     let mut seen = 0u64;
     let mut out = std::io::stdout().lock();
@@ -229,7 +231,7 @@ async fn tap(args: Args) -> Result<(), Usage> {
         };
         let Some(message) = next else { break };
         seen += 1;
-        let shown = show(&message, &shapes);
+        let shown = show(&message, &shapes, tap.shapes(), &builtin);
         let written = if json {
             writeln!(out, "{shown}")
         } else {
@@ -245,8 +247,9 @@ async fn tap(args: Args) -> Result<(), Usage> {
     Ok(())
 }
 
-/// The message as one JSON object.
-fn show(message: &Tapped, shapes: &ShapeSet) -> Value {
+/// The message as one JSON object, its body by the first of the shape
+/// sets that has its codec.
+fn show(message: &Tapped, given: &ShapeSet, told: &ShapeSet, builtin: &ShapeSet) -> Value {
     let mut object = Map::new();
     object.insert("subject".into(), Value::from(message.subject.as_str()));
     object.insert("address".into(), Value::from(message.address.as_str()));
@@ -267,7 +270,11 @@ fn show(message: &Tapped, shapes: &ShapeSet) -> Value {
     }
     object.insert("headers".into(), Value::Object(headers));
     object.insert("size".into(), Value::from(message.size));
-    let shape = message.codec.as_deref().and_then(|name| shapes.find(name));
+    let shape = message.codec.as_deref().and_then(|name| {
+        [given, told, builtin]
+            .into_iter()
+            .find_map(|set| set.find(name))
+    });
     object.insert("shaped".into(), Value::Bool(shape.is_some()));
     let body = match &message.unreadable {
         Some(why) => Err(why.clone()),

@@ -116,8 +116,18 @@ pub(super) async fn exchange(link: Arc<Link>, inner: Weak<dyn Node>, id: String)
 
 /// Tells the cluster this node leaves.
 pub(super) async fn leave(link: &Link, id: &str) {
-    let _ = link
-        .client
-        .publish_with_headers(subject(&link.prefix), headers(id), Bytes::new())
-        .await;
+    leave_as(&link.client, &link.prefix, id).await;
+}
+
+/// Tells the cluster of `prefix` that `id` leaves, through `client`.
+pub(super) async fn leave_as(client: &async_nats::Client, prefix: &str, id: &str) {
+    // Flushed: the connection is drained next, which may close it before
+    // a publish still buffered leaves.
+    if client
+        .publish_with_headers(subject(prefix), headers(id), Bytes::new())
+        .await
+        .is_ok()
+    {
+        let _ = client.flush().await;
+    }
 }

@@ -4,17 +4,19 @@
 // readers, on plain subscriptions to the addresses' subjects.
 
 use std::pin::Pin;
+use std::time::Duration;
 
 use async_nats::Client;
 use bytes::Bytes;
+use codecbus_core::shape::ShapeSet;
 use futures_util::stream::{SelectAll, StreamExt};
 
 use crate::base::error::{BuildError, BuildErrorKind};
 use crate::base::headers::Headers;
-use crate::transport::cluster::unescape_address;
+use crate::transport::cluster::{H_NODE, MAX_ANNOUNCEMENT, unescape_address};
 use crate::transport::nats::connect::connect;
 use crate::transport::nats::options::NatsOptions;
-use crate::transport::nats::wire;
+use crate::transport::nats::{shapes, wire};
 
 /// How a tapped message was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,8 +77,13 @@ type Subscriptions = SelectAll<Pin<Box<async_nats::Subscriber>>>;
 ///
 /// A tap takes part in nothing: it is not a consumer (a `send` still goes
 /// to one of the address's consumers, the tap sees it too), it answers
-/// nothing, and a node does not know it is there. Replies are not seen:
-/// they travel on the requesters' own subjects.
+/// nothing. Replies are not seen: they travel on the requesters' own
+/// subjects.
+///
+/// It learns the shapes of the running nodes' codecs as a node does,
+/// asking on `{prefix}.shapes` when it connects and listening there for
+/// nodes that join later ([`shapes`](Self::shapes)): the nodes see it as
+/// a peer without codecs.
 ///
 /// # Examples
 ///
@@ -96,6 +103,10 @@ pub struct Tap {
     subscriptions: Subscriptions,
     prefix: String,
     limit: usize,
+    /// The tap's name among the nodes.
+    id: String,
+    /// The codecs' shapes the nodes told.
+    shapes: ShapeSet,
 }
 
 impl std::fmt::Debug for Tap {
@@ -135,8 +146,14 @@ impl Tap {
         };
         let connected = connect(options, None).await?;
         let client = connected.client;
+        let id = shapes::node_id(Some("codecbus tap"));
+        let shapes_subject = shapes::subject(&prefix);
+        let inbox = format!("{}.shapes", client.new_inbox());
         let mut subscriptions = SelectAll::new();
-        for subject in subjects {
+        for subject in subjects
+            .into_iter()
+            .chain([shapes_subject.clone(), inbox.clone()])
+        {
             let subscriber = client.subscribe(subject.clone()).await.map_err(|e| {
                 BuildError::new(
                     BuildErrorKind::Connect,
@@ -156,19 +173,49 @@ impl Tap {
             )
         })?;
         let limit = client.server_info().max_payload;
-        Ok(Tap {
+        let mut tap = Tap {
             client,
             subscriptions,
             prefix,
             limit,
-        })
+            id,
+            shapes: ShapeSet::new(),
+        };
+        // Asks the running nodes for their shapes, as a node without
+        // codecs joining, and takes the answers that come while they keep
+        // coming (a node answers within milliseconds).
+        let none = Bytes::from(ShapeSet::new().to_snapshot());
+        let asked = tap
+            .client
+            .publish_with_reply_and_headers(shapes_subject, inbox, shapes::headers(&tap.id), none)
+            .await;
+        if asked.is_ok() {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+            while let Ok(Some(message)) =
+                tokio::time::timeout(Duration::from_millis(200), tap.subscriptions.next()).await
+            {
+                let _ = tap.tapped(message);
+                if tokio::time::Instant::now() >= deadline {
+                    break;
+                }
+            }
+        }
+        Ok(tap)
+    }
+
+    /// The shapes of the codecs the running nodes told this tap, by codec
+    /// name (of two shapes of one codec, the one told last).
+    #[must_use]
+    pub fn shapes(&self) -> &ShapeSet {
+        &self.shapes
     }
 
     /// The next message on the watched addresses; `None` once the
     /// connection is closed for good.
     ///
     /// Messages that are not the bus's (a subject of the prefix that
-    /// names no address) are skipped.
+    /// names no address) are skipped; the shapes of nodes that join are
+    /// taken in on the way.
     ///
     /// # Cancel safety
     ///
@@ -191,11 +238,18 @@ impl Tap {
     /// background, as dropping the tap does.
     pub async fn close(self) {
         drop(self.subscriptions);
+        shapes::leave_as(&self.client, &self.prefix, &self.id).await;
         let _ = self.client.drain().await;
     }
 
-    fn tapped(&self, message: async_nats::Message) -> Option<Tapped> {
+    /// The message, unless it is not a message of an address; the shapes
+    /// of an announcement taken in.
+    fn tapped(&mut self, message: async_nats::Message) -> Option<Tapped> {
         let subject = message.subject.to_string();
+        if subject.ends_with(".shapes") {
+            self.learn(&message);
+            return None;
+        }
         let rest = subject.strip_prefix(&self.prefix)?.strip_prefix('.')?;
         let (kind, escaped) = match rest.split_at_checked(2)? {
             ("p.", escaped) => (TapKind::Publish, escaped),
@@ -222,5 +276,27 @@ impl Tap {
             body,
             unreadable: head.unreadable,
         })
+    }
+
+    /// Takes in the shapes a node announced.
+    fn learn(&mut self, message: &async_nats::Message) {
+        let node = message.headers.as_ref().and_then(|h| h.get(H_NODE));
+        let Some(node) = node.map(|n| n.as_str()) else {
+            return;
+        };
+        if node == self.id || message.payload.len() > MAX_ANNOUNCEMENT {
+            return;
+        }
+        let Ok(text) = std::str::from_utf8(&message.payload) else {
+            return;
+        };
+        match ShapeSet::from_snapshot(text, node) {
+            Ok(set) => {
+                for codec in set.iter() {
+                    self.shapes.insert(codec.clone());
+                }
+            }
+            Err(e) => tracing::warn!(node, "a node's codec shapes were refused: {e}"),
+        }
     }
 }
