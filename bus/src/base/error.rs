@@ -154,6 +154,13 @@ pub enum RequestErrorKind {
     /// A body could not be encoded or decoded by a remote transport, or
     /// the receiving node does not know its codec (the message names it).
     Codec,
+    /// The body (the request, or its reply) was written with a shape of
+    /// its codec that the reading node cannot read: the nodes learned it
+    /// when they met ([`EventBus::shape_report`](crate::EventBus::shape_report)),
+    /// and the message names the codec, the field and the rule. Not sent
+    /// by nodes built before this kind: there it is a `Codec` error deeper
+    /// in the body, or a wrong value.
+    ShapeMismatch,
     /// The encoded request is larger than the NATS server accepts
     /// (`max_payload`); the message names both sizes.
     PayloadTooLarge,
@@ -270,6 +277,7 @@ kind_names! {
         QueueFull => "QUEUE_FULL",
         Dropped => "DROPPED",
         Codec => "CODEC",
+        ShapeMismatch => "SHAPE_MISMATCH",
         PayloadTooLarge => "PAYLOAD_TOO_LARGE",
         Transport => "TRANSPORT",
     }
@@ -285,7 +293,7 @@ kind_names! {
 
 impl RequestErrorKind {
     /// Every kind, to read one back from its name.
-    const ALL: [Self; 10] = [
+    const ALL: [Self; 11] = [
         Self::NoHandlers,
         Self::ShutDown,
         Self::Timeout,
@@ -294,6 +302,7 @@ impl RequestErrorKind {
         Self::QueueFull,
         Self::Dropped,
         Self::Codec,
+        Self::ShapeMismatch,
         Self::PayloadTooLarge,
         Self::Transport,
     ];

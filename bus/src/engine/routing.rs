@@ -74,14 +74,17 @@ fn outbound<'o, T: 'static>(
     headers: Headers,
     body: AnyBody,
 ) -> Outbound {
+    let codec = state.registry().by_type(TypeId::of::<T>());
+    let shape = codec.as_ref().and_then(|c| state.peers.tag(c.name()));
     Outbound {
         address: Arc::from(address),
         type_name: type_name::<T>(),
         headers,
         body,
-        codec: state.registry().by_type(TypeId::of::<T>()),
+        codec,
         probe: observer.probe().cloned(),
         traced: observer.span().is_some(),
+        shape,
     }
 }
 

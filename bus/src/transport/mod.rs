@@ -67,6 +67,9 @@ pub(crate) struct Outbound {
     /// Whether the message has a span (traces on): the encoded size is
     /// recorded on it.
     pub(crate) traced: bool,
+    /// The fingerprint of the codec's shape, when some peer cannot read
+    /// it (`cluster::Peers::tag`): the message says so.
+    pub(crate) shape: Option<u64>,
 }
 
 /// How a name off the wire named its codec.

@@ -232,3 +232,137 @@ async fn nats_nodes_name_a_peer_they_cannot_read_and_refuse_bad_announcements() 
     v1.close().await;
     v3.close().await;
 }
+
+const POINT: &str = "test.shapes.point";
+
+/// A point by position.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(unregistered, as_array)]
+struct PointXy {
+    x: u64,
+    y: u64,
+}
+
+/// The same point with its fields swapped: it decodes what `PointXy`
+/// writes, into the wrong fields.
+#[derive(MessageCodec, Clone, Debug, PartialEq)]
+#[codec(unregistered, as_array)]
+struct PointYx {
+    y: u64,
+    x: u64,
+}
+
+/// Messages between nodes that met: refused with `ShapeMismatch` where
+/// the reader cannot read the writer's shape (before its decoder would
+/// fail deep in the body, or read the wrong value), delivered where it
+/// can.
+async fn messages_between(
+    v1: &EventBus,
+    v2: &EventBus,
+    v3: &EventBus,
+    xy: &EventBus,
+    yx: &EventBus,
+) {
+    use codecbus_bus::{Message, RequestErrorKind};
+
+    let _v2_orders = v2.consumer("orders.v2", |m: Message<OrderV2>| async move {
+        m.reply(m.body().id)
+    });
+    let _v3_orders = v3.consumer("orders.v3", |m: Message<OrderV3>| async move {
+        m.reply(m.body().id)
+    });
+    let _v1_orders = v1.consumer("orders.v1", |m: Message<OrderV1>| async move {
+        m.reply(m.body().id)
+    });
+    let _yx_points = yx.consumer("points", |m: Message<PointYx>| async move {
+        m.reply(m.body().x)
+    });
+    for bus in [v1, v2, v3, xy, yx] {
+        bus.flush().await.unwrap();
+    }
+
+    // v2 cannot read v1's orders: the request fails with the shape's
+    // error, naming the field and the rule, not a decode error.
+    let err = v1
+        .request::<u64>("orders.v2", OrderV1 { id: 1 })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::ShapeMismatch, "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("FIELD_ADDED_REQUIRED") && text.contains("customer"),
+        "{text}"
+    );
+    assert!(v2.metrics().undecodable >= 1);
+
+    // A compatible difference is delivered, both ways.
+    let id: Message<u64> = v1.request("orders.v3", OrderV1 { id: 2 }).await.unwrap();
+    assert_eq!(*id.body(), 2);
+    let id: Message<u64> = v3
+        .request(
+            "orders.v1",
+            OrderV3 {
+                id: 3,
+                note: Some("n".into()),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(*id.body(), 3);
+
+    // Swapped positions would decode into the wrong fields: refused.
+    let err = xy
+        .request::<u64>("points", PointXy { x: 1, y: 2 })
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::ShapeMismatch, "{err}");
+}
+
+#[tokio::test]
+async fn in_memory_messages_of_a_shape_the_reader_cannot_read_are_refused() {
+    let cluster = InMemoryCluster::new();
+    let node = |codecs: Vec<CodecRegistration>| {
+        let mut builder = EventBus::builder().default_timeout(Duration::from_secs(2));
+        for codec in codecs {
+            builder = builder.codec(codec);
+        }
+        builder.in_memory_cluster(&cluster).build().unwrap()
+    };
+    let v1 = node(vec![CodecRegistration::of::<OrderV1>(ORDER)]);
+    let v2 = node(vec![CodecRegistration::of::<OrderV2>(ORDER)]);
+    let v3 = node(vec![CodecRegistration::of::<OrderV3>(ORDER)]);
+    let xy = node(vec![CodecRegistration::of::<PointXy>(POINT)]);
+    let yx = node(vec![CodecRegistration::of::<PointYx>(POINT)]);
+    messages_between(&v1, &v2, &v3, &xy, &yx).await;
+}
+
+#[cfg(feature = "nats")]
+#[tokio::test]
+async fn nats_messages_of_a_shape_the_reader_cannot_read_are_refused() {
+    let server = harness::NatsServer::for_test("shape_mismatch_messages");
+    let url = server.url();
+    let node = |codec: CodecRegistration| {
+        let url = url.clone();
+        async move {
+            builder(codec)
+                .nats(common::nats_options(&url))
+                .connect()
+                .await
+                .unwrap()
+        }
+    };
+    let v1 = node(CodecRegistration::of::<OrderV1>(ORDER)).await;
+    let v2 = node(CodecRegistration::of::<OrderV2>(ORDER)).await;
+    let v3 = node(CodecRegistration::of::<OrderV3>(ORDER)).await;
+    let xy = node(CodecRegistration::of::<PointXy>(POINT)).await;
+    let yx = node(CodecRegistration::of::<PointYx>(POINT)).await;
+    let all = [&v1, &v2, &v3, &xy, &yx];
+    eventually("every node learns the other four", || {
+        all.iter().all(|bus| bus.shape_report().peers.len() == 4)
+    })
+    .await;
+    messages_between(&v1, &v2, &v3, &xy, &yx).await;
+    for bus in all {
+        bus.close().await;
+    }
+}

@@ -176,11 +176,11 @@ pub(crate) fn read_reply(
     }
     let (codec, body) = match decode(inner, address, &frame.head, &frame.body_bytes()) {
         Ok(decoded) => decoded,
-        Err(message) => {
+        Err(error) => {
             undecodable(inner, inner.telemetry().probe(address).as_deref());
             return Err(RequestError::new(
-                RequestErrorKind::Codec,
-                format!("Reply from address {address}: {message}"),
+                error.kind,
+                format!("Reply from address {address}: {error}"),
             )
             .with_address(Arc::clone(address)));
         }

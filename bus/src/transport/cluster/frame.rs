@@ -130,6 +130,10 @@ pub(crate) const H_CODEC: &str = "Codecbus-Codec";
 /// `{version} {FAILURE_KIND} {code}` on a failure reply (the body is the
 /// UTF-8 message).
 pub(crate) const H_FAILURE: &str = "Codecbus-Failure";
+/// `{fingerprint}` (16 hex digits) on a message whose codec's shape some
+/// peer cannot read: the shape it was written with, so that such a peer
+/// refuses it with a `SHAPE_MISMATCH` (`cluster::shapes`).
+pub(crate) const H_SHAPE: &str = "Codecbus-Shape";
 
 /// Whether `name` is one of the bus's own header names.
 pub(crate) fn is_reserved(name: &str) -> bool {
@@ -167,6 +171,9 @@ pub(crate) struct Inbound {
     pub(crate) unreadable: Option<String>,
     pub(crate) failure: Option<Cow<'static, str>>,
     pub(crate) failure_code: Option<i32>,
+    /// The fingerprint of the shape the body was written with, when its
+    /// writer knows a peer that cannot read it (`Codecbus-Shape`).
+    pub(crate) shape: Option<u64>,
     pub(crate) user: Headers,
 }
 
@@ -182,7 +189,12 @@ impl Frame {
     /// user's headers. In version 1 the codec is named by a header when
     /// the frame leaves ([`Frame::codec_header`]), in version 2 by the
     /// payload's prefix.
-    pub(crate) fn encoded(codec: &'static str, user: Headers, encoded: Encoded) -> Self {
+    pub(crate) fn encoded(
+        codec: &'static str,
+        user: Headers,
+        encoded: Encoded,
+        shape: Option<u64>,
+    ) -> Self {
         Self {
             head: Inbound {
                 version: Some(Cow::Borrowed(encoded.version.as_str())),
@@ -190,6 +202,7 @@ impl Frame {
                 prefixed: encoded.version.prefixed(),
                 body_at: encoded.body_at,
                 inflated: encoded.inflated,
+                shape,
                 user,
                 ..Inbound::default()
             },
@@ -234,12 +247,14 @@ impl Frame {
             codec,
             failure,
             failure_code,
+            shape,
             user,
             ..
         } = self.head;
         let mut head = Inbound {
             failure,
             failure_code,
+            shape,
             user,
             ..Inbound::default()
         };
@@ -302,6 +317,9 @@ impl Frame {
         }
         if let Some((version, codec)) = self.codec_header() {
             header(H_CODEC, version.len() + 1 + codec.len());
+        }
+        if self.head.shape.is_some() {
+            header(H_SHAPE, 16);
         }
         for (name, value) in self.head.user.iter() {
             header(name, value.len());
@@ -417,7 +435,12 @@ pub(crate) fn frame(out: &Outbound, writing: Writing) -> Result<Frame, Refuse> {
     if out.traced {
         spans::body_size(encoded.body_len());
     }
-    Ok(Frame::encoded(codec.name(), out.headers.clone(), encoded))
+    Ok(Frame::encoded(
+        codec.name(),
+        out.headers.clone(),
+        encoded,
+        out.shape,
+    ))
 }
 
 /// The error for `frame`, a message or a reply, when it is larger than
@@ -678,7 +701,13 @@ pub(crate) fn reply_frame(
                 format!("Reply from address {address}: {e}"),
             )
         })?;
-    Ok(Frame::encoded(codec.name(), env.headers.clone(), encoded))
+    let shape = inner.peers().tag(codec.name());
+    Ok(Frame::encoded(
+        codec.name(),
+        env.headers.clone(),
+        encoded,
+        shape,
+    ))
 }
 
 /// The frame answering a request whose consumer dropped it unanswered.

@@ -58,24 +58,79 @@ pub(crate) fn undecodable(inner: &Arc<dyn Node>, probe: Option<&Probe>) {
     record(inner.counters(), probe, Event::Undecodable);
 }
 
+/// Why a message from the cluster was not decoded.
+pub(crate) struct Undecodable {
+    /// `Codec`; or `ShapeMismatch` when the message states the shape it
+    /// was written with, and a peer told this node that shape, which it
+    /// cannot read.
+    pub(crate) kind: RequestErrorKind,
+    pub(crate) message: String,
+}
+
+impl From<String> for Undecodable {
+    fn from(message: String) -> Self {
+        Self {
+            kind: RequestErrorKind::Codec,
+            message,
+        }
+    }
+}
+
+impl std::fmt::Display for Undecodable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Decodes a body for `address` by the codec its headers name.
 pub(crate) fn decode(
     inner: &Arc<dyn Node>,
     address: &str,
     head: &Inbound,
     payload: &Bytes,
-) -> Result<(CodecRegistration, AnyBody), String> {
-    let codec = codec_of(inner, address, head)?;
+) -> Result<(CodecRegistration, AnyBody), Undecodable> {
+    let codec = readable_codec(inner, address, head)?;
     let body = decode_with(&codec, payload)?;
     Ok((codec, body))
+}
+
+/// The codec a message names ([`codec_of`]), unless the message states
+/// the shape it was written with (`Codecbus-Shape`: its writer knows a
+/// peer that cannot read it) and a peer told this node that this shape is
+/// one it cannot read. A message without the statement costs one branch.
+fn readable_codec(
+    inner: &Arc<dyn Node>,
+    address: &str,
+    head: &Inbound,
+) -> Result<CodecRegistration, Undecodable> {
+    let codec = codec_of(inner, address, head)?;
+    if let (Some(fingerprint), Some(name)) = (head.shape, head.codec.as_deref())
+        && let Some((peer, findings)) = inner.peers().mismatch(name, fingerprint)
+    {
+        let first = findings.first().map_or_else(String::new, |f| {
+            format!(": {} at `{}`: {}", f.rule, f.path, f.why)
+        });
+        let more = match findings.len() {
+            0 | 1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Err(Undecodable {
+            kind: RequestErrorKind::ShapeMismatch,
+            message: format!(
+                "codec {name:?} written with a shape this node cannot read (fingerprint {fingerprint:016x}, as peer {peer} told it){first}{more}"
+            ),
+        });
+    }
+    Ok(codec)
 }
 
 /// What became of an incoming payload.
 pub(crate) enum Decoded {
     /// A body, and the guard that checked it while it was decoded.
     Body(CodecRegistration, AnyBody, Option<GuardRef>),
-    /// Not a message of a codec this node knows, or not a value of it.
-    Undecodable(String),
+    /// Not a message of a codec this node knows, or not a value of it, or
+    /// of a shape of it this node cannot read.
+    Undecodable(Undecodable),
     /// The guard all of the address's exported consumers share refused
     /// the value of this codec (its reasons), for that many consumers.
     Refused(CodecRegistration, String, usize),
@@ -97,21 +152,24 @@ pub(crate) fn decode_checked(
             Err(error) => Decoded::Undecodable(error),
         };
     };
-    let codec = match codec_of(inner, address, head) {
+    let codec = match readable_codec(inner, address, head) {
         Ok(codec) => codec,
         Err(error) => return Decoded::Undecodable(error),
     };
     match guard.decode(codec.name(), &payload[..]) {
         Some(Ok(body)) => Decoded::Body(codec, body, Some(guard)),
         Some(Err(GuardedDecode::Refused(reasons))) => Decoded::Refused(codec, reasons, consumers),
-        Some(Err(GuardedDecode::Undecodable(error))) => Decoded::Undecodable(format!(
-            "cannot decode {} bytes with codec {:?}: {error}",
-            payload.len(),
-            codec.name()
-        )),
+        Some(Err(GuardedDecode::Undecodable(error))) => Decoded::Undecodable(
+            format!(
+                "cannot decode {} bytes with codec {:?}: {error}",
+                payload.len(),
+                codec.name()
+            )
+            .into(),
+        ),
         None => match decode_with(&codec, payload) {
             Ok(body) => Decoded::Body(codec, body, None),
-            Err(error) => Decoded::Undecodable(error),
+            Err(error) => Decoded::Undecodable(error.into()),
         },
     }
 }
@@ -365,7 +423,7 @@ pub(crate) fn deliver_send(
             if request {
                 tracing::debug!(address, %error, "request from {from} not decodable; answering with a codec error");
                 return Delivered::Failed(Frame::failure(
-                    RequestErrorKind::Codec,
+                    error.kind,
                     NO_FAILURE_CODE,
                     format!("Request to address {address}: {error}"),
                 ));

@@ -13,8 +13,11 @@
 // reason; at most `MAX_PEERS` peers are kept, the one learned longest ago
 // making room.
 
-use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock};
+
+use codecbus_core::shape::check::Finding;
 
 #[cfg(feature = "shapes")]
 use codecbus_core::shape::ShapeSet;
@@ -22,8 +25,8 @@ use codecbus_core::shape::ShapeSet;
 use codecbus_core::shape::check::{Direction, Mode, Rule, check};
 
 #[cfg(feature = "shapes")]
-use crate::base::shapes::{CodecVerdict, ShapeVerdict};
-use crate::base::shapes::{PeerReport, ShapeReport};
+use crate::base::shapes::CodecVerdict;
+use crate::base::shapes::{PeerReport, ShapeReport, ShapeVerdict};
 #[cfg(feature = "shapes")]
 use crate::telemetry::record::{Event, record};
 #[cfg(feature = "shapes")]
@@ -48,33 +51,87 @@ pub(crate) const H_NODE: &str = "Codecbus-Node";
 #[derive(Default)]
 pub(crate) struct Peers {
     /// The peers, the one learned longest ago first.
-    known: Mutex<VecDeque<PeerReport>>,
+    known: Mutex<VecDeque<Known>>,
+    /// Whether `tagged` has a codec: read on the way out of every message,
+    /// so that a cluster whose nodes all read each other pays one load.
+    tagging: AtomicBool,
+    /// This node's codecs that some peer cannot read, by name, with the
+    /// fingerprint of their shape: the messages of these codecs say it
+    /// (`Codecbus-Shape`), and such a peer refuses them.
+    tagged: RwLock<HashMap<String, u64>>,
+}
+
+/// A peer, and which of this node's codecs it cannot read.
+struct Known {
+    report: PeerReport,
+    /// This node's codecs (name, fingerprint) the peer cannot read.
+    cannot_read: Vec<(String, u64)>,
 }
 
 impl Peers {
     /// The report of every peer.
     pub(crate) fn report(&self) -> ShapeReport {
         let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut peers: Vec<PeerReport> = known.iter().cloned().collect();
+        let mut peers: Vec<PeerReport> = known.iter().map(|k| k.report.clone()).collect();
         peers.sort_by(|a, b| a.node.cmp(&b.node));
         ShapeReport { peers }
+    }
+
+    /// The fingerprint a message of this node's codec `codec` states, when
+    /// some peer cannot read its shape.
+    #[inline]
+    pub(crate) fn tag(&self, codec: &str) -> Option<u64> {
+        if !self.tagging.load(Ordering::Relaxed) {
+            return None;
+        }
+        let tagged = self.tagged.read().unwrap_or_else(PoisonError::into_inner);
+        tagged.get(codec).copied()
+    }
+
+    /// Why this node cannot read a message of `codec` (as the message names
+    /// it) written with the shape `fingerprint`, when a peer told it that
+    /// shape: the peer and the findings.
+    pub(crate) fn mismatch(&self, codec: &str, fingerprint: u64) -> Option<(String, Vec<Finding>)> {
+        let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        known.iter().rev().find_map(|k| {
+            k.report.codecs.iter().find_map(|c| match &c.verdict {
+                ShapeVerdict::Incompatible(findings)
+                    if c.codec == codec && c.fingerprint == fingerprint =>
+                {
+                    Some((k.report.node.clone(), findings.clone()))
+                }
+                _ => None,
+            })
+        })
     }
 
     /// Forgets the peer `node` (it left).
     #[cfg_attr(not(feature = "shapes"), allow(dead_code))]
     pub(crate) fn forget(&self, node: &str) {
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        known.retain(|p| p.node != node);
+        known.retain(|k| k.report.node != node);
+        self.retag(&known);
     }
 
     #[cfg_attr(not(feature = "shapes"), allow(dead_code))]
-    fn keep(&self, peer: PeerReport) {
+    fn keep(&self, peer: Known) {
         let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        known.retain(|p| p.node != peer.node);
+        known.retain(|k| k.report.node != peer.report.node);
         if known.len() >= MAX_PEERS {
             known.pop_front();
         }
         known.push_back(peer);
+        self.retag(&known);
+    }
+
+    /// Recomputes the codecs to tag from the peers `known` (under its lock).
+    fn retag(&self, known: &VecDeque<Known>) {
+        let tagged: HashMap<String, u64> = known
+            .iter()
+            .flat_map(|k| k.cannot_read.iter().cloned())
+            .collect();
+        self.tagging.store(!tagged.is_empty(), Ordering::Relaxed);
+        *self.tagged.write().unwrap_or_else(PoisonError::into_inner) = tagged;
     }
 }
 
@@ -115,6 +172,7 @@ pub(crate) fn learn(node: &dyn Node, peer: &str, payload: &[u8], from: &str) -> 
     };
     let ours = node.shapes();
     let mut codecs = Vec::new();
+    let mut cannot_read = Vec::new();
     for codec in theirs.iter() {
         let Some(mine) = ours.find(&codec.name) else {
             continue;
@@ -123,13 +181,23 @@ pub(crate) fn learn(node: &dyn Node, peer: &str, payload: &[u8], from: &str) -> 
         let verdict = if fingerprint == mine.fingerprint() && mine.name == codec.name {
             ShapeVerdict::Same
         } else {
+            // Both ways: backward, this node reads the peer's; forward,
+            // the peer reads this node's.
             let old = ShapeSet::from_codecs([codec.clone()]);
             let new = ShapeSet::from_codecs([mine.clone()]);
-            let findings: Vec<_> = check(&old, &new, Mode::Backward)
+            let (findings, theirs_cannot): (Vec<_>, Vec<_>) = check(&old, &new, Mode::Full)
                 .findings
                 .into_iter()
-                .filter(|f| f.direction == Direction::Backward && reads_now(f.rule))
-                .collect();
+                .filter(|f| reads_now(f.rule))
+                .partition(|f| f.direction == Direction::Backward);
+            if !theirs_cannot.is_empty() {
+                tracing::warn!(
+                    peer = %peer,
+                    codec = %mine.name,
+                    "a peer cannot read this node's shape of a codec: its messages of it state the shape, and the peer refuses them"
+                );
+                cannot_read.push((mine.name.clone(), mine.fingerprint()));
+            }
             if findings.is_empty() {
                 record(node.counters(), None, Event::ShapeDifference);
                 tracing::info!(
@@ -160,9 +228,12 @@ pub(crate) fn learn(node: &dyn Node, peer: &str, payload: &[u8], from: &str) -> 
             verdict,
         });
     }
-    node.peers().keep(PeerReport {
-        node: peer.to_owned(),
-        codecs,
+    node.peers().keep(Known {
+        report: PeerReport {
+            node: peer.to_owned(),
+            codecs,
+        },
+        cannot_read,
     });
     Ok(())
 }

@@ -247,7 +247,7 @@ impl DurableReader {
             Decoded::Undecodable(error) => {
                 undecodable(&inner, probe.as_deref());
                 tracing::warn!(address = &*self.d.address, %error, "durable message not decodable: to the dead-letter address");
-                return Some(Box::pin(settle.run(self.d.unfit(error))));
+                return Some(Box::pin(settle.run(self.d.unfit(error.message))));
             }
             // Checked while decoding: refused for good, never built.
             Decoded::Refused(codec, reasons, consumers) => {

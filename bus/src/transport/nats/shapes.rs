@@ -47,8 +47,13 @@ pub(super) fn headers(id: &str) -> HeaderMap {
 }
 
 /// Tells the cluster this node's shapes and learns the others', until
-/// the connection closes or the bus is gone.
-pub(super) async fn exchange(link: Arc<Link>, inner: Weak<dyn Node>, id: String) {
+/// the connection closes or the transport is gone (`stop` closes).
+pub(super) async fn exchange(
+    link: Arc<Link>,
+    inner: Weak<dyn Node>,
+    id: String,
+    mut stop: tokio::sync::watch::Receiver<()>,
+) {
     let subject = subject(&link.prefix);
     // Recognisable among the inbox's subjects (what a spy of the wire
     // leaves out).
@@ -81,6 +86,7 @@ pub(super) async fn exchange(link: Arc<Link>, inner: Weak<dyn Node>, id: String)
         let message = tokio::select! {
             message = announced.next() => message,
             message = replies.next() => message,
+            _ = stop.changed() => None,
         };
         let Some(message) = message else { break };
         let Some(node) = inner.upgrade() else { break };

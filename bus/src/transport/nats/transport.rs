@@ -25,6 +25,9 @@ pub(crate) struct NatsTransport {
     inner: Weak<dyn Node>,
     /// This node's name among its peers.
     id: String,
+    /// Dropped with the transport: the shapes' exchange stops, and with
+    /// it its hold on the connection.
+    stop: tokio::sync::watch::Sender<()>,
 }
 
 impl NatsTransport {
@@ -65,6 +68,7 @@ impl NatsTransport {
             control,
             inner,
             id: shapes::node_id(name.as_deref()),
+            stop: tokio::sync::watch::Sender::new(()),
         }
     }
 }
@@ -185,6 +189,7 @@ impl RemoteTransport for NatsTransport {
             Arc::clone(&self.shared),
             Weak::clone(&self.inner),
             self.id.clone(),
+            self.stop.subscribe(),
         ));
     }
 }

@@ -13,8 +13,8 @@ use bytes::Bytes;
 use crate::transport::cluster::Frame;
 
 use crate::transport::cluster::{
-    H_CODEC, H_FAILURE, Inbound, MAX_PREFIX_LEN, WireVersion, check_escaped_len, escape_address,
-    is_reserved,
+    H_CODEC, H_FAILURE, H_SHAPE, Inbound, MAX_PREFIX_LEN, WireVersion, check_escaped_len,
+    escape_address, is_reserved,
 };
 
 /// Subjects longer than this are refused: the server's control line
@@ -112,6 +112,12 @@ pub(crate) fn headers(frame: &Frame, version: WireVersion) -> HeaderMap {
             map.insert(HeaderName::from_static(H_CODEC), value);
         }
     }
+    if let Some(shape) = head.shape {
+        map.insert(
+            HeaderName::from_static(H_SHAPE),
+            HeaderValue::from(format!("{shape:016x}")),
+        );
+    }
     for (name, value) in head.user.iter() {
         // Checked when the frame was made; a header that still cannot
         // travel is left out rather than risking a panic.
@@ -154,6 +160,8 @@ pub(crate) fn parse_headers(map: Option<&HeaderMap>) -> Inbound {
             let (kind, code) = rest.split_once(' ').unwrap_or((rest, ""));
             inbound.failure = Some(kind.to_owned().into());
             inbound.failure_code = code.trim().parse().ok();
+        } else if name.eq_ignore_ascii_case(H_SHAPE) {
+            inbound.shape = u64::from_str_radix(first.trim(), 16).ok();
         }
     }
     inbound
@@ -347,7 +355,12 @@ mod tests {
             version,
             compress_above: Some(0),
         };
-        Frame::encoded(codec, user, encode(&registration, &body, writing).unwrap())
+        Frame::encoded(
+            codec,
+            user,
+            encode(&registration, &body, writing).unwrap(),
+            None,
+        )
     }
 
     #[test]
@@ -533,6 +546,7 @@ mod tests {
             "string",
             Headers::new(),
             encode(&registration, &body, writing).unwrap(),
+            None,
         )
     }
 
