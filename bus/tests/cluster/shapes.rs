@@ -366,3 +366,55 @@ async fn nats_messages_of_a_shape_the_reader_cannot_read_are_refused() {
         bus.close().await;
     }
 }
+
+/// A node that uses JetStream writes its shapes into the bucket: a node
+/// started after it stopped learns them there, and so does a tap.
+#[cfg(feature = "jetstream")]
+#[tokio::test]
+async fn a_later_node_learns_the_shapes_of_the_bucket() {
+    use codecbus_bus::{DurableOptions, Tap};
+
+    let server = harness::jetstream_for_test("shapes bucket");
+    let url = server.url();
+    let node = |name: &'static str, codec: CodecRegistration| {
+        let url = url.clone();
+        async move {
+            builder(codec)
+                .nats(
+                    common::nats_options(&url)
+                        .connection_name(name)
+                        .durable(format!("{name}.orders"), DurableOptions::new()),
+                )
+                .connect()
+                .await
+                .unwrap()
+        }
+    };
+    let v1 = node("v1", CodecRegistration::of::<OrderV1>(ORDER)).await;
+    // v1 has written its shapes when it reads them back: its own is there.
+    eventually("v1 learns the bucket", || {
+        v1.shape_report()
+            .peers
+            .iter()
+            .any(|p| p.node.starts_with("bucket codecbus-shapes"))
+    })
+    .await;
+    v1.close().await;
+    drop(v1);
+
+    let v2 = node("v2", CodecRegistration::of::<OrderV2>(ORDER)).await;
+    eventually("v2 learns v1's shape from the bucket", || {
+        v2.shape_report()
+            .incompatible()
+            .any(|(peer, c)| peer.node.starts_with("bucket codecbus-shapes") && c.codec == ORDER)
+    })
+    .await;
+    assert!(v2.metrics().shape_mismatches >= 1);
+
+    // A tap reads the bucket too: both shapes of the codec are there, the
+    // tap keeps one.
+    let tap = Tap::connect(common::nats_options(&url), ">").await.unwrap();
+    assert!(tap.shapes().get(ORDER).is_some());
+    tap.close().await;
+    v2.close().await;
+}

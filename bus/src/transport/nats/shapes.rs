@@ -82,6 +82,10 @@ pub(super) async fn exchange(
     {
         tracing::warn!(error = %e, "cannot tell the cluster this node's codec shapes");
     }
+    #[cfg(feature = "jetstream")]
+    if let Some(durables) = &link.durables {
+        with_bucket(&durables.js, &link.prefix, &inner).await;
+    }
     loop {
         let message = tokio::select! {
             message = announced.next() => message,
@@ -120,6 +124,49 @@ pub(super) async fn exchange(
     }
 }
 
+/// A node that uses JetStream writes its shapes into the bucket and
+/// learns every shape there, the shapes of nodes that ran before among
+/// them: each set of the bucket ([`bucket::read`]) as a peer named after
+/// the bucket.
+#[cfg(feature = "jetstream")]
+async fn with_bucket(js: &async_nats::jetstream::Context, prefix: &str, inner: &Weak<dyn Node>) {
+    let store = match bucket::open(js, prefix).await {
+        Ok(store) => store,
+        Err(e) => {
+            tracing::warn!("{e}: the codec shapes are told on {}.shapes only", prefix);
+            return;
+        }
+    };
+    let Some(mine) = inner.upgrade().map(|node| node.shapes()) else {
+        return;
+    };
+    if let Err(e) = bucket::write(&store, &mine).await {
+        tracing::warn!("{e}");
+    }
+    drop(mine);
+    let sets = match bucket::read(&store).await {
+        Ok(sets) => sets,
+        Err(e) => {
+            tracing::warn!("{e}");
+            return;
+        }
+    };
+    let Some(node) = inner.upgrade() else { return };
+    let name = bucket::name(prefix);
+    for (i, set) in sets.iter().enumerate() {
+        let peer = match i {
+            0 => format!("bucket {name}"),
+            i => format!("bucket {name} #{}", i + 1),
+        };
+        let _ = cluster::learn(
+            &*node,
+            &peer,
+            set.to_snapshot().as_bytes(),
+            "the shapes bucket",
+        );
+    }
+}
+
 /// Tells the cluster this node leaves.
 pub(super) async fn leave(link: &Link, id: &str) {
     leave_as(&link.client, &link.prefix, id).await;
@@ -135,5 +182,154 @@ pub(super) async fn leave_as(client: &async_nats::Client, prefix: &str, id: &str
         .is_ok()
     {
         let _ = client.flush().await;
+    }
+}
+
+/// The key-value bucket of the codecs' shapes (feature `jetstream`, for a
+/// node that uses JetStream): one key per codec name and fingerprint, the
+/// value the snapshot of that one codec, so that a node or a tool started
+/// later reads every shape the deployment has written. Bounded: a value
+/// is at most `MAX_ANNOUNCEMENT` bytes (the bucket's own limit), and a
+/// reader takes at most `MAX_BUCKET_KEYS` keys.
+#[cfg(feature = "jetstream")]
+pub(crate) mod bucket {
+    use async_nats::jetstream::Context;
+    use async_nats::jetstream::kv::Store;
+    use async_nats::jetstream::stream::{Config as StreamConfig, DiscardPolicy};
+    use bytes::Bytes;
+    use codecbus_core::shape::ShapeSet;
+    use futures_util::StreamExt as _;
+
+    use crate::transport::cluster::MAX_ANNOUNCEMENT;
+
+    /// The most keys read from the bucket.
+    pub(crate) const MAX_BUCKET_KEYS: usize = 4096;
+
+    /// The bucket's name for the subject prefix `prefix`.
+    pub(crate) fn name(prefix: &str) -> String {
+        let name: String = prefix
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("{name}-shapes")
+    }
+
+    /// The key of `codec`'s shape of fingerprint `fingerprint`: the name's
+    /// bytes but ASCII letters, digits, `-` and `_` as `=XX`, then `.` and
+    /// 16 hex digits.
+    pub(crate) fn key(codec: &str, fingerprint: u64) -> String {
+        let mut key = String::with_capacity(codec.len() + 17);
+        for b in codec.bytes() {
+            if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+                key.push(char::from(b));
+            } else {
+                key.push_str(&format!("={b:02X}"));
+            }
+        }
+        key.push_str(&format!(".{fingerprint:016x}"));
+        key
+    }
+
+    /// Opens the bucket, made if it is not there yet: the stream of a
+    /// key-value bucket of history 1 (`KV_{name}` on `$KV.{name}.>`), made
+    /// as the stream it is, since the client's own way asks the server for
+    /// account details that servers before 2.10 give in another form.
+    pub(crate) async fn open(js: &Context, prefix: &str) -> Result<Store, String> {
+        let name = name(prefix);
+        if let Ok(store) = js.get_key_value(name.as_str()).await {
+            return Ok(store);
+        }
+        let made = js
+            .get_or_create_stream(StreamConfig {
+                name: format!("KV_{name}"),
+                description: Some("codecbus: the shapes of the deployment's codecs".to_owned()),
+                subjects: vec![format!("$KV.{name}.>")],
+                max_messages_per_subject: 1,
+                max_message_size: i32::try_from(MAX_ANNOUNCEMENT).unwrap_or(i32::MAX),
+                allow_rollup: true,
+                deny_delete: true,
+                allow_direct: true,
+                discard: DiscardPolicy::New,
+                ..StreamConfig::default()
+            })
+            .await;
+        if let Err(e) = made {
+            return Err(format!("cannot make the key-value bucket {name}: {e}"));
+        }
+        js.get_key_value(name.as_str())
+            .await
+            .map_err(|e| format!("cannot open the key-value bucket {name}: {e}"))
+    }
+
+    /// Writes the shapes of `codecs` into `store`, a key each.
+    pub(crate) async fn write(store: &Store, codecs: &ShapeSet) -> Result<(), String> {
+        for codec in codecs.iter() {
+            let value = ShapeSet::from_codecs([codec.clone()]).to_snapshot();
+            store
+                .put(key(&codec.name, codec.fingerprint()), Bytes::from(value))
+                .await
+                .map_err(|e| format!("cannot write the shape of {}: {e}", codec.name))?;
+        }
+        Ok(())
+    }
+
+    /// Every shape in `store` (at most [`MAX_BUCKET_KEYS`]), as sets of
+    /// at most one shape per codec: the first set has one shape of each
+    /// codec, the second the codecs' second shapes, and so on. An entry
+    /// that is not the snapshot of one codec is skipped with a warning.
+    pub(crate) async fn read(store: &Store) -> Result<Vec<ShapeSet>, String> {
+        let mut keys = store
+            .keys()
+            .await
+            .map_err(|e| format!("cannot list the shapes bucket: {e}"))?;
+        let mut names = Vec::new();
+        while let Some(key) = keys.next().await {
+            let Ok(key) = key else { continue };
+            names.push(key);
+            if names.len() >= MAX_BUCKET_KEYS {
+                tracing::warn!(
+                    "the shapes bucket has more than {MAX_BUCKET_KEYS} keys: the rest are not read"
+                );
+                break;
+            }
+        }
+        let mut sets: Vec<ShapeSet> = Vec::new();
+        for key in names {
+            let Ok(Some(value)) = store.get(key.as_str()).await else {
+                continue;
+            };
+            let parsed = std::str::from_utf8(&value)
+                .map_err(|e| e.to_string())
+                .and_then(|text| ShapeSet::from_snapshot(text, &key).map_err(|e| e.to_string()));
+            let set = match parsed {
+                Ok(set) if set.len() == 1 => set,
+                Ok(_) => {
+                    tracing::warn!(
+                        key,
+                        "a shapes bucket entry that is not one codec was skipped"
+                    );
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!(key, "a shapes bucket entry was skipped: {e}");
+                    continue;
+                }
+            };
+            for codec in set.iter() {
+                match sets.iter_mut().find(|s| s.get(&codec.name).is_none()) {
+                    Some(s) => {
+                        s.insert(codec.clone());
+                    }
+                    None => sets.push(ShapeSet::from_codecs([codec.clone()])),
+                }
+            }
+        }
+        Ok(sets)
     }
 }

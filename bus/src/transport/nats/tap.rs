@@ -83,7 +83,9 @@ type Subscriptions = SelectAll<Pin<Box<async_nats::Subscriber>>>;
 /// It learns the shapes of the running nodes' codecs as a node does,
 /// asking on `{prefix}.shapes` when it connects and listening there for
 /// nodes that join later ([`shapes`](Self::shapes)): the nodes see it as
-/// a peer without codecs.
+/// a peer without codecs. With the feature `jetstream` it also reads the
+/// deployment's shapes bucket, where nodes that use JetStream write every
+/// shape they have, those of nodes no longer running among them.
 ///
 /// # Examples
 ///
@@ -200,7 +202,29 @@ impl Tap {
                 }
             }
         }
+        #[cfg(feature = "jetstream")]
+        tap.read_bucket().await;
         Ok(tap)
+    }
+
+    /// Takes the shapes of the deployment's key-value bucket, when there
+    /// is one, for the codecs the running nodes did not tell.
+    #[cfg(feature = "jetstream")]
+    async fn read_bucket(&mut self) {
+        let js = async_nats::jetstream::new(self.client.clone());
+        let Ok(store) = js.get_key_value(shapes::bucket::name(&self.prefix)).await else {
+            return;
+        };
+        match shapes::bucket::read(&store).await {
+            Ok(sets) => {
+                for codec in sets.iter().flat_map(ShapeSet::iter) {
+                    if self.shapes.get(&codec.name).is_none() {
+                        self.shapes.insert(codec.clone());
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("{e}"),
+        }
     }
 
     /// The shapes of the codecs the running nodes told this tap, by codec
