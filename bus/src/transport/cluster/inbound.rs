@@ -117,7 +117,7 @@ fn readable_codec(
         return Err(Undecodable {
             kind: RequestErrorKind::ShapeMismatch,
             message: format!(
-                "codec {name:?} written with a shape this node cannot read (fingerprint {fingerprint:016x}, as peer {peer} told it){first}{more}"
+                "codec {name:?} written with a shape the reading node cannot read (fingerprint {fingerprint:016x}, as peer {peer} told it){first}{more}"
             ),
         });
     }
