@@ -52,6 +52,9 @@ pub mod check;
 mod contract;
 #[cfg(feature = "schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod json_schema;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub mod render;
 pub mod sample;
 mod set;
