@@ -1235,3 +1235,53 @@ async fn the_javascript_clients_in_chromium_talk_to_the_sockjs_bridge() {
     }
     server.shutdown().await;
 }
+
+/// A typed address's body as JSON: its JSON Schema served at
+/// `GET /eventbus/schemas` (what an independent validator holds bodies
+/// to), and a body that does not fit refused with an `err` naming the
+/// field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_addresses_serve_their_json_schema_and_name_the_field_that_does_not_fit() {
+    let bus = EventBus::new();
+    let _orders = bus.consumer("shop.orders", |m: Message<Order>| async move {
+        m.reply(m.body().id)
+    });
+    let options = BridgeOptions::new()
+        .inbound(PermittedOptions::new().address("shop.orders"))
+        .typed::<Order>("shop.orders");
+    let bridge = Bridge::new(&bus, options).unwrap();
+    let schemas = bridge.json_schemas();
+    let server = bridge
+        .listen_sockjs("127.0.0.1:0", SockJsOptions::new())
+        .await
+        .unwrap();
+    let port = server.local_addr().port();
+
+    let (status, headers, body) = sockjs::http(port, "GET", "/eventbus/schemas", "").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        headers["content-type"],
+        "application/schema+json; charset=UTF-8"
+    );
+    let served: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(served, schemas);
+    let order = &served["shop.orders"];
+    assert_eq!(order["type"], "object", "{served}");
+    assert_eq!(order["required"], json!(["id", "quantity", "sku"]));
+    let validator = jsonschema::validator_for(order).unwrap();
+    assert!(validator.is_valid(&json!({"id": 7, "sku": "tea", "quantity": 2})));
+    assert!(!validator.is_valid(&json!({"id": "seven", "sku": "tea", "quantity": 2})));
+
+    // The same body sent: refused, the field named.
+    let mut peer = sockjs::Peer::open(port, "/eventbus/1/schema/websocket").await;
+    assert_eq!(peer.expect().await, "o");
+    peer.send(&[
+        json!({"type": "send", "address": "shop.orders", "replyAddress": "r1",
+                       "body": {"id": "seven", "sku": "tea", "quantity": 2}}),
+    ])
+    .await;
+    let refused = peer.expect().await;
+    assert_eq!(refused["type"], "err", "{refused}");
+    assert!(refused.to_string().contains("/id"), "{refused}");
+    server.shutdown().await;
+}

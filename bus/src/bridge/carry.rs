@@ -35,6 +35,10 @@ pub(crate) trait Carry: Send + Sync + 'static {
     /// A consumer of `T` at `address` that hands its messages to a
     /// client's connection.
     fn consume(&self, bus: &EventBus, address: &str, link: Arc<Link>) -> MessageConsumer;
+
+    /// The JSON Schema of the JSON form of `T` (its shape under the codec
+    /// name `bus` knows it by, else its Rust name).
+    fn json_schema(&self, bus: &EventBus) -> serde_json::Value;
 }
 
 /// A body a client sent, decoded as its carrier's type.
@@ -93,6 +97,18 @@ where
             let link = Arc::clone(&link);
             async move { link.deliver::<T, R>(m).await }
         })
+    }
+
+    fn json_schema(&self, bus: &EventBus) -> serde_json::Value {
+        let type_id = std::any::TypeId::of::<T>();
+        let name = bus
+            .codecs()
+            .into_iter()
+            .find(|c| c.type_id() == type_id)
+            .map_or_else(|| type_name::<T>().to_owned(), |c| c.name().to_owned());
+        codecbus_core::shape::json_schema::json_schema(&codecbus_core::shape::CodecShape::of::<T>(
+            &name,
+        ))
     }
 }
 

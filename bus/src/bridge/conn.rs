@@ -52,10 +52,13 @@ pub(crate) struct Shared {
     json: [Arc<dyn Carry>; 1],
     pub(crate) limits: crate::bridge::link::Limits,
     next_connection: AtomicU64,
+    /// The JSON Schemas of the typed addresses' bodies, as served.
+    pub(crate) schemas: String,
 }
 
 impl Shared {
     pub(crate) fn new(bus: &EventBus, options: BridgeOptions) -> Result<Self, BridgeError> {
+        let schemas = schemas(bus, &options.types).to_string();
         Ok(Self {
             bus: bus.clone(),
             inbound: Permits::new(&options.inbound)?,
@@ -64,6 +67,7 @@ impl Shared {
             json: [Arc::new(Typed::<JsValue, JsValue>::new())],
             limits: options.limits,
             next_connection: AtomicU64::new(1),
+            schemas,
         })
     }
 
@@ -89,6 +93,31 @@ impl Shared {
         }
         Err(first.unwrap_or_default())
     }
+}
+
+/// The JSON Schema of each typed address's bodies, by address: its type's,
+/// or, for an address of several types, any of theirs (`anyOf`, the first
+/// that reads a body takes it).
+pub(crate) fn schemas(
+    bus: &EventBus,
+    types: &HashMap<String, Vec<Arc<dyn Carry>>>,
+) -> serde_json::Value {
+    let mut addresses: Vec<&String> = types.keys().collect();
+    addresses.sort();
+    let map: serde_json::Map<String, serde_json::Value> = addresses
+        .into_iter()
+        .map(|address| {
+            let mut schemas: Vec<serde_json::Value> =
+                types[address].iter().map(|c| c.json_schema(bus)).collect();
+            let schema = if schemas.len() == 1 {
+                schemas.remove(0)
+            } else {
+                serde_json::json!({ "anyOf": schemas })
+            };
+            (address.clone(), schema)
+        })
+        .collect();
+    serde_json::Value::Object(map)
 }
 
 /// A client request waiting for its reply.

@@ -70,6 +70,34 @@ impl Bridge {
         })
     }
 
+    /// The JSON Schema (draft 2020-12) of the bodies of each typed address
+    /// ([`BridgeOptions::typed`]), by address: what a client sends there,
+    /// as JSON (`codecbus::shape::json_schema`). The SockJS bridge serves
+    /// it at `GET {prefix}/schemas`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use codecbus_bus::bridge::{Bridge, BridgeOptions};
+    /// use codecbus_bus::{EventBus, MessageCodec};
+    ///
+    /// #[derive(MessageCodec, Clone)]
+    /// #[codec(name = "doc.bridge.order")]
+    /// struct Order {
+    ///     id: u64,
+    /// }
+    ///
+    /// let bus = EventBus::new();
+    /// let bridge = Bridge::new(&bus, BridgeOptions::new().typed::<Order>("orders")).unwrap();
+    /// let schemas = bridge.json_schemas();
+    /// assert_eq!(schemas["orders"]["title"], "doc.bridge.order");
+    /// assert_eq!(schemas["orders"]["required"][0], "id");
+    /// ```
+    #[must_use]
+    pub fn json_schemas(&self) -> serde_json::Value {
+        serde_json::from_str(&self.shared.schemas).unwrap_or_default()
+    }
+
     /// Listens on `address` and serves clients there until the returned
     /// server is shut down or dropped.
     ///

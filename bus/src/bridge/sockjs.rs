@@ -16,6 +16,8 @@
 //!   string;
 //! * `GET {prefix}/websocket`: the raw WebSocket, one frame per WebSocket
 //!   message (the bridge writes binary messages, as Vert.x does);
+//! * `GET {prefix}/schemas`: the JSON Schema of the bodies of each typed
+//!   address, by address ([`Bridge::json_schemas`]; not Vert.x's);
 //! * the files given with [`SockJsOptions::file`], at their paths.
 //!
 //! Each frame is the JSON of the TCP bridge's frames, handled by the same
@@ -269,8 +271,9 @@ async fn connection(
     let service = {
         let upgrade = Arc::clone(&upgrade);
         let options = Arc::clone(&options);
+        let schemas = Bytes::from(shared.schemas.clone());
         service_fn(move |request: Request<Incoming>| {
-            let answer = route(&options, request, &upgrade);
+            let answer = route(&options, &schemas, request, &upgrade);
             async move { Ok::<_, Infallible>(answer) }
         })
     };
@@ -418,6 +421,7 @@ fn session_part(part: &str) -> bool {
 /// upgrade in `upgrade` for the connection's task.
 fn route(
     options: &SockJsOptions,
+    schemas: &Bytes,
     mut request: Request<Incoming>,
     upgrade: &Upgrade,
 ) -> Response<Full<Bytes>> {
@@ -444,6 +448,15 @@ fn route(
             response
                 .headers_mut()
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static(NO_CACHE));
+            cors(&request, &mut response);
+            return response;
+        }
+        "/schemas" if method == Method::GET => {
+            let mut response = respond(
+                StatusCode::OK,
+                "application/schema+json; charset=UTF-8",
+                schemas.clone(),
+            );
             cors(&request, &mut response);
             return response;
         }

@@ -12,7 +12,7 @@
 //! | union | `[tag, payload]` |
 //! | integer | `integer` within the type's range |
 //! | float | `number` |
-//! | string, byte string | `string` (bytes in base64 on the way out) |
+//! | string, byte string | `string` |
 //! | extension value | `{"$ext": type, "$data": "<base64>"}` |
 //! | `Option` | `null` or the value |
 //! | array, tuple, map | `array`, `prefixItems`, an object |
@@ -75,7 +75,9 @@ fn of(shape: &Shape) -> Value {
         Shape::Int { signed, bits } => integer(*signed, *bits),
         Shape::F32 | Shape::F64 => json!({"type": "number"}),
         Shape::Str => json!({"type": "string"}),
-        Shape::Bin => json!({"type": "string", "contentEncoding": "base64"}),
+        // A JSON string is a MessagePack string, which a byte-string
+        // reader takes (the bridge writes bytes out in base64).
+        Shape::Bin => json!({"type": "string"}),
         Shape::Ext(type_id) => json!({
             "type": "object",
             "properties": {
