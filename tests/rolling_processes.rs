@@ -115,7 +115,7 @@ fn a_rolling_deploy_in_processes_names_refuses_counts_and_remembers() {
     let mut tap = Running::start(
         &codecbus,
         &[
-            "tap", ">", "--server", &url, "--json", "--count", "2", "--for", "60",
+            "tap", ">", "--server", &url, "--json", "--count", "3", "--for", "60",
         ],
     );
     let mut tap_stderr = tap.process.0.stderr.take().unwrap();
@@ -170,6 +170,13 @@ fn a_rolling_deploy_in_processes_names_refuses_counts_and_remembers() {
     );
     let asked = String::from_utf8_lossy(&asked.stdout);
     assert!(asked.contains("answered: 7"), "{asked}");
+    // And build 2's to build 1, which skips the field it does not know.
+    let asked = run(
+        &rolling,
+        &["--build", "2", "--ask", "orders.b1", "--url", &url],
+    );
+    let asked = String::from_utf8_lossy(&asked.stdout);
+    assert!(asked.contains("answered: 7"), "{asked}");
 
     // Build 2 named build 1 at join, at error level, with field and rule.
     let (b2_out, b2_err) = b2.finish();
@@ -206,13 +213,13 @@ fn a_rolling_deploy_in_processes_names_refuses_counts_and_remembers() {
         "{later}"
     );
 
-    // The tap printed both requests by field name.
+    // The tap printed the three builds' requests by field name.
     let (tap_out, _) = tap.finish();
     let lines: Vec<Value> = tap_out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    assert_eq!(lines.len(), 2, "{tap_out}");
+    assert_eq!(lines.len(), 3, "{tap_out}");
     for line in &lines {
         assert_eq!(line["codec"], "rolling.order");
         assert_eq!(line["kind"], "request");
@@ -220,4 +227,5 @@ fn a_rolling_deploy_in_processes_names_refuses_counts_and_remembers() {
     }
     assert_eq!(lines[0]["body"], json!({"id": 7}));
     assert_eq!(lines[1]["body"], json!({"id": 7, "note": null}));
+    assert_eq!(lines[2]["body"], json!({"id": 7, "customer": "ada"}));
 }
