@@ -42,22 +42,26 @@ fn snapshot(test: &str) -> PathBuf {
     path
 }
 
-/// Runs the tap with `args` until it has printed what five messages make,
-/// the traffic example sending them once the tap is watching; its output.
-/// The tap is given a snapshot of the traffic's codecs but one.
+/// Runs the tap with `args` until it has printed what six messages make:
+/// the traffic example's five, sent once the tap is watching, and one of a
+/// peer in another language whose codec nobody told; its output. The tap
+/// is given a snapshot of the traffic's codecs but one (which the traffic
+/// node tells it when it joins).
 fn tap_the_traffic(test: &str, args: &[&str]) -> String {
     let server = harness::NatsServer::for_test(test);
     let shapes = snapshot(test);
     let mut all_args = vec!["--shapes", shapes.to_str().unwrap()];
     all_args.extend_from_slice(args);
-    tap_on(&server, &all_args)
+    tap_on(&server, &all_args).0
 }
 
-/// [`tap_the_traffic`] on `server`, the tap given `args`.
-fn tap_on(server: &harness::NatsServer, args: &[&str]) -> String {
+/// [`tap_the_traffic`] on `server`, the tap given `args`: its standard
+/// output, and the first line of its standard error (what it knew when it
+/// started).
+fn tap_on(server: &harness::NatsServer, args: &[&str]) -> (String, String) {
     let url = server.url();
     let tap_binary = PathBuf::from(env!("CARGO_BIN_EXE_codecbus"));
-    let mut all_args = vec!["tap", ">", "--server", &url, "--count", "5", "--for", "60"];
+    let mut all_args = vec!["tap", ">", "--server", &url, "--count", "6", "--for", "60"];
     all_args.extend_from_slice(args);
     let mut tap = Supervised(
         supervised(&tap_binary, &all_args)
@@ -96,6 +100,7 @@ fn tap_on(server: &harness::NatsServer, args: &[&str]) -> String {
         "traffic failed: {}",
         String::from_utf8_lossy(&sent.stderr)
     );
+    publish_as_another_peer(&url);
 
     let mut stdout = String::new();
     tap.0
@@ -107,7 +112,31 @@ fn tap_on(server: &harness::NatsServer, args: &[&str]) -> String {
     let status = tap.0.wait().expect("wait for the tap");
     let rest = reader.join().unwrap();
     assert!(status.success(), "tap failed ({status}): {rest}\n{stdout}");
-    stdout
+    (stdout, first)
+}
+
+/// A publish to `raw` of a peer that is no codecbus node, written from the
+/// wire chapter: the codec prefix naming `peer.note`, then `{"text":
+/// "plain"}`.
+fn publish_as_another_peer(url: &str) {
+    let mut payload = vec![0xC1, 0x02, 0xA9];
+    payload.extend_from_slice(b"peer.note");
+    payload.extend_from_slice(&[0x81, 0xA4]);
+    payload.extend_from_slice(b"text");
+    payload.push(0xA5);
+    payload.extend_from_slice(b"plain");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_nats::connect(url).await.unwrap();
+        client
+            .publish("codecbus.p.raw", payload.into())
+            .await
+            .unwrap();
+        client.flush().await.unwrap();
+    });
 }
 
 #[test]
@@ -117,7 +146,7 @@ fn tap_prints_every_layout_by_name_as_json_lines() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(lines.len(), 6, "{out}");
     let by = |address: &str, i: usize| -> &Value {
         lines
             .iter()
@@ -153,13 +182,19 @@ fn tap_prints_every_layout_by_name_as_json_lines() {
         json!({"Read": reading_body})
     );
 
-    // Not in the snapshot: the map as it is, which has the names anyway,
-    // and marked as shown without a shape.
+    // Not in the snapshot, but told by the traffic's node as it joined.
     let note = by(traffic::NOTES, 0);
     assert_eq!(note["codec"], "traffic.note");
-    assert_eq!(note["shaped"], false);
+    assert_eq!(note["shaped"], true);
     assert_eq!(note["headers"], json!({"from": "traffic"}));
     assert_eq!(note["body"], json!({"text": "closing early"}));
+
+    // A codec nobody told: the map as it is, marked as shown without a
+    // shape.
+    let raw = by("raw", 0);
+    assert_eq!(raw["codec"], "peer.note");
+    assert_eq!(raw["shaped"], false);
+    assert_eq!(raw["body"], json!({"text": "plain"}));
 }
 
 #[test]
@@ -172,13 +207,14 @@ fn tap_prints_a_block_per_message_for_a_person() {
         "{out}"
     );
     assert!(out.contains("send accounts · traffic.account · "), "{out}");
+    assert!(out.contains("publish notes · traffic.note · "), "{out}");
     assert!(
-        out.contains("publish notes · traffic.note (shape unknown: plain MessagePack) · "),
+        out.contains("publish raw · peer.note (shape unknown: plain MessagePack) · "),
         "{out}"
     );
     assert!(out.contains("  from: traffic\n"), "{out}");
     assert!(out.contains("\"owner\": \"ada\""), "{out}");
-    assert_eq!(out.matches("\n\n").count(), 5, "{out}");
+    assert_eq!(out.matches("\n\n").count(), 6, "{out}");
 }
 
 #[test]
@@ -194,13 +230,21 @@ fn tap_learns_the_shapes_from_the_running_nodes() {
             .await
             .unwrap()
     });
-    let out = tap_on(&server, &["--json"]);
+    let (out, first) = tap_on(&server, &["--json"]);
+    // Told at once: the node's codecs, the built-in ones among them.
+    assert!(
+        first.contains("0 codec shapes given") && !first.contains(" 0 told by the running nodes"),
+        "{first}"
+    );
     let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 5, "{out}");
-    assert!(lines.iter().all(|l| l["shaped"] == true), "{out}");
+    assert_eq!(lines.len(), 6, "{out}");
+    assert!(
+        lines.iter().all(|l| l["shaped"] == (l["address"] != "raw")),
+        "{out}"
+    );
     let reading = lines
         .iter()
         .find(|l| l["address"] == traffic::SENSORS)

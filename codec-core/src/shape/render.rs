@@ -102,19 +102,7 @@ impl<'s> Render<'s> {
                         .map(Value::Array)
                 })
             }
-            Shape::Tuple(elements) if kind == ValueKind::Array => {
-                let len = r.read_array_len()?;
-                self.nested(r, |r| {
-                    let mut out = Vec::with_capacity(len.min(elements.len()));
-                    for i in 0..len {
-                        out.push(match elements.get(i) {
-                            Some(shape) => self.shaped(r, shape)?,
-                            None => self.plain(r)?,
-                        });
-                    }
-                    Ok(Value::Array(out))
-                })
-            }
+            Shape::Tuple(elements) => self.shaped_tuple(r, elements),
             Shape::Map(_, value) if kind == ValueKind::Map => {
                 let len = r.read_map_len()?;
                 self.nested(r, |r| {
@@ -243,6 +231,8 @@ impl<'s> Render<'s> {
         }
     }
 
+    /// An array of these elements (a tuple, a tuple variant's payload),
+    /// or as it is when the bytes are not an array.
     fn shaped_tuple(
         &self,
         r: &mut Reader<'_>,

@@ -41,6 +41,60 @@ Exit status: 0 compatible, 1 incompatible, 2 bad input or usage.";
 /// What went wrong before a check could run: exit status 2.
 pub(crate) struct Usage(pub(crate) String);
 
+/// The words of a command line after its command, read one at a time:
+/// an option takes its value as `--name value` or `--name=value`.
+pub(crate) struct Words {
+    args: std::vec::IntoIter<OsString>,
+    /// The command's usage, shown with a mistake.
+    usage: &'static str,
+}
+
+/// One word of a command line.
+pub(crate) struct Word {
+    /// The word as given.
+    pub(crate) text: String,
+    /// The option it names (the text before `=` of `--name=value`), or
+    /// the whole word.
+    pub(crate) option: String,
+    /// The value given after `=`.
+    inline: Option<String>,
+}
+
+impl Words {
+    pub(crate) fn new(args: Vec<OsString>, usage: &'static str) -> Self {
+        Self {
+            args: args.into_iter(),
+            usage,
+        }
+    }
+
+    /// The next word.
+    pub(crate) fn next(&mut self) -> Option<Word> {
+        let text = self.args.next()?.to_string_lossy().into_owned();
+        let (option, inline) = match text.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o.to_owned(), Some(v.to_owned())),
+            _ => (text.clone(), None),
+        };
+        Some(Word {
+            text,
+            option,
+            inline,
+        })
+    }
+
+    /// The value of `word`'s option: given after its `=`, or the next word.
+    pub(crate) fn value(&mut self, word: &Word) -> Result<String, Usage> {
+        match &word.inline {
+            Some(v) => Ok(v.clone()),
+            None => self
+                .args
+                .next()
+                .map(|v| v.to_string_lossy().into_owned())
+                .ok_or_else(|| Usage(format!("{} needs a value\n{}", word.option, self.usage))),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     match run(std::env::args_os().skip(1).collect()) {
         Ok(true) => ExitCode::SUCCESS,
@@ -91,26 +145,15 @@ fn run(args: Vec<OsString>) -> Result<bool, Usage> {
     let mut mode = Mode::Backward;
     let mut format = Format::Table;
     let mut paths: Vec<PathBuf> = Vec::new();
-    while let Some(arg) = args.next() {
-        let text = arg.to_string_lossy().into_owned();
-        let (option, inline) = match text.split_once('=') {
-            Some((o, v)) if o.starts_with("--") => (o.to_owned(), Some(v.to_owned())),
-            _ => (text.clone(), None),
-        };
-        let mut value = |name: &str| match inline.clone() {
-            Some(v) => Ok(v),
-            None => args
-                .next()
-                .map(|v| v.to_string_lossy().into_owned())
-                .ok_or_else(|| Usage(format!("{name} needs a value\n{USAGE}"))),
-        };
-        match option.as_str() {
+    let mut words = Words::new(args.collect(), USAGE);
+    while let Some(word) = words.next() {
+        match word.option.as_str() {
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return Ok(true);
             }
             "--mode" => {
-                let v = value("--mode")?;
+                let v = words.value(&word)?;
                 mode = Mode::parse(&v).ok_or_else(|| {
                     Usage(format!(
                         "unknown mode `{v}`: backward, forward, full, backward-transitive, \
@@ -119,7 +162,7 @@ fn run(args: Vec<OsString>) -> Result<bool, Usage> {
                 })?;
             }
             "--format" => {
-                format = match value("--format")?.as_str() {
+                format = match words.value(&word)?.as_str() {
                     "table" => Format::Table,
                     "json" => Format::Json,
                     other => {
@@ -130,7 +173,7 @@ fn run(args: Vec<OsString>) -> Result<bool, Usage> {
             o if o.starts_with('-') && o.len() > 1 => {
                 return Err(Usage(format!("unknown option `{o}`\n{USAGE}")));
             }
-            _ => paths.push(PathBuf::from(arg)),
+            _ => paths.push(PathBuf::from(&word.text)),
         }
     }
     let Some(new_path) = paths.pop() else {

@@ -12,7 +12,7 @@ use codecbus::shape::ShapeSet;
 use codecbus::shape::render::to_json;
 use serde_json::{Map, Value};
 
-use crate::Usage;
+use crate::{Usage, Words};
 
 const USAGE: &str = "\
 usage: codecbus tap ADDRESS [options]
@@ -66,7 +66,7 @@ pub(crate) fn run(args: Vec<OsString>) -> Result<(), Usage> {
 
 fn parse(args: Vec<OsString>) -> Result<Option<Args>, Usage> {
     let usage = |message: String| Usage(format!("{message}\n{USAGE}"));
-    let mut args = args.into_iter();
+    let mut words = Words::new(args, USAGE);
     let mut address = None;
     let mut servers = Vec::new();
     let mut prefix = None;
@@ -77,36 +77,25 @@ fn parse(args: Vec<OsString>) -> Result<Option<Args>, Usage> {
     let mut json = false;
     let mut count = None;
     let mut limit = None;
-    while let Some(arg) = args.next() {
-        let text = arg.to_string_lossy().into_owned();
-        let (option, inline) = match text.split_once('=') {
-            Some((o, v)) if o.starts_with("--") => (o.to_owned(), Some(v.to_owned())),
-            _ => (text.clone(), None),
-        };
-        let mut value = |name: &str| match inline.clone() {
-            Some(v) => Ok(v),
-            None => args
-                .next()
-                .map(|v| v.to_string_lossy().into_owned())
-                .ok_or_else(|| usage(format!("{name} needs a value"))),
-        };
-        match option.as_str() {
+    while let Some(word) = words.next() {
+        let text = word.text.clone();
+        match word.option.as_str() {
             "-h" | "--help" => return Ok(None),
-            "--server" => servers.push(value("--server")?),
-            "--prefix" => prefix = Some(value("--prefix")?),
-            "--user" => user = Some(value("--user")?),
-            "--password" => password = Some(value("--password")?),
-            "--token" => token = Some(value("--token")?),
-            "--nkey" => nkey = Some(value("--nkey")?),
-            "--creds" => creds = Some(PathBuf::from(value("--creds")?)),
+            "--server" => servers.push(words.value(&word)?),
+            "--prefix" => prefix = Some(words.value(&word)?),
+            "--user" => user = Some(words.value(&word)?),
+            "--password" => password = Some(words.value(&word)?),
+            "--token" => token = Some(words.value(&word)?),
+            "--nkey" => nkey = Some(words.value(&word)?),
+            "--creds" => creds = Some(PathBuf::from(words.value(&word)?)),
             "--tls" => tls = true,
-            "--tls-ca" => tls_ca = Some(PathBuf::from(value("--tls-ca")?)),
-            "--tls-cert" => tls_cert = Some(PathBuf::from(value("--tls-cert")?)),
-            "--tls-key" => tls_key = Some(PathBuf::from(value("--tls-key")?)),
-            "--shapes" => shape_paths.push(PathBuf::from(value("--shapes")?)),
+            "--tls-ca" => tls_ca = Some(PathBuf::from(words.value(&word)?)),
+            "--tls-cert" => tls_cert = Some(PathBuf::from(words.value(&word)?)),
+            "--tls-key" => tls_key = Some(PathBuf::from(words.value(&word)?)),
+            "--shapes" => shape_paths.push(PathBuf::from(words.value(&word)?)),
             "--json" => json = true,
             "--count" => {
-                let v = value("--count")?;
+                let v = words.value(&word)?;
                 count = Some(
                     v.parse::<u64>()
                         .ok()
@@ -115,7 +104,7 @@ fn parse(args: Vec<OsString>) -> Result<Option<Args>, Usage> {
                 );
             }
             "--for" => {
-                let v = value("--for")?;
+                let v = words.value(&word)?;
                 limit = Some(
                     v.parse::<f64>()
                         .ok()

@@ -62,7 +62,7 @@ impl Durables {
 /// Keeps `[A-Za-z0-9_-]`, replaces every other byte with `_`, and appends
 /// a hash of the original when anything was replaced or cut (so two names
 /// differing only there stay apart).
-fn sanitize(name: &str, max: usize) -> String {
+pub(crate) fn sanitize(name: &str, max: usize) -> String {
     let mut out: String = name
         .chars()
         .map(|c| {

@@ -205,19 +205,10 @@ pub(crate) mod bucket {
     /// The most keys read from the bucket.
     pub(crate) const MAX_BUCKET_KEYS: usize = 4096;
 
-    /// The bucket's name for the subject prefix `prefix`.
+    /// The bucket's name for the subject prefix `prefix`: `{prefix}-shapes`,
+    /// made a stream name as the durable addresses' are.
     pub(crate) fn name(prefix: &str) -> String {
-        let name: String = prefix
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        format!("{name}-shapes")
+        crate::transport::nats::jetstream::sanitize(&format!("{prefix}-shapes"), 200)
     }
 
     /// The key of `codec`'s shape of fingerprint `fingerprint`: the name's
