@@ -352,6 +352,12 @@
 //!   so give every type that crosses processes an explicit
 //!   `#[codec(name = "...")]` (the default, the module path, changes when
 //!   the type moves) and rename in two deploys, aliases first.
+//! * Nodes tell each other their codecs' shapes when they meet (feature
+//!   `shapes`, on with `nats`): a peer whose shape of a codec this node
+//!   cannot read is logged at error level at once, naming the field and
+//!   the rule, counted in [`Metrics::shape_mismatches`] and listed by
+//!   [`EventBus::shape_report`]; its messages of that codec fail with
+//!   [`RequestErrorKind::ShapeMismatch`] rather than being misread.
 //! * Failures cross the wire with their kind, code and text:
 //!   [`Message::fail`]'s code and message, a handler's error or panic, a
 //!   type mismatch, full queue or spec refusal on the receiving node,
