@@ -2,11 +2,15 @@
 // cluster transport alike: what a node announces (the snapshot of its
 // codecs' shapes, the same JSON as a snapshot file), and what it makes of
 // a peer's announcement (`learn`): each codec both have is held to this
-// node's with the compatibility check in the direction this node reads
-// (backward: this node's reader, the peer's writer); an incompatible one
-// is logged at error level, naming the codec, the field and the rule, and
-// counted; a compatible difference is counted. The verdicts are kept per
-// peer for `EventBus::shape_report`.
+// node's with the compatibility check both ways. Backward (this node's
+// reader, the peer's writer) gives the verdict: an incompatible codec is
+// logged at error level, naming the field and the rule, and counted; a
+// compatible difference is counted. The verdicts are kept per peer for
+// `EventBus::shape_report`, and a message that states a shape this node
+// cannot read is refused (`inbound.rs`). Forward (the peer's reader, this
+// node's writer) marks this node's codecs the peer cannot read: their
+// messages state their shape (`Peers::tag`, the `Codecbus-Shape` header),
+// so that the peer refuses them rather than misreads them.
 //
 // Bounded: an announcement over `MAX_ANNOUNCEMENT` bytes, a node name over
 // `MAX_NODE_NAME`, text that is not a snapshot are refused with a logged
