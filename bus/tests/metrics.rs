@@ -588,8 +588,8 @@ async fn refusals_by_the_server_agree_with_the_snapshot() {
     const PERMISSIONS: &str = r#"authorization {
   users = [
     { user: "limited", password: "pw", permissions: {
-        publish: { allow: ["_INBOX.>"] }
-        subscribe: { allow: ["_INBOX.>"] }
+        publish: { allow: ["codecbus.shapes", "_INBOX.>"] }
+        subscribe: { allow: ["codecbus.shapes", "_INBOX.>"] }
     } }
   ]
 }"#;

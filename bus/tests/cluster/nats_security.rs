@@ -654,7 +654,7 @@ const DURABLE_PERMISSIONS: &str = r#"authorization {
   users = [
     { user: "admin", password: "pw-admin" }
     { user: "billing", password: "pw-billing", permissions: {
-        publish: { allow: ["$JS.API.>", "codecbus.shapes", "_INBOX.>"] }
+        publish: { allow: ["$JS.API.>", "$KV.codecbus-shapes.>", "codecbus.shapes", "_INBOX.>"] }
         subscribe: { allow: ["codecbus.shapes", "_INBOX.>"] }
     } }
   ]
