@@ -14,7 +14,7 @@
 //! | nil, bool, str | null, boolean, string |
 //! | integer, float | number (a float that is not finite: null) |
 //! | array | array |
-//! | map | object, members in the map's order; a key that is not a string as its JSON text |
+//! | map | object, members sorted by name (a `serde_json` map); a key that is not a string as its JSON text |
 //! | bin | string, base64 (standard alphabet, padded) |
 //! | timestamp (-1) | string, RFC 3339 in UTC |
 //! | UUID (3) | string, hyphenated |
@@ -33,7 +33,7 @@
 //! use codecbus_core::shape::render::to_json;
 //! use codecbus_core::{MessageCodec, to_vec};
 //!
-//! #[derive(MessageCodec)]
+//! #[derive(MessageCodec, Clone)]
 //! #[codec(name = "doc.render.point", as_array)]
 //! struct Point {
 //!     x: i32,
@@ -42,7 +42,8 @@
 //!
 //! let bytes = to_vec(&Point { x: 3, label: "a".into() }).unwrap();
 //! let shape = CodecShape::of::<Point>("doc.render.point");
-//! assert_eq!(to_json(&bytes, Some(&shape)).unwrap().to_string(), r#"{"x":3,"label":"a"}"#);
+//! // Members by name (a `serde_json` map's order).
+//! assert_eq!(to_json(&bytes, Some(&shape)).unwrap().to_string(), r#"{"label":"a","x":3}"#);
 //! // Without the shape, the array as it is.
 //! assert_eq!(to_json(&bytes, None).unwrap().to_string(), r#"[3,"a"]"#);
 //! ```
