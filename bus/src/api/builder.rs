@@ -508,9 +508,12 @@ impl EventBusBuilder<states::Nats> {
         let (builder, states::Nats(options)) = self.rejoin(InProcess);
         let parts = builder.into_parts()?;
         let connected = connect_nats(options, &parts.telemetry).await?;
-        Ok(EventBus {
-            state: State::start(parts, Joined::Nats(Box::new(connected))),
-        })
+        let state = State::start(parts, Joined::Nats(Box::new(connected)));
+        // The peers hear of this node's shapes before its first message.
+        if let Some(remote) = &state.remote {
+            remote.announced().await;
+        }
+        Ok(EventBus { state })
     }
 }
 

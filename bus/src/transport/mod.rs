@@ -152,6 +152,13 @@ pub(crate) trait RemoteTransport: Send + Sync + 'static {
     /// The bus is made: tells the cluster this node's codecs' shapes and
     /// learns the other nodes' (`cluster::shapes`). Called once.
     fn joined(&self);
+
+    /// Resolves once this node's shapes have left for the cluster (or
+    /// could not), so that they reach the peers before its first message.
+    /// At once where `joined` told them already.
+    fn announced(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// The counters a cluster transport keeps for [`Metrics`](crate::Metrics).

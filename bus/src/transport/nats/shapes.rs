@@ -46,13 +46,15 @@ pub(super) fn headers(id: &str) -> HeaderMap {
     headers
 }
 
-/// Tells the cluster this node's shapes and learns the others', until
-/// the connection closes or the transport is gone (`stop` closes).
+/// Tells the cluster this node's shapes (and sets `told` once they left,
+/// or could not) and learns the others', until the connection closes or
+/// the transport is gone (`stop` closes).
 pub(super) async fn exchange(
     link: Arc<Link>,
     inner: Weak<dyn Node>,
     id: String,
     mut stop: tokio::sync::watch::Receiver<()>,
+    told: tokio::sync::watch::Sender<bool>,
 ) {
     let subject = subject(&link.prefix);
     // Recognisable among the inbox's subjects (what a spy of the wire
@@ -65,6 +67,7 @@ pub(super) async fn exchange(
         (Ok(announced), Ok(replies)) => (announced, replies),
         (Err(e), _) | (_, Err(e)) => {
             tracing::warn!(error = %e, "cannot subscribe to {subject}: this node does not learn its peers' codec shapes");
+            told.send_replace(true);
             return;
         }
     };
@@ -72,6 +75,7 @@ pub(super) async fn exchange(
         .upgrade()
         .map(|node| Bytes::from(cluster::announcement(&*node)))
     else {
+        told.send_replace(true);
         return;
     };
     let headers = headers(&id);
@@ -82,6 +86,9 @@ pub(super) async fn exchange(
     {
         tracing::warn!(error = %e, "cannot tell the cluster this node's codec shapes");
     }
+    // Flushed before the node's first message can leave.
+    let _ = link.client.flush().await;
+    told.send_replace(true);
     #[cfg(feature = "jetstream")]
     if let Some(durables) = &link.durables {
         with_bucket(&durables.js, &link.prefix, &inner).await;

@@ -102,7 +102,11 @@ type Subscriptions = SelectAll<Pin<Box<async_nats::Subscriber>>>;
 /// ```
 pub struct Tap {
     client: Client,
-    subscriptions: Subscriptions,
+    /// The addresses' subjects.
+    traffic: Subscriptions,
+    /// The nodes' announcements of their shapes, and the answers to the
+    /// tap's own.
+    told: Subscriptions,
     prefix: String,
     limit: usize,
     /// The tap's name among the nodes.
@@ -151,10 +155,12 @@ impl Tap {
         let id = shapes::node_id(Some("codecbus tap"));
         let shapes_subject = shapes::subject(&prefix);
         let inbox = format!("{}.shapes", client.new_inbox());
-        let mut subscriptions = SelectAll::new();
-        for subject in subjects
+        let (mut traffic, mut told) = (SelectAll::new(), SelectAll::new());
+        let shapes_subjects = [shapes_subject.clone(), inbox.clone()];
+        for (subject, is_traffic) in subjects
             .into_iter()
-            .chain([shapes_subject.clone(), inbox.clone()])
+            .map(|s| (s, true))
+            .chain(shapes_subjects.into_iter().map(|s| (s, false)))
         {
             let subscriber = client.subscribe(subject.clone()).await.map_err(|e| {
                 BuildError::new(
@@ -163,7 +169,11 @@ impl Tap {
                     Some(Box::new(e)),
                 )
             })?;
-            subscriptions.push(Box::pin(subscriber));
+            if is_traffic {
+                traffic.push(Box::pin(subscriber));
+            } else {
+                told.push(Box::pin(subscriber));
+            }
         }
         // The subscriptions are in place before `connect` returns: a
         // message sent after it is seen.
@@ -177,7 +187,8 @@ impl Tap {
         let limit = client.server_info().max_payload;
         let mut tap = Tap {
             client,
-            subscriptions,
+            traffic,
+            told,
             prefix,
             limit,
             id,
@@ -194,9 +205,9 @@ impl Tap {
         if asked.is_ok() {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
             while let Ok(Some(message)) =
-                tokio::time::timeout(Duration::from_millis(200), tap.subscriptions.next()).await
+                tokio::time::timeout(Duration::from_millis(200), tap.told.next()).await
             {
-                let _ = tap.tapped(message);
+                tap.learn(&message);
                 if tokio::time::Instant::now() >= deadline {
                     break;
                 }
@@ -247,9 +258,17 @@ impl Tap {
     /// is returned.
     pub async fn next(&mut self) -> Option<Tapped> {
         loop {
-            let message = self.subscriptions.next().await?;
-            if let Some(tapped) = self.tapped(message) {
-                return Some(tapped);
+            // The shapes first: a node's announcement, which it sends
+            // before its first message, is taken in before that message
+            // is shown.
+            tokio::select! {
+                biased;
+                Some(message) = self.told.next() => self.learn(&message),
+                message = self.traffic.next() => {
+                    if let Some(tapped) = self.tapped(message?) {
+                        return Some(tapped);
+                    }
+                }
             }
         }
     }
@@ -261,19 +280,14 @@ impl Tap {
     /// Dropping the future leaves the connection closing in the
     /// background, as dropping the tap does.
     pub async fn close(self) {
-        drop(self.subscriptions);
+        drop((self.traffic, self.told));
         shapes::leave_as(&self.client, &self.prefix, &self.id).await;
         let _ = self.client.drain().await;
     }
 
-    /// The message, unless it is not a message of an address; the shapes
-    /// of an announcement taken in.
-    fn tapped(&mut self, message: async_nats::Message) -> Option<Tapped> {
+    /// The message, unless it is not a message of an address.
+    fn tapped(&self, message: async_nats::Message) -> Option<Tapped> {
         let subject = message.subject.to_string();
-        if subject.ends_with(".shapes") {
-            self.learn(&message);
-            return None;
-        }
         let rest = subject.strip_prefix(&self.prefix)?.strip_prefix('.')?;
         let (kind, escaped) = match rest.split_at_checked(2)? {
             ("p.", escaped) => (TapKind::Publish, escaped),

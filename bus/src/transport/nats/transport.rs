@@ -28,6 +28,8 @@ pub(crate) struct NatsTransport {
     /// Dropped with the transport: the shapes' exchange stops, and with
     /// it its hold on the connection.
     stop: tokio::sync::watch::Sender<()>,
+    /// Set by the shapes' exchange once this node's announcement left.
+    announced: tokio::sync::watch::Sender<bool>,
 }
 
 impl NatsTransport {
@@ -69,6 +71,7 @@ impl NatsTransport {
             inner,
             id: shapes::node_id(name.as_deref()),
             stop: tokio::sync::watch::Sender::new(()),
+            announced: tokio::sync::watch::Sender::new(false),
         }
     }
 }
@@ -190,6 +193,17 @@ impl RemoteTransport for NatsTransport {
             Weak::clone(&self.inner),
             self.id.clone(),
             self.stop.subscribe(),
+            self.announced.clone(),
         ));
+    }
+
+    fn announced(&self) -> BoxFuture<'_, ()> {
+        let mut announced = self.announced.subscribe();
+        Box::pin(async move {
+            // Bounded: a server that does not answer does not hold the
+            // connect up (the exchange goes on in the background).
+            let _ = tokio::time::timeout(Duration::from_secs(2), announced.wait_for(|&done| done))
+                .await;
+        })
     }
 }
