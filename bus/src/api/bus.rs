@@ -357,6 +357,7 @@ impl EventBus {
     /// let b = EventBus::builder().in_memory_cluster(&cluster).build()?;
     /// // Same build, same codecs: every verdict is `Same`.
     /// assert!(a.shape_report().is_compatible());
+    /// # #[cfg(feature = "shapes")]
     /// assert_eq!(b.shape_report().peers.len(), 1);
     /// # Ok(())
     /// # }

@@ -5,6 +5,8 @@
 //! difference is counted; a node that leaves is forgotten; a malformed or
 //! oversized announcement from a peer is refused without harm.
 
+#![cfg(feature = "shapes")]
+
 use crate::common;
 #[cfg(feature = "nats")]
 use crate::harness;
