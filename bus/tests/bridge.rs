@@ -1285,3 +1285,51 @@ async fn typed_addresses_serve_their_json_schema_and_name_the_field_that_does_no
     assert!(refused.to_string().contains("/id"), "{refused}");
     server.shutdown().await;
 }
+
+/// As Vert.x 3.9.4's TCP bridge: the headers `timeout` (a request's
+/// timeout, in milliseconds), `localOnly` and `codecName` of a `send` are
+/// options, not headers; a `timeout` that is not a number is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_frames_timeout_header_is_its_requests_timeout() {
+    let bus = EventBus::new();
+    // Never answers within the test.
+    let _slow = bus.consumer("slow", |m: Message<JsValue>| async move {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        m.reply(JsValue::Null)
+    });
+    let _echo = bus.consumer("echo.headers", |m: Message<JsValue>| async move {
+        let names: Vec<JsValue> = m.headers().iter().map(|(n, _)| JsValue::from(n)).collect();
+        m.reply(JsValue::from(codecbus_json::JsArray::from_iter(names)))
+    });
+    let options = BridgeOptions::new()
+        .inbound(PermittedOptions::new().address("slow"))
+        .inbound(PermittedOptions::new().address("echo.headers"));
+    let server = serve(&bus, options).await;
+    let (took, timed_out, echoed, refused) = with_client(server.local_addr().port(), |c| {
+        let started = std::time::Instant::now();
+        c.send(&json!({"type": "send", "address": "slow", "replyAddress": "r1",
+                       "headers": {"timeout": 300}, "body": {}}));
+        let timed_out = c.expect();
+        let took = started.elapsed();
+        c.send(&json!({"type": "send", "address": "echo.headers", "replyAddress": "r2",
+                       "headers": {"timeout": 5000, "localOnly": false, "codecName": "x", "kept": "1"},
+                       "body": {}}));
+        let echoed = c.expect();
+        c.send(&json!({"type": "send", "address": "slow", "replyAddress": "r3",
+                       "headers": {"timeout": "soon"}, "body": {}}));
+        let refused = c.expect();
+        (took, timed_out, echoed, refused)
+    })
+    .await;
+    assert_eq!(timed_out["type"], "err", "{timed_out}");
+    assert_eq!(timed_out["address"], "r1");
+    assert_eq!(timed_out["failureType"], "TIMEOUT", "{timed_out}");
+    assert!(
+        took < Duration::from_secs(10),
+        "the 300 ms timeout took {took:?}"
+    );
+    assert_eq!(echoed["body"], json!(["kept"]), "{echoed}");
+    assert_eq!(refused["type"], "err");
+    assert_eq!(refused["message"], "invalid_headers", "{refused}");
+    server.shutdown().await;
+}

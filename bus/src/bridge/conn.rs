@@ -19,6 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use codecbus_json::JsValue;
 use futures_util::FutureExt as _;
@@ -30,6 +31,7 @@ use tokio::time::{Instant, sleep_until, timeout};
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
 use crate::base::error::NO_FAILURE_CODE;
+use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::bridge::answer::Answer;
 use crate::bridge::carry::{Carry, Decoded, Typed};
@@ -118,6 +120,40 @@ pub(crate) fn schemas(
         })
         .collect();
     serde_json::Value::Object(map)
+}
+
+/// The delivery options of a client's `send` or `publish` with `headers`.
+/// On the TCP bridge, as Vert.x 3.9.4's, three headers are options rather
+/// than headers: `timeout` (a request's timeout, in milliseconds),
+/// `localOnly` (`true` or `false`) and `codecName` (a Vert.x codec's name;
+/// here a body's type picks its codec, so it is dropped). The SockJS
+/// bridge, as vertx-web's, passes every header on.
+fn delivery(mut headers: Headers, dialect: Dialect) -> Result<DeliveryOptions, String> {
+    let mut options = DeliveryOptions::new();
+    if matches!(dialect, Dialect::Tcp) {
+        if let Some(text) = headers.get("timeout").map(str::to_owned) {
+            let ms: u64 = text.trim().parse().map_err(|_| {
+                format!("the header \"timeout\" is not a number of milliseconds: {text:?}")
+            })?;
+            options = options.timeout(Duration::from_millis(ms));
+            headers.remove("timeout");
+        }
+        if let Some(text) = headers.get("localOnly").map(str::to_owned) {
+            let local_only = match text.as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(format!(
+                        "the header \"localOnly\" is neither true nor false: {text:?}"
+                    ));
+                }
+            };
+            options = options.local_only(local_only);
+            headers.remove("localOnly");
+        }
+        headers.remove("codecName");
+    }
+    Ok(options.headers(headers))
 }
 
 /// A client request waiting for its reply.
@@ -233,7 +269,10 @@ impl Conn {
                 return self.link.write(Outgoing::of(&refused)).await;
             }
         };
-        let options = DeliveryOptions::new().headers(headers);
+        let options = match delivery(headers, self.link.dialect) {
+            Ok(options) => options,
+            Err(why) => return self.link.err_detail("invalid_headers", &why).await,
+        };
         let Some(reply_address) = reply_address else {
             // As Vert.x: a send's outcome is not reported.
             if let Err(e) = decoded.send(&shared.bus, address, options).await {
@@ -284,7 +323,10 @@ impl Conn {
                 return self.link.err_detail("invalid_body", &why).await;
             }
         };
-        let options = DeliveryOptions::new().headers(headers);
+        let options = match delivery(headers, self.link.dialect) {
+            Ok(options) => options,
+            Err(why) => return self.link.err_detail("invalid_headers", &why).await,
+        };
         if let Err(e) = decoded.publish(&shared.bus, address, options).await {
             tracing::debug!(address, error = %e, "a bridge client's publish reached nobody");
         }
