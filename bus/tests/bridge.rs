@@ -1333,3 +1333,55 @@ async fn a_send_frames_timeout_header_is_its_requests_timeout() {
     assert_eq!(refused["message"], "invalid_headers", "{refused}");
     server.shutdown().await;
 }
+
+/// A `replyAddress` over 36 characters (vertx-web's limit) is refused
+/// with `invalid_reply_address` on both transports, and the connection
+/// goes on; 36 are taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_reply_address_is_refused_on_both_transports() {
+    let bus = EventBus::new();
+    let _echo = bus.consumer("echo", |m: Message<JsValue>| async move {
+        m.reply(m.body().clone())
+    });
+    let options = || BridgeOptions::new().inbound(PermittedOptions::new().address("echo"));
+    let long = "r".repeat(37);
+    let fits = "é".repeat(36);
+
+    let server = serve(&bus, options()).await;
+    let (long_tcp, fits_tcp) = with_client(server.local_addr().port(), {
+        let (long, fits) = (long.clone(), fits.clone());
+        move |c| {
+            c.send(&json!({"type": "send", "address": "echo", "replyAddress": long, "body": 1}));
+            let refused = c.expect();
+            c.send(&json!({"type": "send", "address": "echo", "replyAddress": fits, "body": 2}));
+            (refused, c.expect())
+        }
+    })
+    .await;
+    assert_eq!(
+        long_tcp,
+        json!({"type": "err", "message": "invalid_reply_address"})
+    );
+    assert_eq!(fits_tcp["address"], json!(fits), "{fits_tcp}");
+    assert_eq!(fits_tcp["body"], 2);
+    server.shutdown().await;
+
+    let server = Bridge::new(&bus, options())
+        .unwrap()
+        .listen_sockjs("127.0.0.1:0", SockJsOptions::new())
+        .await
+        .unwrap();
+    let port = server.local_addr().port();
+    let mut peer = sockjs::Peer::open(port, "/eventbus/1/reply/websocket").await;
+    assert_eq!(peer.expect().await, "o");
+    peer.send(&[json!({"type": "send", "address": "echo", "replyAddress": long, "body": 1})])
+        .await;
+    assert_eq!(
+        peer.expect().await,
+        json!({"type": "err", "body": "invalid_reply_address"})
+    );
+    peer.send(&[json!({"type": "send", "address": "echo", "replyAddress": "r", "body": 3})])
+        .await;
+    assert_eq!(peer.expect().await["body"], 3);
+    server.shutdown().await;
+}

@@ -226,13 +226,21 @@ impl Inner {
         lock(&self.link).clone()
     }
 
+    /// A new reply address of this client: `__cb.`, 12 hex digits of its
+    /// nonce, `.` and a count in hex, at most 34 characters (a bridge
+    /// takes at most 36: vertx-web's limit, which codecbus's bridge holds
+    /// too).
+    fn reply_address(&self) -> String {
+        let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
+        format!("__cb.{:012x}.{n:x}", self.nonce & 0xffff_ffff_ffff)
+    }
+
     /// A reply address of this client at which the other side owes
     /// `replier` (of a message to `address`) an answer; the answer, or the
     /// failure, the connection's loss or the bus's default timeout, is
     /// handed to the replier by a task of its own.
     fn await_answer(self: &Arc<Self>, replier: Replier, address: &str) -> String {
-        let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
-        let reply_address = format!("__codecbus.client.{:x}.{n}", self.nonce);
+        let reply_address = self.reply_address();
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(reply_address.clone(), tx);
         let inner = Arc::clone(self);
@@ -588,8 +596,7 @@ impl BridgeClient {
         })?;
         let (wait, headers, _) = options.into_parts();
         let wait = wait.unwrap_or(inner.bus.state.default_timeout);
-        let n = inner.next_reply.fetch_add(1, Ordering::Relaxed);
-        let reply_address = format!("__codecbus.client.{:x}.{n}", inner.nonce);
+        let reply_address = inner.reply_address();
         let (tx, rx) = oneshot::channel();
         // Waiting before the frame goes: a connection that ends from here
         // on fails this request with the others.

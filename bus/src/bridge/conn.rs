@@ -156,6 +156,10 @@ fn delivery(mut headers: Headers, dialect: Dialect) -> Result<DeliveryOptions, S
     Ok(options.headers(headers))
 }
 
+/// The longest reply address a client may give, in UTF-16 code units (a
+/// Java string's length): vertx-web 3.9.4's limit, 36 (a UUID's text).
+pub(crate) const MAX_REPLY_ADDRESS: usize = 36;
+
 /// A client request waiting for its reply.
 type Request = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -208,6 +212,15 @@ impl Conn {
         };
         if address.len() > self.shared.limits.max_address_length {
             return self.link.err("max_address_length_reached").await;
+        }
+        // As vertx-web's SockJS bridge, on both transports: a reply
+        // address is short (Vert.x's own are UUIDs), so that a client
+        // cannot make the bridge keep long ones for its pending requests.
+        if matches!(kind, "send" | "publish")
+            && let Some(reply) = Member::of(frame.reply_address).text()
+            && reply.encode_utf16().count() > MAX_REPLY_ADDRESS
+        {
+            return self.link.err("invalid_reply_address").await;
         }
         match kind {
             "send" => self.send(&frame, &address).await,
