@@ -139,6 +139,24 @@ impl Peers {
     }
 }
 
+/// The shapes an announcement (or an entry of the shapes bucket) from
+/// `source` says, or why it is refused: over [`MAX_ANNOUNCEMENT`] bytes,
+/// not UTF-8, not a shape snapshot (or one whose fingerprints do not
+/// match). The one reader of what peers tell: nodes, the tap and the
+/// bucket's readers go through it.
+#[cfg(feature = "shapes")]
+pub(crate) fn read_announcement(source: &str, payload: &[u8]) -> Result<ShapeSet, String> {
+    if payload.len() > MAX_ANNOUNCEMENT {
+        return Err(format!(
+            "an announcement of {} bytes, over {MAX_ANNOUNCEMENT}",
+            payload.len()
+        ));
+    }
+    let text =
+        std::str::from_utf8(payload).map_err(|_| "an announcement that is not UTF-8".to_owned())?;
+    ShapeSet::from_snapshot(text, source).map_err(|e| format!("not a shape snapshot: {e}"))
+}
+
 /// What `node` tells its peers: the snapshot of its codecs' shapes.
 #[cfg(feature = "shapes")]
 pub(crate) fn announcement(node: &dyn Node) -> String {
@@ -161,18 +179,9 @@ pub(crate) fn learn(node: &dyn Node, peer: &str, payload: &[u8], from: &str) -> 
             peer.len()
         ));
     }
-    if payload.len() > MAX_ANNOUNCEMENT {
-        return refused(format!(
-            "an announcement of {} bytes, over {MAX_ANNOUNCEMENT}",
-            payload.len()
-        ));
-    }
-    let Ok(text) = std::str::from_utf8(payload) else {
-        return refused("an announcement that is not UTF-8".to_owned());
-    };
-    let theirs = match ShapeSet::from_snapshot(text, peer) {
+    let theirs = match read_announcement(peer, payload) {
         Ok(set) => set,
-        Err(e) => return refused(format!("not a shape snapshot: {e}")),
+        Err(why) => return refused(why),
     };
     let ours = node.shapes();
     let mut codecs = Vec::new();

@@ -120,8 +120,7 @@ pub(super) async fn exchange(
             node.peers().forget(&peer);
             continue;
         }
-        let learned = cluster::learn(&*node, &peer, &message.payload, FROM);
-        drop(node);
+        let learned = learn_off_runtime(node, peer, message.payload, FROM).await;
         if let (Ok(()), Some(reply)) = (learned, message.reply) {
             let _ = link
                 .client
@@ -129,6 +128,19 @@ pub(super) async fn exchange(
                 .await;
         }
     }
+}
+
+/// [`cluster::learn`] on a blocking thread: parsing up to 1 MiB of JSON and
+/// checking it is CPU work that would hold a runtime worker for as long.
+async fn learn_off_runtime(
+    node: Arc<dyn Node>,
+    peer: String,
+    payload: Bytes,
+    from: &'static str,
+) -> Result<(), String> {
+    tokio::task::spawn_blocking(move || cluster::learn(&*node, &peer, &payload, from))
+        .await
+        .unwrap_or_else(|e| Err(format!("learning a peer's shapes failed: {e}")))
 }
 
 /// A node that uses JetStream writes its shapes into the bucket and
@@ -165,12 +177,8 @@ async fn with_bucket(js: &async_nats::jetstream::Context, prefix: &str, inner: &
             0 => format!("bucket {name}"),
             i => format!("bucket {name} #{}", i + 1),
         };
-        let _ = cluster::learn(
-            &*node,
-            &peer,
-            set.to_snapshot().as_bytes(),
-            "the shapes bucket",
-        );
+        let payload = Bytes::from(set.to_snapshot());
+        let _ = learn_off_runtime(Arc::clone(&node), peer, payload, "the shapes bucket").await;
     }
 }
 
@@ -197,7 +205,8 @@ pub(super) async fn leave_as(client: &async_nats::Client, prefix: &str, id: &str
 /// value the snapshot of that one codec, so that a node or a tool started
 /// later reads every shape the deployment has written. Bounded: a value
 /// is at most `MAX_ANNOUNCEMENT` bytes (the bucket's own limit), and a
-/// reader takes at most `MAX_BUCKET_KEYS` keys.
+/// reader takes at most `MAX_BUCKET_KEYS` keys and `MAX_BUCKET_BYTES` bytes
+/// of entries.
 #[cfg(feature = "jetstream")]
 pub(crate) mod bucket {
     use async_nats::jetstream::Context;
@@ -207,10 +216,14 @@ pub(crate) mod bucket {
     use codecbus_core::shape::ShapeSet;
     use futures_util::StreamExt as _;
 
-    use crate::transport::cluster::MAX_ANNOUNCEMENT;
+    use crate::transport::cluster::{MAX_ANNOUNCEMENT, read_announcement};
 
     /// The most keys read from the bucket.
     pub(crate) const MAX_BUCKET_KEYS: usize = 4096;
+
+    /// The most bytes of entries read from the bucket (each one at most
+    /// `MAX_ANNOUNCEMENT`): what a reader holds of it at once.
+    pub(crate) const MAX_BUCKET_BYTES: usize = 16 * 1024 * 1024;
 
     /// The bucket's name for the subject prefix `prefix`: `{prefix}-shapes`,
     /// made a stream name as the durable addresses' are.
@@ -298,14 +311,19 @@ pub(crate) mod bucket {
             }
         }
         let mut sets: Vec<ShapeSet> = Vec::new();
+        let mut read = 0usize;
         for key in names {
             let Ok(Some(value)) = store.get(key.as_str()).await else {
                 continue;
             };
-            let parsed = std::str::from_utf8(&value)
-                .map_err(|e| e.to_string())
-                .and_then(|text| ShapeSet::from_snapshot(text, &key).map_err(|e| e.to_string()));
-            let set = match parsed {
+            read += value.len();
+            if read > MAX_BUCKET_BYTES {
+                tracing::warn!(
+                    "the shapes bucket holds more than {MAX_BUCKET_BYTES} bytes: the rest is not read"
+                );
+                break;
+            }
+            let set = match read_announcement(&key, &value) {
                 Ok(set) if set.len() == 1 => set,
                 Ok(_) => {
                     tracing::warn!(

@@ -13,7 +13,7 @@ use futures_util::stream::{SelectAll, StreamExt};
 
 use crate::base::error::{BuildError, BuildErrorKind};
 use crate::base::headers::Headers;
-use crate::transport::cluster::{H_NODE, MAX_ANNOUNCEMENT, unescape_address};
+use crate::transport::cluster::{H_NODE, read_announcement, unescape_address};
 use crate::transport::nats::connect::connect;
 use crate::transport::nats::options::NatsOptions;
 use crate::transport::nats::{shapes, wire};
@@ -322,13 +322,10 @@ impl Tap {
         let Some(node) = node.map(|n| n.as_str()) else {
             return;
         };
-        if node == self.id || message.payload.len() > MAX_ANNOUNCEMENT {
+        if node == self.id {
             return;
         }
-        let Ok(text) = std::str::from_utf8(&message.payload) else {
-            return;
-        };
-        match ShapeSet::from_snapshot(text, node) {
+        match read_announcement(node, &message.payload) {
             Ok(set) => {
                 for codec in set.iter() {
                     self.shapes.insert(codec.clone());
