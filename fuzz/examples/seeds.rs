@@ -630,7 +630,7 @@ fn main() -> std::io::Result<()> {
         r#"{"type":"send","address":"a","body":{"$ext":1,"$data":"AQID"}}"#,
         r#"{"type":"send","address":"a","body":{"$ext":300,"$data":"AQID"}}"#,
         r#"{"type":"register","address":"client.1"}"#,
-        r#"{"type":"send","address":"__codecbus.bridge.1.1","failureCode":42,"message":"no"}"#,
+        r#"{"type":"send","address":"__cb.0123456789ab.1","failureCode":42,"message":"no"}"#,
         r#"{"type":"send","address":"a","body":"text","type":"publish"}"#,
         r#"[1,2]"#,
     ]

@@ -2,6 +2,8 @@
 //! consumers and streams, the producer. Each hands its work to the engine
 //! below and does not reach around it.
 
+#[cfg(feature = "bridge")]
+pub(crate) mod any;
 pub(crate) mod builder;
 pub(crate) mod bus;
 pub(crate) mod consumer;

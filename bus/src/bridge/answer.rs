@@ -1,11 +1,10 @@
-//! What crosses the bridge in answer: a reply on its way to a client (its
-//! body written as JSON where its frame is made), a message awaiting a
-//! client's answer (a request to a client's registration, a reply that asks
-//! for an answer), completed by what comes back, and the turn a reply from
-//! across the bridge gives when it asks for an answer. Both ends of the
-//! bridge, the server's connections and `BridgeClient`, use these.
+//! What crosses the bridge in answer: a reply on its way to the other end
+//! (its body written as JSON where its frame is made), and a message
+//! awaiting the other end's answer (a request to a client's registration,
+//! a reply that asks for an answer), completed by what comes back. Both
+//! ends of the bridge, the server's connections and `BridgeClient`, use
+//! these, through their peer (`peer.rs`).
 
-use std::any::{Any, type_name};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,19 +13,17 @@ use std::time::Duration;
 use codecbus_core::{AnyBody, CodecRegistration, MessageType, Writer};
 use codecbus_json::JsValue;
 
+use crate::api::any::AnyReply;
 use crate::api::message::Message;
 use crate::base::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
 use crate::base::headers::Headers;
 use crate::base::options::ReplyOptions;
-use crate::base::reply::{self, ReplyEnvelope, Turn};
 use crate::bridge::json::{self, decode_as};
-use crate::engine::state::State;
-use crate::engine::waiting;
 
 /// A future the bridge awaits, boxed (the carriers are trait objects).
 pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// A reply on its way to a client: its headers, and its body with the
+/// A reply on its way to the other end: its headers, and its body with the
 /// codec that writes it, turned into JSON text where the frame is made
 /// ([`json`](Reply::json)), on the connection's writer.
 pub(crate) struct Reply {
@@ -42,15 +39,16 @@ pub(crate) struct Reply {
 
 /// What came back across the bridge for a message that awaits an answer.
 pub(crate) enum Answer {
-    /// The answer's body (its JSON text) and headers, and where the client
-    /// awaits an answer to it in turn, if it does.
+    /// The answer's body (its JSON text) and headers, and where the other
+    /// end awaits an answer to it in turn, if it does.
     Body {
         body: String,
         headers: Headers,
         reply_address: Option<String>,
     },
-    /// A failure, with its code and text.
-    Failure { code: i32, message: String },
+    /// A failure: the other end's `fail` (its code and text) or, from a
+    /// bridge, the request's failure on its bus.
+    Failed(RequestError),
     /// The connection went before the answer came.
     Gone,
     /// No answer within this wait.
@@ -64,8 +62,7 @@ pub(crate) struct Replier(Box<dyn FnOnce(Answer) -> Answered + Send>);
 
 /// What answering a [`Replier`] gave: nothing more, why the answer's body
 /// was refused, or the next turn of the conversation (the answer asked for
-/// an answer at `at`: `next` is it, to go there; a reply that asks, as
-/// [`turn`] gives it, is such a turn too).
+/// an answer at `at`: `next` is it, to go there).
 pub(crate) enum Answered {
     Done,
     Refused(String),
@@ -85,7 +82,7 @@ impl Replier {
         Self(Box::new(move |answer| {
             let address = m.address().to_string();
             // Whether the message takes its completion is its own affair:
-            // a requester that went away is not the client's to hear of.
+            // a requester that went away is not the other end's to hear of.
             let (_, answered) = match answer {
                 Answer::Body {
                     body,
@@ -94,14 +91,13 @@ impl Replier {
                 } => {
                     let options = ReplyOptions::new().headers(headers);
                     match (decode_as::<R>(&body), reply_address) {
-                        // The client awaits an answer to its answer: the
-                        // conversation's next turn, read as any type.
+                        // The other end awaits an answer to its answer:
+                        // the conversation's next turn, read as any type.
                         (Ok(reply), Some(at)) => {
-                            let address: Arc<str> = Arc::from(address);
                             let next = Box::pin(async move {
-                                let (env, state) =
-                                    m.reply_and_await(Arc::new(reply), options).await?;
-                                reply_of::<JsValue>(env, address, &state)
+                                let answer =
+                                    m.reply_and_await_any(Arc::new(reply), options).await?;
+                                Ok(Reply::of::<JsValue>(answer))
                             });
                             return Answered::Next { at, next };
                         }
@@ -113,7 +109,13 @@ impl Replier {
                         }
                     }
                 }
-                Answer::Failure { code, message } => (m.fail_coded(code, message), Answered::Done),
+                Answer::Failed(e) => (
+                    m.fail_coded(
+                        e.failure_code().unwrap_or(NO_FAILURE_CODE),
+                        e.message().to_owned(),
+                    ),
+                    Answered::Done,
+                ),
                 Answer::Gone => {
                     let text = format!(
                         "The bridge client at address {address} went away before it answered"
@@ -154,16 +156,33 @@ impl Replier {
 
     /// Fails the message at once: `limit` answers wait already.
     pub(crate) fn refuse(self, address: &str, limit: usize) {
-        self.answer(Answer::Failure {
-            code: NO_FAILURE_CODE,
-            message: format!(
+        self.answer(Answer::Failed(RequestError::new(
+            RequestErrorKind::RecipientFailure,
+            format!(
                 "The bridge client at address {address} has {limit} requests waiting for its answer already"
             ),
-        });
+        )));
     }
 }
 
 impl Reply {
+    /// A reply of any type as it goes to the other end; when it asks for an
+    /// answer (`reply_and_request`), its turn as a [`Replier`] whose
+    /// answers are `R`s (the other end answers it at a reply address of
+    /// its connection, as it answers requests).
+    pub(crate) fn of<R>(reply: AnyReply) -> Self
+    where
+        R: MessageType + Send + Sync + 'static,
+    {
+        Self {
+            headers: reply.headers,
+            body: reply.body,
+            codec: reply.codec,
+            address: reply.address,
+            ask: reply.turn.map(Replier::new::<JsValue, R>),
+        }
+    }
+
     /// The body's JSON text: written by its codec, transcoded.
     ///
     /// # Errors
@@ -176,71 +195,6 @@ impl Reply {
             .map_err(|e| reply_error(&self.address, e.to_string()))?;
         json::to_json_string(w.as_slice()).map_err(|e| reply_error(&self.address, e.to_string()))
     }
-}
-
-/// The turn of a reply from across the bridge that asks for an answer (a
-/// Vert.x reply to a `BridgeClient` request, sent with `replyAndRequest`),
-/// for the reply's message to carry, and the conversation's next turn: the
-/// answer given there, awaited for the bus's default timeout, as a reply
-/// to cross the bridge (the `next` of [`Answered::Next`]).
-pub(crate) fn turn(
-    address: Arc<str>,
-    state: &Arc<State>,
-) -> (Box<Turn>, Boxed<'static, Result<Reply, RequestError>>) {
-    let (tx, rx) = reply::channel();
-    let wait = state.default_timeout;
-    let state = Arc::clone(state);
-    let next = Box::pin(async move {
-        let env = waiting::await_reply(rx, &address, wait).await?;
-        reply_of::<JsValue>(env, address, &state)
-    });
-    (Box::new(Turn { tx, wait }), next)
-}
-
-/// A reply's envelope as it goes to a client: its codec found by its type,
-/// and, when it asks for an answer (`reply_and_request`), its turn as a
-/// [`Replier`] whose answers are `R`s (the client answers it at a reply
-/// address of its connection, as it answers the bus's requests).
-pub(crate) fn reply_of<R>(
-    env: ReplyEnvelope,
-    address: Arc<str>,
-    state: &Arc<State>,
-) -> Result<Reply, RequestError>
-where
-    R: MessageType + Send + Sync + 'static,
-{
-    let type_id = Any::type_id(&*env.body);
-    let Some(codec) = state.registry().by_type(type_id) else {
-        return Err(reply_error(
-            &address,
-            format!(
-                "the reply is a `{}`, which has no registered codec",
-                env.type_name
-            ),
-        ));
-    };
-    let ask = env.reply.and_then(|turn| {
-        // The turn, as a message to answer (its body unused).
-        let replier = Message::<JsValue>::from_reply(
-            ReplyEnvelope {
-                address: Arc::clone(&address),
-                headers: Headers::new(),
-                body: Arc::new(JsValue::Null),
-                type_name: type_name::<JsValue>(),
-                transformed: true,
-                reply: Some(turn),
-            },
-            state,
-        );
-        replier.ok().map(Replier::new::<JsValue, R>)
-    });
-    Ok(Reply {
-        headers: env.headers,
-        body: env.body,
-        codec,
-        address,
-        ask,
-    })
 }
 
 fn reply_error(address: &str, why: String) -> RequestError {

@@ -1,7 +1,8 @@
 //! The Rust types a bridge carries: for each, how a client's JSON body
 //! becomes a value of it and goes through the bus (`send`, `publish`,
 //! `request`, a consumer for a client's registration). Every operation is
-//! the bus's own (`EventBus` and the routing behind it): the bridge adds no
+//! the bus's own, through its api (`EventBus`'s calls, and `request_any`
+//! for a request whose reply's type is not known here): the bridge adds no
 //! path of its own.
 
 use std::any::type_name;
@@ -17,10 +18,9 @@ use crate::base::body::Shared;
 use crate::base::error::{PublishError, RequestError, SendError};
 use crate::base::options::DeliveryOptions;
 use crate::base::report::PublishReport;
-use crate::bridge::answer::{Boxed, Reply, reply_of};
+use crate::bridge::answer::{Boxed, Reply};
 use crate::bridge::json::decode_as;
-use crate::bridge::link::Link;
-use crate::engine::routing::{self, Quiet};
+use crate::bridge::peer::Peer;
 
 /// One carried type, `T`, whose answers from clients (to requests from
 /// the bus) are `R`s.
@@ -34,7 +34,7 @@ pub(crate) trait Carry: Send + Sync + 'static {
 
     /// A consumer of `T` at `address` that hands its messages to a
     /// client's connection.
-    fn consume(&self, bus: &EventBus, address: &str, link: Arc<Link>) -> MessageConsumer;
+    fn consume(&self, bus: &EventBus, address: &str, peer: Arc<Peer>) -> MessageConsumer;
 
     /// The JSON Schema of the JSON form of `T` (its shape under the codec
     /// name `bus` knows it by, else its Rust name).
@@ -92,10 +92,10 @@ where
             .map(|v| Box::new(Body::<T, R>(Arc::new(v), PhantomData)) as Box<dyn Decoded>)
     }
 
-    fn consume(&self, bus: &EventBus, address: &str, link: Arc<Link>) -> MessageConsumer {
+    fn consume(&self, bus: &EventBus, address: &str, peer: Arc<Peer>) -> MessageConsumer {
         bus.consumer(address, move |m: Message<T>| {
-            let link = Arc::clone(&link);
-            async move { link.deliver::<T, R>(m).await }
+            let peer = Arc::clone(&peer);
+            async move { peer.deliver::<T, R>(m).await }
         })
     }
 
@@ -146,16 +146,8 @@ where
     ) -> Boxed<'static, Result<Reply, RequestError>> {
         let body = self.0;
         Box::pin(async move {
-            let state = &bus.state;
-            // `EventBus::request_with` up to the reply's envelope: the
-            // reply may be of any type, read here by its codec.
-            let env = match routing::observation(state, &address) {
-                None => routing::request(state, Quiet, &address, body, options).await?,
-                Some(o) => {
-                    Box::pin(routing::observed_request(state, o, &address, body, options)).await?
-                }
-            };
-            reply_of::<R>(env, address, state)
+            let reply = bus.request_any(address, body, options).await?;
+            Ok(Reply::of::<R>(reply))
         })
     }
 }

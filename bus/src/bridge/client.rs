@@ -15,20 +15,17 @@
 //! through the client's bus (`carry.rs`, the server's own path for a
 //! client's frames), so the handler is a bus consumer like any other.
 
-use std::any::type_name;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use codecbus_core::MessageType;
 use codecbus_json::JsValue;
-use serde_json::json;
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep, timeout};
 
 use crate::api::bus::EventBus;
@@ -41,14 +38,14 @@ use crate::base::error::{
 };
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
-use crate::base::reply::{Failure, Outcome, ReplyEnvelope, Turn};
-use crate::bridge::answer::{self, Answer, Answered, Replier};
+use crate::base::reply::{Failure, Outcome, Turn};
+use crate::bridge::answer::{Answer, Answered, Reply};
 use crate::bridge::carry::{Carry, Decoded, Typed};
-use crate::bridge::frame::{
-    self, Incoming, Member, Outgoing, Read, Sink as _, Source as _, TcpSink,
-};
 use crate::bridge::json::{decode_as, encode_json};
-use crate::bridge::options::DEFAULT_MAX_FRAME;
+use crate::bridge::options::{DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING_REPLIES};
+use crate::bridge::peer::{Out, Peer, PeerLimits};
+use crate::bridge::transport::{Read, Source as _, tcp};
+use crate::bridge::vocab::{self, Dialect, Incoming, Member};
 
 /// How long the first connection may take unless set otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -64,11 +61,6 @@ pub const DEFAULT_PING_TIMEOUT: Duration = Duration::from_secs(15);
 pub const DEFAULT_RECONNECT_DELAY: Duration = Duration::from_millis(50);
 /// The longest wait between two attempts to connect unless set otherwise.
 pub const DEFAULT_MAX_RECONNECT_DELAY: Duration = Duration::from_secs(1);
-
-/// How many frames may wait to be written.
-const OUTBOX: usize = 1024;
-/// How many bytes the writer gathers into one write.
-const WRITE_BATCH: usize = 64 * 1024;
 
 /// Why a [`BridgeClient`] could not connect.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +99,7 @@ pub struct BridgeClientOptions {
     reconnect_delay: Duration,
     max_reconnect_delay: Duration,
     max_frame: usize,
+    max_pending: usize,
 }
 
 impl Default for BridgeClientOptions {
@@ -126,6 +119,7 @@ impl BridgeClientOptions {
             reconnect_delay: DEFAULT_RECONNECT_DELAY,
             max_reconnect_delay: DEFAULT_MAX_RECONNECT_DELAY,
             max_frame: DEFAULT_MAX_FRAME,
+            max_pending: DEFAULT_MAX_PENDING_REPLIES,
         }
     }
 
@@ -168,19 +162,25 @@ impl BridgeClientOptions {
         self
     }
 
-    /// The largest frame read from the bridge; a larger one closes the
-    /// connection (and a new one is made).
+    /// The largest frame read from the bridge; a larger one is skipped as
+    /// it arrives (never held), with a warning.
     #[must_use]
     pub fn max_frame(mut self, bytes: usize) -> Self {
         self.max_frame = bytes;
         self
     }
-}
 
-/// A reply from the bridge (its body's JSON text, its headers, and the
-/// address where the other side awaits an answer to it, if it does), or
-/// why none came.
-type Reply = Result<(String, Headers, Option<String>), RequestError>;
+    /// How many of this client's requests may wait for their reply at
+    /// once, and how many answers it may await from the other side: one
+    /// more request fails at once (`Transport`), one more request from the
+    /// other side fails there. Default
+    /// [`DEFAULT_MAX_PENDING_REPLIES`](crate::bridge::DEFAULT_MAX_PENDING_REPLIES).
+    #[must_use]
+    pub fn max_pending_replies(mut self, n: usize) -> Self {
+        self.max_pending = n;
+        self
+    }
+}
 
 /// The addresses this client registered, with the types their bodies take.
 struct Registration {
@@ -194,14 +194,11 @@ struct Inner {
     bus: EventBus,
     peer: String,
     options: BridgeClientOptions,
-    /// The current connection's outgoing frames; `None` while down.
-    link: Mutex<Option<mpsc::Sender<Outgoing>>>,
-    /// Reply addresses of requests waiting for their answer.
-    pending: Mutex<HashMap<String, oneshot::Sender<Reply>>>,
+    /// The current connection; `None` while down.
+    link: Mutex<Option<Arc<Peer>>>,
     registrations: Mutex<HashMap<String, Registration>>,
-    next_reply: AtomicU64,
-    /// Makes this client's reply addresses its own.
-    nonce: u64,
+    /// Set once the client is closed.
+    closed: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -222,96 +219,31 @@ impl Inner {
         )
     }
 
-    fn link(&self) -> Option<mpsc::Sender<Outgoing>> {
-        lock(&self.link).clone()
-    }
-
-    /// A new reply address of this client: `__cb.`, 12 hex digits of its
-    /// nonce, `.` and a count in hex, at most 34 characters (a bridge
-    /// takes at most 36: vertx-web's limit, which codecbus's bridge holds
-    /// too).
-    fn reply_address(&self) -> String {
-        let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
-        format!("__cb.{:012x}.{n:x}", self.nonce & 0xffff_ffff_ffff)
-    }
-
-    /// A reply address of this client at which the other side owes
-    /// `replier` (of a message to `address`) an answer; the answer, or the
-    /// failure, the connection's loss or the bus's default timeout, is
-    /// handed to the replier by a task of its own.
-    fn await_answer(self: &Arc<Self>, replier: Replier, address: &str) -> String {
-        let reply_address = self.reply_address();
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(reply_address.clone(), tx);
-        let inner = Arc::clone(self);
-        let waiting = reply_address.clone();
-        let address = address.to_string();
-        tokio::spawn(async move {
-            let answer = async {
-                match rx.await {
-                    Ok(Ok((body, headers, reply_address))) => Some(Answer::Body {
-                        body,
-                        headers,
-                        reply_address,
-                    }),
-                    Ok(Err(e)) if e.kind() != RequestErrorKind::Transport => {
-                        Some(Answer::Failure {
-                            code: e.failure_code().unwrap_or(NO_FAILURE_CODE),
-                            message: e.message().to_string(),
-                        })
-                    }
-                    Ok(Err(_)) | Err(_) => None,
-                }
-            };
-            let answered = replier
-                .settle(answer, inner.bus.state.default_timeout)
-                .await;
-            lock(&inner.pending).remove(&waiting);
-            inner.answered(answered, &address).await;
-        });
-        reply_address
-    }
-
-    /// The turn of a reply from the other side (to a request to `address`)
-    /// that asks for an answer at `at`: the reply's message carries it, and
-    /// the answer given there goes to `at` as the next turn of any
-    /// conversation does, by a task of its own.
-    fn turn(self: &Arc<Self>, at: String, address: &Arc<str>) -> Box<Turn> {
-        let (turn, next) = answer::turn(Arc::clone(address), &self.bus.state);
-        let inner = Arc::clone(self);
-        let address = address.to_string();
-        tokio::spawn(async move {
-            inner.answered(Answered::Next { at, next }, &address).await;
-        });
-        turn
-    }
-
-    /// What answering a message awaiting the other side's answer gave
-    /// (of a message to `address`): a refusal is logged, and the next turn
-    /// of the conversation, once given, goes to the other side.
-    async fn answered(self: &Arc<Self>, answered: Answered, address: &str) {
-        match answered {
-            Answered::Done => {}
-            Answered::Refused(why) => {
-                tracing::warn!(peer = self.peer, address, %why, "an answer from the Vert.x bridge was refused");
-            }
-            // The other side's reply or answer asks in turn: the answer
-            // given here goes to it.
-            Answered::Next { at, next } => {
-                let frame = answer_frame(self, &at, address, next.await);
-                if let Err(why) = self.write(frame).await {
-                    tracing::debug!(peer = self.peer, address, %why, "an answer to the Vert.x bridge was not sent");
-                }
-            }
+    /// Why a request's answer will not come: the connection went, or the
+    /// client was closed.
+    fn gone(&self) -> String {
+        if self.closed.load(Ordering::Relaxed) {
+            format!("the Vert.x bridge client of {} was closed", self.peer)
+        } else {
+            format!(
+                "the Vert.x bridge connection to {} was lost before the reply came",
+                self.peer
+            )
         }
     }
 
+    /// The current connection.
+    fn link(&self) -> Result<Arc<Peer>, String> {
+        lock(&self.link).clone().ok_or_else(|| self.down())
+    }
+
     /// Queues a frame on the current connection.
-    async fn write(&self, frame: Outgoing) -> Result<(), String> {
-        let Some(link) = self.link() else {
-            return Err(self.down());
-        };
-        link.send(frame).await.map_err(|_| self.down())
+    async fn write(&self, frame: vocab::Outgoing) -> Result<(), String> {
+        if self.link()?.write(frame).await {
+            Ok(())
+        } else {
+            Err(self.down())
+        }
     }
 }
 
@@ -419,19 +351,13 @@ impl BridgeClient {
                 address: peer.clone(),
                 source,
             })?;
-        let nonce = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64)
-            ^ (u64::from(std::process::id()) << 32);
         let inner = Arc::new(Inner {
             bus: bus.clone(),
             peer,
             options,
             link: Mutex::new(None),
-            pending: Mutex::new(HashMap::new()),
             registrations: Mutex::new(HashMap::new()),
-            next_reply: AtomicU64::new(1),
-            nonce,
+            closed: AtomicBool::new(false),
         });
         let (stop, stopped) = watch::channel(false);
         let (ready_tx, ready) = oneshot::channel();
@@ -481,7 +407,7 @@ impl BridgeClient {
         body: B,
         options: DeliveryOptions,
     ) -> Result<(), SendError> {
-        self.post("send", address, body, options)
+        self.post(true, address, body, options)
             .await
             .map_err(|why| refusal(why, address, SendErrorKind::Transport, SendErrorKind::Codec))
     }
@@ -507,7 +433,7 @@ impl BridgeClient {
         body: B,
         options: DeliveryOptions,
     ) -> Result<(), PublishError> {
-        self.post("publish", address, body, options)
+        self.post(false, address, body, options)
             .await
             .map_err(|why| {
                 refusal(
@@ -521,15 +447,14 @@ impl BridgeClient {
 
     async fn post<B: IntoBody>(
         &self,
-        kind: &str,
+        send: bool,
         address: &str,
         body: B,
         options: DeliveryOptions,
     ) -> Result<(), Refused> {
         let text = encode_json(&*body.into_arc()).map_err(Refused::Body)?;
         let (_, headers, _) = options.into_parts();
-        let headers = Some(&headers).filter(|h| !h.is_empty());
-        let frame = outgoing(kind, address, None, headers, text.as_bytes());
+        let frame = Dialect::Client.message(address, None, &headers, text.as_bytes(), send);
         self.inner.write(frame).await.map_err(Refused::Down)
     }
 
@@ -595,34 +520,45 @@ impl BridgeClient {
             .with_address(named())
         })?;
         let (wait, headers, _) = options.into_parts();
-        let wait = wait.unwrap_or(inner.bus.state.default_timeout);
-        let reply_address = inner.reply_address();
-        let (tx, rx) = oneshot::channel();
+        let wait = wait.unwrap_or(inner.bus.default_timeout());
+        let transport =
+            |why| RequestError::new(RequestErrorKind::Transport, why).with_address(named());
+        let link = inner.link().map_err(transport)?;
         // Waiting before the frame goes: a connection that ends from here
         // on fails this request with the others.
-        lock(&inner.pending).insert(reply_address.clone(), tx);
-        let frame = outgoing(
-            "send",
+        let Some((reply_address, rx)) = link.expect() else {
+            return Err(RequestError::new(
+                RequestErrorKind::Transport,
+                format!(
+                    "{} requests to the Vert.x bridge at {} wait for their reply already",
+                    inner.options.max_pending, inner.peer
+                ),
+            )
+            .with_address(named()));
+        };
+        let frame = Dialect::Client.message(
             address,
             Some(&reply_address),
-            Some(&headers).filter(|h| !h.is_empty()),
+            &headers,
             text.as_bytes(),
+            true,
         );
-        if let Err(why) = inner.write(frame).await {
-            lock(&inner.pending).remove(&reply_address);
-            return Err(RequestError::new(RequestErrorKind::Transport, why).with_address(named()));
+        if !link.write(frame).await {
+            link.forget(&reply_address);
+            return Err(transport(inner.down()));
         }
         let (body, headers, asks) = match timeout(wait, rx).await {
-            Ok(Ok(answer)) => answer?,
-            Ok(Err(_)) => {
-                return Err(RequestError::new(
-                    RequestErrorKind::Transport,
-                    format!("the Vert.x bridge client of {} was closed", inner.peer),
-                )
-                .with_address(named()));
+            Ok(Ok(Answer::Body {
+                body,
+                headers,
+                reply_address,
+            })) => (body, headers, reply_address),
+            Ok(Ok(Answer::Failed(e))) => return Err(e),
+            Ok(Ok(Answer::Gone | Answer::TimedOut(_)) | Err(_)) => {
+                return Err(transport(inner.gone()));
             }
             Err(_) => {
-                lock(&inner.pending).remove(&reply_address);
+                link.forget(&reply_address);
                 return Err(RequestError::new(
                     RequestErrorKind::Timeout,
                     format!(
@@ -634,8 +570,9 @@ impl BridgeClient {
             }
         };
         // A reply that asks for an answer gives this call's message the
-        // turn: the answer given there goes back to the other side.
-        let turn = asks.map(|at| inner.turn(at, &named()));
+        // turn: the answer given there goes back to the other side, on
+        // the connection the reply came by.
+        let turn = asks.map(|at| turn(&inner.bus, &link, at, named()));
         let reply = match decode_as::<R>(&body) {
             Ok(reply) => reply,
             Err(why) => {
@@ -655,17 +592,7 @@ impl BridgeClient {
                 return Err(e);
             }
         };
-        Message::from_reply(
-            ReplyEnvelope {
-                address: named(),
-                headers,
-                body: Arc::new(reply),
-                type_name: type_name::<R>(),
-                transformed: true,
-                reply: turn,
-            },
-            &inner.bus.state,
-        )
+        inner.bus.reply_message(named(), headers, reply, turn)
     }
 
     /// Consumes `address` on the other side with `handler`, a bus handler
@@ -703,14 +630,13 @@ impl BridgeClient {
             entry.carriers.push(carrier);
             entry.count += 1;
             if entry.count == 1 {
-                self.inner.link()
+                self.inner.link().ok()
             } else {
                 None
             }
         };
         if let Some(link) = link {
-            let frame = json!({"type": "register", "address": address});
-            let _ = link.send(Outgoing::of(&frame)).await;
+            link.write(Dialect::registration(address, true)).await;
         }
         BridgeConsumer {
             inner: Arc::clone(&self.inner),
@@ -771,7 +697,7 @@ impl BridgeConsumer {
                     entry.count = entry.count.saturating_sub(1);
                     if entry.count == 0 {
                         registrations.remove(&self.address);
-                        self.inner.link()
+                        self.inner.link().ok()
                     } else {
                         None
                     }
@@ -780,8 +706,8 @@ impl BridgeConsumer {
             }
         };
         if let Some(link) = link {
-            let frame = json!({"type": "unregister", "address": self.address});
-            let _ = link.send(Outgoing::of(&frame)).await;
+            link.write(Dialect::registration(&self.address, false))
+                .await;
         }
         self.consumer.unregister().await;
     }
@@ -793,28 +719,6 @@ impl fmt::Debug for Inner {
             .field("peer", &self.peer)
             .finish()
     }
-}
-
-/// A client frame: `send` or `publish`, its body's JSON text given (left
-/// out when `null`), with `headers` when given.
-fn outgoing(
-    kind: &str,
-    address: &str,
-    reply_address: Option<&str>,
-    headers: Option<&Headers>,
-    body: &[u8],
-) -> Outgoing {
-    let mut frame = Outgoing::object(kind, address, body.len() + 64);
-    if let Some(reply) = reply_address {
-        frame.member("replyAddress", reply);
-    }
-    if let Some(headers) = headers {
-        frame.headers(headers);
-    }
-    if body != b"null" {
-        frame.member_json("body", body);
-    }
-    frame.end()
 }
 
 async fn open(peer: &str, wait: Duration) -> std::io::Result<TcpStream> {
@@ -829,6 +733,20 @@ async fn open(peer: &str, wait: Duration) -> std::io::Result<TcpStream> {
     };
     let _ = stream.set_nodelay(true);
     Ok(stream)
+}
+
+/// The turn of a reply from the other side that asks for an answer at
+/// `at` (a reply to a request to `address`): the reply's message carries
+/// it, and the answer given there goes to `at` on `link` as the next turn
+/// of any conversation does, by a task of its own.
+fn turn(bus: &EventBus, link: &Arc<Peer>, at: String, address: Arc<str>) -> Box<Turn> {
+    let (turn, answer) = bus.await_turn(Arc::clone(&address));
+    let link = Arc::clone(link);
+    tokio::spawn(async move {
+        let next = Box::pin(async move { answer.await.map(Reply::of::<JsValue>) });
+        link.answered(Answered::Next { at, next }, &address).await;
+    });
+    turn
 }
 
 /// The connection's task: serves each connection until it ends, then
@@ -876,21 +794,8 @@ async fn run(
             }
         }
     }
+    inner.closed.store(true, Ordering::Relaxed);
     *lock(&inner.link) = None;
-    fail_pending(
-        &inner,
-        &format!("the Vert.x bridge client of {} was closed", inner.peer),
-    );
-}
-
-fn fail_pending(inner: &Inner, why: &str) {
-    let pending: Vec<_> = lock(&inner.pending).drain().collect();
-    for (_, tx) in pending {
-        let _ = tx.send(Err(RequestError::new(
-            RequestErrorKind::Transport,
-            why.to_string(),
-        )));
-    }
 }
 
 /// Serves one connection until it ends; `true` when the client was closed.
@@ -900,25 +805,29 @@ async fn serve(
     stop: &mut watch::Receiver<bool>,
     ready: &mut Option<oneshot::Sender<()>>,
 ) -> bool {
-    let (mut source, sink) = frame::tcp(stream, inner.options.max_frame);
-    let (tx, rx) = mpsc::channel(OUTBOX);
-    let mut writer = tokio::spawn(write_all(sink, rx));
+    let (mut source, sink) = tcp::tcp(stream, inner.options.max_frame);
+    let (link, mut writer) = Peer::start(
+        Dialect::Client,
+        sink,
+        PeerLimits {
+            max_pending: inner.options.max_pending,
+            answer_wait: inner.bus.default_timeout(),
+            write_timeout: inner.options.ping_timeout,
+        },
+        None,
+    );
     // The registrations go first on the new connection; a consumer made
     // from here on sends its own (under the same lock, none is missed).
     let addresses: Vec<String> = {
         let registrations = lock(&inner.registrations);
-        *lock(&inner.link) = Some(tx.clone());
+        *lock(&inner.link) = Some(Arc::clone(&link));
         registrations.keys().cloned().collect()
     };
     if let Some(ready) = ready.take() {
         let _ = ready.send(());
     }
     for address in addresses {
-        let _ = tx
-            .send(Outgoing::of(
-                &json!({"type": "register", "address": address}),
-            ))
-            .await;
+        link.write(Dialect::registration(&address, true)).await;
     }
     let mut ping = interval(inner.options.ping_interval);
     ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -934,7 +843,7 @@ async fn serve(
                     tracing::debug!(peer = inner.peer, "the Vert.x bridge fell silent");
                     break false;
                 }
-                if tx.try_send(Outgoing::of(&json!({"type": "ping"}))).is_err() {
+                if !link.try_send(Out::Frame(Dialect::ping())) {
                     tracing::debug!(peer = inner.peer, "no room for a ping: the bridge does not read");
                 }
                 continue;
@@ -944,7 +853,15 @@ async fn serve(
         match read {
             Read::Frame(bytes) => {
                 heard = Instant::now();
-                handle(inner, &tx, &bytes).await;
+                handle(inner, &link, &bytes).await;
+            }
+            Read::Skipped(len) => {
+                heard = Instant::now();
+                tracing::warn!(
+                    peer = inner.peer,
+                    len,
+                    "a frame from the Vert.x bridge over the limit: skipped"
+                );
             }
             Read::TooLarge(len) => {
                 tracing::warn!(
@@ -958,43 +875,22 @@ async fn serve(
         }
     };
     // Down: calls fail at once from here, then the waiting requests.
-    *lock(&inner.link) = None;
-    drop(tx);
-    writer.abort();
-    fail_pending(
-        inner,
-        &format!(
-            "the Vert.x bridge connection to {} was lost before the reply came",
-            inner.peer
-        ),
-    );
-    stopped || *stop.borrow()
-}
-
-/// Writes the connection's frames, gathering what is queued into one
-/// write, until the connection fails or the client lets it go.
-async fn write_all(mut sink: TcpSink, mut rx: mpsc::Receiver<Outgoing>) {
-    while let Some(first) = rx.recv().await {
-        let mut bytes = first.json().len();
-        sink.feed(first);
-        while bytes < WRITE_BATCH {
-            match rx.try_recv() {
-                Ok(more) => {
-                    bytes += more.json().len();
-                    sink.feed(more);
-                }
-                Err(_) => break,
-            }
-        }
-        if sink.flush().await.is_err() {
-            return;
+    {
+        let mut current = lock(&inner.link);
+        if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &link)) {
+            *current = None;
         }
     }
-    sink.close().await;
+    let stopped = stopped || *stop.borrow();
+    if stopped {
+        inner.closed.store(true, Ordering::Relaxed);
+    }
+    link.close(writer).await;
+    stopped
 }
 
 /// Handles one frame from the bridge.
-async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Outgoing>, bytes: &[u8]) {
+async fn handle(inner: &Arc<Inner>, link: &Arc<Peer>, bytes: &[u8]) {
     let Ok(frame) = Incoming::parse(bytes) else {
         tracing::warn!(
             peer = inner.peer,
@@ -1006,27 +902,20 @@ async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Outgoing>, bytes: &[u8]) {
     let address = Member::of(frame.address).text().unwrap_or_default();
     match &*kind {
         "pong" => {}
-        "message" | "err" => {
-            let waiting = lock(&inner.pending).remove(&*address);
-            if let Some(waiting) = waiting {
-                let answer = if kind == "message" {
-                    let asks = Member::of(frame.reply_address).text().map(Cow::into_owned);
-                    Ok((frame.body().to_owned(), headers_of(&frame), asks))
-                } else {
-                    Err(failure(&frame))
-                };
-                let _ = waiting.send(answer);
-            } else if kind == "message" {
-                deliver(inner, tx, &frame, &address).await;
-            } else {
-                let message = Member::of(frame.message).text().unwrap_or_default();
-                tracing::warn!(
-                    peer = inner.peer,
-                    %address,
-                    %message,
-                    "the Vert.x bridge refused a frame"
-                );
+        "message" | "err" if link.awaits(&address) => {
+            if let Ok(answer) = vocab::answer_of(&frame, &kind) {
+                link.answer(&address, answer);
             }
+        }
+        "message" => deliver(inner, link, &frame, &address).await,
+        "err" => {
+            let message = Member::of(frame.message).text().unwrap_or_default();
+            tracing::warn!(
+                peer = inner.peer,
+                %address,
+                %message,
+                "the Vert.x bridge refused a frame"
+            );
         }
         other => {
             tracing::debug!(
@@ -1038,47 +927,12 @@ async fn handle(inner: &Arc<Inner>, tx: &mpsc::Sender<Outgoing>, bytes: &[u8]) {
     }
 }
 
-/// The headers of a frame from the bridge (strings; other scalars as their
-/// JSON text; headers that are not an object of those left out).
-fn headers_of(frame: &Incoming<'_>) -> Headers {
-    frame.headers().unwrap_or_else(|_| Headers::new())
-}
-
-/// The answer that fails a request from the bridge.
-fn answer_failure(reply_address: &str, e: &RequestError) -> Outgoing {
-    Outgoing::of(&json!({"type": "send", "address": reply_address,
-                         "failureCode": e.wire_failure_code(), "message": e.message()}))
-}
-
-/// The error of a failed request, from its `err` frame.
-fn failure(frame: &Incoming<'_>) -> RequestError {
-    let message = Member::of(frame.message)
-        .text()
-        .map_or_else(|| "the request failed".to_string(), Cow::into_owned);
-    let kind = match Member::of(frame.failure_type).text().as_deref() {
-        Some("TIMEOUT") => RequestErrorKind::Timeout,
-        Some("NO_HANDLERS") => RequestErrorKind::NoHandlers,
-        _ => RequestErrorKind::RecipientFailure,
-    };
-    let code = Member::of(frame.failure_code).int();
-    let mut error = RequestError::new(kind, message).with_code(code.unwrap_or(NO_FAILURE_CODE));
-    if let Some(source) = Member::of(frame.source_address).text() {
-        error = error.with_address(Arc::from(&*source));
-    }
-    error
-}
-
 /// A message at a registered address, into the bus: published, sent, or
 /// requested with its answer written back to its `replyAddress`.
-async fn deliver(
-    inner: &Arc<Inner>,
-    tx: &mpsc::Sender<Outgoing>,
-    frame: &Incoming<'_>,
-    address: &str,
-) {
-    let reply_address = Member::of(frame.reply_address).text().map(Cow::into_owned);
+async fn deliver(inner: &Arc<Inner>, link: &Arc<Peer>, frame: &Incoming<'_>, address: &str) {
+    let reply_address = Member::of(frame.reply_address).text();
     let published = matches!(Member::of(frame.send), Member::Other("false"));
-    let headers = headers_of(frame);
+    let headers = frame.headers().unwrap_or_else(|_| Headers::new());
     let body = frame.body();
     let carriers = match lock(&inner.registrations).get(address) {
         Some(registration) => registration.carriers.clone(),
@@ -1103,9 +957,12 @@ async fn deliver(
         Err(why) => {
             tracing::warn!(peer = inner.peer, address, %why, "a message from the Vert.x bridge was refused");
             if let Some(reply) = reply_address {
-                let refused = json!({"type": "send", "address": reply, "failureCode": NO_FAILURE_CODE,
-                                     "message": format!("The message to address {address} is {why}")});
-                let _ = tx.send(Outgoing::of(&refused)).await;
+                let e = RequestError::new(
+                    RequestErrorKind::RecipientFailure,
+                    format!("The message to address {address} is {why}"),
+                );
+                link.write(link.dialect.answer_failure(&reply, address, &e))
+                    .await;
             }
             return;
         }
@@ -1130,45 +987,7 @@ async fn deliver(
         }
         return;
     };
-    let request = decoded.request(bus.clone(), Arc::from(address), options);
-    let tx = tx.clone();
-    let inner = Arc::clone(inner);
-    let address = address.to_string();
-    tokio::spawn(async move {
-        let answer = answer_frame(&inner, &reply_address, &address, request.await);
-        let _ = tx.send(answer).await;
-    });
-}
-
-/// The frame that answers the other side's request (at its
-/// `reply_address`, sent to `address`): the reply, with its headers (`{}`
-/// when there are none) and a reply address when the replier asks for an
-/// answer; or the failure.
-fn answer_frame(
-    inner: &Arc<Inner>,
-    reply_address: &str,
-    address: &str,
-    outcome: Result<crate::bridge::answer::Reply, RequestError>,
-) -> Outgoing {
-    let mut reply = match outcome {
-        Ok(reply) => reply,
-        Err(e) => return answer_failure(reply_address, &e),
-    };
-    match reply.json() {
-        Ok(body) => {
-            let asks = reply
-                .ask
-                .take()
-                .map(|replier| inner.await_answer(replier, address));
-            let headers = Some(&reply.headers);
-            outgoing(
-                "send",
-                reply_address,
-                asks.as_deref(),
-                headers,
-                body.as_bytes(),
-            )
-        }
-        Err(e) => answer_failure(reply_address, &e),
-    }
+    let address: Arc<str> = Arc::from(address);
+    let request = decoded.request(bus.clone(), Arc::clone(&address), options);
+    tokio::spawn(link.answer_request(request, reply_address.into_owned(), address));
 }

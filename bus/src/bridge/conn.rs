@@ -13,36 +13,32 @@
 //! is unregistered, the client's requests are abandoned and the bus's
 //! requests to it fail.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codecbus_json::JsValue;
 use futures_util::FutureExt as _;
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
-use tokio::sync::{mpsc, watch};
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep_until};
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
 use crate::base::error::NO_FAILURE_CODE;
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
-use crate::bridge::answer::Answer;
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
-use crate::bridge::frame::{Dialect, Incoming, Malformed, Member, Outgoing, Read, Sink, Source};
-use crate::bridge::link::{Link, Out};
-use crate::bridge::options::BridgeOptions;
+use crate::bridge::options::{BridgeOptions, Limits};
+use crate::bridge::peer::{Peer, PeerLimits};
 use crate::bridge::permit::Permits;
-
-/// How many frames may wait to be written to one client.
-const OUTBOX: usize = 256;
+use crate::bridge::transport::{Read, Sink, Source};
+use crate::bridge::vocab::{self, Dialect, Incoming, Malformed, Member, Outgoing};
 
 /// What a bridge shares with all its connections.
 pub(crate) struct Shared {
@@ -52,7 +48,7 @@ pub(crate) struct Shared {
     types: HashMap<String, Vec<Arc<dyn Carry>>>,
     /// `JsValue`, for addresses that declare no type.
     json: [Arc<dyn Carry>; 1],
-    pub(crate) limits: crate::bridge::link::Limits,
+    pub(crate) limits: Limits,
     next_connection: AtomicU64,
     /// The JSON Schemas of the typed addresses' bodies, as served.
     pub(crate) schemas: String,
@@ -166,7 +162,7 @@ type Request = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// A connection's own state, in its task.
 struct Conn {
     shared: Arc<Shared>,
-    link: Arc<Link>,
+    peer: Arc<Peer>,
     registrations: HashMap<String, Vec<MessageConsumer>>,
     requests: FuturesUnordered<Request>,
 }
@@ -178,40 +174,40 @@ impl Conn {
             Ok(frame) => frame,
             Err(Malformed::NotAnObject) => {
                 return self
-                    .link
+                    .peer
                     .err_detail("invalid_json", "a frame is a JSON object")
                     .await;
             }
             Err(Malformed::Json(e)) => {
-                return self.link.err_detail("invalid_json", &e.to_string()).await;
+                return self.peer.err_detail("invalid_json", &e.to_string()).await;
             }
         };
-        let dialect = self.link.dialect;
+        let dialect = self.peer.dialect;
         let kind = match frame.kind() {
-            Member::Absent => return self.link.err("missing_type").await,
+            Member::Absent => return self.peer.err("missing_type").await,
             Member::Text(kind) => kind,
-            Member::Other(_) => return self.link.err(dialect.unknown_type()).await,
+            Member::Other(_) => return self.peer.err(dialect.unknown_type()).await,
         };
         let kind = &*kind;
         if kind == "ping" {
             return match dialect.pong() {
-                Some(pong) => self.link.write(Outgoing::of(&pong)).await,
+                Some(pong) => self.peer.write(Outgoing::of(&pong)).await,
                 None => true,
             };
         }
         if !matches!(kind, "send" | "publish" | "register" | "unregister") {
-            return self.link.err(dialect.unknown_type()).await;
+            return self.peer.err(dialect.unknown_type()).await;
         }
         let Some(address) = Member::of(frame.address).text() else {
             for answer in dialect.missing_address() {
-                if !self.link.write(Outgoing::of(&answer)).await {
+                if !self.peer.write(Outgoing::of(&answer)).await {
                     return false;
                 }
             }
             return true;
         };
         if address.len() > self.shared.limits.max_address_length {
-            return self.link.err("max_address_length_reached").await;
+            return self.peer.err("max_address_length_reached").await;
         }
         // As vertx-web's SockJS bridge, on both transports: a reply
         // address is short (Vert.x's own are UUIDs), so that a client
@@ -220,7 +216,7 @@ impl Conn {
             && let Some(reply) = Member::of(frame.reply_address).text()
             && reply.encode_utf16().count() > MAX_REPLY_ADDRESS
         {
-            return self.link.err("invalid_reply_address").await;
+            return self.peer.err("invalid_reply_address").await;
         }
         match kind {
             "send" => self.send(&frame, &address).await,
@@ -234,57 +230,44 @@ impl Conn {
         let headers = match frame.headers() {
             Ok(headers) => headers,
             Err(why) => {
-                return self.link.err_detail("invalid_headers", &why).await;
+                return self.peer.err_detail("invalid_headers", &why).await;
             }
         };
         let body = frame.body();
         // An answer to a request from the bus: at a reply address this
         // connection was given, whatever the permissions (as Vert.x).
-        if self.link.pending().contains_key(address) {
-            let answer = match Member::of(frame.failure_code) {
-                Member::Absent => Answer::Body {
-                    body: body.to_owned(),
-                    headers,
-                    reply_address: Member::of(frame.reply_address).text().map(Cow::into_owned),
-                },
-                code => {
-                    let Some(code) = code.int() else {
-                        return self
-                            .link
-                            .err_detail("invalid_failure_code", "`failureCode` is a 32-bit integer")
-                            .await;
-                    };
-                    let message = Member::of(frame.message).text().unwrap_or_default();
-                    Answer::Failure {
-                        code,
-                        message: message.into_owned(),
-                    }
+        if self.peer.awaits(address) {
+            return match vocab::answer_of(frame, "send") {
+                Ok(answer) => {
+                    self.peer.answer(address, answer);
+                    true
+                }
+                Err(refused) => {
+                    self.peer
+                        .err_detail(refused, "`failureCode` is a 32-bit integer")
+                        .await
                 }
             };
-            if let Some(tx) = self.link.pending().remove(address) {
-                let _ = tx.send(answer);
-            }
-            return true;
         }
         let shared = Arc::clone(&self.shared);
         if !shared.inbound.admits(address, body) {
-            return self.link.err("access_denied").await;
+            return self.peer.err("access_denied").await;
         }
         let reply_address = Member::of(frame.reply_address).text();
         let decoded = match shared.decode(address, body) {
             Ok(decoded) => decoded,
             Err(why) => {
-                let dialect = self.link.dialect;
+                let dialect = self.peer.dialect;
                 let refused = match reply_address {
                     Some(reply) => dialect.failure(&reply, address, NO_FAILURE_CODE, "ERROR", &why),
                     None => dialect.err_detail("invalid_body", &why),
                 };
-                return self.link.write(Outgoing::of(&refused)).await;
+                return self.peer.write(Outgoing::of(&refused)).await;
             }
         };
-        let options = match delivery(headers, self.link.dialect) {
+        let options = match delivery(headers, self.peer.dialect) {
             Ok(options) => options,
-            Err(why) => return self.link.err_detail("invalid_headers", &why).await,
+            Err(why) => return self.peer.err_detail("invalid_headers", &why).await,
         };
         let Some(reply_address) = reply_address else {
             // As Vert.x: a send's outcome is not reported.
@@ -297,21 +280,19 @@ impl Conn {
         if self.requests.len() >= limit {
             let why = format!("{limit} requests of this connection wait for their reply already");
             let refused =
-                self.link
+                self.peer
                     .dialect
                     .failure(&reply_address, address, NO_FAILURE_CODE, "ERROR", &why);
-            return self.link.write(Outgoing::of(&refused)).await;
+            return self.peer.write(Outgoing::of(&refused)).await;
         }
-        let reply_address = reply_address.into_owned();
-        let link = Arc::clone(&self.link);
         let address: Arc<str> = Arc::from(address);
         let request = decoded.request(shared.bus.clone(), Arc::clone(&address), options);
+        let request = self
+            .peer
+            .answer_request(request, reply_address.into_owned(), address);
         // Without tokio's budget: the request is delivered in its first
         // poll, here, before the next frame is read.
-        let mut request: Request = Box::pin(tokio::task::coop::unconstrained(async move {
-            let answered = link.answer_out(reply_address, address, request.await);
-            link.send(answered).await;
-        }));
+        let mut request: Request = Box::pin(tokio::task::coop::unconstrained(request));
         if (&mut request).now_or_never().is_none() {
             self.requests.push(request);
         }
@@ -322,23 +303,23 @@ impl Conn {
         let headers = match frame.headers() {
             Ok(headers) => headers,
             Err(why) => {
-                return self.link.err_detail("invalid_headers", &why).await;
+                return self.peer.err_detail("invalid_headers", &why).await;
             }
         };
         let body = frame.body();
         let shared = Arc::clone(&self.shared);
         if !shared.inbound.admits(address, body) {
-            return self.link.err("access_denied").await;
+            return self.peer.err("access_denied").await;
         }
         let decoded = match shared.decode(address, body) {
             Ok(decoded) => decoded,
             Err(why) => {
-                return self.link.err_detail("invalid_body", &why).await;
+                return self.peer.err_detail("invalid_body", &why).await;
             }
         };
-        let options = match delivery(headers, self.link.dialect) {
+        let options = match delivery(headers, self.peer.dialect) {
             Ok(options) => options,
-            Err(why) => return self.link.err_detail("invalid_headers", &why).await,
+            Err(why) => return self.peer.err_detail("invalid_headers", &why).await,
         };
         if let Err(e) = decoded.publish(&shared.bus, address, options).await {
             tracing::debug!(address, error = %e, "a bridge client's publish reached nobody");
@@ -349,18 +330,18 @@ impl Conn {
     async fn register(&mut self, address: String) -> bool {
         let shared = Arc::clone(&self.shared);
         if !shared.outbound.admits_address(&address) {
-            return self.link.err("access_denied").await;
+            return self.peer.err("access_denied").await;
         }
         if self.registrations.contains_key(&address) {
             return true;
         }
         if self.registrations.len() >= shared.limits.max_registrations {
-            return self.link.err("max_handlers_reached").await;
+            return self.peer.err("max_handlers_reached").await;
         }
         let consumers = shared
             .carriers(&address)
             .iter()
-            .map(|c| c.consume(&shared.bus, &address, Arc::clone(&self.link)))
+            .map(|c| c.consume(&shared.bus, &address, Arc::clone(&self.peer)))
             .collect();
         self.registrations.insert(address, consumers);
         true
@@ -368,7 +349,7 @@ impl Conn {
 
     async fn unregister(&mut self, address: &str) -> bool {
         if !self.shared.outbound.admits_address(address) {
-            return self.link.err("access_denied").await;
+            return self.peer.err("access_denied").await;
         }
         match self.registrations.remove(address) {
             Some(consumers) => {
@@ -377,8 +358,8 @@ impl Conn {
                 }
                 true
             }
-            None => match self.link.dialect.unknown_address() {
-                Some(answer) => self.link.write(Outgoing::of(&answer)).await,
+            None => match self.peer.dialect.unknown_address() {
+                Some(answer) => self.peer.write(Outgoing::of(&answer)).await,
                 None => true,
             },
         }
@@ -397,32 +378,27 @@ pub(crate) async fn serve<S: Source, W: Sink>(
 ) {
     let limits = shared.limits;
     let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
-    let (outbox, rx) = mpsc::channel(OUTBOX);
-    let mut writer = tokio::spawn(write_all(sink, rx, limits));
-    let outbound = Arc::clone(&shared.outbound);
+    let (peer, mut writer) = Peer::start(
+        dialect,
+        sink,
+        PeerLimits {
+            max_pending: limits.max_pending_replies,
+            answer_wait: limits.reply_timeout,
+            write_timeout: limits.write_timeout,
+        },
+        Some(Arc::clone(&shared.outbound)),
+    );
     let mut conn = Conn {
         shared,
-        link: Arc::new(Link {
-            outbound,
-            limits,
-            outbox,
-            pending: Mutex::new(HashMap::new()),
-            next_reply: AtomicU64::new(1),
-            id,
-            dialect,
-        }),
+        peer,
         registrations: HashMap::new(),
         requests: FuturesUnordered::new(),
     };
     let mut deadline = Instant::now() + limits.idle_timeout;
-    let mut writer_done = false;
     loop {
         let read = tokio::select! {
             biased;
-            _ = &mut writer => {
-                writer_done = true;
-                break;
-            }
+            _ = &mut writer => break,
             _ = stop.changed() => break,
             Some(()) = conn.requests.next(), if !conn.requests.is_empty() => continue,
             () = sleep_until(deadline) => {
@@ -438,99 +414,37 @@ pub(crate) async fn serve<S: Source, W: Sink>(
                     break;
                 }
             }
+            Read::Skipped(len) => {
+                deadline = Instant::now() + limits.idle_timeout;
+                let why = too_large(len, limits.max_frame);
+                if !conn.peer.err_detail("frame_too_large", &why).await {
+                    break;
+                }
+            }
             Read::TooLarge(len) => {
-                let why = format!(
-                    "a frame of {len} bytes, over the limit of {}",
-                    limits.max_frame
-                );
-                conn.link.err_detail("frame_too_large", &why).await;
+                let why = too_large(len, limits.max_frame);
+                conn.peer.err_detail("frame_too_large", &why).await;
                 break;
             }
             Read::Closed => break,
         }
     }
-    // What was queued is written (a last `err` frame among it), then the
-    // writer closes; consumers blocked on a full outbox are let go.
-    if !writer_done {
-        let closing = timeout(limits.write_timeout, conn.link.outbox.send(Out::Close)).await;
-        if !matches!(closing, Ok(Ok(())))
-            || timeout(limits.write_timeout, &mut writer).await.is_err()
-        {
-            writer.abort();
-        }
-    }
     let Conn {
         shared: _,
-        link,
+        peer,
         registrations,
         requests,
     } = conn;
+    // What was queued is written (a last `err` frame among it), then the
+    // writer closes; the bus's requests to this client fail at once.
+    peer.close(writer).await;
     drop(requests);
     for consumer in registrations.into_values().flatten() {
         consumer.unregister().await;
     }
-    // The bus's requests to this client fail at once.
-    link.pending().clear();
     tracing::debug!(connection = id, "bridge connection closed");
 }
 
-/// How many frames one flush takes at most, and how many bytes: a burst
-/// of answers leaves in few writes, and a long one still flushes as it
-/// goes.
-const BATCH_FRAMES: usize = 64;
-const BATCH_BYTES: usize = 64 * 1024;
-
-/// Writes the connection's frames until it closes, stalls or fails; beats
-/// when the transport does and nothing was written for a while. The frames
-/// waiting when one is taken are written with it, in one flush.
-async fn write_all<W: Sink>(
-    mut sink: W,
-    mut rx: mpsc::Receiver<Out>,
-    limits: crate::bridge::link::Limits,
-) {
-    let mut closing = false;
-    while !closing {
-        let out = match sink.heartbeat() {
-            Some(every) => match timeout(every, rx.recv()).await {
-                Ok(out) => out,
-                Err(_) => {
-                    if !matches!(timeout(limits.write_timeout, sink.beat()).await, Ok(Ok(()))) {
-                        return;
-                    }
-                    continue;
-                }
-            },
-            None => rx.recv().await,
-        };
-        let frame = match out {
-            Some(Out::Frame(frame)) => frame,
-            Some(Out::Make(make)) => make(),
-            Some(Out::Close) | None => break,
-        };
-        let mut bytes = frame.json().len();
-        sink.feed(frame);
-        for _ in 1..BATCH_FRAMES {
-            if bytes >= BATCH_BYTES {
-                break;
-            }
-            let frame = match rx.try_recv() {
-                Ok(Out::Frame(frame)) => frame,
-                Ok(Out::Make(make)) => make(),
-                Ok(Out::Close) => {
-                    closing = true;
-                    break;
-                }
-                Err(_) => break,
-            };
-            bytes += frame.json().len();
-            sink.feed(frame);
-        }
-        if !matches!(
-            timeout(limits.write_timeout, sink.flush()).await,
-            Ok(Ok(()))
-        ) {
-            return;
-        }
-    }
-    let _ = timeout(limits.write_timeout, sink.close()).await;
+fn too_large(len: usize, max: usize) -> String {
+    format!("a frame of {len} bytes, over the limit of {max}")
 }

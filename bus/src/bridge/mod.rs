@@ -30,8 +30,8 @@
 //!   `send` to that address (`failureCode` and `message` to fail it).
 //! * A frame the permissions refuse gets `{"type":"err","message":"access_denied"}`
 //!   and the connection goes on. So do malformed frames, each with its
-//!   `err` frame; a frame over the size limit gets one and closes the
-//!   connection.
+//!   `err` frame, and a frame over the size limit (`frame_too_large`),
+//!   which is skipped as it arrives, never held.
 //!
 //! # Permissions
 //!
@@ -113,13 +113,14 @@ mod carry;
 mod client;
 mod conn;
 mod error;
-mod frame;
 mod json;
-mod link;
 mod options;
+mod peer;
 mod permit;
 mod server;
 mod sockjs;
+mod transport;
+mod vocab;
 
 /// The reading of a client's frame and the transcoding of bodies, for the
 /// fuzz target `bridge_frame` in `fuzz/`: panics on what must not happen
@@ -127,9 +128,9 @@ mod sockjs;
 /// written that does not parse). Compiled only under `--cfg fuzzing`.
 #[cfg(fuzzing)]
 pub(crate) fn fuzz_frame(bytes: &[u8]) {
-    if let Ok(frame) = frame::Incoming::parse(bytes) {
+    if let Ok(frame) = vocab::Incoming::parse(bytes) {
         let _ = frame.headers();
-        let _ = frame::Member::of(frame.address).text();
+        let _ = vocab::Member::of(frame.address).text();
         let body = frame.body();
         if let Ok(msgpack) = json::to_msgpack(body) {
             let text = json::to_json_string(&msgpack).expect("MessagePack from JSON goes back");

@@ -9,11 +9,12 @@ use codecbus_core::MessageType;
 use codecbus_json::JsValue;
 
 use crate::bridge::carry::{Carry, Typed};
-use crate::bridge::link::Limits;
 use crate::bridge::permit::PermittedOptions;
 
-/// The largest frame a client may send unless set otherwise: 1 MiB.
-pub const DEFAULT_MAX_FRAME: usize = 1024 * 1024;
+/// The largest frame a client may send unless set otherwise: 1 MiB and
+/// 64 KiB, so that a body of 1 MiB fits with its address, headers and the
+/// rest of its frame.
+pub const DEFAULT_MAX_FRAME: usize = 1024 * 1024 + 64 * 1024;
 /// How many addresses one connection may register unless set otherwise
 /// (Vert.x's SockJS bridge: `maxHandlersPerSocket`, 1 000).
 pub const DEFAULT_MAX_REGISTRATIONS: usize = 1000;
@@ -34,6 +35,19 @@ pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long writing to a client may stall before its connection is
 /// closed, unless set otherwise.
 pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The limits of a bridge and its connections, copied into each.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) max_frame: usize,
+    pub(crate) max_registrations: usize,
+    pub(crate) max_pending_replies: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) max_address_length: usize,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) reply_timeout: Duration,
+    pub(crate) write_timeout: Duration,
+}
 
 /// The options of a bridge: what may come in from clients (`inbound`:
 /// their sends, publishes and answers), what may go out to them
@@ -159,7 +173,9 @@ impl BridgeOptions {
 
     /// The largest frame (its JSON, without the 4 length bytes) a client
     /// may send: a longer one gets an `err` frame (`frame_too_large`) and
-    /// the connection is closed. Default [`DEFAULT_MAX_FRAME`].
+    /// is skipped as it arrives, never held; the connection goes on. (A
+    /// SockJS message over twice the limit cannot be skipped: after its
+    /// `err` frame the session ends.) Default [`DEFAULT_MAX_FRAME`].
     #[must_use]
     pub fn max_frame(mut self, bytes: usize) -> Self {
         self.limits.max_frame = bytes;

@@ -11,8 +11,9 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::api::bus::EventBus;
 use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
-use crate::bridge::frame::{self, Dialect};
 use crate::bridge::options::BridgeOptions;
+use crate::bridge::transport::tcp;
+use crate::bridge::vocab::Dialect;
 
 /// The Vert.x TCP event bus bridge in front of an [`EventBus`]: bridge
 /// clients (Vert.x's own client libraries for Python, Go, C and more, or
@@ -182,7 +183,7 @@ async fn accept(shared: Arc<Shared>, listener: TcpListener, stop: watch::Receive
         move |stream, peer, stop| {
             tracing::debug!(%peer, "bridge connection");
             let shared = Arc::clone(&serve_shared);
-            let (source, sink) = frame::tcp(stream, shared.limits.max_frame);
+            let (source, sink) = tcp::tcp(stream, shared.limits.max_frame);
             conn::serve(shared, source, sink, Dialect::Tcp, stop)
         },
     )

@@ -30,35 +30,27 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, Hasher};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt as _, StreamExt as _};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::service::service_fn;
-use hyper::upgrade::{OnUpgrade, Upgraded};
+use hyper::upgrade::OnUpgrade;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::watch;
 use tokio::time::timeout;
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
-use crate::bridge::frame::{Dialect, Outgoing, Read};
-use crate::bridge::frame::{Sink, Source};
-use crate::bridge::json;
 use crate::bridge::server::{self, Bridge, BridgeServer};
+use crate::bridge::transport::websocket::{self, Framing};
+use crate::bridge::vocab::Dialect;
 
 /// SockJS's heartbeat interval unless set otherwise: 25 s (Vert.x's and
 /// SockJS's default).
@@ -301,47 +293,18 @@ async fn connection(
             return;
         }
     };
-    // A SockJS message carries several frames, each escaped: room for
-    // some, each still held to the frame limit.
-    let max = shared
-        .limits
-        .max_frame
-        .saturating_mul(2)
-        .saturating_add(1024);
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(max))
-        .max_frame_size(Some(max));
-    let ws =
-        WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
-    let (tx, rx) = ws.split();
-    let malformed = Arc::new(AtomicBool::new(false));
-    let source = WsSource {
-        rx,
-        queue: std::collections::VecDeque::new(),
-        transport,
-        max_frame: shared.limits.max_frame,
-        malformed: Arc::clone(&malformed),
+    let framing = match transport {
+        Transport::SockJs => Framing::SockJs(options.heartbeat),
+        Transport::Raw => Framing::Raw,
     };
-    let mut sink = WsSink {
-        tx,
-        queued: Vec::new(),
-        transport,
-        heartbeat: options.heartbeat,
-        malformed,
+    let limits = shared.limits;
+    let Some((source, sink)) =
+        websocket::open(upgraded, framing, limits.max_frame, limits.write_timeout).await
+    else {
+        return;
     };
-    if transport == Transport::SockJs {
-        let opened = timeout(
-            shared.limits.write_timeout,
-            sink.tx.send(Message::text("o")),
-        )
-        .await;
-        if !matches!(opened, Ok(Ok(()))) {
-            return;
-        }
-    }
     tracing::debug!(%peer, "SockJS bridge connection");
-    let dialect = Dialect::SockJs;
-    conn::serve(shared, source, sink, dialect, stop).await;
+    conn::serve(shared, source, sink, Dialect::SockJs, stop).await;
 }
 
 /// Headers of SockJS's answers that a browser must not cache.
@@ -520,118 +483,4 @@ fn route(
     headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
     headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
     response
-}
-
-/// The client's side of a WebSocket connection: its messages, as frames.
-struct WsSource {
-    rx: SplitStream<WebSocketStream<TokioIo<Upgraded>>>,
-    /// Frames of a SockJS message not handled yet.
-    queue: std::collections::VecDeque<String>,
-    transport: Transport,
-    max_frame: usize,
-    /// Set when a message was not SockJS's: the session ends without its
-    /// close frame.
-    malformed: Arc<AtomicBool>,
-}
-
-impl Source for WsSource {
-    async fn next(&mut self) -> Read {
-        loop {
-            if let Some(frame) = self.queue.pop_front() {
-                if frame.len() > self.max_frame {
-                    return Read::TooLarge(frame.len());
-                }
-                return Read::Frame(Bytes::from(frame));
-            }
-            // Cancel-safe: a message is taken whole, then queued.
-            let payload = match self.rx.next().await {
-                Some(Ok(Message::Text(text))) => Bytes::from(text),
-                Some(Ok(Message::Binary(bytes))) => bytes,
-                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
-                Some(Err(tungstenite::Error::Capacity(
-                    tungstenite::error::CapacityError::MessageTooLong { size, .. },
-                ))) => return Read::TooLarge(size),
-                Some(Ok(Message::Close(_)) | Err(_)) | None => return Read::Closed,
-            };
-            match self.transport {
-                Transport::Raw if payload.len() > self.max_frame => {
-                    return Read::TooLarge(payload.len());
-                }
-                Transport::Raw => return Read::Frame(payload),
-                Transport::SockJs => {
-                    // A JSON array of strings, each a frame; anything else
-                    // ends the session, as Vert.x ends it (no close frame).
-                    match serde_json::from_slice::<Vec<String>>(&payload) {
-                        Ok(frames) => self.queue.extend(frames),
-                        Err(_) => {
-                            self.malformed.store(true, Ordering::Relaxed);
-                            return Read::Closed;
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The bridge's side of a WebSocket connection.
-struct WsSink {
-    tx: SplitSink<WebSocketStream<TokioIo<Upgraded>>, Message>,
-    /// The messages fed since the last flush.
-    queued: Vec<Message>,
-    transport: Transport,
-    heartbeat: Duration,
-    malformed: Arc<AtomicBool>,
-}
-
-fn ws_error(e: tungstenite::Error) -> std::io::Error {
-    std::io::Error::other(e)
-}
-
-impl Sink for WsSink {
-    fn feed(&mut self, frame: Outgoing) {
-        let message = match self.transport {
-            Transport::SockJs => {
-                // A SockJS message: `a`, then a JSON array of the frame's
-                // text as a string.
-                let text = frame.text();
-                let mut sockjs = Vec::with_capacity(text.len() + text.len() / 8 + 8);
-                sockjs.extend_from_slice(b"a[");
-                json::write_scalar(&mut sockjs, text);
-                sockjs.push(b']');
-                Message::text(String::from_utf8(sockjs).unwrap_or_default())
-            }
-            Transport::Raw => Message::binary(frame.json().to_vec()),
-        };
-        self.queued.push(message);
-    }
-
-    async fn flush(&mut self) -> std::io::Result<()> {
-        for message in self.queued.drain(..) {
-            self.tx.feed(message).await.map_err(ws_error)?;
-        }
-        self.tx.flush().await.map_err(ws_error)
-    }
-
-    fn heartbeat(&self) -> Option<Duration> {
-        (self.transport == Transport::SockJs).then_some(self.heartbeat)
-    }
-
-    async fn beat(&mut self) -> std::io::Result<()> {
-        self.tx.send(Message::text("h")).await.map_err(ws_error)
-    }
-
-    async fn close(&mut self) {
-        if self.transport == Transport::SockJs && !self.malformed.load(Ordering::Relaxed) {
-            let _ = self.tx.send(Message::text(r#"c[3000,"Go away!"]"#)).await;
-        }
-        let _ = self
-            .tx
-            .send(Message::Close(Some(CloseFrame {
-                code: CloseCode::Normal,
-                reason: "".into(),
-            })))
-            .await;
-        let _ = self.tx.close().await;
-    }
 }

@@ -7,6 +7,7 @@
 
 #![cfg(feature = "shapes")]
 
+#[cfg(feature = "nats")]
 use crate::common;
 #[cfg(feature = "nats")]
 use crate::harness;
@@ -16,6 +17,7 @@ use std::time::Duration;
 use codecbus_bus::{CodecRegistration, EventBus, InMemoryCluster, ShapeReport, ShapeVerdict};
 use codecbus_core::MessageCodec;
 use codecbus_core::shape::check::Rule;
+#[cfg(feature = "nats")]
 use common::eventually;
 
 const ORDER: &str = "test.shapes.order";

@@ -1,70 +1,23 @@
-//! The bridge's frames. On TCP: four bytes of big-endian length, then that
-//! many bytes of UTF-8 JSON, one object per frame. Reading is cancel-safe
-//! (what arrived stays in the reader's buffer), so a connection may wait
-//! for a frame and for other things at once. The JSON of the frames the
-//! bridge writes, in the dialect of each transport ([`Dialect`]).
+//! The Vert.x bridge's frames, both ways: the JSON objects a bridge and its
+//! clients exchange, read without building a tree ([`Incoming`]) and
+//! written straight into the bytes a transport sends ([`Outgoing`]), in the
+//! dialect of each end ([`Dialect`]): a TCP bridge's and a SockJS bridge's
+//! answers to their clients, and a client's frames to a Vert.x TCP bridge.
+//! Every name of a frame, member and failure lives here.
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
-use bytes::{Buf, Bytes, BytesMut};
 use serde::Deserialize;
 use serde::de::{Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt as _};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
+use crate::base::error::{NO_FAILURE_CODE, ReplyFailure, RequestError, RequestErrorKind};
 use crate::base::headers::Headers;
+use crate::bridge::answer::Answer;
 use crate::bridge::json;
-
-/// What reading the next frame gave.
-pub(crate) enum Read {
-    /// A whole frame's bytes.
-    Frame(Bytes),
-    /// The client closed the connection (between frames or in one).
-    Closed,
-    /// The next frame announces more than the limit.
-    TooLarge(usize),
-}
-
-/// Reads frames off a connection, at most `max` bytes each.
-pub(crate) struct FrameReader {
-    buf: BytesMut,
-    max: usize,
-}
-
-impl FrameReader {
-    pub(crate) fn new(max: usize) -> Self {
-        Self {
-            buf: BytesMut::with_capacity(4096.min(max + 4)),
-            max,
-        }
-    }
-
-    /// The next frame. Cancel-safe.
-    pub(crate) async fn next<R: AsyncRead + Unpin>(&mut self, rd: &mut R) -> std::io::Result<Read> {
-        loop {
-            if let Some(head) = self.buf.get(..4) {
-                let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
-                if len > self.max {
-                    return Ok(Read::TooLarge(len));
-                }
-                if self.buf.len() >= 4 + len {
-                    self.buf.advance(4);
-                    return Ok(Read::Frame(self.buf.split_to(len).freeze()));
-                }
-                self.buf.reserve(4 + len - self.buf.len());
-            } else {
-                self.buf.reserve(4);
-            }
-            if rd.read_buf(&mut self.buf).await? == 0 {
-                return Ok(Read::Closed);
-            }
-        }
-    }
-}
 
 /// A frame on its way out: its JSON text, after four bytes kept for the
 /// TCP bridge's length, so that the TCP transport sends it as it is.
@@ -385,111 +338,24 @@ impl<'de> Visitor<'de> for FrameVisitor {
     }
 }
 
-/// A transport's incoming side: the client's frames, each one JSON text.
-pub(crate) trait Source: Send {
-    /// The next frame. Cancel-safe: a frame is never lost to a `select!`.
-    fn next(&mut self) -> impl Future<Output = Read> + Send;
-}
-
-/// A transport's outgoing side: frames to the client, each one JSON text,
-/// and the transport's own keep-alive and close. Frames are fed, then
-/// flushed together: a burst of answers leaves in one write.
-pub(crate) trait Sink: Send + 'static {
-    /// Queues one frame, to be written by the next flush.
-    fn feed(&mut self, frame: Outgoing);
-
-    /// Writes the frames queued.
-    fn flush(&mut self) -> impl Future<Output = std::io::Result<()>> + Send;
-
-    /// How often the transport beats when nothing else is written
-    /// (SockJS's heartbeat); `None` for no beat.
-    fn heartbeat(&self) -> Option<std::time::Duration> {
-        None
-    }
-
-    /// Writes one beat.
-    fn beat(&mut self) -> impl Future<Output = std::io::Result<()>> + Send {
-        std::future::ready(Ok(()))
-    }
-
-    /// Ends the connection's writing side, as the transport closes.
-    fn close(&mut self) -> impl Future<Output = ()> + Send;
-}
-
-/// The TCP bridge's side of a connection: frames read off the socket.
-pub(crate) struct TcpSource {
-    reader: FrameReader,
-    rd: OwnedReadHalf,
-}
-
-/// The TCP bridge's side of a connection: frames written to the socket.
-pub(crate) struct TcpSink {
-    wr: OwnedWriteHalf,
-    /// The frames fed since the last flush, each with its length.
-    queued: Vec<u8>,
-}
-
-/// A TCP client's connection as a frame source and sink.
-pub(crate) fn tcp(stream: TcpStream, max_frame: usize) -> (TcpSource, TcpSink) {
-    let _ = stream.set_nodelay(true);
-    let (rd, wr) = stream.into_split();
-    (
-        TcpSource {
-            reader: FrameReader::new(max_frame),
-            rd,
-        },
-        TcpSink {
-            wr,
-            queued: Vec::new(),
-        },
-    )
-}
-
-impl Source for TcpSource {
-    async fn next(&mut self) -> Read {
-        match self.reader.next(&mut self.rd).await {
-            Ok(read) => read,
-            Err(_) => Read::Closed,
-        }
-    }
-}
-
-impl Sink for TcpSink {
-    fn feed(&mut self, frame: Outgoing) {
-        if self.queued.is_empty() {
-            self.queued = frame.into_tcp();
-        } else {
-            self.queued.extend_from_slice(&frame.into_tcp());
-        }
-    }
-
-    async fn flush(&mut self) -> std::io::Result<()> {
-        let written = self.wr.write_all(&self.queued).await;
-        self.queued.clear();
-        written
-    }
-
-    async fn close(&mut self) {
-        let _ = self.wr.shutdown().await;
-    }
-}
-
-/// The frames of one transport: the TCP bridge's (Vert.x's
-/// `TcpEventBusBridge`) or the SockJS bridge's (vertx-web's
-/// `SockJSHandler.bridge`), which name and fill some of them otherwise.
+/// The frames of one end of a bridge: a TCP bridge's (Vert.x's
+/// `TcpEventBusBridge`) or a SockJS bridge's (vertx-web's
+/// `SockJSHandler.bridge`) to their clients, which name and fill some of
+/// them otherwise, or a client's to a TCP bridge (`BridgeClient`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Dialect {
     Tcp,
     SockJs,
+    Client,
 }
 
 impl Dialect {
     /// The answer to a `ping`: `pong` on TCP, nothing on SockJS (a ping
-    /// only keeps the connection open there).
+    /// only keeps the connection open there), nor from a client.
     pub(crate) fn pong(self) -> Option<Value> {
         match self {
             Dialect::Tcp => Some(json!({"type": "pong"})),
-            Dialect::SockJs => None,
+            Dialect::SockJs | Dialect::Client => None,
         }
     }
 
@@ -497,7 +363,7 @@ impl Dialect {
     /// malformed frames): in `message` on TCP, in `body` on SockJS.
     pub(crate) fn err(self, message: &str) -> Value {
         match self {
-            Dialect::Tcp => json!({"type": "err", "message": message}),
+            Dialect::Tcp | Dialect::Client => json!({"type": "err", "message": message}),
             Dialect::SockJs => json!({"type": "err", "body": message}),
         }
     }
@@ -515,7 +381,7 @@ impl Dialect {
     /// The `message` of an `err` frame for a frame of an unknown type.
     pub(crate) fn unknown_type(self) -> &'static str {
         match self {
-            Dialect::Tcp => "unknown_type",
+            Dialect::Tcp | Dialect::Client => "unknown_type",
             Dialect::SockJs => "invalid_type",
         }
     }
@@ -524,7 +390,9 @@ impl Dialect {
     /// Vert.x 3.9.4 writes them), one on SockJS.
     pub(crate) fn missing_address(self) -> Vec<Value> {
         match self {
-            Dialect::Tcp => vec![self.err("missing_address"), self.err("address_required")],
+            Dialect::Tcp | Dialect::Client => {
+                vec![self.err("missing_address"), self.err("address_required")]
+            }
             Dialect::SockJs => vec![self.err("missing_address")],
         }
     }
@@ -533,13 +401,13 @@ impl Dialect {
     /// `err` frame on TCP, nothing on SockJS.
     pub(crate) fn unknown_address(self) -> Option<Value> {
         match self {
-            Dialect::Tcp => Some(self.err("unknown_address")),
+            Dialect::Tcp | Dialect::Client => Some(self.err("unknown_address")),
             Dialect::SockJs => None,
         }
     }
 
-    /// The `err` frame of a failed request: at the client's reply address,
-    /// naming the address it was sent to on TCP.
+    /// The `err` frame of a client's request that failed: at its reply
+    /// address, naming the address it was sent to on TCP.
     pub(crate) fn failure(
         self,
         reply_address: &str,
@@ -555,17 +423,18 @@ impl Dialect {
             "failureType": failure_type,
             "message": message,
         });
-        if let (Dialect::Tcp, Some(map)) = (self, frame.as_object_mut()) {
+        if let (Dialect::Tcp | Dialect::Client, Some(map)) = (self, frame.as_object_mut()) {
             map.insert("sourceAddress".into(), source.into());
         }
         frame
     }
 
-    /// A message for the client, its body's JSON text given. On TCP a
-    /// `message` frame: `headers` always present (`{}` when empty), `body`
-    /// absent when null, and `send`; on SockJS a `rec` frame: `headers`
-    /// only when there are some, `body` always, no `send`. As Vert.x
-    /// writes them.
+    /// A message for the other end, its body's JSON text given. From a TCP
+    /// bridge a `message` frame: `headers` always present (`{}` when
+    /// empty), `body` absent when null, and `send`; from a SockJS bridge a
+    /// `rec` frame: `headers` only when there are some, `body` always, no
+    /// `send`; from a client a `send` or `publish` frame, `headers` when
+    /// there are some, `body` absent when null. As Vert.x writes them.
     pub(crate) fn message(
         self,
         address: &str,
@@ -577,6 +446,8 @@ impl Dialect {
         let kind = match self {
             Dialect::Tcp => "message",
             Dialect::SockJs => "rec",
+            Dialect::Client if send => "send",
+            Dialect::Client => "publish",
         };
         let mut frame = Outgoing::object(kind, address, body.len() + 64);
         if let Some(reply) = reply_address {
@@ -592,6 +463,94 @@ impl Dialect {
             frame.member("send", &send);
         }
         frame.end()
+    }
+
+    /// The frame that fails a request from the other end, at its
+    /// `reply_address` (the request went to `source`): a bridge's `err`
+    /// frame, a client's `send` with `failureCode` and `message`.
+    pub(crate) fn answer_failure(
+        self,
+        reply_address: &str,
+        source: &str,
+        e: &RequestError,
+    ) -> Outgoing {
+        match self {
+            Dialect::Client => Outgoing::of(&json!({"type": "send", "address": reply_address,
+                "failureCode": e.wire_failure_code(), "message": e.message()})),
+            Dialect::Tcp | Dialect::SockJs => Outgoing::of(&self.failure(
+                reply_address,
+                source,
+                e.wire_failure_code(),
+                failure_name(e.failure_type()),
+                e.message(),
+            )),
+        }
+    }
+
+    /// A client's frame that registers (`true`) or unregisters `address`.
+    pub(crate) fn registration(address: &str, register: bool) -> Outgoing {
+        let kind = if register { "register" } else { "unregister" };
+        Outgoing::of(&json!({"type": kind, "address": address}))
+    }
+
+    /// A client's `ping`.
+    pub(crate) fn ping() -> Outgoing {
+        Outgoing::of(&json!({"type": "ping"}))
+    }
+}
+
+/// What a frame at a reply address the reading end awaits an answer at
+/// says: an answer (a client's `send`, a bridge's `message`: the body, or
+/// the failure its `failureCode` and `message` give) or a failure (a
+/// bridge's `err`). `Err` with the name of the refusal when `failureCode`
+/// is not a 32-bit integer.
+pub(crate) fn answer_of(frame: &Incoming<'_>, kind: &str) -> Result<Answer, &'static str> {
+    if kind == "err" {
+        return Ok(Answer::Failed(failure_of(frame)));
+    }
+    match Member::of(frame.failure_code) {
+        Member::Absent => Ok(Answer::Body {
+            body: frame.body().to_owned(),
+            headers: frame.headers().unwrap_or_default(),
+            reply_address: Member::of(frame.reply_address).text().map(Cow::into_owned),
+        }),
+        code => {
+            let code = code.int().ok_or("invalid_failure_code")?;
+            let message = Member::of(frame.message).text().unwrap_or_default();
+            Ok(Answer::Failed(
+                RequestError::new(RequestErrorKind::RecipientFailure, message.into_owned())
+                    .with_code(code),
+            ))
+        }
+    }
+}
+
+/// The error of a failed request, from a bridge's `err` frame: its kind by
+/// `failureType`, its `failureCode`, `message` and `sourceAddress`.
+fn failure_of(frame: &Incoming<'_>) -> RequestError {
+    let message = Member::of(frame.message)
+        .text()
+        .map_or_else(|| "the request failed".to_string(), Cow::into_owned);
+    let kind = match Member::of(frame.failure_type).text().as_deref() {
+        Some("TIMEOUT") => RequestErrorKind::Timeout,
+        Some("NO_HANDLERS") => RequestErrorKind::NoHandlers,
+        _ => RequestErrorKind::RecipientFailure,
+    };
+    let code = Member::of(frame.failure_code).int();
+    let mut error = RequestError::new(kind, message).with_code(code.unwrap_or(NO_FAILURE_CODE));
+    if let Some(source) = Member::of(frame.source_address).text() {
+        error = error.with_address(Arc::from(&*source));
+    }
+    error
+}
+
+/// Vert.x's name of a failure type.
+fn failure_name(failure: ReplyFailure) -> &'static str {
+    match failure {
+        ReplyFailure::Timeout => "TIMEOUT",
+        ReplyFailure::NoHandlers => "NO_HANDLERS",
+        ReplyFailure::RecipientFailure => "RECIPIENT_FAILURE",
+        ReplyFailure::Error => "ERROR",
     }
 }
 
@@ -633,33 +592,6 @@ fn write_headers(headers: &Headers, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test(flavor = "current_thread")]
-    async fn frames_in_pieces_and_over_the_limit() {
-        let mut bytes = Outgoing::of(&json!({"type": "ping"})).into_tcp();
-        bytes.extend(Outgoing::of(&json!({"type": "send", "address": "a"})).into_tcp());
-        bytes.extend_from_slice(&100u32.to_be_bytes());
-        let mut reader = FrameReader::new(64);
-        let mut input = &bytes[..];
-        let mut frames = Vec::new();
-        loop {
-            match reader.next(&mut input).await.unwrap() {
-                Read::Frame(f) => frames.push(serde_json::from_slice::<Value>(&f).unwrap()),
-                Read::TooLarge(n) => {
-                    assert_eq!(n, 100);
-                    break;
-                }
-                Read::Closed => panic!("closed before the large frame"),
-            }
-        }
-        assert_eq!(frames[0], json!({"type": "ping"}));
-        assert_eq!(frames[1]["address"], "a");
-        let mut cut = &Outgoing::of(&json!({"type": "ping"})).into_tcp()[..5];
-        assert!(matches!(
-            FrameReader::new(64).next(&mut cut).await.unwrap(),
-            Read::Closed
-        ));
-    }
 
     fn value(frame: Outgoing) -> Value {
         serde_json::from_slice(frame.json()).expect("a frame is JSON")

@@ -1,0 +1,417 @@
+//! One end of a bridge connection, whichever side it is on: a bridge's
+//! connection to one of its clients (`conn.rs`), or a `BridgeClient`'s
+//! connection to a bridge (`client.rs`). A peer owns what both have: the
+//! writer of the connection's frames, the reply addresses it gives the
+//! other end and the answers awaited there, the requests from the other end
+//! served through the bus and answered, and the frames of its
+//! [`Dialect`]. What is left to each side is what the other end may ask of
+//! it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use codecbus_core::MessageType;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+use crate::api::message::Message;
+use crate::base::error::{NO_FAILURE_CODE, RequestError};
+use crate::bridge::answer::{Answer, Answered, Boxed, Replier, Reply};
+use crate::bridge::json::encode_json;
+use crate::bridge::permit::Permits;
+use crate::bridge::transport::Sink;
+use crate::bridge::vocab::{Dialect, Outgoing};
+
+/// How many frames may wait to be written to one connection.
+const OUTBOX: usize = 256;
+
+/// How many frames one flush takes at most, and how many bytes: a burst
+/// of answers leaves in few writes, and a long one still flushes as it
+/// goes.
+const BATCH_FRAMES: usize = 64;
+const BATCH_BYTES: usize = 64 * 1024;
+
+/// What goes to the writer.
+pub(crate) enum Out {
+    /// A frame, which the transport sends as its own.
+    Frame(Outgoing),
+    /// A frame made by the writer: the work of turning a reply into JSON
+    /// is done there, beside the reading of the next frames.
+    Make(Box<dyn FnOnce() -> Outgoing + Send>),
+    /// Write what is queued, then close.
+    Close,
+}
+
+/// The limits a peer keeps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PeerLimits {
+    /// How many answers may be awaited from the other end at once.
+    pub(crate) max_pending: usize,
+    /// How long an answer is awaited.
+    pub(crate) answer_wait: Duration,
+    /// How long writing may stall before the connection is given up.
+    pub(crate) write_timeout: Duration,
+}
+
+/// One end of a connection: what its reader, its writer, the bus's
+/// consumers of its registrations and its waiting requests share.
+pub(crate) struct Peer {
+    pub(crate) dialect: Dialect,
+    limits: PeerLimits,
+    outbox: mpsc::Sender<Out>,
+    /// The reply addresses given to the other end, each with the answer
+    /// awaited there.
+    pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    next_reply: AtomicU64,
+    /// Makes this connection's reply addresses its own.
+    nonce: u64,
+    /// A bridge's permissions of what its client may receive; `None` for
+    /// a client's connection.
+    outbound: Option<Arc<Permits>>,
+}
+
+/// The task writing a peer's frames.
+pub(crate) type Writer = JoinHandle<()>;
+
+impl Peer {
+    /// A peer writing to `sink` in `dialect`, and its writer's task.
+    pub(crate) fn start<W: Sink>(
+        dialect: Dialect,
+        sink: W,
+        limits: PeerLimits,
+        outbound: Option<Arc<Permits>>,
+    ) -> (Arc<Self>, Writer) {
+        let (outbox, rx) = mpsc::channel(OUTBOX);
+        let writer = tokio::spawn(write_all(sink, rx, limits.write_timeout));
+        let peer = Arc::new(Self {
+            dialect,
+            limits,
+            outbox,
+            pending: Mutex::new(HashMap::new()),
+            next_reply: AtomicU64::new(1),
+            nonce: nonce(),
+            outbound,
+        });
+        (peer, writer)
+    }
+
+    /// Queues `frame` for the other end; `false` once the connection is
+    /// closing.
+    pub(crate) async fn write(&self, frame: Outgoing) -> bool {
+        self.send(Out::Frame(frame)).await
+    }
+
+    /// Queues `out` for the writer; `false` once the connection is
+    /// closing.
+    pub(crate) async fn send(&self, out: Out) -> bool {
+        self.outbox.send(out).await.is_ok()
+    }
+
+    /// Queues `out` if there is room now; `false` otherwise.
+    pub(crate) fn try_send(&self, out: Out) -> bool {
+        self.outbox.try_send(out).is_ok()
+    }
+
+    /// Queues an `err` frame saying `message`; `false` once the
+    /// connection is closing.
+    pub(crate) async fn err(&self, message: &str) -> bool {
+        self.write(Outgoing::of(&self.dialect.err(message))).await
+    }
+
+    /// Queues an `err` frame saying `message` and why; `false` once the
+    /// connection is closing.
+    pub(crate) async fn err_detail(&self, message: &str, detail: &str) -> bool {
+        self.write(Outgoing::of(&self.dialect.err_detail(message, detail)))
+            .await
+    }
+
+    /// Writes what is queued and closes the writing side, within the write
+    /// timeout (past it the writer is stopped); the answers awaited fail.
+    pub(crate) async fn close(&self, mut writer: Writer) {
+        let wait = self.limits.write_timeout;
+        if !writer.is_finished() {
+            let closing = timeout(wait, self.outbox.send(Out::Close)).await;
+            if !matches!(closing, Ok(Ok(()))) || timeout(wait, &mut writer).await.is_err() {
+                writer.abort();
+            }
+        }
+        self.forget_all();
+    }
+
+    /// Every answer awaited fails at once (`Gone`).
+    pub(crate) fn forget_all(&self) {
+        self.pending().clear();
+    }
+
+    fn pending(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new reply address of this connection: `__cb.`, 12 hex digits of
+    /// its nonce, `.` and a count in hex, at most 34 characters (a bridge
+    /// takes at most 36: vertx-web's limit, which codecbus's bridge holds
+    /// too).
+    fn reply_address(&self) -> String {
+        let n = self.next_reply.fetch_add(1, Ordering::Relaxed);
+        format!("__cb.{:012x}.{n:x}", self.nonce & 0xffff_ffff_ffff)
+    }
+
+    /// A new reply address at which an answer is awaited, and the answer
+    /// when it comes (an `Err` when the connection goes first); `None`
+    /// when as many answers as the limit allows are awaited already.
+    pub(crate) fn expect(&self) -> Option<(String, oneshot::Receiver<Answer>)> {
+        let mut pending = self.pending();
+        if pending.len() >= self.limits.max_pending {
+            return None;
+        }
+        let reply_address = self.reply_address();
+        let (tx, rx) = oneshot::channel();
+        pending.insert(reply_address.clone(), tx);
+        Some((reply_address, rx))
+    }
+
+    /// No answer is awaited at `reply_address` any more.
+    pub(crate) fn forget(&self, reply_address: &str) {
+        self.pending().remove(reply_address);
+    }
+
+    /// Whether an answer is awaited at `address`.
+    pub(crate) fn awaits(&self, address: &str) -> bool {
+        self.pending().contains_key(address)
+    }
+
+    /// Hands `answer` to what awaits it at `address`; `false` when nothing
+    /// does.
+    pub(crate) fn answer(&self, address: &str, answer: Answer) -> bool {
+        let waiting = self.pending().remove(address);
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A reply address of this connection at which the other end owes
+    /// `replier` (of a message to `address`) an answer, for the frame that
+    /// asks it; the answer is handed to the replier by a task of its own,
+    /// so that the asking goes on meanwhile (requests overlap, as in
+    /// Vert.x). `None`, and the replier failed, when as many answers as
+    /// the limit allows are awaited already.
+    pub(crate) fn await_answer(
+        self: &Arc<Self>,
+        replier: Replier,
+        address: &str,
+    ) -> Option<String> {
+        let Some((reply_address, answer)) = self.expect() else {
+            replier.refuse(address, self.limits.max_pending);
+            return None;
+        };
+        let peer = Arc::clone(self);
+        let waiting = reply_address.clone();
+        let address = address.to_string();
+        tokio::spawn(async move {
+            let wait = peer.limits.answer_wait;
+            let answered = replier.settle(async { answer.await.ok() }, wait).await;
+            peer.forget(&waiting);
+            peer.answered(answered, &address).await;
+        });
+        Some(reply_address)
+    }
+
+    /// What answering a message awaiting the other end's answer gave (of a
+    /// message to `address`): a refused answer is the other end's `err`
+    /// frame (a bridge's client) or a warning (a client), and the next turn
+    /// of the conversation, once given, goes to the other end.
+    pub(crate) async fn answered(self: &Arc<Self>, answered: Answered, address: &str) {
+        match answered {
+            Answered::Done => {}
+            Answered::Refused(why) => {
+                if self.dialect == Dialect::Client {
+                    tracing::warn!(address, %why, "an answer from the Vert.x bridge was refused");
+                } else {
+                    self.err_detail("invalid_body", &why).await;
+                }
+            }
+            Answered::Next { at, next } => {
+                let out = self.answer_out(at, Arc::from(address), next.await);
+                self.send(out).await;
+            }
+        }
+    }
+
+    /// What answers the other end's request (at its `reply_address`, sent
+    /// to `address`): the reply's frame, its JSON made by the writer, with
+    /// an address to answer at when the replier asks for an answer; or the
+    /// failure's frame.
+    pub(crate) fn answer_out(
+        self: &Arc<Self>,
+        reply_address: String,
+        address: Arc<str>,
+        outcome: Result<Reply, RequestError>,
+    ) -> Out {
+        let dialect = self.dialect;
+        match outcome {
+            Ok(mut reply) => {
+                let ask = reply
+                    .ask
+                    .take()
+                    .and_then(|replier| self.await_answer(replier, &address));
+                Out::Make(Box::new(move || match reply.json() {
+                    Ok(body) => dialect.message(
+                        &reply_address,
+                        ask.as_deref(),
+                        &reply.headers,
+                        body.as_bytes(),
+                        true,
+                    ),
+                    Err(e) => dialect.answer_failure(&reply_address, &address, &e),
+                }))
+            }
+            Err(e) => Out::Frame(dialect.answer_failure(&reply_address, &address, &e)),
+        }
+    }
+
+    /// The other end's request to `address` (`request`, its way through
+    /// the bus), answered at its `reply_address` when it completes.
+    pub(crate) fn answer_request(
+        self: &Arc<Self>,
+        request: Boxed<'static, Result<Reply, RequestError>>,
+        reply_address: String,
+        address: Arc<str>,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let peer = Arc::clone(self);
+        async move {
+            let answered = peer.answer_out(reply_address, address, request.await);
+            peer.send(answered).await;
+        }
+    }
+
+    /// Hands a message of a registration to the other end: as a message
+    /// frame, when the outbound permissions admit its body; a request with
+    /// a reply address of this connection, whose answer is decoded as an
+    /// `R` and replied.
+    pub(crate) async fn deliver<T, R>(self: &Arc<Self>, m: Message<T>)
+    where
+        T: MessageType + Send + Sync + 'static,
+        R: MessageType + Send + Sync + 'static,
+    {
+        let address = m.address().to_string();
+        let body = match encode_json(m.body()) {
+            Ok(body) => body,
+            Err(why) => {
+                tracing::warn!(address, %why, "a message cannot cross the bridge as JSON");
+                let _ = m.fail_coded(
+                    NO_FAILURE_CODE,
+                    format!(
+                        "The message to address {address} cannot cross the bridge as JSON: {why}"
+                    ),
+                );
+                return;
+            }
+        };
+        if let Some(outbound) = &self.outbound
+            && !outbound.admits(&address, &body)
+        {
+            // Not for this client: dropped, as Vert.x does (a request then
+            // fails at once: its message was dropped unanswered).
+            tracing::debug!(
+                address,
+                "outbound message refused by the bridge's permissions"
+            );
+            return;
+        }
+        if !m.expects_reply() {
+            self.write(self.dialect.message(
+                &address,
+                None,
+                m.headers(),
+                body.as_bytes(),
+                m.is_send(),
+            ))
+            .await;
+            return;
+        }
+        let headers = m.headers().clone();
+        let Some(reply_address) = self.await_answer(Replier::new::<T, R>(m), &address) else {
+            return;
+        };
+        let sent = self.dialect.message(
+            &address,
+            Some(&reply_address),
+            &headers,
+            body.as_bytes(),
+            true,
+        );
+        // A frame that cannot go means the connection is closing: the
+        // answer's wait then ends with the others (`Gone`).
+        self.write(sent).await;
+    }
+}
+
+/// A number that makes one connection's reply addresses unlike another's.
+fn nonce() -> u64 {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    // Mixed (splitmix64's finaliser), so that the 48 bits kept differ.
+    let mut x =
+        time ^ (u64::from(std::process::id()) << 32) ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Writes a connection's frames until it closes, stalls or fails; beats
+/// when the transport does and nothing was written for a while. The frames
+/// waiting when one is taken are written with it, in one flush.
+async fn write_all<W: Sink>(mut sink: W, mut rx: mpsc::Receiver<Out>, write_timeout: Duration) {
+    let mut closing = false;
+    while !closing {
+        let out = match sink.heartbeat() {
+            Some(every) => match timeout(every, rx.recv()).await {
+                Ok(out) => out,
+                Err(_) => {
+                    if !matches!(timeout(write_timeout, sink.beat()).await, Ok(Ok(()))) {
+                        return;
+                    }
+                    continue;
+                }
+            },
+            None => rx.recv().await,
+        };
+        let frame = match out {
+            Some(Out::Frame(frame)) => frame,
+            Some(Out::Make(make)) => make(),
+            Some(Out::Close) | None => break,
+        };
+        let mut bytes = frame.json().len();
+        sink.feed(frame);
+        for _ in 1..BATCH_FRAMES {
+            if bytes >= BATCH_BYTES {
+                break;
+            }
+            let frame = match rx.try_recv() {
+                Ok(Out::Frame(frame)) => frame,
+                Ok(Out::Make(make)) => make(),
+                Ok(Out::Close) => {
+                    closing = true;
+                    break;
+                }
+                Err(_) => break,
+            };
+            bytes += frame.json().len();
+            sink.feed(frame);
+        }
+        if !matches!(timeout(write_timeout, sink.flush()).await, Ok(Ok(()))) {
+            return;
+        }
+    }
+    let _ = timeout(write_timeout, sink.close()).await;
+}

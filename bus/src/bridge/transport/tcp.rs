@@ -1,0 +1,179 @@
+//! The TCP bridge's framing: four bytes of big-endian length, then that
+//! many bytes of UTF-8 JSON, one object per frame, over any byte stream (a
+//! TCP socket, TLS over one). Reading is cancel-safe (what arrived stays in
+//! the reader's buffer), and a frame over the limit is skipped as it
+//! arrives, never held.
+
+use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::bridge::transport::{Read, Sink, Source};
+use crate::bridge::vocab::Outgoing;
+
+/// How many bytes of a skipped frame are read at a time.
+const SKIP_CHUNK: usize = 64 * 1024;
+
+/// Reads frames off a connection, at most `max` bytes each.
+pub(crate) struct FrameReader {
+    buf: BytesMut,
+    max: usize,
+    /// Bytes of a frame over the limit still to be passed over.
+    skip: usize,
+}
+
+impl FrameReader {
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            buf: BytesMut::with_capacity(4096.min(max + 4)),
+            max,
+            skip: 0,
+        }
+    }
+
+    /// The next frame. Cancel-safe.
+    pub(crate) async fn next<R: AsyncRead + Unpin>(&mut self, rd: &mut R) -> std::io::Result<Read> {
+        loop {
+            if self.skip > 0 {
+                let n = self.skip.min(self.buf.len());
+                self.buf.advance(n);
+                self.skip -= n;
+                if self.skip > 0 {
+                    self.buf.reserve(SKIP_CHUNK.min(self.skip));
+                    if rd.read_buf(&mut self.buf).await? == 0 {
+                        return Ok(Read::Closed);
+                    }
+                    continue;
+                }
+            }
+            if let Some(head) = self.buf.get(..4) {
+                let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+                if len > self.max {
+                    self.skip = 4 + len;
+                    return Ok(Read::Skipped(len));
+                }
+                if self.buf.len() >= 4 + len {
+                    self.buf.advance(4);
+                    return Ok(Read::Frame(self.buf.split_to(len).freeze()));
+                }
+                self.buf.reserve(4 + len - self.buf.len());
+            } else {
+                self.buf.reserve(4);
+            }
+            if rd.read_buf(&mut self.buf).await? == 0 {
+                return Ok(Read::Closed);
+            }
+        }
+    }
+}
+
+/// The reading side of a framed connection.
+pub(crate) struct TcpSource<R> {
+    reader: FrameReader,
+    rd: R,
+}
+
+/// The writing side of a framed connection.
+pub(crate) struct TcpSink<W> {
+    wr: W,
+    /// The frames fed since the last flush, each with its length.
+    queued: Vec<u8>,
+}
+
+/// A TCP connection as a frame source and sink.
+pub(crate) fn tcp(
+    stream: TcpStream,
+    max_frame: usize,
+) -> (TcpSource<OwnedReadHalf>, TcpSink<OwnedWriteHalf>) {
+    let _ = stream.set_nodelay(true);
+    let (rd, wr) = stream.into_split();
+    halves(rd, wr, max_frame)
+}
+
+fn halves<R, W>(rd: R, wr: W, max_frame: usize) -> (TcpSource<R>, TcpSink<W>) {
+    (
+        TcpSource {
+            reader: FrameReader::new(max_frame),
+            rd,
+        },
+        TcpSink {
+            wr,
+            queued: Vec::new(),
+        },
+    )
+}
+
+impl<R: AsyncRead + Unpin + Send> Source for TcpSource<R> {
+    async fn next(&mut self) -> Read {
+        match self.reader.next(&mut self.rd).await {
+            Ok(read) => read,
+            Err(_) => Read::Closed,
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> Sink for TcpSink<W> {
+    fn feed(&mut self, frame: Outgoing) {
+        if self.queued.is_empty() {
+            self.queued = frame.into_tcp();
+        } else {
+            self.queued.extend_from_slice(&frame.into_tcp());
+        }
+    }
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        let written = self.wr.write_all(&self.queued).await;
+        self.queued.clear();
+        written?;
+        self.wr.flush().await
+    }
+
+    async fn close(&mut self) {
+        let _ = self.wr.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn frames_in_pieces_and_over_the_limit_skipped() {
+        let mut bytes = Outgoing::of(&json!({"type": "ping"})).into_tcp();
+        bytes.extend(Outgoing::of(&json!({"type": "send", "address": "a"})).into_tcp());
+        bytes.extend_from_slice(&100u32.to_be_bytes());
+        bytes.extend_from_slice(&[b'x'; 100]);
+        bytes.extend(Outgoing::of(&json!({"type": "after"})).into_tcp());
+        let mut reader = FrameReader::new(64);
+        let mut input = &bytes[..];
+        let mut frames = Vec::new();
+        loop {
+            match reader.next(&mut input).await.unwrap() {
+                Read::Frame(f) => frames.push(serde_json::from_slice::<Value>(&f).unwrap()),
+                Read::Skipped(n) => {
+                    assert_eq!(n, 100);
+                    frames.push(json!("skipped"));
+                }
+                Read::TooLarge(_) => panic!("a TCP frame is skipped"),
+                Read::Closed => break,
+            }
+        }
+        assert_eq!(
+            frames,
+            [
+                json!({"type": "ping"}),
+                json!({"type": "send", "address": "a"}),
+                json!("skipped"),
+                json!({"type": "after"}),
+            ]
+        );
+        let mut cut = &Outgoing::of(&json!({"type": "ping"})).into_tcp()[..5];
+        assert!(matches!(
+            FrameReader::new(64).next(&mut cut).await.unwrap(),
+            Read::Closed
+        ));
+    }
+}
