@@ -53,6 +53,10 @@ bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
   --rounds N    codecbus then Vert.x, N times; the summary takes the
                 median of the rounds (default 1)
   --only NAME   codecbus or vertx alone
+  --slow LIST   clients that send 1 MB requests and never read, for the
+                memory figure under load: a run per count in the
+                comma-separated list (default none; the README's: 1,100)
+  --slow-seconds S  how long each of those runs lasts (default 6)
 ";
 
 /// One line of an order.
@@ -92,6 +96,8 @@ struct Args {
     idle: usize,
     rounds: usize,
     only: Option<String>,
+    slow: Vec<usize>,
+    slow_seconds: f64,
 }
 
 fn args() -> Args {
@@ -104,6 +110,8 @@ fn args() -> Args {
         idle: 200,
         rounds: 1,
         only: None,
+        slow: Vec::new(),
+        slow_seconds: 6.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -128,6 +136,17 @@ fn args() -> Args {
             "--idle" => a.idle = number() as usize,
             "--rounds" => a.rounds = number().max(1.0) as usize,
             "--only" if value == "codecbus" || value == "vertx" => a.only = Some(value),
+            "--slow" => {
+                a.slow = value
+                    .split(',')
+                    .map(|n| {
+                        n.trim().parse().unwrap_or_else(|_| {
+                            fail(&format!("--slow {value}: not a list of counts"))
+                        })
+                    })
+                    .collect();
+            }
+            "--slow-seconds" => a.slow_seconds = number(),
             _ => fail(&format!("unknown flag {flag} {value}")),
         }
     }
@@ -234,6 +253,15 @@ fn serve_codecbus() {
         let options = BridgeOptions::new()
             .inbound(PermittedOptions::new().address("echo"))
             .max_connections(100_000);
+        // `CODECBUS_BRIDGE_BUDGET_MIB`: the bridge's budget, to see how
+        // the memory under load follows it.
+        let options = match std::env::var("CODECBUS_BRIDGE_BUDGET_MIB")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        {
+            Some(mib) => options.bridge_budget(mib << 20),
+            None => options,
+        };
         let server = Bridge::new(&bus, options)
             .expect("bridge options")
             .listen("127.0.0.1:0")
@@ -579,6 +607,114 @@ async fn idle_memory(server: &Server, n: usize, java: bool) -> Idle {
     }
 }
 
+/// What clients that send and never read cost a server.
+struct Slow {
+    /// The highest resident size above the one before they came, in KiB.
+    peak_kib: u64,
+    /// How many requests the server took from them (their frames written
+    /// whole into the socket).
+    requests: u64,
+    /// A reading connection's round trips meanwhile: p99 before the slow
+    /// clients came, and while they send.
+    p99: (Duration, Duration),
+    /// Whether the server still answers once they are gone.
+    alive: bool,
+}
+
+/// `n` clients each sending 1 MB echo requests for `seconds` and reading
+/// nothing (a small receive buffer, so that the kernel holds little for
+/// them), the server's resident size sampled throughout; a reading
+/// connection measures its round trips before and meanwhile.
+async fn slow_readers(server: &Server, n: usize, seconds: f64) -> Slow {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    let small = serde_json::json!({"id": 1});
+    let small_frame = request_frame(&small);
+    let (_, idle_p99) = round_trips(server, &small, &small_frame, 500).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = rss_kib(server.pid());
+    let big = serde_json::json!({"data": "x".repeat(1_000_000)});
+    let frame = Arc::new(request_frame(&big));
+    let stop = Arc::new(AtomicBool::new(false));
+    let requests = Arc::new(AtomicU64::new(0));
+    let mut clients = Vec::with_capacity(n);
+    for _ in 0..n {
+        let socket =
+            tokio::net::TcpSocket::new_v4().unwrap_or_else(|e| fail(&format!("a socket: {e}")));
+        let _ = socket.set_recv_buffer_size(16 * 1024);
+        let stream = socket
+            .connect(std::net::SocketAddr::from(([127, 0, 0, 1], server.port)))
+            .await
+            .unwrap_or_else(|e| fail(&format!("connect to {}: {e}", server.name)));
+        let (frame, stop, requests) =
+            (Arc::clone(&frame), Arc::clone(&stop), Arc::clone(&requests));
+        clients.push(tokio::spawn(async move {
+            let mut stream = stream;
+            // Written a piece at a time, so that a stalled write never
+            // leaves half a frame behind a new one.
+            let mut at = 0;
+            while !stop.load(Ordering::Relaxed) {
+                match tokio::time::timeout(Duration::from_millis(200), stream.write(&frame[at..]))
+                    .await
+                {
+                    Ok(Ok(0) | Err(_)) => break,
+                    Ok(Ok(n)) => {
+                        at += n;
+                        if at == frame.len() {
+                            at = 0;
+                            requests.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    // Held back: the server reads no more; try again.
+                    Err(_) => {}
+                }
+            }
+            stream
+        }));
+    }
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut peak = before;
+    let mut p99 = Duration::ZERO;
+    let mut measured = false;
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        peak = peak.max(rss_kib(server.pid()));
+        if !measured && Instant::now() + Duration::from_secs_f64(seconds / 2.0) > deadline {
+            // Halfway: the slow clients have filled what they may.
+            p99 = tokio::time::timeout(
+                Duration::from_secs(30),
+                round_trips(server, &small, &small_frame, 500),
+            )
+            .await
+            .map_or(Duration::MAX, |(_, p99)| p99);
+            measured = true;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut streams = Vec::new();
+    for client in clients {
+        if let Ok(stream) = client.await {
+            streams.push(stream);
+        }
+    }
+    peak = peak.max(rss_kib(server.pid()));
+    drop(streams);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let alive = tokio::time::timeout(
+        Duration::from_secs(30),
+        round_trips(server, &small, &small_frame, 10),
+    )
+    .await
+    .is_ok();
+    Slow {
+        peak_kib: peak.saturating_sub(before),
+        requests: requests.load(Ordering::Relaxed),
+        p99: (idle_p99, p99),
+        alive,
+    }
+}
+
 /// The body as the client writes it: the JSON of its named layout.
 fn json_body(body: &Order) -> serde_json::Value {
     let lines: Vec<serde_json::Value> = body
@@ -723,6 +859,29 @@ fn main() {
                 a.idle,
                 idle.rss / 1024.0,
             );
+        }
+        for &n in &a.slow {
+            for server in &servers {
+                let slow = slow_readers(server, n, a.slow_seconds).await;
+                let meanwhile = if slow.p99.1 == Duration::MAX {
+                    "no answer within 30 s meanwhile".to_string()
+                } else {
+                    format!(
+                        "{:.1?} meanwhile ({:.2}x)",
+                        slow.p99.1,
+                        slow.p99.1.as_secs_f64() / slow.p99.0.as_secs_f64()
+                    )
+                };
+                println!(
+                    "{}: {n} clients sending 1 MB requests without reading for {} s: resident size at most {:.1} MiB above idle, {} requests taken; another connection's p99 {:.1?} idle, {meanwhile}{}",
+                    server.name,
+                    a.slow_seconds,
+                    slow.peak_kib as f64 / 1024.0,
+                    slow.requests,
+                    slow.p99.0,
+                    if slow.alive { "" } else { "; the server no longer answers" },
+                );
+            }
         }
     });
     drop(runtime);

@@ -1401,3 +1401,98 @@ async fn a_long_reply_address_is_refused_on_both_transports() {
     assert_eq!(peer.expect().await["body"], 3);
     server.shutdown().await;
 }
+
+/// A client that sends and does not read holds at most its connection's
+/// budget of the bridge: past it the bridge reads nothing more from it
+/// (its writes then block, TCP's own back-pressure), while another
+/// connection's round trips go on; once it reads, every request is
+/// answered, none lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_does_not_read_holds_only_its_budget() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    const BODY: usize = 64 * 1024;
+    const SENT: usize = 2000;
+    let bus = EventBus::new();
+    let taken = Arc::new(AtomicUsize::new(0));
+    let _echo = bus.consumer("echo", {
+        let taken = Arc::clone(&taken);
+        move |m: Message<JsValue>| {
+            taken.fetch_add(1, Ordering::Relaxed);
+            async move { m.reply(m.body().clone()) }
+        }
+    });
+    let options = BridgeOptions::new()
+        .inbound(PermittedOptions::new().address("echo"))
+        .connection_budget(1024 * 1024)
+        .write_timeout(Duration::from_secs(30));
+    let server = serve(&bus, options).await;
+    let addr = server.local_addr();
+
+    // The slow client: a small receive buffer, so that what the kernel
+    // holds for it is small beside what it sends.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(16 * 1024).unwrap();
+    let slow = socket.connect(addr).await.unwrap();
+    let (mut slow_rd, mut slow_wr) = slow.into_split();
+    let frame = runner::frame(
+        json!({"type": "send", "address": "echo", "replyAddress": "r",
+               "body": {"data": "x".repeat(BODY)}})
+        .to_string()
+        .as_bytes(),
+    );
+    let writer = tokio::spawn(async move {
+        for _ in 0..SENT {
+            if slow_wr.write_all(&frame).await.is_err() {
+                break;
+            }
+        }
+        slow_wr
+    });
+    // Until the bridge stops taking its requests.
+    let mut last = usize::MAX;
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let now = taken.load(Ordering::Relaxed);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    assert!(
+        !writer.is_finished(),
+        "the slow client's writes are held back"
+    );
+    // The budget (1 MiB: 16 requests and their answers) and what the
+    // sockets' buffers hold between the two (a few MiB on loopback).
+    assert!(last < 300, "{last} requests of {SENT} taken");
+    eprintln!("held back after {last} requests of {SENT}");
+
+    // Another connection goes on meanwhile.
+    let round_trip = with_client(addr.port(), |c| {
+        c.send(&json!({"type": "send", "address": "echo", "replyAddress": "q", "body": 1}));
+        c.expect()
+    })
+    .await;
+    assert_eq!(round_trip["body"], 1, "{round_trip}");
+
+    // The slow client reads: every request is answered.
+    let mut answered = 0;
+    let mut len = [0u8; 4];
+    let mut buf = Vec::new();
+    while answered < SENT {
+        tokio::time::timeout(Duration::from_secs(30), slow_rd.read_exact(&mut len))
+            .await
+            .expect("answers keep coming")
+            .unwrap();
+        buf.resize(u32::from_be_bytes(len) as usize, 0);
+        slow_rd.read_exact(&mut buf).await.unwrap();
+        answered += 1;
+    }
+    let _slow_wr = writer.await.unwrap();
+    // And the other connection's one.
+    assert_eq!(taken.load(Ordering::Relaxed), SENT + 1);
+    server.shutdown().await;
+}

@@ -40,9 +40,12 @@ use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::base::reply::{Failure, Outcome, Turn};
 use crate::bridge::answer::{Answer, Answered, Reply};
+use crate::bridge::budget::{Budget, Charge, Pool};
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::json::{decode_as, encode_json};
-use crate::bridge::options::{DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING_REPLIES};
+use crate::bridge::options::{
+    DEFAULT_CONNECTION_BUDGET, DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING_REPLIES,
+};
 use crate::bridge::peer::{Out, Peer, PeerLimits};
 use crate::bridge::transport::{Read, Source as _, tcp};
 use crate::bridge::vocab::{self, Dialect, Incoming, Member};
@@ -100,6 +103,7 @@ pub struct BridgeClientOptions {
     max_reconnect_delay: Duration,
     max_frame: usize,
     max_pending: usize,
+    budget: usize,
 }
 
 impl Default for BridgeClientOptions {
@@ -120,6 +124,7 @@ impl BridgeClientOptions {
             max_reconnect_delay: DEFAULT_MAX_RECONNECT_DELAY,
             max_frame: DEFAULT_MAX_FRAME,
             max_pending: DEFAULT_MAX_PENDING_REPLIES,
+            budget: DEFAULT_CONNECTION_BUDGET,
         }
     }
 
@@ -178,6 +183,16 @@ impl BridgeClientOptions {
     #[must_use]
     pub fn max_pending_replies(mut self, n: usize) -> Self {
         self.max_pending = n;
+        self
+    }
+    /// How many bytes the connection may hold: frames waiting to be
+    /// written to the bridge, and the bridge's requests on their way
+    /// through this client's bus until answered. Over it, the client reads
+    /// nothing more from the bridge until what it holds drains. Default
+    /// [`DEFAULT_CONNECTION_BUDGET`](crate::bridge::DEFAULT_CONNECTION_BUDGET).
+    #[must_use]
+    pub fn budget(mut self, bytes: usize) -> Self {
+        self.budget = bytes;
         self
     }
 }
@@ -814,8 +829,10 @@ async fn serve(
             answer_wait: inner.bus.default_timeout(),
             write_timeout: inner.options.ping_timeout,
         },
+        Budget::new(inner.options.budget, &Pool::new(usize::MAX)),
         None,
     );
+    let budget = Arc::clone(&link.budget);
     // The registrations go first on the new connection; a consumer made
     // from here on sends its own (under the same lock, none is missed).
     let addresses: Vec<String> = {
@@ -833,11 +850,21 @@ async fn serve(
     ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
     ping.tick().await;
     let mut heard = Instant::now();
+    // The bytes of the next frame, when they did not fit in the budget.
+    let mut waiting: Option<usize> = None;
     let stopped = loop {
+        // Over its budget, the connection reads nothing more until what it
+        // holds drains.
+        let full = waiting.is_some() || budget.over();
         let read = tokio::select! {
             biased;
             _ = stop.changed() => break true,
             _ = &mut writer => break false,
+            () = budget.room_for(waiting.unwrap_or(0)), if full => {
+                waiting = None;
+                heard = Instant::now();
+                continue;
+            }
             _ = ping.tick() => {
                 if heard.elapsed() > inner.options.ping_timeout {
                     tracing::debug!(peer = inner.peer, "the Vert.x bridge fell silent");
@@ -848,13 +875,14 @@ async fn serve(
                 }
                 continue;
             }
-            read = source.next() => read,
+            read = source.next(&budget), if !full => read,
         };
         match read {
-            Read::Frame(bytes) => {
+            Read::Frame(bytes, charge) => {
                 heard = Instant::now();
-                handle(inner, &link, &bytes).await;
+                handle(inner, &link, &bytes, charge).await;
             }
+            Read::Wait(len) => waiting = Some(len),
             Read::Skipped(len) => {
                 heard = Instant::now();
                 tracing::warn!(
@@ -889,8 +917,9 @@ async fn serve(
     stopped
 }
 
-/// Handles one frame from the bridge.
-async fn handle(inner: &Arc<Inner>, link: &Arc<Peer>, bytes: &[u8]) {
+/// Handles one frame from the bridge, whose bytes `charge` holds (kept by
+/// a request until it is answered).
+async fn handle(inner: &Arc<Inner>, link: &Arc<Peer>, bytes: &[u8], charge: Charge) {
     let Ok(frame) = Incoming::parse(bytes) else {
         tracing::warn!(
             peer = inner.peer,
@@ -907,7 +936,7 @@ async fn handle(inner: &Arc<Inner>, link: &Arc<Peer>, bytes: &[u8]) {
                 link.answer(&address, answer);
             }
         }
-        "message" => deliver(inner, link, &frame, &address).await,
+        "message" => deliver(inner, link, &frame, &address, charge).await,
         "err" => {
             let message = Member::of(frame.message).text().unwrap_or_default();
             tracing::warn!(
@@ -929,7 +958,13 @@ async fn handle(inner: &Arc<Inner>, link: &Arc<Peer>, bytes: &[u8]) {
 
 /// A message at a registered address, into the bus: published, sent, or
 /// requested with its answer written back to its `replyAddress`.
-async fn deliver(inner: &Arc<Inner>, link: &Arc<Peer>, frame: &Incoming<'_>, address: &str) {
+async fn deliver(
+    inner: &Arc<Inner>,
+    link: &Arc<Peer>,
+    frame: &Incoming<'_>,
+    address: &str,
+    charge: Charge,
+) {
     let reply_address = Member::of(frame.reply_address).text();
     let published = matches!(Member::of(frame.send), Member::Other("false"));
     let headers = frame.headers().unwrap_or_else(|_| Headers::new());
@@ -989,5 +1024,5 @@ async fn deliver(inner: &Arc<Inner>, link: &Arc<Peer>, frame: &Incoming<'_>, add
     };
     let address: Arc<str> = Arc::from(address);
     let request = decoded.request(bus.clone(), Arc::clone(&address), options);
-    tokio::spawn(link.answer_request(request, reply_address.into_owned(), address));
+    tokio::spawn(link.answer_request(request, reply_address.into_owned(), address, charge));
 }

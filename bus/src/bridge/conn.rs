@@ -32,6 +32,7 @@ use crate::api::consumer::MessageConsumer;
 use crate::base::error::NO_FAILURE_CODE;
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
+use crate::bridge::budget::{Budget, Charge, Pool};
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
 use crate::bridge::options::{BridgeOptions, Limits};
@@ -49,6 +50,8 @@ pub(crate) struct Shared {
     /// `JsValue`, for addresses that declare no type.
     json: [Arc<dyn Carry>; 1],
     pub(crate) limits: Limits,
+    /// The bytes all the bridge's connections hold.
+    pool: Arc<Pool>,
     next_connection: AtomicU64,
     /// The JSON Schemas of the typed addresses' bodies, as served.
     pub(crate) schemas: String,
@@ -64,6 +67,7 @@ impl Shared {
             types: options.types,
             json: [Arc::new(Typed::<JsValue, JsValue>::new())],
             limits: options.limits,
+            pool: Pool::new(options.limits.bridge_budget),
             next_connection: AtomicU64::new(1),
             schemas,
         })
@@ -168,8 +172,9 @@ struct Conn {
 }
 
 impl Conn {
-    /// Handles one frame; `false` when the connection is to close.
-    async fn handle(&mut self, bytes: &[u8]) -> bool {
+    /// Handles one frame, whose bytes `charge` holds (kept by a request
+    /// until it is answered); `false` when the connection is to close.
+    async fn handle(&mut self, bytes: &[u8], charge: Charge) -> bool {
         let frame = match Incoming::parse(bytes) {
             Ok(frame) => frame,
             Err(Malformed::NotAnObject) => {
@@ -219,14 +224,14 @@ impl Conn {
             return self.peer.err("invalid_reply_address").await;
         }
         match kind {
-            "send" => self.send(&frame, &address).await,
+            "send" => self.send(&frame, &address, charge).await,
             "publish" => self.publish(&frame, &address).await,
             "register" => self.register(address.into_owned()).await,
             _ => self.unregister(&address).await,
         }
     }
 
-    async fn send(&mut self, frame: &Incoming<'_>, address: &str) -> bool {
+    async fn send(&mut self, frame: &Incoming<'_>, address: &str, charge: Charge) -> bool {
         let headers = match frame.headers() {
             Ok(headers) => headers,
             Err(why) => {
@@ -287,9 +292,9 @@ impl Conn {
         }
         let address: Arc<str> = Arc::from(address);
         let request = decoded.request(shared.bus.clone(), Arc::clone(&address), options);
-        let request = self
-            .peer
-            .answer_request(request, reply_address.into_owned(), address);
+        let request =
+            self.peer
+                .answer_request(request, reply_address.into_owned(), address, charge);
         // Without tokio's budget: the request is delivered in its first
         // poll, here, before the next frame is read.
         let mut request: Request = Box::pin(tokio::task::coop::unconstrained(request));
@@ -386,6 +391,7 @@ pub(crate) async fn serve<S: Source, W: Sink>(
             answer_wait: limits.reply_timeout,
             write_timeout: limits.write_timeout,
         },
+        Budget::new(limits.connection_budget, &shared.pool),
         Some(Arc::clone(&shared.outbound)),
     );
     let mut conn = Conn {
@@ -394,26 +400,38 @@ pub(crate) async fn serve<S: Source, W: Sink>(
         registrations: HashMap::new(),
         requests: FuturesUnordered::new(),
     };
+    let budget = Arc::clone(&conn.peer.budget);
     let mut deadline = Instant::now() + limits.idle_timeout;
+    // The bytes of the next frame, when they did not fit in the budget.
+    let mut waiting: Option<usize> = None;
     loop {
+        // Over its budget, the connection reads nothing more until what it
+        // holds drains; its silence then is not the client's.
+        let full = waiting.is_some() || budget.over();
         let read = tokio::select! {
             biased;
             _ = &mut writer => break,
             _ = stop.changed() => break,
             Some(()) = conn.requests.next(), if !conn.requests.is_empty() => continue,
-            () = sleep_until(deadline) => {
+            () = budget.room_for(waiting.unwrap_or(0)), if full => {
+                waiting = None;
+                deadline = Instant::now() + limits.idle_timeout;
+                continue;
+            }
+            () = sleep_until(deadline), if !full => {
                 tracing::debug!(connection = id, "bridge connection idle: closed");
                 break;
             }
-            read = source.next() => read,
+            read = source.next(&budget), if !full => read,
         };
         match read {
-            Read::Frame(bytes) => {
+            Read::Frame(bytes, charge) => {
                 deadline = Instant::now() + limits.idle_timeout;
-                if !conn.handle(&bytes).await {
+                if !conn.handle(&bytes, charge).await {
                     break;
                 }
             }
+            Read::Wait(len) => waiting = Some(len),
             Read::Skipped(len) => {
                 deadline = Instant::now() + limits.idle_timeout;
                 let why = too_large(len, limits.max_frame);

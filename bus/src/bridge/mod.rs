@@ -109,6 +109,7 @@
 #![cfg_attr(docsrs, doc(cfg(feature = "bridge")))]
 
 mod answer;
+mod budget;
 mod carry;
 mod client;
 mod conn;
@@ -157,9 +158,10 @@ pub use self::client::{
 };
 pub use self::error::BridgeError;
 pub use self::options::{
-    BridgeOptions, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_ADDRESS_LENGTH, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING_REPLIES, DEFAULT_MAX_REGISTRATIONS,
-    DEFAULT_REPLY_TIMEOUT, DEFAULT_WRITE_TIMEOUT,
+    BridgeOptions, DEFAULT_BRIDGE_BUDGET, DEFAULT_CONNECTION_BUDGET, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_ADDRESS_LENGTH, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_FRAME,
+    DEFAULT_MAX_PENDING_REPLIES, DEFAULT_MAX_REGISTRATIONS, DEFAULT_REPLY_TIMEOUT,
+    DEFAULT_WRITE_TIMEOUT,
 };
 pub use self::permit::PermittedOptions;
 pub use self::server::{Bridge, BridgeServer};

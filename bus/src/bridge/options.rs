@@ -35,6 +35,12 @@ pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long writing to a client may stall before its connection is
 /// closed, unless set otherwise.
 pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many bytes one connection may hold unless set otherwise: 16 MiB
+/// (sixteen 1 MiB bodies on their way).
+pub const DEFAULT_CONNECTION_BUDGET: usize = 16 * 1024 * 1024;
+/// How many bytes all the connections of a bridge may hold unless set
+/// otherwise: 256 MiB.
+pub const DEFAULT_BRIDGE_BUDGET: usize = 256 * 1024 * 1024;
 
 /// The limits of a bridge and its connections, copied into each.
 #[derive(Clone, Copy, Debug)]
@@ -47,6 +53,8 @@ pub(crate) struct Limits {
     pub(crate) idle_timeout: Duration,
     pub(crate) reply_timeout: Duration,
     pub(crate) write_timeout: Duration,
+    pub(crate) connection_budget: usize,
+    pub(crate) bridge_budget: usize,
 }
 
 /// The options of a bridge: what may come in from clients (`inbound`:
@@ -119,6 +127,8 @@ impl BridgeOptions {
                 idle_timeout: DEFAULT_IDLE_TIMEOUT,
                 reply_timeout: DEFAULT_REPLY_TIMEOUT,
                 write_timeout: DEFAULT_WRITE_TIMEOUT,
+                connection_budget: DEFAULT_CONNECTION_BUDGET,
+                bridge_budget: DEFAULT_BRIDGE_BUDGET,
             },
         }
     }
@@ -241,6 +251,33 @@ impl BridgeOptions {
     #[must_use]
     pub fn write_timeout(mut self, timeout: Duration) -> Self {
         self.limits.write_timeout = timeout;
+        self
+    }
+
+    /// How many bytes one connection may hold: its frames waiting to be
+    /// written, and the client's requests on their way through the bus
+    /// (counted by their frames until their answers are written). Over it,
+    /// the bridge reads nothing more from the client until what it holds
+    /// drains (TCP's own back-pressure then reaches the client), and
+    /// messages for the client wait in its registrations' queues: a client
+    /// that does not read slows only itself, and is closed after the write
+    /// timeout. A frame is always taken whole, so a connection may pass
+    /// its budget by one frame and its answer. Default
+    /// [`DEFAULT_CONNECTION_BUDGET`].
+    #[must_use]
+    pub fn connection_budget(mut self, bytes: usize) -> Self {
+        self.limits.connection_budget = bytes;
+        self
+    }
+
+    /// How many bytes all the bridge's connections (on every transport it
+    /// serves) may hold together. Over it, each connection holding more
+    /// than its first 256 KiB waits as over its own budget, so connections
+    /// in good health go on while others fill the bridge. Default
+    /// [`DEFAULT_BRIDGE_BUDGET`].
+    #[must_use]
+    pub fn bridge_budget(mut self, bytes: usize) -> Self {
+        self.limits.bridge_budget = bytes;
         self
     }
 }

@@ -20,6 +20,7 @@ use tokio::time::timeout;
 use crate::api::message::Message;
 use crate::base::error::{NO_FAILURE_CODE, RequestError};
 use crate::bridge::answer::{Answer, Answered, Boxed, Replier, Reply};
+use crate::bridge::budget::{Budget, Charge};
 use crate::bridge::json::encode_json;
 use crate::bridge::permit::Permits;
 use crate::bridge::transport::Sink;
@@ -45,6 +46,16 @@ pub(crate) enum Out {
     Close,
 }
 
+impl Out {
+    /// The bytes of the frame, when it is made already.
+    fn len(&self) -> usize {
+        match self {
+            Out::Frame(frame) => frame.json().len(),
+            Out::Make(_) | Out::Close => 0,
+        }
+    }
+}
+
 /// The limits a peer keeps.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PeerLimits {
@@ -61,7 +72,10 @@ pub(crate) struct PeerLimits {
 pub(crate) struct Peer {
     pub(crate) dialect: Dialect,
     limits: PeerLimits,
-    outbox: mpsc::Sender<Out>,
+    /// What this connection holds, in bytes: its frames waiting to be
+    /// written and the other end's requests not answered yet.
+    pub(crate) budget: Arc<Budget>,
+    outbox: mpsc::Sender<(Out, Charge)>,
     /// The reply addresses given to the other end, each with the answer
     /// awaited there.
     pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
@@ -82,6 +96,7 @@ impl Peer {
         dialect: Dialect,
         sink: W,
         limits: PeerLimits,
+        budget: Arc<Budget>,
         outbound: Option<Arc<Permits>>,
     ) -> (Arc<Self>, Writer) {
         let (outbox, rx) = mpsc::channel(OUTBOX);
@@ -89,6 +104,7 @@ impl Peer {
         let peer = Arc::new(Self {
             dialect,
             limits,
+            budget,
             outbox,
             pending: Mutex::new(HashMap::new()),
             next_reply: AtomicU64::new(1),
@@ -98,21 +114,26 @@ impl Peer {
         (peer, writer)
     }
 
-    /// Queues `frame` for the other end; `false` once the connection is
-    /// closing.
+    /// Queues `frame` for the other end, its bytes held against the
+    /// budget until written; `false` once the connection is closing.
     pub(crate) async fn write(&self, frame: Outgoing) -> bool {
-        self.send(Out::Frame(frame)).await
+        self.send(Out::Frame(frame), self.budget.charge(0)).await
     }
 
-    /// Queues `out` for the writer; `false` once the connection is
+    /// Queues `out` for the writer, with `charge` (what it held so far:
+    /// a request's bytes, for its answer), made to cover the frame's bytes
+    /// and let go once it is written; `false` once the connection is
     /// closing.
-    pub(crate) async fn send(&self, out: Out) -> bool {
-        self.outbox.send(out).await.is_ok()
+    pub(crate) async fn send(&self, out: Out, mut charge: Charge) -> bool {
+        charge.cover(out.len());
+        self.outbox.send((out, charge)).await.is_ok()
     }
 
     /// Queues `out` if there is room now; `false` otherwise.
     pub(crate) fn try_send(&self, out: Out) -> bool {
-        self.outbox.try_send(out).is_ok()
+        let mut charge = self.budget.charge(0);
+        charge.cover(out.len());
+        self.outbox.try_send((out, charge)).is_ok()
     }
 
     /// Queues an `err` frame saying `message`; `false` once the
@@ -133,7 +154,8 @@ impl Peer {
     pub(crate) async fn close(&self, mut writer: Writer) {
         let wait = self.limits.write_timeout;
         if !writer.is_finished() {
-            let closing = timeout(wait, self.outbox.send(Out::Close)).await;
+            let closing =
+                timeout(wait, self.outbox.send((Out::Close, self.budget.charge(0)))).await;
             if !matches!(closing, Ok(Ok(()))) || timeout(wait, &mut writer).await.is_err() {
                 writer.abort();
             }
@@ -141,9 +163,11 @@ impl Peer {
         self.forget_all();
     }
 
-    /// Every answer awaited fails at once (`Gone`).
+    /// Every answer awaited fails at once (`Gone`), and what waits for
+    /// room in the budget goes on.
     pub(crate) fn forget_all(&self) {
         self.pending().clear();
+        self.budget.close();
     }
 
     fn pending(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
@@ -239,7 +263,7 @@ impl Peer {
             }
             Answered::Next { at, next } => {
                 let out = self.answer_out(at, Arc::from(address), next.await);
-                self.send(out).await;
+                self.send(out, self.budget.charge(0)).await;
             }
         }
     }
@@ -277,17 +301,19 @@ impl Peer {
     }
 
     /// The other end's request to `address` (`request`, its way through
-    /// the bus), answered at its `reply_address` when it completes.
+    /// the bus), answered at its `reply_address` when it completes; its
+    /// bytes (`charge`) are held until its answer is written.
     pub(crate) fn answer_request(
         self: &Arc<Self>,
         request: Boxed<'static, Result<Reply, RequestError>>,
         reply_address: String,
         address: Arc<str>,
+        charge: Charge,
     ) -> impl Future<Output = ()> + Send + 'static {
         let peer = Arc::clone(self);
         async move {
             let answered = peer.answer_out(reply_address, address, request.await);
-            peer.send(answered).await;
+            peer.send(answered, charge).await;
         }
     }
 
@@ -300,6 +326,9 @@ impl Peer {
         T: MessageType + Send + Sync + 'static,
         R: MessageType + Send + Sync + 'static,
     {
+        // A connection over its budget takes no more from the bus until it
+        // drains: the consumer waits here, and its queue holds the rest.
+        self.budget.room().await;
         let address = m.address().to_string();
         let body = match encode_json(m.body()) {
             Ok(body) => body,
@@ -370,9 +399,15 @@ fn nonce() -> u64 {
 
 /// Writes a connection's frames until it closes, stalls or fails; beats
 /// when the transport does and nothing was written for a while. The frames
-/// waiting when one is taken are written with it, in one flush.
-async fn write_all<W: Sink>(mut sink: W, mut rx: mpsc::Receiver<Out>, write_timeout: Duration) {
+/// waiting when one is taken are written with it, in one flush; their
+/// bytes are let go once it is done.
+async fn write_all<W: Sink>(
+    mut sink: W,
+    mut rx: mpsc::Receiver<(Out, Charge)>,
+    write_timeout: Duration,
+) {
     let mut closing = false;
+    let mut written: Vec<Charge> = Vec::with_capacity(BATCH_FRAMES);
     while !closing {
         let out = match sink.heartbeat() {
             Some(every) => match timeout(every, rx.recv()).await {
@@ -386,31 +421,34 @@ async fn write_all<W: Sink>(mut sink: W, mut rx: mpsc::Receiver<Out>, write_time
             },
             None => rx.recv().await,
         };
-        let frame = match out {
-            Some(Out::Frame(frame)) => frame,
-            Some(Out::Make(make)) => make(),
-            Some(Out::Close) | None => break,
-        };
-        let mut bytes = frame.json().len();
-        sink.feed(frame);
-        for _ in 1..BATCH_FRAMES {
-            if bytes >= BATCH_BYTES {
-                break;
-            }
-            let frame = match rx.try_recv() {
-                Ok(Out::Frame(frame)) => frame,
-                Ok(Out::Make(make)) => make(),
-                Ok(Out::Close) => {
+        let Some(first) = out else { break };
+        let mut bytes = 0;
+        let mut next = Some(first);
+        while let Some((out, mut charge)) = next.take() {
+            let frame = match out {
+                Out::Frame(frame) => frame,
+                Out::Make(make) => {
+                    let frame = make();
+                    charge.cover(frame.json().len());
+                    frame
+                }
+                Out::Close => {
                     closing = true;
                     break;
                 }
-                Err(_) => break,
             };
             bytes += frame.json().len();
             sink.feed(frame);
+            written.push(charge);
+            if written.len() < BATCH_FRAMES && bytes < BATCH_BYTES {
+                next = rx.try_recv().ok();
+            }
         }
-        if !matches!(timeout(write_timeout, sink.flush()).await, Ok(Ok(()))) {
-            return;
+        if !written.is_empty() {
+            if !matches!(timeout(write_timeout, sink.flush()).await, Ok(Ok(()))) {
+                return;
+            }
+            written.clear();
         }
     }
     let _ = timeout(write_timeout, sink.close()).await;

@@ -143,6 +143,7 @@ impl Bridge {
 /// A running bridge. Dropping it stops the bridge as
 /// [`shutdown`](BridgeServer::shutdown) does, without waiting.
 #[derive(Debug)]
+#[must_use = "dropping a BridgeServer stops its bridge: keep it for as long as the bridge serves"]
 pub struct BridgeServer {
     pub(crate) local_addr: SocketAddr,
     pub(crate) stop: watch::Sender<bool>,

@@ -13,16 +13,22 @@ pub(crate) mod tcp;
 pub(crate) mod websocket;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::bridge::budget::{Budget, Charge};
 use crate::bridge::vocab::Outgoing;
 
 /// What reading the next frame gave.
 pub(crate) enum Read {
-    /// A whole frame's bytes.
-    Frame(Bytes),
+    /// A whole frame's bytes, held against the connection's budget.
+    Frame(Bytes, Charge),
+    /// The next frame, which holds this many bytes (`frame_cost`), does not
+    /// fit in the budget now: nothing of it is read until it does
+    /// (`Budget::room_for`).
+    Wait(usize),
     /// The peer closed the connection (between frames or in one).
     Closed,
     /// A frame over the limit, of this many bytes, which the transport
@@ -35,8 +41,11 @@ pub(crate) enum Read {
 
 /// A transport's incoming side: the peer's frames, each one JSON text.
 pub(crate) trait Source: Send {
-    /// The next frame. Cancel-safe: a frame is never lost to a `select!`.
-    fn next(&mut self) -> impl Future<Output = Read> + Send;
+    /// The next frame, its bytes held against `budget`: admitted before
+    /// they are read where the transport announces a frame's length (TCP),
+    /// charged once read otherwise. Cancel-safe: a frame is never lost to
+    /// a `select!`.
+    fn next(&mut self, budget: &Arc<Budget>) -> impl Future<Output = Read> + Send;
 }
 
 /// A transport's outgoing side: frames to the peer, each one JSON text,

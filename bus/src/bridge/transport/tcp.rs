@@ -2,18 +2,26 @@
 //! many bytes of UTF-8 JSON, one object per frame, over any byte stream (a
 //! TCP socket, TLS over one). Reading is cancel-safe (what arrived stays in
 //! the reader's buffer), and a frame over the limit is skipped as it
-//! arrives, never held.
+//! arrives, never held. A frame is admitted into the connection's budget
+//! once its length is known and before its bytes are read; beyond the
+//! frame being read, the reader reads at most [`READ_AHEAD`] bytes ahead
+//! (several small frames in one read), so what it holds unaccounted is
+//! bounded.
+
+use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
+use crate::bridge::budget::{Budget, Charge, frame_cost};
 use crate::bridge::transport::{Read, Sink, Source};
 use crate::bridge::vocab::Outgoing;
 
-/// How many bytes of a skipped frame are read at a time.
-const SKIP_CHUNK: usize = 64 * 1024;
+/// How many bytes the reader reads ahead of the frame it was admitted
+/// for: the small frames that follow it, taken in the same read.
+const READ_AHEAD: usize = 64 * 1024;
 
 /// Reads frames off a connection, at most `max` bytes each.
 pub(crate) struct FrameReader {
@@ -21,6 +29,8 @@ pub(crate) struct FrameReader {
     max: usize,
     /// Bytes of a frame over the limit still to be passed over.
     skip: usize,
+    /// The frame being read, admitted into the budget.
+    admitted: Option<Charge>,
 }
 
 impl FrameReader {
@@ -29,19 +39,25 @@ impl FrameReader {
             buf: BytesMut::with_capacity(4096.min(max + 4)),
             max,
             skip: 0,
+            admitted: None,
         }
     }
 
-    /// The next frame. Cancel-safe.
-    pub(crate) async fn next<R: AsyncRead + Unpin>(&mut self, rd: &mut R) -> std::io::Result<Read> {
+    /// The next frame, admitted into `budget` before its bytes are read.
+    /// Cancel-safe.
+    pub(crate) async fn next<R: AsyncRead + Unpin>(
+        &mut self,
+        rd: &mut R,
+        budget: &Arc<Budget>,
+    ) -> std::io::Result<Read> {
         loop {
             if self.skip > 0 {
                 let n = self.skip.min(self.buf.len());
                 self.buf.advance(n);
                 self.skip -= n;
                 if self.skip > 0 {
-                    self.buf.reserve(SKIP_CHUNK.min(self.skip));
-                    if rd.read_buf(&mut self.buf).await? == 0 {
+                    self.buf.clear();
+                    if self.fill(rd, READ_AHEAD).await? == 0 {
                         return Ok(Read::Closed);
                     }
                     continue;
@@ -53,18 +69,43 @@ impl FrameReader {
                     self.skip = 4 + len;
                     return Ok(Read::Skipped(len));
                 }
+                if self.admitted.is_none() {
+                    let cost = frame_cost(len);
+                    match budget.admit(cost) {
+                        Some(charge) => self.admitted = Some(charge),
+                        None => return Ok(Read::Wait(cost)),
+                    }
+                }
                 if self.buf.len() >= 4 + len {
                     self.buf.advance(4);
-                    return Ok(Read::Frame(self.buf.split_to(len).freeze()));
+                    let charge = self.admitted.take().unwrap_or_else(|| budget.charge(0));
+                    let frame = self.buf.split_to(len).freeze();
+                    if len > READ_AHEAD {
+                        // What was read ahead moves to a buffer of its own,
+                        // so the large frame's memory goes with the frame.
+                        self.buf = BytesMut::from(&self.buf[..]);
+                    }
+                    return Ok(Read::Frame(frame, charge));
                 }
-                self.buf.reserve(4 + len - self.buf.len());
-            } else {
-                self.buf.reserve(4);
-            }
-            if rd.read_buf(&mut self.buf).await? == 0 {
+                if self.fill(rd, (4 + len).max(READ_AHEAD)).await? == 0 {
+                    return Ok(Read::Closed);
+                }
+            } else if self.fill(rd, READ_AHEAD).await? == 0 {
                 return Ok(Read::Closed);
             }
         }
+    }
+
+    /// Reads what has arrived, up to `upto` bytes in the buffer in all;
+    /// how many bytes came (0: the connection closed).
+    async fn fill<R: AsyncRead + Unpin>(
+        &mut self,
+        rd: &mut R,
+        upto: usize,
+    ) -> std::io::Result<usize> {
+        let room = upto.saturating_sub(self.buf.len()).max(1);
+        self.buf.reserve(room);
+        (&mut *rd).take(room as u64).read_buf(&mut self.buf).await
     }
 }
 
@@ -105,8 +146,8 @@ fn halves<R, W>(rd: R, wr: W, max_frame: usize) -> (TcpSource<R>, TcpSink<W>) {
 }
 
 impl<R: AsyncRead + Unpin + Send> Source for TcpSource<R> {
-    async fn next(&mut self) -> Read {
-        match self.reader.next(&mut self.rd).await {
+    async fn next(&mut self, budget: &Arc<Budget>) -> Read {
+        match self.reader.next(&mut self.rd, budget).await {
             Ok(read) => read,
             Err(_) => Read::Closed,
         }
@@ -139,6 +180,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::bridge::budget::Pool;
 
     #[tokio::test(flavor = "current_thread")]
     async fn frames_in_pieces_and_over_the_limit_skipped() {
@@ -147,12 +189,14 @@ mod tests {
         bytes.extend_from_slice(&100u32.to_be_bytes());
         bytes.extend_from_slice(&[b'x'; 100]);
         bytes.extend(Outgoing::of(&json!({"type": "after"})).into_tcp());
+        let budget = Budget::new(usize::MAX, &Pool::new(usize::MAX));
         let mut reader = FrameReader::new(64);
         let mut input = &bytes[..];
         let mut frames = Vec::new();
         loop {
-            match reader.next(&mut input).await.unwrap() {
-                Read::Frame(f) => frames.push(serde_json::from_slice::<Value>(&f).unwrap()),
+            match reader.next(&mut input, &budget).await.unwrap() {
+                Read::Frame(f, _) => frames.push(serde_json::from_slice::<Value>(&f).unwrap()),
+                Read::Wait(_) => panic!("an endless budget"),
                 Read::Skipped(n) => {
                     assert_eq!(n, 100);
                     frames.push(json!("skipped"));
@@ -172,8 +216,33 @@ mod tests {
         );
         let mut cut = &Outgoing::of(&json!({"type": "ping"})).into_tcp()[..5];
         assert!(matches!(
-            FrameReader::new(64).next(&mut cut).await.unwrap(),
+            FrameReader::new(64).next(&mut cut, &budget).await.unwrap(),
             Read::Closed
+        ));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_frame_is_admitted_before_it_is_read() {
+        let budget = Budget::new(200, &Pool::new(usize::MAX));
+        let mut bytes = Vec::new();
+        for _ in 0..2 {
+            bytes.extend(Outgoing::of(&json!({"data": "x".repeat(50)})).into_tcp());
+        }
+        let mut reader = FrameReader::new(1000);
+        let mut input = &bytes[..];
+        let Read::Frame(first, charge) = reader.next(&mut input, &budget).await.unwrap() else {
+            panic!("the first frame fits");
+        };
+        assert_eq!(budget.used(), frame_cost(first.len()));
+        // The second does not fit beside the first, and is not read.
+        assert!(matches!(
+            reader.next(&mut input, &budget).await.unwrap(),
+            Read::Wait(n) if n == frame_cost(first.len())
+        ));
+        drop(charge);
+        assert!(matches!(
+            reader.next(&mut input, &budget).await.unwrap(),
+            Read::Frame(..)
         ));
     }
 }

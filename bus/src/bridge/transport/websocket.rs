@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 
+use crate::bridge::budget::{Budget, frame_cost};
 use crate::bridge::json;
 use crate::bridge::transport::{Read, Sink, Source};
 use crate::bridge::vocab::Outgoing;
@@ -89,13 +90,16 @@ pub(crate) struct WsSource {
 }
 
 impl Source for WsSource {
-    async fn next(&mut self) -> Read {
+    async fn next(&mut self, budget: &Arc<Budget>) -> Read {
         loop {
             if let Some(frame) = self.queue.pop_front() {
                 if frame.len() > self.max_frame {
                     return Read::Skipped(frame.len());
                 }
-                return Read::Frame(Bytes::from(frame));
+                // A WebSocket message is read whole: its frames are
+                // charged once they are.
+                let charge = budget.charge(frame_cost(frame.len()));
+                return Read::Frame(Bytes::from(frame), charge);
             }
             // Cancel-safe: a message is taken whole, then queued.
             let payload = match self.rx.next().await {
@@ -111,7 +115,10 @@ impl Source for WsSource {
                 Framing::Raw if payload.len() > self.max_frame => {
                     return Read::Skipped(payload.len());
                 }
-                Framing::Raw => return Read::Frame(payload),
+                Framing::Raw => {
+                    let charge = budget.charge(frame_cost(payload.len()));
+                    return Read::Frame(payload, charge);
+                }
                 Framing::SockJs(_) => {
                     // A JSON array of strings, each a frame; anything else
                     // ends the session, as Vert.x ends it (no close frame).
