@@ -13,6 +13,8 @@
 
 #[path = "bridge/cases.rs"]
 mod cases;
+#[path = "bridge/events.rs"]
+mod events;
 #[path = "bridge/python.rs"]
 mod python;
 #[path = "bridge/runner.rs"]

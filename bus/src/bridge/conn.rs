@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +25,7 @@ use codecbus_json::JsValue;
 use futures_util::FutureExt as _;
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
+use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
@@ -35,9 +37,10 @@ use crate::base::options::DeliveryOptions;
 use crate::bridge::budget::{Budget, Charge, Pool};
 use crate::bridge::carry::{Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
+use crate::bridge::events::{self, BridgeConnection, BridgeEventType, Hook};
 use crate::bridge::options::{BridgeOptions, Limits};
-use crate::bridge::peer::{Peer, PeerLimits};
-use crate::bridge::permit::Permits;
+use crate::bridge::peer::{Gate, Peer, PeerLimits};
+use crate::bridge::permit::{Permits, refusal};
 use crate::bridge::transport::{Read, Sink, Source};
 use crate::bridge::vocab::{self, Dialect, Incoming, Malformed, Member, Outgoing};
 
@@ -50,6 +53,8 @@ pub(crate) struct Shared {
     /// `JsValue`, for addresses that declare no type.
     json: [Arc<dyn Carry>; 1],
     pub(crate) limits: Limits,
+    /// The user's event hook.
+    hook: Option<Hook>,
     /// The bytes all the bridge's connections hold.
     pool: Arc<Pool>,
     next_connection: AtomicU64,
@@ -67,6 +72,7 @@ impl Shared {
             types: options.types,
             json: [Arc::new(Typed::<JsValue, JsValue>::new())],
             limits: options.limits,
+            hook: options.hook,
             pool: Pool::new(options.limits.bridge_budget),
             next_connection: AtomicU64::new(1),
             schemas,
@@ -160,6 +166,15 @@ fn delivery(mut headers: Headers, dialect: Dialect) -> Result<DeliveryOptions, S
 /// Java string's length): vertx-web 3.9.4's limit, 36 (a UUID's text).
 pub(crate) const MAX_REPLY_ADDRESS: usize = 36;
 
+/// Where a connection comes from, as its transport knows it.
+pub(crate) struct Origin {
+    pub(crate) peer: Option<SocketAddr>,
+    /// `tcp`, `tls`, `sockjs` or `websocket`.
+    pub(crate) transport: &'static str,
+    /// The client's certificate chain over TLS, DER.
+    pub(crate) certificates: Vec<Vec<u8>>,
+}
+
 /// A client request waiting for its reply.
 type Request = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -167,14 +182,48 @@ type Request = Pin<Box<dyn Future<Output = ()> + Send>>;
 struct Conn {
     shared: Arc<Shared>,
     peer: Arc<Peer>,
+    connection: BridgeConnection,
     registrations: HashMap<String, Vec<MessageConsumer>>,
     requests: FuturesUnordered<Request>,
 }
 
 impl Conn {
+    /// Asks the event hook, when there is one, about `kind` (with the
+    /// frame's object when it has one): the frame to go on with (`None`:
+    /// as it was) or `Err` when refused. The future holds nothing of the
+    /// connection's own state.
+    fn ask(
+        &self,
+        kind: BridgeEventType,
+        bytes: Option<&[u8]>,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, ()>> + Send + 'static {
+        let hook = self.shared.hook.clone();
+        let connection = self.connection.clone();
+        let frame = match &hook {
+            Some(_) => bytes.and_then(|b| serde_json::from_slice::<Map<String, Value>>(b).ok()),
+            None => None,
+        };
+        async move {
+            let Some(hook) = hook else {
+                return Ok(None);
+            };
+            match events::ask(&hook, kind, frame, &connection).await {
+                Some(Some(frame)) => Ok(serde_json::to_vec(&Value::Object(frame)).ok()),
+                Some(None) => Ok(None),
+                None => Err(()),
+            }
+        }
+    }
+
     /// Handles one frame, whose bytes `charge` holds (kept by a request
     /// until it is answered); `false` when the connection is to close.
     async fn handle(&mut self, bytes: &[u8], charge: Charge) -> bool {
+        self.handle_frame(bytes, charge, false).await
+    }
+
+    /// [`handle`](Self::handle); `hooked` when the event hook has had the
+    /// frame already (and it goes on as the hook left it).
+    async fn handle_frame(&mut self, bytes: &[u8], charge: Charge, hooked: bool) -> bool {
         let frame = match Incoming::parse(bytes) {
             Ok(frame) => frame,
             Err(Malformed::NotAnObject) => {
@@ -195,6 +244,14 @@ impl Conn {
         };
         let kind = &*kind;
         if kind == "ping" {
+            if !hooked
+                && self
+                    .ask(BridgeEventType::SocketPing, Some(bytes))
+                    .await
+                    .is_err()
+            {
+                return self.peer.err(dialect.rejected()).await;
+            }
             return match dialect.pong() {
                 Some(pong) => self.peer.write(Outgoing::of(&pong)).await,
                 None => true,
@@ -211,6 +268,19 @@ impl Conn {
             }
             return true;
         };
+        if !hooked && self.shared.hook.is_some() {
+            let event = match kind {
+                "send" => BridgeEventType::Send,
+                "publish" => BridgeEventType::Publish,
+                "register" => BridgeEventType::Register,
+                _ => BridgeEventType::Unregister,
+            };
+            return match self.ask(event, Some(bytes)).await {
+                Err(()) => self.peer.err(dialect.rejected()).await,
+                Ok(Some(changed)) => Box::pin(self.handle_frame(&changed, charge, true)).await,
+                Ok(None) => Box::pin(self.handle_frame(bytes, charge, true)).await,
+            };
+        }
         if address.len() > self.shared.limits.max_address_length {
             return self.peer.err("max_address_length_reached").await;
         }
@@ -255,8 +325,9 @@ impl Conn {
             };
         }
         let shared = Arc::clone(&self.shared);
-        if !shared.inbound.admits(address, body) {
-            return self.peer.err("access_denied").await;
+        if let Some(refused) = refusal(shared.inbound.permit(address, Some(body)), &self.connection)
+        {
+            return self.peer.err(refused).await;
         }
         let reply_address = Member::of(frame.reply_address).text();
         let decoded = match shared.decode(address, body) {
@@ -313,8 +384,9 @@ impl Conn {
         };
         let body = frame.body();
         let shared = Arc::clone(&self.shared);
-        if !shared.inbound.admits(address, body) {
-            return self.peer.err("access_denied").await;
+        if let Some(refused) = refusal(shared.inbound.permit(address, Some(body)), &self.connection)
+        {
+            return self.peer.err(refused).await;
         }
         let decoded = match shared.decode(address, body) {
             Ok(decoded) => decoded,
@@ -334,8 +406,8 @@ impl Conn {
 
     async fn register(&mut self, address: String) -> bool {
         let shared = Arc::clone(&self.shared);
-        if !shared.outbound.admits_address(&address) {
-            return self.peer.err("access_denied").await;
+        if let Some(refused) = refusal(shared.outbound.permit(&address, None), &self.connection) {
+            return self.peer.err(refused).await;
         }
         if self.registrations.contains_key(&address) {
             return true;
@@ -348,13 +420,19 @@ impl Conn {
             .iter()
             .map(|c| c.consume(&shared.bus, &address, Arc::clone(&self.peer)))
             .collect();
+        let frame = json!({"type": "register", "address": &address}).to_string();
         self.registrations.insert(address, consumers);
+        // Its verdict is not asked for: the registration is in place.
+        let _ = self
+            .ask(BridgeEventType::Registered, Some(frame.as_bytes()))
+            .await;
         true
     }
 
     async fn unregister(&mut self, address: &str) -> bool {
-        if !self.shared.outbound.admits_address(address) {
-            return self.peer.err("access_denied").await;
+        if let Some(refused) = refusal(self.shared.outbound.permit(address, None), &self.connection)
+        {
+            return self.peer.err(refused).await;
         }
         match self.registrations.remove(address) {
             Some(consumers) => {
@@ -379,10 +457,12 @@ pub(crate) async fn serve<S: Source, W: Sink>(
     mut source: S,
     sink: W,
     dialect: Dialect,
+    origin: Origin,
     mut stop: watch::Receiver<bool>,
 ) {
     let limits = shared.limits;
     let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+    let connection = BridgeConnection::new(id, origin.peer, origin.transport, origin.certificates);
     let (peer, mut writer) = Peer::start(
         dialect,
         sink,
@@ -392,14 +472,31 @@ pub(crate) async fn serve<S: Source, W: Sink>(
             write_timeout: limits.write_timeout,
         },
         Budget::new(limits.connection_budget, &shared.pool),
-        Some(Arc::clone(&shared.outbound)),
+        Some(Gate {
+            outbound: Arc::clone(&shared.outbound),
+            connection: connection.clone(),
+            hook: shared.hook.clone(),
+        }),
     );
     let mut conn = Conn {
         shared,
         peer,
+        connection,
         registrations: HashMap::new(),
         requests: FuturesUnordered::new(),
     };
+    if conn
+        .ask(BridgeEventType::SocketCreated, None)
+        .await
+        .is_err()
+    {
+        tracing::debug!(
+            connection = id,
+            "bridge connection refused by the event hook"
+        );
+        conn.peer.close(writer).await;
+        return;
+    }
     let budget = Arc::clone(&conn.peer.budget);
     let mut deadline = Instant::now() + limits.idle_timeout;
     // The bytes of the next frame, when they did not fit in the budget.
@@ -419,6 +516,11 @@ pub(crate) async fn serve<S: Source, W: Sink>(
                 continue;
             }
             () = sleep_until(deadline), if !full => {
+                // The hook may keep an idle connection.
+                if conn.ask(BridgeEventType::SocketIdle, None).await.is_err() {
+                    deadline = Instant::now() + limits.idle_timeout;
+                    continue;
+                }
                 tracing::debug!(connection = id, "bridge connection idle: closed");
                 break;
             }
@@ -447,9 +549,12 @@ pub(crate) async fn serve<S: Source, W: Sink>(
             Read::Closed => break,
         }
     }
+    // Its verdict is not asked for: the connection is closing.
+    let _ = conn.ask(BridgeEventType::SocketClosed, None).await;
     let Conn {
         shared: _,
         peer,
+        connection: _,
         registrations,
         requests,
     } = conn;

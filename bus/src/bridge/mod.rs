@@ -114,6 +114,7 @@ mod carry;
 mod client;
 mod conn;
 mod error;
+mod events;
 mod json;
 mod options;
 mod peer;
@@ -157,6 +158,7 @@ pub use self::client::{
     DEFAULT_RECONNECT_DELAY,
 };
 pub use self::error::BridgeError;
+pub use self::events::{BridgeConnection, BridgeEvent, BridgeEventType, Verdict};
 pub use self::options::{
     BridgeOptions, DEFAULT_BRIDGE_BUDGET, DEFAULT_CONNECTION_BUDGET, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_ADDRESS_LENGTH, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_FRAME,

@@ -9,6 +9,7 @@ use codecbus_core::MessageType;
 use codecbus_json::JsValue;
 
 use crate::bridge::carry::{Carry, Typed};
+use crate::bridge::events::{self, BridgeEvent, Hook, Verdict};
 use crate::bridge::permit::PermittedOptions;
 
 /// The largest frame a client may send unless set otherwise: 1 MiB and
@@ -87,6 +88,7 @@ pub struct BridgeOptions {
     pub(crate) outbound: Vec<PermittedOptions>,
     pub(crate) types: HashMap<String, Vec<Arc<dyn Carry>>>,
     pub(crate) limits: Limits,
+    pub(crate) hook: Option<Hook>,
 }
 
 impl Default for BridgeOptions {
@@ -107,6 +109,7 @@ impl fmt::Debug for BridgeOptions {
             .field("outbound", &self.outbound)
             .field("types", &types)
             .field("limits", &self.limits)
+            .field("on_event", &self.hook.is_some())
             .finish()
     }
 }
@@ -130,6 +133,7 @@ impl BridgeOptions {
                 connection_budget: DEFAULT_CONNECTION_BUDGET,
                 bridge_budget: DEFAULT_BRIDGE_BUDGET,
             },
+            hook: None,
         }
     }
 
@@ -278,6 +282,58 @@ impl BridgeOptions {
     #[must_use]
     pub fn bridge_budget(mut self, bytes: usize) -> Self {
         self.limits.bridge_budget = bytes;
+        self
+    }
+
+    /// The bridge's event hook (Vert.x's bridge event handler): called
+    /// for each [`BridgeEvent`] of each connection, on the connection's
+    /// task, before the bridge acts on it, and answered with the event's
+    /// [`allow`](BridgeEvent::allow) or [`refuse`](BridgeEvent::refuse).
+    /// It may take its time (a token looked up): the connection's next
+    /// frame waits for it. It may change the frame, store what it learnt
+    /// for the connection's later events, and grant the connection
+    /// authorities ([`BridgeConnection::grant`](crate::bridge::BridgeConnection::grant)).
+    /// A hook that panics refuses the event.
+    ///
+    /// # Examples
+    ///
+    /// A token checked on a connection's first frame, its user put into
+    /// the headers of every frame after it:
+    ///
+    /// ```
+    /// use codecbus_bus::bridge::{BridgeEventType, BridgeOptions, PermittedOptions};
+    ///
+    /// struct User(String);
+    ///
+    /// let options = BridgeOptions::new()
+    ///     .inbound(PermittedOptions::new().address("orders").required_authority("shop"))
+    ///     .on_event(|mut event| async move {
+    ///         if !matches!(event.kind(), BridgeEventType::Send | BridgeEventType::Publish) {
+    ///             return event.allow();
+    ///         }
+    ///         let connection = event.connection().clone();
+    ///         if connection.get::<User>().is_none() {
+    ///             // A real hook asks an identity service here.
+    ///             match event.header("token") {
+    ///                 Some("s3cret") => {
+    ///                     connection.insert(User("ada".into()));
+    ///                     connection.grant("shop");
+    ///                 }
+    ///                 _ => return event.refuse(),
+    ///             }
+    ///         }
+    ///         let user = connection.get::<User>().map(|u| u.0.clone()).unwrap_or_default();
+    ///         event.set_header("user", user);
+    ///         event.allow()
+    ///     });
+    /// ```
+    #[must_use]
+    pub fn on_event<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(BridgeEvent) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Verdict> + Send + 'static,
+    {
+        self.hook = Some(events::hook(hook));
         self
     }
 }

@@ -13,16 +13,18 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use codecbus_core::MessageType;
+use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
 use crate::api::message::Message;
-use crate::base::error::{NO_FAILURE_CODE, RequestError};
+use crate::base::error::{NO_FAILURE_CODE, RequestError, RequestErrorKind};
 use crate::bridge::answer::{Answer, Answered, Boxed, Replier, Reply};
 use crate::bridge::budget::{Budget, Charge};
+use crate::bridge::events::{self, BridgeConnection, BridgeEventType, Hook};
 use crate::bridge::json::encode_json;
-use crate::bridge::permit::Permits;
+use crate::bridge::permit::{Permits, refusal};
 use crate::bridge::transport::Sink;
 use crate::bridge::vocab::{Dialect, Outgoing};
 
@@ -82,9 +84,18 @@ pub(crate) struct Peer {
     next_reply: AtomicU64,
     /// Makes this connection's reply addresses its own.
     nonce: u64,
-    /// A bridge's permissions of what its client may receive; `None` for
-    /// a client's connection.
-    outbound: Option<Arc<Permits>>,
+    /// What a bridge's connection lets out to its client; `None` for a
+    /// client's connection.
+    gate: Option<Gate>,
+}
+
+/// What a bridge's connection lets out to its client: the outbound
+/// permissions, the authorities they may require of the connection, and
+/// the event hook's `Receive`.
+pub(crate) struct Gate {
+    pub(crate) outbound: Arc<Permits>,
+    pub(crate) connection: BridgeConnection,
+    pub(crate) hook: Option<Hook>,
 }
 
 /// The task writing a peer's frames.
@@ -97,7 +108,7 @@ impl Peer {
         sink: W,
         limits: PeerLimits,
         budget: Arc<Budget>,
-        outbound: Option<Arc<Permits>>,
+        gate: Option<Gate>,
     ) -> (Arc<Self>, Writer) {
         let (outbox, rx) = mpsc::channel(OUTBOX);
         let writer = tokio::spawn(write_all(sink, rx, limits.write_timeout));
@@ -109,7 +120,7 @@ impl Peer {
             pending: Mutex::new(HashMap::new()),
             next_reply: AtomicU64::new(1),
             nonce: nonce(),
-            outbound,
+            gate,
         });
         (peer, writer)
     }
@@ -343,26 +354,28 @@ impl Peer {
                 return;
             }
         };
-        if let Some(outbound) = &self.outbound
-            && !outbound.admits(&address, &body)
+        if let Some(gate) = &self.gate
+            && let Some(why) = refusal(
+                gate.outbound.permit(&address, Some(&body)),
+                &gate.connection,
+            )
         {
             // Not for this client: dropped, as Vert.x does (a request then
             // fails at once: its message was dropped unanswered).
             tracing::debug!(
                 address,
+                why,
                 "outbound message refused by the bridge's permissions"
             );
             return;
         }
         if !m.expects_reply() {
-            self.write(self.dialect.message(
-                &address,
-                None,
-                m.headers(),
-                body.as_bytes(),
-                m.is_send(),
-            ))
-            .await;
+            let frame =
+                self.dialect
+                    .message(&address, None, m.headers(), body.as_bytes(), m.is_send());
+            if let Some(frame) = self.receive(frame).await {
+                self.write(frame).await;
+            }
             return;
         }
         let headers = m.headers().clone();
@@ -376,9 +389,46 @@ impl Peer {
             body.as_bytes(),
             true,
         );
+        let Some(sent) = self.receive(sent).await else {
+            self.answer(
+                &reply_address,
+                Answer::Failed(RequestError::new(
+                    RequestErrorKind::RecipientFailure,
+                    format!(
+                        "The message to address {address} was refused by the bridge's event hook"
+                    ),
+                )),
+            );
+            return;
+        };
         // A frame that cannot go means the connection is closing: the
         // answer's wait then ends with the others (`Gone`).
         self.write(sent).await;
+    }
+
+    /// A frame on its way to the client, as the event hook lets it go
+    /// (`Receive`), changed or not; `None` when it refuses it.
+    async fn receive(&self, frame: Outgoing) -> Option<Outgoing> {
+        let Some(Gate {
+            connection,
+            hook: Some(hook),
+            ..
+        }) = &self.gate
+        else {
+            return Some(frame);
+        };
+        let object = serde_json::from_slice::<Map<String, Value>>(frame.json()).ok();
+        match events::ask(hook, BridgeEventType::Receive, object, connection).await {
+            Some(Some(changed)) => Some(Outgoing::of(&Value::Object(changed))),
+            Some(None) => Some(frame),
+            None => {
+                tracing::debug!(
+                    connection = connection.id(),
+                    "a message refused by the bridge's event hook"
+                );
+                None
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use crate::bridge::error::BridgeError;
+use crate::bridge::events::BridgeConnection;
 
 /// One permission (Vert.x's `PermittedOptions`): the addresses it admits,
 /// by name or by regular expression, and optionally only bodies that
@@ -30,6 +31,7 @@ pub struct PermittedOptions {
     pub(crate) address: Option<String>,
     pub(crate) address_regex: Option<String>,
     pub(crate) matching: Option<JsObj>,
+    pub(crate) required_authority: Option<String>,
 }
 
 impl PermittedOptions {
@@ -65,6 +67,17 @@ impl PermittedOptions {
         self.matching = Some(subset);
         self
     }
+    /// What a connection must have been granted for this entry to let a
+    /// frame through (Vert.x's `setRequiredAuthority`): granted by the
+    /// bridge's event hook ([`BridgeConnection::grant`](crate::bridge::BridgeConnection::grant)).
+    /// A frame this entry admits from a connection granted nothing gets
+    /// `not_logged_in`, from one granted other authorities
+    /// `access_denied`; a message for such a client is not delivered.
+    #[must_use]
+    pub fn required_authority(mut self, authority: impl Into<String>) -> Self {
+        self.required_authority = Some(authority.into());
+        self
+    }
 }
 
 /// One compiled entry.
@@ -72,6 +85,15 @@ struct Entry {
     address: Option<String>,
     regex: Option<Regex>,
     subset: Option<Map<String, Value>>,
+    authority: Option<String>,
+}
+
+/// What the permissions say of a frame: refused, or permitted by an entry
+/// that may require an authority of the connection.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Permit<'a> {
+    Refused,
+    Permitted(Option<&'a str>),
 }
 
 /// The compiled entries of one direction.
@@ -101,29 +123,33 @@ impl Permits {
                     address: o.address.clone(),
                     regex,
                     subset,
+                    authority: o.required_authority.clone(),
                 })
             })
             .collect::<Result<_, BridgeError>>()?;
         Ok(Self { entries })
     }
 
-    /// Whether some entry admits `address` (a registration: no body yet,
-    /// so a subset is not asked).
-    pub(crate) fn admits_address(&self, address: &str) -> bool {
-        self.entries.iter().any(|e| e.admits_address(address))
-    }
-
-    /// Whether some entry admits `address` with `body` (its JSON text,
-    /// read only when an entry asks for a subset).
-    pub(crate) fn admits(&self, address: &str, body: &str) -> bool {
-        let parsed = std::cell::OnceCell::new();
-        let body = || parsed.get_or_init(|| serde_json::from_str::<Value>(body).ok());
-        self.entries.iter().any(|e| {
-            e.admits_address(address)
-                && e.subset.as_ref().is_none_or(
-                    |subset| matches!(body(), Some(Value::Object(b)) if contains(b, subset)),
-                )
-        })
+    /// What the first entry that admits `address` (and `body`, when given:
+    /// an entry with a `match` admits only a body that contains it) says,
+    /// as Vert.x reads its list; `Refused` when none does.
+    pub(crate) fn permit(&self, address: &str, body: Option<&str>) -> Permit<'_> {
+        let parsed: std::cell::OnceCell<Option<Value>> = std::cell::OnceCell::new();
+        self.entries
+            .iter()
+            .find(|e| {
+                e.admits_address(address)
+                    && e.subset.as_ref().is_none_or(|subset| match body {
+                        None => true,
+                        Some(body) => matches!(
+                            parsed.get_or_init(|| serde_json::from_str(body).ok()),
+                            Some(Value::Object(b)) if contains(b, subset)
+                        ),
+                    })
+            })
+            .map_or(Permit::Refused, |e| {
+                Permit::Permitted(e.authority.as_deref())
+            })
     }
 }
 
@@ -149,6 +175,20 @@ fn contains(body: &Map<String, Value>, subset: &Map<String, Value>) -> bool {
         })
 }
 
+/// The refusal of a frame by the permissions (`access_denied`) or by the
+/// authority its entry requires (`not_logged_in` from a connection granted
+/// none, `access_denied` from one granted others, as vertx-web); `None`
+/// when it goes through.
+pub(crate) fn refusal(permit: Permit<'_>, connection: &BridgeConnection) -> Option<&'static str> {
+    match permit {
+        Permit::Refused => Some("access_denied"),
+        Permit::Permitted(None) => None,
+        Permit::Permitted(Some(authority)) if connection.has_authority(authority) => None,
+        Permit::Permitted(Some(_)) if connection.authorities().is_empty() => Some("not_logged_in"),
+        Permit::Permitted(Some(_)) => Some("access_denied"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +197,51 @@ mod tests {
 
     fn permits(options: &[PermittedOptions]) -> Permits {
         Permits::new(options).unwrap()
+    }
+
+    impl Permits {
+        fn admits_address(&self, address: &str) -> bool {
+            self.permit(address, None) != Permit::Refused
+        }
+
+        fn admits(&self, address: &str, body: &str) -> bool {
+            self.permit(address, Some(body)) != Permit::Refused
+        }
+    }
+
+    #[test]
+    fn the_first_entry_that_admits_names_its_authority() {
+        let p = permits(&[
+            PermittedOptions::new()
+                .address("orders")
+                .matching(jsobj! {"vip": true})
+                .required_authority("vip"),
+            PermittedOptions::new()
+                .address("orders")
+                .required_authority("shop"),
+            PermittedOptions::new().address("orders"),
+        ]);
+        assert_eq!(
+            p.permit("orders", Some(r#"{"vip":true}"#)),
+            Permit::Permitted(Some("vip"))
+        );
+        assert_eq!(
+            p.permit("orders", Some("{}")),
+            Permit::Permitted(Some("shop"))
+        );
+        assert_eq!(p.permit("other", Some("{}")), Permit::Refused);
+        let connection = BridgeConnection::new(1, None, "tcp", Vec::new());
+        let shop = Permit::Permitted(Some("shop"));
+        assert_eq!(refusal(Permit::Refused, &connection), Some("access_denied"));
+        assert_eq!(refusal(Permit::Permitted(None), &connection), None);
+        assert_eq!(refusal(shop, &connection), Some("not_logged_in"));
+        connection.grant("vip");
+        assert_eq!(
+            refusal(Permit::Permitted(Some("shop")), &connection),
+            Some("access_denied")
+        );
+        connection.grant("shop");
+        assert_eq!(refusal(Permit::Permitted(Some("shop")), &connection), None);
     }
 
     #[test]

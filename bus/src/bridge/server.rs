@@ -185,7 +185,12 @@ async fn accept(shared: Arc<Shared>, listener: TcpListener, stop: watch::Receive
             tracing::debug!(%peer, "bridge connection");
             let shared = Arc::clone(&serve_shared);
             let (source, sink) = tcp::tcp(stream, shared.limits.max_frame);
-            conn::serve(shared, source, sink, Dialect::Tcp, stop)
+            let origin = conn::Origin {
+                peer: Some(peer),
+                transport: "tcp",
+                certificates: Vec::new(),
+            };
+            conn::serve(shared, source, sink, Dialect::Tcp, origin, stop)
         },
     )
     .await;

@@ -304,7 +304,15 @@ async fn connection(
         return;
     };
     tracing::debug!(%peer, "SockJS bridge connection");
-    conn::serve(shared, source, sink, Dialect::SockJs, stop).await;
+    let origin = conn::Origin {
+        peer: Some(peer),
+        transport: match framing {
+            Framing::SockJs(_) => "sockjs",
+            Framing::Raw => "websocket",
+        },
+        certificates: Vec::new(),
+    };
+    conn::serve(shared, source, sink, Dialect::SockJs, origin, stop).await;
 }
 
 /// Headers of SockJS's answers that a browser must not cache.

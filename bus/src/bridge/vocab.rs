@@ -378,6 +378,15 @@ impl Dialect {
         frame
     }
 
+    /// The `message` of an `err` frame for a frame the bridge's event hook
+    /// refused: Vert.x's TCP bridge's and vertx-web's words.
+    pub(crate) fn rejected(self) -> &'static str {
+        match self {
+            Dialect::Tcp | Dialect::Client => "blocked by bridgeEvent handler",
+            Dialect::SockJs => "rejected",
+        }
+    }
+
     /// The `message` of an `err` frame for a frame of an unknown type.
     pub(crate) fn unknown_type(self) -> &'static str {
         match self {
