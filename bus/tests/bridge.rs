@@ -11,6 +11,8 @@
 //! them.
 #![cfg(feature = "bridge")]
 
+#[path = "common/authority.rs"]
+mod authority;
 #[path = "bridge/cases.rs"]
 mod cases;
 #[path = "bridge/events.rs"]
@@ -19,6 +21,8 @@ mod events;
 mod python;
 #[path = "bridge/runner.rs"]
 mod runner;
+#[path = "bridge/tls.rs"]
+mod tls;
 #[path = "bridge/vertx.rs"]
 mod vertx;
 
@@ -1158,6 +1162,13 @@ async fn sockjs_frames_are_held_to_the_limits() {
 /// saying how to install what is missing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_javascript_clients_in_chromium_talk_to_the_sockjs_bridge() {
+    javascript_clients_in_chromium(None).await;
+}
+
+/// The JavaScript clients' page in Chromium against a SockJS bridge, over
+/// HTTPS and WSS when `tls` is given (Chromium told to take the test's
+/// certificate).
+pub(crate) async fn javascript_clients_in_chromium(tls: Option<codecbus_bus::bridge::BridgeTls>) {
     let modules = tokio::task::spawn_blocking(browser::npm_clients)
         .await
         .unwrap();
@@ -1192,14 +1203,26 @@ async fn the_javascript_clients_in_chromium_talk_to_the_sockjs_bridge() {
         async {}
     });
     let options = reference_options().inbound(PermittedOptions::new().address("browser.sink"));
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    if let Some(tls) = tls {
+        sockjs_options = sockjs_options.tls(tls);
+    }
     let server = Bridge::new(&bus, options)
         .unwrap()
         .listen_sockjs("127.0.0.1:0", sockjs_options)
         .await
         .unwrap();
-    let base = format!("http://{}", server.local_addr());
+    let base = format!("{scheme}://{}", server.local_addr());
     let results = tokio::task::spawn_blocking(move || {
         let mut browser = browser::Browser::start();
+        if scheme == "https" {
+            // The test's own authority: Chromium takes its certificate.
+            browser.call(
+                "Security.setIgnoreCertificateErrors",
+                json!({"ignore": true}),
+                None,
+            );
+        }
         clients
             .iter()
             .map(|(name, _)| {

@@ -24,6 +24,9 @@ pub enum BridgeError {
         #[source]
         source: std::io::Error,
     },
+    /// The TLS certificates or key given are not usable.
+    #[error("bridge TLS: {0}")]
+    Tls(String),
 }
 
 impl BridgeError {

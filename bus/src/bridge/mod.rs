@@ -121,6 +121,7 @@ mod peer;
 mod permit;
 mod server;
 mod sockjs;
+mod tls;
 mod transport;
 mod vocab;
 
@@ -168,3 +169,4 @@ pub use self::options::{
 pub use self::permit::PermittedOptions;
 pub use self::server::{Bridge, BridgeServer};
 pub use self::sockjs::{DEFAULT_HEARTBEAT_INTERVAL, SockJsOptions};
+pub use self::tls::BridgeTls;

@@ -12,6 +12,7 @@ use crate::api::bus::EventBus;
 use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
 use crate::bridge::options::BridgeOptions;
+use crate::bridge::tls::{Acceptor, BridgeTls};
 use crate::bridge::transport::tcp;
 use crate::bridge::vocab::Dialect;
 
@@ -125,12 +126,48 @@ impl Bridge {
     ///
     /// [`BridgeError::Bind`] when the listener has no local address.
     pub fn serve(self, listener: TcpListener) -> Result<BridgeServer, BridgeError> {
+        self.serve_with(listener, None)
+    }
+
+    /// Listens on `address` and serves clients there over TLS until the
+    /// returned server is shut down or dropped: the TCP bridge's frames
+    /// inside TLS, as Vert.x's `TcpEventBusBridge` with `setSsl(true)`.
+    /// The handshake must end within the write timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Bind`] when the address cannot be listened on,
+    /// [`BridgeError::Tls`] when `tls` cannot be used.
+    pub async fn listen_tls<A>(
+        self,
+        address: A,
+        tls: BridgeTls,
+    ) -> Result<BridgeServer, BridgeError>
+    where
+        A: ToSocketAddrs + std::fmt::Debug,
+    {
+        let acceptor = tls.acceptor(false)?;
+        let named = format!("{address:?}");
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| BridgeError::Bind {
+                address: named,
+                source,
+            })?;
+        self.serve_with(listener, Some(acceptor))
+    }
+
+    fn serve_with(
+        self,
+        listener: TcpListener,
+        tls: Option<Acceptor>,
+    ) -> Result<BridgeServer, BridgeError> {
         let local_addr = listener.local_addr().map_err(|source| BridgeError::Bind {
             address: "the given listener".into(),
             source,
         })?;
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(accept(self.shared, listener, stopped));
+        let task = tokio::spawn(accept(self.shared, listener, tls, stopped));
         tracing::debug!(%local_addr, "bridge listening");
         Ok(BridgeServer {
             local_addr,
@@ -174,7 +211,12 @@ impl Drop for BridgeServer {
     }
 }
 
-async fn accept(shared: Arc<Shared>, listener: TcpListener, stop: watch::Receiver<bool>) {
+async fn accept(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    tls: Option<Acceptor>,
+    stop: watch::Receiver<bool>,
+) {
     let serve_shared = Arc::clone(&shared);
     accept_with(
         shared,
@@ -184,13 +226,35 @@ async fn accept(shared: Arc<Shared>, listener: TcpListener, stop: watch::Receive
         move |stream, peer, stop| {
             tracing::debug!(%peer, "bridge connection");
             let shared = Arc::clone(&serve_shared);
-            let (source, sink) = tcp::tcp(stream, shared.limits.max_frame);
-            let origin = conn::Origin {
-                peer: Some(peer),
-                transport: "tcp",
-                certificates: Vec::new(),
-            };
-            conn::serve(shared, source, sink, Dialect::Tcp, origin, stop)
+            let tls = tls.clone();
+            async move {
+                let max_frame = shared.limits.max_frame;
+                match tls {
+                    None => {
+                        let (source, sink) = tcp::tcp(stream, max_frame);
+                        let origin = conn::Origin {
+                            peer: Some(peer),
+                            transport: "tcp",
+                            certificates: Vec::new(),
+                        };
+                        conn::serve(shared, source, sink, Dialect::Tcp, origin, stop).await;
+                    }
+                    Some(tls) => {
+                        let _ = stream.set_nodelay(true);
+                        let wait = shared.limits.write_timeout;
+                        let Some((stream, certificates)) = tls.accept(stream, wait).await else {
+                            return;
+                        };
+                        let (source, sink) = tcp::framed(stream, max_frame);
+                        let origin = conn::Origin {
+                            peer: Some(peer),
+                            transport: "tls",
+                            certificates,
+                        };
+                        conn::serve(shared, source, sink, Dialect::Tcp, origin, stop).await;
+                    }
+                }
+            }
         },
     )
     .await;

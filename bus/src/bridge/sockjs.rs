@@ -41,6 +41,7 @@ use hyper::service::service_fn;
 use hyper::upgrade::OnUpgrade;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::watch;
 use tokio::time::timeout;
@@ -49,6 +50,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
 use crate::bridge::server::{self, Bridge, BridgeServer};
+use crate::bridge::tls::{Acceptor, BridgeTls};
 use crate::bridge::transport::websocket::{self, Framing};
 use crate::bridge::vocab::Dialect;
 
@@ -75,6 +77,7 @@ pub struct SockJsOptions {
     prefix: String,
     heartbeat: Duration,
     files: HashMap<String, (String, Bytes)>,
+    tls: Option<BridgeTls>,
 }
 
 impl Default for SockJsOptions {
@@ -91,6 +94,7 @@ impl SockJsOptions {
             prefix: "/eventbus".into(),
             heartbeat: DEFAULT_HEARTBEAT_INTERVAL,
             files: HashMap::new(),
+            tls: None,
         }
     }
 
@@ -115,6 +119,16 @@ impl SockJsOptions {
     #[must_use]
     pub fn heartbeat_interval(mut self, interval: Duration) -> Self {
         self.heartbeat = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Serves over HTTPS, and so the WebSockets over WSS, with `tls`
+    /// (client certificates as it asks for them; the chain a client
+    /// presented reaches the event hook). The handshake must end within
+    /// the write timeout.
+    #[must_use]
+    pub fn tls(mut self, tls: BridgeTls) -> Self {
+        self.tls = Some(tls);
         self
     }
 
@@ -199,8 +213,15 @@ impl Bridge {
             address: "the given listener".into(),
             source,
         })?;
+        let tls = options.tls.as_ref().map(|t| t.acceptor(true)).transpose()?;
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(accept(self.shared, Arc::new(options), listener, stopped));
+        let task = tokio::spawn(accept(
+            self.shared,
+            Arc::new(options),
+            tls,
+            listener,
+            stopped,
+        ));
         tracing::debug!(%local_addr, "SockJS bridge listening");
         Ok(BridgeServer {
             local_addr,
@@ -213,6 +234,7 @@ impl Bridge {
 async fn accept(
     shared: Arc<Shared>,
     options: Arc<SockJsOptions>,
+    tls: Option<Acceptor>,
     listener: TcpListener,
     stop: watch::Receiver<bool>,
 ) {
@@ -222,14 +244,22 @@ async fn accept(
         listener,
         stop,
         "SockJS",
-        move |stream, peer, stop| {
-            connection(
-                Arc::clone(&serve_shared),
-                Arc::clone(&options),
-                stream,
-                peer,
-                stop,
-            )
+        move |stream: TcpStream, peer, stop| {
+            let shared = Arc::clone(&serve_shared);
+            let options = Arc::clone(&options);
+            let tls = tls.clone();
+            async move {
+                let _ = stream.set_nodelay(true);
+                match tls {
+                    None => connection(shared, options, stream, peer, Vec::new(), stop).await,
+                    Some(tls) => {
+                        let wait = shared.limits.write_timeout;
+                        if let Some((stream, certificates)) = tls.accept(stream, wait).await {
+                            connection(shared, options, stream, peer, certificates, stop).await;
+                        }
+                    }
+                }
+            }
         },
     )
     .await;
@@ -251,14 +281,16 @@ type Upgrade = Arc<Mutex<Option<(OnUpgrade, Transport)>>>;
 /// One HTTP connection: requests answered until one upgrades to a
 /// WebSocket, which then becomes a bridge connection in the same task.
 /// Silent for the idle timeout before an upgrade, it is closed.
-async fn connection(
+async fn connection<S>(
     shared: Arc<Shared>,
     options: Arc<SockJsOptions>,
-    stream: TcpStream,
+    stream: S,
     peer: SocketAddr,
+    certificates: Vec<Vec<u8>>,
     mut stop: watch::Receiver<bool>,
-) {
-    let _ = stream.set_nodelay(true);
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let upgrade: Upgrade = Arc::new(Mutex::new(None));
     let service = {
         let upgrade = Arc::clone(&upgrade);
@@ -310,7 +342,7 @@ async fn connection(
             Framing::SockJs(_) => "sockjs",
             Framing::Raw => "websocket",
         },
-        certificates: Vec::new(),
+        certificates,
     };
     conn::serve(shared, source, sink, Dialect::SockJs, origin, stop).await;
 }

@@ -63,12 +63,18 @@ fn python() -> PathBuf {
 ///
 /// When the script fails or takes over 60 s (it is killed then).
 pub(crate) fn run(script: &str, port: u16) -> serde_json::Value {
+    run_with(script, port, &[])
+}
+
+/// [`run`] with more arguments after the port.
+pub(crate) fn run_with(script: &str, port: u16, args: &[&Path]) -> serde_json::Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/bridge")
         .join(script);
     let mut child = Command::new(python())
         .arg(&path)
         .arg(port.to_string())
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

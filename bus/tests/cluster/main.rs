@@ -6,6 +6,8 @@
 //! starts a server of its own on free loopback ports (`common/nats.rs`),
 //! so the tests of one binary share nothing.
 
+#[path = "../common/authority.rs"]
+mod authority;
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../common/nats.rs"]

@@ -14,15 +14,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::authority::Authority;
 use codecbus_bus::{
     BuildError, BuildErrorKind, EventBus, Message, NatsEvent, NatsOptions, PublishErrorKind,
     RequestErrorKind, SendErrorKind,
 };
 use harness::{Config, NatsServer, Tls};
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose,
-};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
@@ -57,56 +54,6 @@ async fn round_trip(client_side: &EventBus, server_side: &EventBus) {
 }
 
 // ---------------------------------------------------------------- TLS
-
-/// A certificate authority made for one test.
-struct Authority {
-    issuer: CertifiedIssuer<'static, KeyPair>,
-}
-
-impl Authority {
-    fn new(name: &str) -> Self {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let key = KeyPair::generate().unwrap();
-        Self {
-            issuer: CertifiedIssuer::self_signed(params, key).unwrap(),
-        }
-    }
-
-    fn pem(&self) -> String {
-        self.issuer.pem()
-    }
-
-    /// A leaf certificate and its key (PEM): for the server on the
-    /// loopback (`127.0.0.1`, `localhost`), or for a client.
-    fn leaf(&self, name: &str, server: bool) -> (String, String) {
-        let names = if server {
-            vec!["127.0.0.1".to_owned(), "localhost".to_owned()]
-        } else {
-            Vec::new()
-        };
-        let mut params = CertificateParams::new(names).unwrap();
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::KeyEncipherment,
-        ];
-        params.extended_key_usages = vec![if server {
-            ExtendedKeyUsagePurpose::ServerAuth
-        } else {
-            ExtendedKeyUsagePurpose::ClientAuth
-        }];
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        (cert.pem(), key.serialize_pem())
-    }
-}
 
 /// Writes `text` into the server's temporary directory (removed with it).
 fn file(server: &NatsServer, name: &str, text: &str) -> PathBuf {

@@ -132,6 +132,21 @@ pub(crate) fn tcp(
     halves(rd, wr, max_frame)
 }
 
+/// Any byte stream (TLS over TCP) as a frame source and sink.
+pub(crate) fn framed<S>(
+    stream: S,
+    max_frame: usize,
+) -> (
+    TcpSource<tokio::io::ReadHalf<S>>,
+    TcpSink<tokio::io::WriteHalf<S>>,
+)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (rd, wr) = tokio::io::split(stream);
+    halves(rd, wr, max_frame)
+}
+
 fn halves<R, W>(rd: R, wr: W, max_frame: usize) -> (TcpSource<R>, TcpSink<W>) {
     (
         TcpSource {
