@@ -905,6 +905,8 @@ async fn hostile_frames_get_an_answer_or_a_close() {
 mod browser;
 #[path = "bridge/sockjs.rs"]
 mod sockjs;
+#[path = "bridge/sockjs_http.rs"]
+mod sockjs_http;
 
 use codecbus_bus::bridge::SockJsOptions;
 

@@ -34,23 +34,26 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
+use futures_util::future::Either;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full, Limited, StreamBody};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::service::service_fn;
 use hyper::upgrade::OnUpgrade;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::watch;
-use tokio::time::timeout;
+use tokio::task::JoinSet;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
 use crate::bridge::conn::{self, Shared};
 use crate::bridge::error::BridgeError;
 use crate::bridge::server::{self, Bridge, BridgeServer};
 use crate::bridge::tls::{Acceptor, BridgeTls};
+use crate::bridge::transport::polling::{self, Attach, Receiving, Sessions};
 use crate::bridge::transport::websocket::{self, Framing};
 use crate::bridge::vocab::Dialect;
 
@@ -231,6 +234,17 @@ impl Bridge {
     }
 }
 
+/// What the HTTP connections of a SockJS bridge share: the bridge, its
+/// options, and the sessions of the HTTP transports with their tasks.
+struct Front {
+    shared: Arc<Shared>,
+    options: Arc<SockJsOptions>,
+    schemas: Bytes,
+    sessions: Sessions,
+    /// The sessions' connections, joined when the bridge stops.
+    tasks: Mutex<JoinSet<()>>,
+}
+
 async fn accept(
     shared: Arc<Shared>,
     options: Arc<SockJsOptions>,
@@ -238,24 +252,30 @@ async fn accept(
     listener: TcpListener,
     stop: watch::Receiver<bool>,
 ) {
-    let serve_shared = Arc::clone(&shared);
+    let front = Arc::new(Front {
+        schemas: Bytes::from(shared.schemas.clone()),
+        shared: Arc::clone(&shared),
+        options,
+        sessions: Sessions::default(),
+        tasks: Mutex::new(JoinSet::new()),
+    });
+    let serving = Arc::clone(&front);
     server::accept_with(
         shared,
         listener,
         stop,
         "SockJS",
         move |stream: TcpStream, peer, stop| {
-            let shared = Arc::clone(&serve_shared);
-            let options = Arc::clone(&options);
+            let front = Arc::clone(&serving);
             let tls = tls.clone();
             async move {
                 let _ = stream.set_nodelay(true);
                 match tls {
-                    None => connection(shared, options, stream, peer, Vec::new(), stop).await,
+                    None => connection(front, stream, peer, Vec::new(), stop).await,
                     Some(tls) => {
-                        let wait = shared.limits.write_timeout;
+                        let wait = front.shared.limits.write_timeout;
                         if let Some((stream, certificates)) = tls.accept(stream, wait).await {
-                            connection(shared, options, stream, peer, certificates, stop).await;
+                            connection(front, stream, peer, certificates, stop).await;
                         }
                     }
                 }
@@ -263,6 +283,11 @@ async fn accept(
         },
     )
     .await;
+    // No connection makes sessions any more: the last ones end (they
+    // stop with the bridge) and are joined.
+    let mut tasks =
+        std::mem::take(&mut *front.tasks.lock().unwrap_or_else(PoisonError::into_inner));
+    while tasks.join_next().await.is_some() {}
 }
 
 /// Which WebSocket a request upgraded to.
@@ -282,8 +307,7 @@ type Upgrade = Arc<Mutex<Option<(OnUpgrade, Transport)>>>;
 /// WebSocket, which then becomes a bridge connection in the same task.
 /// Silent for the idle timeout before an upgrade, it is closed.
 async fn connection<S>(
-    shared: Arc<Shared>,
-    options: Arc<SockJsOptions>,
+    front: Arc<Front>,
     stream: S,
     peer: SocketAddr,
     certificates: Vec<Vec<u8>>,
@@ -292,25 +316,47 @@ async fn connection<S>(
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let upgrade: Upgrade = Arc::new(Mutex::new(None));
+    let certificates = Arc::new(certificates);
     let service = {
         let upgrade = Arc::clone(&upgrade);
-        let options = Arc::clone(&options);
-        let schemas = Bytes::from(shared.schemas.clone());
+        let front = Arc::clone(&front);
+        let certificates = Arc::clone(&certificates);
+        let stop = stop.clone();
         service_fn(move |request: Request<Incoming>| {
-            let answer = route(&options, &schemas, request, &upgrade);
-            async move { Ok::<_, Infallible>(answer) }
+            let front = Arc::clone(&front);
+            match session_route(&front.options, &request) {
+                Some((id, endpoint)) => {
+                    let origin = (peer, Arc::clone(&certificates), stop.clone());
+                    Either::Left(async move {
+                        Ok::<_, Infallible>(polling(&front, request, id, endpoint, origin).await)
+                    })
+                }
+                None => {
+                    let answer = route(&front.options, &front.schemas, request, &upgrade);
+                    Either::Right(std::future::ready(Ok::<_, Infallible>(
+                        answer.map(|body| body.boxed()),
+                    )))
+                }
+            }
         })
     };
+    // Silent for the idle timeout between requests, the connection is
+    // closed; a streaming response lasts as long as its session wants.
     let http = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(front.shared.limits.idle_timeout)
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
     let served = tokio::select! {
-        served = timeout(shared.limits.idle_timeout, http) => served,
+        served = http => served,
         _ = stop.changed() => return,
     };
-    if !matches!(served, Ok(Ok(()))) {
+    if served.is_err() {
         return;
     }
+    let shared = Arc::clone(&front.shared);
+    let options = Arc::clone(&front.options);
+    let certificates = Arc::unwrap_or_clone(certificates);
     let taken = upgrade
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -522,5 +568,391 @@ fn route(
     headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
     headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
     headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    response
+}
+
+/// The body of every answer of the SockJS bridge.
+type Body = BoxBody<Bytes, Infallible>;
+
+/// An HTTP transport's endpoint under `{prefix}/{server}/{session}/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Endpoint {
+    Xhr,
+    XhrStreaming,
+    XhrSend,
+    EventSource,
+    HtmlFile,
+    Jsonp,
+    JsonpSend,
+}
+
+/// The session and endpoint a request names, when it names one of the
+/// HTTP transports' endpoints (whatever its method).
+fn session_route(
+    options: &SockJsOptions,
+    request: &Request<Incoming>,
+) -> Option<(String, Endpoint)> {
+    let rest = request.uri().path().strip_prefix(options.prefix.as_str())?;
+    let parts: Vec<&str> = rest.strip_prefix('/')?.split('/').collect();
+    let [server, session, endpoint] = parts.as_slice() else {
+        return None;
+    };
+    if !session_part(server) || !session_part(session) {
+        return None;
+    }
+    let endpoint = match *endpoint {
+        "xhr" => Endpoint::Xhr,
+        "xhr_streaming" => Endpoint::XhrStreaming,
+        "xhr_send" => Endpoint::XhrSend,
+        "eventsource" => Endpoint::EventSource,
+        "htmlfile" => Endpoint::HtmlFile,
+        "jsonp" => Endpoint::Jsonp,
+        "jsonp_send" => Endpoint::JsonpSend,
+        _ => return None,
+    };
+    Some(((*session).to_owned(), endpoint))
+}
+
+fn full(body: impl Into<Bytes>) -> Body {
+    Full::new(body.into()).boxed()
+}
+
+/// An answer with a status and a plain body, nothing else (vertx-web's
+/// refusals of a send or a callback).
+fn plain(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = status;
+    response
+}
+
+/// `Set-Cookie`: the request's own `JSESSIONID` when it sends one (the
+/// part of its `Cookie` header that starts with it), `dummy` otherwise,
+/// as vertx-web.
+fn cookie<B>(request: &Request<B>) -> HeaderValue {
+    let own = request
+        .headers()
+        .get(header::COOKIE)
+        .and_then(|c| c.to_str().ok())
+        .and_then(|c| c.split(';').find(|part| part.starts_with("JSESSIONID")))
+        .and_then(|part| HeaderValue::from_str(&format!("{part}; path=/")).ok());
+    own.unwrap_or_else(|| HeaderValue::from_static("JSESSIONID=dummy; path=/"))
+}
+
+/// The headers of a session's answers: no caching, the cookie, and for
+/// the xhr transports CORS (the request's `Access-Control-Request-Headers`
+/// echoed).
+fn session_headers<B>(request: &Request<B>, response: &mut Response<Body>, cors_too: bool) {
+    let cookie = cookie(request);
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(NO_CACHE));
+    headers.insert(header::SET_COOKIE, cookie);
+    if cors_too {
+        let origin = request
+            .headers()
+            .get(header::ORIGIN)
+            .filter(|o| o.as_bytes() != b"null")
+            .cloned();
+        let (origin, credentials) = match origin {
+            Some(origin) => (origin, "true"),
+            None => (HeaderValue::from_static("*"), "false"),
+        };
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+            HeaderValue::from_static(credentials),
+        );
+        if let Some(asked) = request
+            .headers()
+            .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+        {
+            headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked.clone());
+        }
+    }
+}
+
+/// An HTTP date (RFC 7231's IMF-fixdate) a year from now: a preflight's
+/// `Expires`.
+fn a_year_from_now() -> HeaderValue {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+        + 365 * 24 * 3600;
+    let days = secs / 86_400;
+    let (h, m, s) = ((secs % 86_400) / 3600, (secs % 3600) / 60, secs % 60);
+    // Howard Hinnant's days-to-civil.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let text = format!(
+        "{}, {day:02} {} {year} {h:02}:{m:02}:{s:02} GMT",
+        WEEKDAYS[(days % 7) as usize],
+        MONTHS[(month - 1) as usize],
+    );
+    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("0"))
+}
+
+/// `%XX` and `+` of a form's body decoded.
+fn form_decode(body: &[u8]) -> Vec<u8> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < body.len() => match (hex(body[i + 1]), hex(body[i + 2])) {
+                (Some(hi), Some(lo)) => {
+                    out.push(hi << 4 | lo);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The query parameter `c` or `callback` of a request.
+fn callback_of(request: &Request<Incoming>) -> Option<String> {
+    request.uri().query()?.split('&').find_map(|pair| {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        matches!(name, "c" | "callback")
+            .then(|| String::from_utf8_lossy(&form_decode(value.as_bytes())).into_owned())
+    })
+}
+
+/// Answers a request to one of the HTTP transports' endpoints: a session's
+/// receiving request (opening the session when it is new), a send, or a
+/// CORS preflight; what vertx-web 3.9.4 answers, byte for byte.
+async fn polling(
+    front: &Arc<Front>,
+    request: Request<Incoming>,
+    id: String,
+    endpoint: Endpoint,
+    (peer, certificates, stop): (SocketAddr, Arc<Vec<Vec<u8>>>, watch::Receiver<bool>),
+) -> Response<Body> {
+    let method = request.method().clone();
+    let xhr = matches!(
+        endpoint,
+        Endpoint::Xhr | Endpoint::XhrStreaming | Endpoint::XhrSend
+    );
+    if xhr && method == Method::OPTIONS {
+        let mut response = Response::new(full(Bytes::new()));
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        session_headers(&request, &mut response, true);
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public,max-age=31536000"),
+        );
+        headers.insert(header::EXPIRES, a_year_from_now());
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("OPTIONS, POST"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("31536000"),
+        );
+        return response;
+    }
+    let wanted = match endpoint {
+        Endpoint::Xhr | Endpoint::XhrStreaming | Endpoint::XhrSend | Endpoint::JsonpSend => {
+            Method::POST
+        }
+        Endpoint::EventSource | Endpoint::HtmlFile | Endpoint::Jsonp => Method::GET,
+    };
+    if method != wanted {
+        return not_found().map(|body| body.boxed());
+    }
+    let kind = match endpoint {
+        Endpoint::XhrSend | Endpoint::JsonpSend => {
+            return send(front, request, &id, endpoint).await;
+        }
+        Endpoint::Xhr => Receiving::XhrPolling,
+        Endpoint::XhrStreaming => Receiving::XhrStreaming,
+        Endpoint::EventSource => Receiving::EventSource,
+        Endpoint::HtmlFile | Endpoint::Jsonp => {
+            let limit = (endpoint == Endpoint::Jsonp).then_some(32);
+            match callback_of(&request) {
+                None => {
+                    return plain(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "\"callback\" parameter required\n",
+                    );
+                }
+                Some(callback) if !polling::callback_ok(&callback, limit) => {
+                    return plain(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "invalid \"callback\" parameter\n",
+                    );
+                }
+                Some(callback) if endpoint == Endpoint::Jsonp => Receiving::Jsonp(callback),
+                Some(callback) => Receiving::HtmlFile(callback),
+            }
+        }
+    };
+    let prelude = kind.prelude();
+    let body = match front.sessions.get(&id) {
+        None => {
+            let limits = front.shared.limits;
+            let Some((session, source, sink)) = front.sessions.open(
+                &id,
+                limits.max_frame,
+                front.options.heartbeat,
+                limits.max_connections,
+            ) else {
+                return plain(StatusCode::SERVICE_UNAVAILABLE, "");
+            };
+            let origin = conn::Origin {
+                peer: Some(peer),
+                transport: "sockjs",
+                certificates: Arc::unwrap_or_clone(certificates),
+            };
+            let served = Arc::clone(front);
+            let ended = Arc::clone(&session);
+            front
+                .tasks
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .spawn(async move {
+                    tracing::debug!(%peer, "SockJS session");
+                    conn::serve(
+                        Arc::clone(&served.shared),
+                        source,
+                        sink,
+                        Dialect::SockJs,
+                        origin,
+                        stop,
+                    )
+                    .await;
+                    served.sessions.remove(&id, &ended);
+                });
+            let opened = kind.wrap("o");
+            if kind.streaming() {
+                match session.attach(kind.clone(), vec![prelude, opened]) {
+                    Attach::Body(body) => StreamBody::new(body).boxed(),
+                    Attach::Busy | Attach::Gone => full(Bytes::new()),
+                }
+            } else {
+                full(opened)
+            }
+        }
+        Some(session) => match session.attach(kind.clone(), vec![prelude.clone()]) {
+            Attach::Body(body) => StreamBody::new(body).boxed(),
+            Attach::Busy => full(
+                [
+                    prelude,
+                    kind.wrap(r#"c[2010,"Another connection still open"]"#),
+                ]
+                .concat(),
+            ),
+            Attach::Gone => full([prelude, kind.wrap(r#"c[3000,"Go away!"]"#)].concat()),
+        },
+    };
+    let mut response = Response::new(body);
+    let xhr = matches!(kind, Receiving::XhrPolling | Receiving::XhrStreaming);
+    session_headers(&request, &mut response, xhr);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(kind.content_type()),
+    );
+    if matches!(kind, Receiving::Jsonp(_)) {
+        headers.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
+    }
+    response
+}
+
+/// A send request: its frames to the session's connection.
+async fn send(
+    front: &Arc<Front>,
+    request: Request<Incoming>,
+    id: &str,
+    endpoint: Endpoint,
+) -> Response<Body> {
+    let jsonp = endpoint == Endpoint::JsonpSend;
+    let form = if jsonp {
+        let content_type = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|c| c.to_str().ok())
+            .unwrap_or_default();
+        if content_type.eq_ignore_ascii_case("application/x-www-form-urlencoded") {
+            true
+        } else if content_type.eq_ignore_ascii_case("text/plain") {
+            false
+        } else {
+            return plain(StatusCode::INTERNAL_SERVER_ERROR, "Invalid Content-Type");
+        }
+    } else {
+        false
+    };
+    let Some(session) = front.sessions.get(id) else {
+        let mut response = plain(StatusCode::NOT_FOUND, "");
+        let cookie = cookie(&request);
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+        return response;
+    };
+    // Room for several frames, each escaped, each still held to the
+    // frame limit (as a WebSocket message).
+    let limit = front
+        .shared
+        .limits
+        .max_frame
+        .saturating_mul(2)
+        .saturating_add(1024);
+    let (parts, body) = request.into_parts();
+    let request = Request::from_parts(parts, ());
+    let payload = match Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload too large."),
+    };
+    let payload = if form {
+        if payload.len() <= 2 || !payload.starts_with(b"d=") {
+            return plain(StatusCode::INTERNAL_SERVER_ERROR, "Payload expected.");
+        }
+        Bytes::from(form_decode(&payload).split_off(2))
+    } else {
+        payload
+    };
+    if payload.is_empty() {
+        return plain(StatusCode::INTERNAL_SERVER_ERROR, "Payload expected.");
+    }
+    let Some(frames) = polling::payload_frames(&payload) else {
+        return plain(StatusCode::INTERNAL_SERVER_ERROR, "Broken JSON encoding.");
+    };
+    if !session.receive(frames).await {
+        let mut response = plain(StatusCode::NOT_FOUND, "");
+        response
+            .headers_mut()
+            .insert(header::SET_COOKIE, cookie(&request));
+        return response;
+    }
+    let (status, body) = if jsonp {
+        (StatusCode::OK, "ok")
+    } else {
+        (StatusCode::NO_CONTENT, "")
+    };
+    let mut response = plain(status, body);
+    session_headers(&request, &mut response, !jsonp);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=UTF-8"),
+    );
     response
 }

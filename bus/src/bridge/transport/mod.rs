@@ -7,8 +7,11 @@
 //! * [`tcp`]: Vert.x's TCP bridge framing, four bytes of length then the
 //!   JSON, over any byte stream (plain TCP or TLS);
 //! * [`websocket`]: SockJS over a WebSocket, and the raw WebSocket, one
-//!   frame per message.
+//!   frame per message;
+//! * [`polling`]: SockJS over plain HTTP (xhr-polling, xhr-streaming,
+//!   eventsource, htmlfile, jsonp), a session across requests.
 
+pub(crate) mod polling;
 pub(crate) mod tcp;
 pub(crate) mod websocket;
 
