@@ -1171,6 +1171,16 @@ async fn the_javascript_clients_in_chromium_talk_to_the_sockjs_bridge() {
 /// HTTPS and WSS when `tls` is given (Chromium told to take the test's
 /// certificate).
 pub(crate) async fn javascript_clients_in_chromium(tls: Option<codecbus_bus::bridge::BridgeTls>) {
+    javascript_clients_in_chromium_over(tls, &[None]).await;
+}
+
+/// The JavaScript clients' pages in Chromium, one per client and SockJS
+/// transport (`None`: the one SockJS picks, its WebSocket), each checked
+/// to have used it.
+pub(crate) async fn javascript_clients_in_chromium_over(
+    tls: Option<codecbus_bus::bridge::BridgeTls>,
+    transports: &[Option<&'static str>],
+) {
     let modules = tokio::task::spawn_blocking(browser::npm_clients)
         .await
         .unwrap();
@@ -1183,19 +1193,26 @@ pub(crate) async fn javascript_clients_in_chromium(tls: Option<codecbus_bus::bri
         "application/javascript",
         browser::read(&modules, "sockjs-client/dist/sockjs.min.js"),
     );
-    for (name, script) in clients {
-        let path = format!("/js/{name}/vertx-eventbus.js");
-        sockjs_options = sockjs_options
-            .file(
-                &path,
-                "application/javascript",
-                browser::read(&modules, script),
-            )
-            .file(
+    let mut pages = Vec::new();
+    for (client, script) in clients {
+        let path = format!("/js/{client}/vertx-eventbus.js");
+        sockjs_options = sockjs_options.file(
+            &path,
+            "application/javascript",
+            browser::read(&modules, script),
+        );
+        for &transport in transports {
+            let name = match transport {
+                Some(t) => format!("{client}-{t}"),
+                None => client.to_owned(),
+            };
+            sockjs_options = sockjs_options.file(
                 format!("/{name}.html"),
                 "text/html; charset=utf-8",
-                browser::page(name, &path),
+                browser::page(&name, &path, transport),
             );
+            pages.push((name, transport));
+        }
     }
     let bus = EventBus::new();
     let _consumers = reference_consumers(&bus);
@@ -1225,13 +1242,19 @@ pub(crate) async fn javascript_clients_in_chromium(tls: Option<codecbus_bus::bri
                 None,
             );
         }
-        clients
-            .iter()
-            .map(|(name, _)| {
+        pages
+            .into_iter()
+            .map(|(name, transport)| {
                 let page = browser.open(&format!("{base}/{name}.html"));
                 let result = browser.wait_for(&page, "window.result", Duration::from_secs(30));
                 let result: Value = serde_json::from_str(result.as_str().unwrap()).unwrap();
-                (*name, result)
+                // Its connections closed: Chromium takes six at a time to
+                // one host, and a streaming transport keeps one open.
+                browser.call("Page.navigate", json!({"url": "about:blank"}), Some(&page));
+                if let Some(transport) = transport {
+                    assert_eq!(result["transport"], transport, "{name}: {result}");
+                }
+                (name, result)
             })
             .collect::<Vec<_>>()
     })

@@ -298,8 +298,14 @@ fn free_port() -> u16 {
 /// The test page for the client whose script is at `client_script`: it
 /// registers handlers, sends, requests, publishes and is refused, and sets
 /// `window.result` (JSON) once all five answers came, or after 15 s.
-/// The page registers `client.<name>` for the bus's request.
-pub(crate) fn page(name: &str, client_script: &str) -> String {
+/// The page registers `client.<name>` for the bus's request. With a
+/// `transport`, SockJS is held to it (`transports: [...]`), and the
+/// result names the transport SockJS used.
+pub(crate) fn page(name: &str, client_script: &str, transport: Option<&str>) -> String {
+    let options = match transport {
+        Some(t) => format!("{{transports: ['{t}']}}"),
+        None => "{}".to_owned(),
+    };
     format!(
         r#"<!doctype html>
 <html><head><meta charset="utf-8"><title>codecbus SockJS bridge test</title>
@@ -313,9 +319,10 @@ function finish() {{ if (++done === 5) window.result = JSON.stringify(result); }
 setTimeout(() => {{
   if (!window.result) window.result = JSON.stringify(Object.assign({{timedOut: true}}, result));
 }}, 15000);
-const eb = new EventBus(location.origin + '/eventbus');
+const eb = new EventBus(location.origin + '/eventbus', {options});
 eb.onerror = (e) => {{ result.errors.push(e); finish(); }};
 eb.onopen = () => {{
+  result.transport = eb.sockJSConn && eb.sockJSConn.transport;
   eb.registerHandler('client.{name}', (err, msg) => {{
     result.asked = {{address: msg.address, body: msg.body}};
     msg.reply({{answer: msg.body.q * 2}});

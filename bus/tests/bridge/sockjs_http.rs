@@ -158,3 +158,123 @@ async fn the_http_transports_match_vertx() {
     }
     assert!(differ.is_empty(), "{}", differ.join("\n\n"));
 }
+
+/// Both JavaScript clients from npm, in Chromium, with SockJS held to each
+/// HTTP transport: the page's whole round (handlers, sends, requests, a
+/// failure, the bus's request answered, a refusal) over it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_clients_in_chromium_over_each_http_transport() {
+    crate::javascript_clients_in_chromium_over(
+        None,
+        &[
+            Some("xhr-streaming"),
+            Some("xhr-polling"),
+            Some("eventsource"),
+            Some("htmlfile"),
+            Some("jsonp-polling"),
+        ],
+    )
+    .await;
+}
+
+/// Both JavaScript clients from npm, in Node, with SockJS held to each
+/// transport sockjs-client has there (htmlfile and jsonp need a page):
+/// the same round as in the browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_clients_in_node_over_each_transport() {
+    let modules = tokio::task::spawn_blocking(crate::browser::npm_clients)
+        .await
+        .unwrap();
+    // A bridge for each run, so that one run's publications do not reach
+    // another's handlers.
+    let mut bridges = Vec::new();
+    for _ in 0..8 {
+        bridges.push(crate::reference_sockjs(SockJsOptions::new()).await);
+    }
+    let mut ports: Vec<u16> = bridges
+        .iter()
+        .map(|(_, _, s)| s.local_addr().port())
+        .collect();
+    let script = dir().join("node_client.js");
+    let runs = tokio::task::spawn_blocking(move || {
+        let run = |port: u16, client: &'static str, transport: &'static str| {
+            let out = Command::new("node")
+                .arg(&script)
+                .arg(port.to_string())
+                .arg(client)
+                .arg(transport)
+                .env("NODE_PATH", &modules)
+                .stdin(Stdio::null())
+                .output()
+                .expect("node runs the client (apt-get install nodejs)");
+            assert!(
+                out.status.success(),
+                "node {client} {transport}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "node {client} {transport} printed {:?}: {e}",
+                    String::from_utf8_lossy(&out.stdout)
+                )
+            });
+            (client, transport, result)
+        };
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = ["v4", "v3"]
+                .into_iter()
+                .flat_map(|client| {
+                    ["websocket", "xhr-streaming", "xhr-polling", "eventsource"]
+                        .map(|transport| (client, transport))
+                })
+                .map(|(client, transport)| {
+                    let port = ports.pop().expect("a bridge for each run");
+                    scope.spawn(move || run(port, client, transport))
+                })
+                .collect();
+            runs.into_iter()
+                .map(|r| r.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    })
+    .await
+    .unwrap();
+    for (client, transport, result) in runs {
+        let name = format!("node-{client}-{transport}");
+        assert!(result.get("timedOut").is_none(), "{name}: {result}");
+        assert_eq!(result["transport"], transport, "{name}: {result}");
+        assert_eq!(
+            result["echo"],
+            json!({"err": null, "body": {"n": 1}, "headers": {"h": "v", "echoed": "true"}}),
+            "{name}"
+        );
+        assert_eq!(
+            result["failed"],
+            json!({"failureCode": 42, "failureType": "RECIPIENT_FAILURE", "message": "it failed"}),
+            "{name}"
+        );
+        assert_eq!(
+            result["errors"],
+            json!([{"type": "err", "body": "access_denied"}]),
+            "{name}"
+        );
+        assert_eq!(
+            result["news"],
+            json!({"body": {"from": "vertx", "n": 7}, "headers": {"origin": "vertx"}}),
+            "{name}"
+        );
+        assert_eq!(
+            result["asked"],
+            json!({"address": format!("client.{name}"), "body": {"q": 21}}),
+            "{name}"
+        );
+        assert_eq!(
+            result["answered"],
+            json!({"err": null, "body": {"answer": 42}}),
+            "{name}"
+        );
+    }
+    for (_bus, _consumers, server) in bridges {
+        server.shutdown().await;
+    }
+}
