@@ -16,6 +16,11 @@
 //!   string;
 //! * `GET {prefix}/websocket`: the raw WebSocket, one frame per WebSocket
 //!   message (the bridge writes binary messages, as Vert.x does);
+//! * SockJS over plain HTTP, for browsers whose path blocks WebSockets:
+//!   `{prefix}/{server}/{session}/` `xhr` and `xhr_streaming` (`POST`),
+//!   `eventsource`, `htmlfile` and `jsonp` (`GET`), whose frames from the
+//!   client come on `xhr_send` and `jsonp_send` (`POST`): a session across
+//!   requests (`transport/polling.rs`), each answer vertx-web's;
 //! * `GET {prefix}/schemas`: the JSON Schema of the bodies of each typed
 //!   address, by address ([`Bridge::json_schemas`]; not Vert.x's);
 //! * the files given with [`SockJsOptions::file`], at their paths.
