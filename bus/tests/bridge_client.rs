@@ -714,3 +714,44 @@ async fn codecbus_fails_a_vertx_reply_that_asks_and_a_plain_one_takes_no_answer(
     assert_eq!(fail.kind(), ReplyErrorKind::NoReplyExpected, "{fail}");
     client.close().await;
 }
+
+/// A request cancelled while it waits forgets its reply address: with room
+/// for two waiting requests, five cancelled ones leave the room free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_request_forgets_its_reply_address() {
+    use codecbus_bus::bridge::{Bridge, BridgeOptions, PermittedOptions};
+
+    let remote = EventBus::new();
+    // Answers after a minute: its requests are cancelled before.
+    let _slow = remote.consumer("slow", |m: Message<JsValue>| async move {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        drop(m);
+    });
+    let _echo = remote.consumer("echo", |m: Message<JsValue>| async move {
+        m.reply(m.body().clone())
+    });
+    let permits = BridgeOptions::new()
+        .inbound(PermittedOptions::new().address("slow"))
+        .inbound(PermittedOptions::new().address("echo"));
+    let server = Bridge::new(&remote, permits)
+        .unwrap()
+        .listen("127.0.0.1:0")
+        .await
+        .unwrap();
+    let bus = EventBus::new();
+    let client = BridgeClient::connect(&bus, server.local_addr(), options().max_pending_replies(2))
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        let cancelled = tokio::time::timeout(
+            Duration::from_millis(50),
+            client.request::<JsValue>("slow", JsValue::from(1)),
+        )
+        .await;
+        assert!(cancelled.is_err(), "the slow request is cancelled");
+    }
+    let echoed: Message<JsValue> = client.request("echo", JsValue::from(7)).await.unwrap();
+    assert_eq!(echoed.body(), &JsValue::from(7));
+    client.close().await;
+    server.shutdown().await;
+}

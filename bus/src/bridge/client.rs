@@ -354,6 +354,11 @@ impl BridgeClient {
     /// [`BridgeClientError::Connect`] when the first connection fails or
     /// takes longer than [`BridgeClientOptions::connect_timeout`]; after
     /// it, a lost connection is made again without a word to the caller.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling before it returns closes the connection it may have made:
+    /// no task is left behind.
     pub async fn connect(
         bus: &EventBus,
         address: impl fmt::Display,
@@ -406,6 +411,11 @@ impl BridgeClient {
     ///
     /// `Transport` when the connection is down, `Codec` when the body
     /// cannot be written as JSON.
+    ///
+    /// # Cancel safety
+    ///
+    /// The frame is queued in one step: cancelling before it is queued sends
+    /// nothing, after it changes nothing.
     pub async fn send<B: IntoBody>(&self, address: &str, body: B) -> Result<(), SendError> {
         self.send_with(address, body, DeliveryOptions::new()).await
     }
@@ -414,6 +424,10 @@ impl BridgeClient {
     /// timeout and local-only do not apply).
     ///
     /// # Errors
+    ///
+    /// As [`send`](BridgeClient::send).
+    ///
+    /// # Cancel safety
     ///
     /// As [`send`](BridgeClient::send).
     pub async fn send_with<B: IntoBody>(
@@ -432,6 +446,10 @@ impl BridgeClient {
     /// # Errors
     ///
     /// As [`send`](BridgeClient::send).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`send`](BridgeClient::send).
     pub async fn publish<B: IntoBody>(&self, address: &str, body: B) -> Result<(), PublishError> {
         self.publish_with(address, body, DeliveryOptions::new())
             .await
@@ -440,6 +458,10 @@ impl BridgeClient {
     /// [`publish`](BridgeClient::publish) with options (the headers).
     ///
     /// # Errors
+    ///
+    /// As [`send`](BridgeClient::send).
+    ///
+    /// # Cancel safety
     ///
     /// As [`send`](BridgeClient::send).
     pub async fn publish_with<B: IntoBody>(
@@ -498,6 +520,11 @@ impl BridgeClient {
     /// them, `Codec` when the body cannot be written as JSON or the reply
     /// is not an `R` (a reply that asks for an answer is then answered
     /// with that failure).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling stops the wait and forgets the reply address: a reply that
+    /// comes later is dropped. The request itself may have gone.
     pub async fn request<R>(
         &self,
         address: &str,
@@ -514,6 +541,10 @@ impl BridgeClient {
     /// headers).
     ///
     /// # Errors
+    ///
+    /// As [`request`](BridgeClient::request).
+    ///
+    /// # Cancel safety
     ///
     /// As [`request`](BridgeClient::request).
     pub async fn request_with<R>(
@@ -551,6 +582,8 @@ impl BridgeClient {
             )
             .with_address(named()));
         };
+        // However the call ends (cancelled too), the address is forgotten.
+        let _forget = Forget(&link, &reply_address);
         let frame = Dialect::Client.message(
             address,
             Some(&reply_address),
@@ -559,7 +592,6 @@ impl BridgeClient {
             true,
         );
         if !link.write(frame).await {
-            link.forget(&reply_address);
             return Err(transport(inner.down()));
         }
         let (body, headers, asks) = match timeout(wait, rx).await {
@@ -573,7 +605,6 @@ impl BridgeClient {
                 return Err(transport(inner.gone()));
             }
             Err(_) => {
-                link.forget(&reply_address);
                 return Err(RequestError::new(
                     RequestErrorKind::Timeout,
                     format!(
@@ -622,6 +653,12 @@ impl BridgeClient {
     /// whose body no consumer's type reads is refused (a request fails
     /// with the reason). As a bus consumer, dropping the handle leaves it
     /// registered; [`BridgeConsumer::unregister`] ends it.
+    ///
+    /// # Cancel safety
+    ///
+    /// The consumer is made in the first poll: cancelling after it leaves it
+    /// registered, as dropping a [`BridgeConsumer`] does (its address is
+    /// registered with the bridge when the connection is next made).
     pub async fn consumer<T, F, Fut>(&self, address: &str, handler: F) -> BridgeConsumer
     where
         T: MessageType + Send + Sync + 'static,
@@ -663,6 +700,11 @@ impl BridgeClient {
     /// Closes the connection and returns once it is closed: no
     /// reconnection, the waiting requests fail, and every call from now on
     /// fails as when the connection is down (on every clone).
+    ///
+    /// # Cancel safety
+    ///
+    /// The connection is told to close in the first poll; cancelling only
+    /// stops the wait.
     pub async fn close(self) {
         let _ = self.stop.tx.send(true);
         let task = lock(&self.stop.task).take();
@@ -670,6 +712,15 @@ impl BridgeClient {
             // The task ends at once: it waits on nothing but the stop.
             let _ = task.await;
         }
+    }
+}
+
+/// Forgets a reply address when dropped.
+struct Forget<'a>(&'a Peer, &'a str);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.forget(self.1);
     }
 }
 
@@ -702,6 +753,12 @@ impl BridgeConsumer {
 
     /// Unregisters the consumer from the bus, and the address from the
     /// bridge when it was the address's last consumer.
+    ///
+    /// # Cancel safety
+    ///
+    /// The address is forgotten in the first poll (a connection made again
+    /// does not register it); cancelling may leave the bridge sending to it
+    /// until then, and the bus consumer registered.
     pub async fn unregister(self) {
         // As in `consumer`: a connection made after this finds the
         // address gone.

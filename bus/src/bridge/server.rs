@@ -106,6 +106,10 @@ impl Bridge {
     /// # Errors
     ///
     /// [`BridgeError::Bind`] when the address cannot be listened on.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling before it returns listens on nothing.
     pub async fn listen<A>(self, address: A) -> Result<BridgeServer, BridgeError>
     where
         A: ToSocketAddrs + std::fmt::Debug,
@@ -138,6 +142,10 @@ impl Bridge {
     ///
     /// [`BridgeError::Bind`] when the address cannot be listened on,
     /// [`BridgeError::Tls`] when `tls` cannot be used.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling before it returns listens on nothing.
     pub async fn listen_tls<A>(
         self,
         address: A,
@@ -197,6 +205,11 @@ impl BridgeServer {
     /// Stops accepting clients, closes every connection (their
     /// registrations unregistered, their pending requests failed) and
     /// returns once all are closed.
+    ///
+    /// # Cancel safety
+    ///
+    /// The bridge is told to stop in the first poll and stops whether the
+    /// wait goes on or not; cancelling only stops the wait.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         if let Some(task) = self.task.take() {

@@ -189,6 +189,10 @@ impl Bridge {
     /// # Ok(())
     /// # }
     /// ```
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling before it returns listens on nothing.
     pub async fn listen_sockjs<A>(
         self,
         address: A,
