@@ -189,6 +189,9 @@ impl Reply {
     ///
     /// A `Codec` error when the body cannot be written, or not as JSON.
     pub(crate) fn json(&self) -> Result<String, RequestError> {
+        if let Some(text) = json::js_text(&*self.body) {
+            return Ok(text);
+        }
         let mut w = Writer::from_vec(Vec::with_capacity(512));
         self.codec
             .encode(&*self.body, &mut w)

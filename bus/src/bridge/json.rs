@@ -19,12 +19,13 @@
 //! is always a MessagePack string: a byte-string field cannot be filled
 //! from JSON.
 
-use std::any::type_name;
+use std::any::{Any, TypeId, type_name};
 use std::fmt;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use codecbus_core::{DecodeError, EncodeError, Int, MessageCodec, Reader, ValueKind, Writer};
+use codecbus_json::JsValue;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
 /// How deep a body may nest (arrays and objects) on its way through: the
@@ -427,17 +428,37 @@ fn extension(buf: &[u8], ext: usize, data: usize) -> Result<(i8, Vec<u8>), Strin
 // Typed bodies
 
 /// A client's JSON body (its text) as a `T`: transcoded to MessagePack,
-/// read by `T`'s codec.
-pub(crate) fn decode_as<T: MessageCodec>(body: &str) -> Result<T, String> {
+/// read by `T`'s codec. A [`JsValue`] is JSON already: it is read from the
+/// text, without MessagePack in between (an object with `$ext` members is
+/// an object there, as any other).
+pub(crate) fn decode_as<T: MessageCodec + 'static>(body: &str) -> Result<T, String> {
+    if TypeId::of::<T>() == TypeId::of::<JsValue>() {
+        let value = JsValue::parse(body).map_err(|e| format!("not JSON: {e}"))?;
+        let boxed: Box<dyn Any> = Box::new(value);
+        return boxed
+            .downcast::<T>()
+            .map(|t| *t)
+            .map_err(|_| "not a `JsValue`".to_owned());
+    }
     let bytes = to_msgpack(body).map_err(|e| e.to_string())?;
     codecbus_core::from_slice::<T>(&bytes).map_err(|e| format!("not a `{}`: {e}", type_name::<T>()))
 }
 
 /// The JSON text of a `T`: written by its codec, transcoded from
-/// MessagePack.
-pub(crate) fn encode_json<T: MessageCodec>(body: &T) -> Result<String, String> {
+/// MessagePack; a [`JsValue`]'s written straight.
+pub(crate) fn encode_json<T: MessageCodec + 'static>(body: &T) -> Result<String, String> {
+    if let Some(text) = js_text(body) {
+        return Ok(text);
+    }
     let bytes = codecbus_core::to_vec(body).map_err(|e| e.to_string())?;
     to_json_string(&bytes).map_err(|e| e.to_string())
+}
+
+/// The JSON text of `body` when it is a [`JsValue`].
+pub(crate) fn js_text(body: &dyn Any) -> Option<String> {
+    let value = body.downcast_ref::<JsValue>()?;
+    // A JsValue's JSON is UTF-8 (serde_json writes it).
+    String::from_utf8(value.to_json_vec()).ok()
 }
 
 #[cfg(test)]
