@@ -49,7 +49,7 @@ async fn relay(
     bus.request_with::<JsValue>(target, question, options).await
 }
 
-fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
+pub(crate) fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
     let echo = |m: Message<JsValue>| async move {
         let mut headers = m.headers().clone();
         headers.insert("echoed", "true");
@@ -135,7 +135,7 @@ fn reference_consumers(bus: &EventBus) -> Vec<MessageConsumer> {
 }
 
 /// The reference's permissions, and the frame limit under test.
-fn reference_options() -> BridgeOptions {
+pub(crate) fn reference_options() -> BridgeOptions {
     let mut options = BridgeOptions::new().max_frame(cases::TEST_MAX_FRAME);
     for address in [
         "echo",

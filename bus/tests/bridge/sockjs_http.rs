@@ -8,7 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use codecbus_bus::bridge::SockJsOptions;
+use std::sync::{Arc, Mutex};
+
+use codecbus_bus::EventBus;
+use codecbus_bus::bridge::{Bridge, BridgeEventType, SockJsOptions};
 use serde_json::{Value, json};
 
 /// The transports, as the driver names them.
@@ -179,7 +182,8 @@ async fn the_javascript_clients_in_chromium_over_each_http_transport() {
 
 /// Both JavaScript clients from npm, in Node, with SockJS held to each
 /// transport sockjs-client has there (htmlfile and jsonp need a page):
-/// the same round as in the browser.
+/// the same round as in the browser, through a bridge whose event hook
+/// sees each session's events and marks each send with its transport.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_javascript_clients_in_node_over_each_transport() {
     let modules = tokio::task::spawn_blocking(crate::browser::npm_clients)
@@ -188,8 +192,29 @@ async fn the_javascript_clients_in_node_over_each_transport() {
     // A bridge for each run, so that one run's publications do not reach
     // another's handlers.
     let mut bridges = Vec::new();
+    let mut seen = Vec::new();
     for _ in 0..8 {
-        bridges.push(crate::reference_sockjs(SockJsOptions::new()).await);
+        let bus = EventBus::new();
+        let consumers = crate::reference_consumers(&bus);
+        let kinds: Arc<Mutex<Vec<BridgeEventType>>> = Arc::default();
+        let options = crate::reference_options().on_event({
+            let kinds = Arc::clone(&kinds);
+            move |mut event| {
+                kinds.lock().unwrap().push(event.kind());
+                if event.kind() == BridgeEventType::Send {
+                    let via = event.connection().transport();
+                    event.set_header("via", via);
+                }
+                async move { event.allow() }
+            }
+        });
+        let server = Bridge::new(&bus, options)
+            .unwrap()
+            .listen_sockjs("127.0.0.1:0", SockJsOptions::new())
+            .await
+            .unwrap();
+        bridges.push((bus, consumers, server));
+        seen.push(kinds);
     }
     let mut ports: Vec<u16> = bridges
         .iter()
@@ -245,7 +270,8 @@ async fn the_javascript_clients_in_node_over_each_transport() {
         assert_eq!(result["transport"], transport, "{name}: {result}");
         assert_eq!(
             result["echo"],
-            json!({"err": null, "body": {"n": 1}, "headers": {"h": "v", "echoed": "true"}}),
+            json!({"err": null, "body": {"n": 1},
+                   "headers": {"h": "v", "echoed": "true", "via": "sockjs"}}),
             "{name}"
         );
         assert_eq!(
@@ -276,5 +302,21 @@ async fn the_javascript_clients_in_node_over_each_transport() {
     }
     for (_bus, _consumers, server) in bridges {
         server.shutdown().await;
+    }
+    // Every session went through the hook: opened, registered, sent,
+    // published, received, closed.
+    for kinds in seen {
+        let kinds = kinds.lock().unwrap().clone();
+        for kind in [
+            BridgeEventType::SocketCreated,
+            BridgeEventType::Register,
+            BridgeEventType::Registered,
+            BridgeEventType::Send,
+            BridgeEventType::Publish,
+            BridgeEventType::Receive,
+            BridgeEventType::SocketClosed,
+        ] {
+            assert!(kinds.contains(&kind), "{kind:?} in {kinds:?}");
+        }
     }
 }

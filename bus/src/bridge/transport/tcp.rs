@@ -23,6 +23,9 @@ use crate::bridge::vocab::Outgoing;
 /// for: the small frames that follow it, taken in the same read.
 const READ_AHEAD: usize = 64 * 1024;
 
+/// The least the read buffer grows by when it must (it doubles beyond).
+const READ_GROWTH: usize = 4096;
+
 /// Reads frames off a connection, at most `max` bytes each.
 pub(crate) struct FrameReader {
     buf: BytesMut,
@@ -87,6 +90,8 @@ impl FrameReader {
                     }
                     return Ok(Read::Frame(frame, charge));
                 }
+                // Room for the whole frame at once, admitted already.
+                self.buf.reserve(4 + len - self.buf.len());
                 if self.fill(rd, (4 + len).max(READ_AHEAD)).await? == 0 {
                     return Ok(Read::Closed);
                 }
@@ -97,14 +102,19 @@ impl FrameReader {
     }
 
     /// Reads what has arrived, up to `upto` bytes in the buffer in all;
-    /// how many bytes came (0: the connection closed).
+    /// how many bytes came (0: the connection closed). The buffer grows a
+    /// little at a time for what is read ahead, so an idle connection
+    /// holds a small one.
     async fn fill<R: AsyncRead + Unpin>(
         &mut self,
         rd: &mut R,
         upto: usize,
     ) -> std::io::Result<usize> {
         let room = upto.saturating_sub(self.buf.len()).max(1);
-        self.buf.reserve(room);
+        if self.buf.capacity() - self.buf.len() < room.min(READ_GROWTH) {
+            self.buf
+                .reserve(room.min(READ_GROWTH.max(self.buf.capacity())));
+        }
         (&mut *rd).take(room as u64).read_buf(&mut self.buf).await
     }
 }
