@@ -448,7 +448,7 @@ struct Point {
     y: i32,
 }
 
-async fn serve(bus: &EventBus, options: BridgeOptions) -> BridgeServer {
+pub(crate) async fn serve(bus: &EventBus, options: BridgeOptions) -> BridgeServer {
     Bridge::new(bus, options)
         .unwrap()
         .listen("127.0.0.1:0")
@@ -1265,37 +1265,7 @@ pub(crate) async fn javascript_clients_in_chromium_over(
     .await
     .unwrap();
     for (name, result) in results {
-        assert!(result.get("timedOut").is_none(), "{name}: {result}");
-        assert_eq!(
-            result["echo"],
-            json!({"err": null, "body": {"n": 1}, "headers": {"h": "v", "echoed": "true"}}),
-            "{name}"
-        );
-        assert_eq!(
-            result["failed"],
-            json!({"failureCode": 42, "failureType": "RECIPIENT_FAILURE", "message": "it failed"}),
-            "{name}"
-        );
-        assert_eq!(
-            result["errors"],
-            json!([{"type": "err", "body": "access_denied"}]),
-            "{name}"
-        );
-        assert_eq!(
-            result["news"],
-            json!({"body": {"from": "vertx", "n": 7}, "headers": {"origin": "vertx"}}),
-            "{name}"
-        );
-        assert_eq!(
-            result["asked"],
-            json!({"address": format!("client.{name}"), "body": {"q": 21}}),
-            "{name}"
-        );
-        assert_eq!(
-            result["answered"],
-            json!({"err": null, "body": {"answer": 42}}),
-            "{name}"
-        );
+        check_round(&name, &result, json!({"h": "v", "echoed": "true"}));
         let (body, header) = tokio::time::timeout(Duration::from_secs(5), sunk.recv())
             .await
             .expect("the page's send reached the bus")
@@ -1304,6 +1274,43 @@ pub(crate) async fn javascript_clients_in_chromium_over(
         assert_eq!(header.as_deref(), Some("v"), "{name}");
     }
     server.shutdown().await;
+}
+
+/// The result of a JavaScript client's round (the browser's page, or
+/// `node_client.js`) named `name`: its echo with `echo_headers`, the
+/// failure, the refusal, the news, the bus's request and its answer.
+pub(crate) fn check_round(name: &str, result: &Value, echo_headers: Value) {
+    assert!(result.get("timedOut").is_none(), "{name}: {result}");
+    assert_eq!(
+        result["echo"],
+        json!({"err": null, "body": {"n": 1}, "headers": echo_headers}),
+        "{name}"
+    );
+    assert_eq!(
+        result["failed"],
+        json!({"failureCode": 42, "failureType": "RECIPIENT_FAILURE", "message": "it failed"}),
+        "{name}"
+    );
+    assert_eq!(
+        result["errors"],
+        json!([{"type": "err", "body": "access_denied"}]),
+        "{name}"
+    );
+    assert_eq!(
+        result["news"],
+        json!({"body": {"from": "vertx", "n": 7}, "headers": {"origin": "vertx"}}),
+        "{name}"
+    );
+    assert_eq!(
+        result["asked"],
+        json!({"address": format!("client.{name}"), "body": {"q": 21}}),
+        "{name}"
+    );
+    assert_eq!(
+        result["answered"],
+        json!({"err": null, "body": {"answer": 42}}),
+        "{name}"
+    );
 }
 
 /// A typed address's body as JSON: its JSON Schema served at

@@ -114,14 +114,7 @@ impl Bridge {
     where
         A: ToSocketAddrs + std::fmt::Debug,
     {
-        let named = format!("{address:?}");
-        let listener = TcpListener::bind(address)
-            .await
-            .map_err(|source| BridgeError::Bind {
-                address: named,
-                source,
-            })?;
-        self.serve(listener)
+        self.serve(bind(address).await?)
     }
 
     /// Serves clients on a listener of the caller's.
@@ -155,14 +148,7 @@ impl Bridge {
         A: ToSocketAddrs + std::fmt::Debug,
     {
         let acceptor = tls.acceptor(false)?;
-        let named = format!("{address:?}");
-        let listener = TcpListener::bind(address)
-            .await
-            .map_err(|source| BridgeError::Bind {
-                address: named,
-                source,
-            })?;
-        self.serve_with(listener, Some(acceptor))
+        self.serve_with(bind(address).await?, Some(acceptor))
     }
 
     fn serve_with(
@@ -222,6 +208,20 @@ impl Drop for BridgeServer {
     fn drop(&mut self) {
         let _ = self.stop.send(true);
     }
+}
+
+/// A listener on `address`.
+pub(crate) async fn bind<A>(address: A) -> Result<TcpListener, BridgeError>
+where
+    A: ToSocketAddrs + std::fmt::Debug,
+{
+    let named = format!("{address:?}");
+    TcpListener::bind(address)
+        .await
+        .map_err(|source| BridgeError::Bind {
+            address: named,
+            source,
+        })
 }
 
 async fn accept(

@@ -201,13 +201,7 @@ impl Bridge {
     where
         A: ToSocketAddrs + std::fmt::Debug,
     {
-        let named = format!("{address:?}");
-        let listener = TcpListener::bind(address)
-            .await
-            .map_err(|source| BridgeError::Bind {
-                address: named,
-                source,
-            })?;
+        let listener = server::bind(address).await?;
         self.serve_sockjs(listener, options)
     }
 
@@ -428,7 +422,7 @@ fn not_found() -> Response<Full<Bytes>> {
 
 /// SockJS's CORS headers: the request's origin (and credentials) when it
 /// names one, `*` otherwise.
-fn cors(request: &Request<Incoming>, response: &mut Response<Full<Bytes>>) {
+fn cors<B, C>(request: &Request<B>, response: &mut Response<C>) {
     let origin = request
         .headers()
         .get(header::ORIGIN)
@@ -656,20 +650,8 @@ fn session_headers<B>(request: &Request<B>, response: &mut Response<Body>, cors_
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(NO_CACHE));
     headers.insert(header::SET_COOKIE, cookie);
     if cors_too {
-        let origin = request
-            .headers()
-            .get(header::ORIGIN)
-            .filter(|o| o.as_bytes() != b"null")
-            .cloned();
-        let (origin, credentials) = match origin {
-            Some(origin) => (origin, "true"),
-            None => (HeaderValue::from_static("*"), "false"),
-        };
-        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        headers.insert(
-            header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
-            HeaderValue::from_static(credentials),
-        );
+        cors(request, response);
+        let headers = response.headers_mut();
         if let Some(asked) = request
             .headers()
             .get(header::ACCESS_CONTROL_REQUEST_HEADERS)

@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codecbus_bus::bridge::{
-    Bridge, BridgeEventType, BridgeOptions, BridgeServer, PermittedOptions, SockJsOptions,
+    Bridge, BridgeEventType, BridgeOptions, PermittedOptions, SockJsOptions,
 };
 use codecbus_bus::{EventBus, Message, MessageConsumer, ReplyOptions};
 use codecbus_json::JsValue;
 use serde_json::json;
 
-use crate::{python, sockjs, with_client};
+use crate::{python, serve, sockjs, with_client};
 
 /// An echo of the body and its headers, at `echo` and `orders`.
 fn echoes(bus: &EventBus) -> Vec<MessageConsumer> {
@@ -30,12 +30,19 @@ fn echoes(bus: &EventBus) -> Vec<MessageConsumer> {
 /// The events a hook saw: each one's type and its frame's address.
 type Seen = Arc<Mutex<Vec<(BridgeEventType, Option<String>)>>>;
 
-async fn serve(bus: &EventBus, options: BridgeOptions) -> BridgeServer {
-    Bridge::new(bus, options)
+/// Runs `f` on a runtime of its own, from a client's blocking thread
+/// (`with_client`).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
         .unwrap()
-        .listen("127.0.0.1:0")
-        .await
-        .unwrap()
+        .block_on(f)
+}
+
+/// Publishes from a client's blocking thread.
+fn publish_blocking(bus: &EventBus, address: &str, body: JsValue) {
+    block_on(bus.publish(address, body)).unwrap();
 }
 
 /// Every event a connection goes through reaches the hook, in order, with
@@ -65,13 +72,7 @@ async fn the_hook_sees_every_event_of_a_connection() {
         let pong = c.expect();
         c.send(&json!({"type": "register", "address": "news"}));
         std::thread::sleep(Duration::from_millis(200));
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime
-            .block_on(news.publish("news", JsValue::from(1)))
-            .unwrap();
+        publish_blocking(&news, "news", JsValue::from(1));
         let news = c.expect();
         c.send(&json!({"type": "publish", "address": "echo", "body": 2}));
         c.send(&json!({"type": "send", "address": "echo", "replyAddress": "r", "body": 3}));
@@ -157,11 +158,7 @@ async fn refusals() {
         let panicked = c.expect();
         c.send(&json!({"type": "register", "address": "client.quiet"}));
         std::thread::sleep(Duration::from_millis(200));
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let request = runtime.block_on(async {
+        let request = block_on(async {
             asker
                 .request_with::<JsValue>(
                     "client.quiet",
@@ -243,13 +240,7 @@ async fn the_hook_changes_frames() {
         let reply = c.expect();
         c.send(&json!({"type": "register", "address": "news"}));
         std::thread::sleep(Duration::from_millis(200));
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime
-            .block_on(publisher.publish("news", JsValue::from("secret")))
-            .unwrap();
+        publish_blocking(&publisher, "news", JsValue::from("secret"));
         (reply, c.expect())
     })
     .await;
