@@ -450,6 +450,22 @@ fn cors<B, C>(request: &Request<B>, response: &mut Response<C>) {
     }
 }
 
+/// A CORS preflight's answer: cached a year, for `methods`.
+fn preflight(headers: &mut hyper::HeaderMap, methods: &'static str) {
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public,max-age=31536000"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static(methods),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("31536000"),
+    );
+}
+
 /// The SockJS info, with fresh entropy.
 fn info() -> String {
     let entropy = std::collections::hash_map::RandomState::new()
@@ -515,19 +531,7 @@ fn route(
         "/info" if method == Method::OPTIONS => {
             let mut response = respond(StatusCode::NO_CONTENT, "text/plain", Bytes::new());
             response.headers_mut().remove(header::CONTENT_TYPE);
-            let headers = response.headers_mut();
-            headers.insert(
-                header::CACHE_CONTROL,
-                HeaderValue::from_static("public,max-age=31536000"),
-            );
-            headers.insert(
-                header::ACCESS_CONTROL_ALLOW_METHODS,
-                HeaderValue::from_static("OPTIONS, GET"),
-            );
-            headers.insert(
-                header::ACCESS_CONTROL_MAX_AGE,
-                HeaderValue::from_static("31536000"),
-            );
+            preflight(response.headers_mut(), "OPTIONS, GET");
             cors(&request, &mut response);
             return response;
         }
@@ -743,19 +747,8 @@ async fn polling(
         *response.status_mut() = StatusCode::NO_CONTENT;
         session_headers(&request, &mut response, true);
         let headers = response.headers_mut();
-        headers.insert(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("public,max-age=31536000"),
-        );
+        preflight(headers, "OPTIONS, POST");
         headers.insert(header::EXPIRES, a_year_from_now());
-        headers.insert(
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("OPTIONS, POST"),
-        );
-        headers.insert(
-            header::ACCESS_CONTROL_MAX_AGE,
-            HeaderValue::from_static("31536000"),
-        );
         return response;
     }
     let wanted = match endpoint {
