@@ -138,7 +138,11 @@ fn client_config(ca: &Authority) -> ClientConfig {
     {
         roots.add(cert.unwrap()).unwrap();
     }
-    ClientConfig::builder_with_provider(Arc::new(crypto::ring::default_provider()))
+    // As the bridge's (see `BridgeTls`): ring, whose constructor newer
+    // rustls deprecates.
+    #[allow(deprecated)]
+    let provider = Arc::new(crypto::ring::default_provider());
+    ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()
         .with_root_certificates(roots)
