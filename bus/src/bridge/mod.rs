@@ -52,9 +52,8 @@
 //! [`JsValue`](codecbus_json::JsValue). The way back is the same: a
 //! message's codec writes MessagePack, which becomes JSON (byte strings as
 //! base64 text, extension values as `{"$ext": type, "$data": base64}`).
-//! A [`JsValue`](codecbus_json::JsValue) body, JSON already, takes no
-//! MessagePack on the way: it is parsed from the client's text and printed
-//! to it.
+//! A [`JsValue`](codecbus_json::JsValue) message is printed to JSON
+//! straight, without MessagePack in between.
 //!
 //! ```
 //! use codecbus_bus::bridge::{Bridge, BridgeOptions, PermittedOptions};
