@@ -27,6 +27,7 @@ use codecbus_json::JsValue;
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep, timeout};
+use tokio_rustls::client::TlsStream;
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::{HandlerResult, MessageConsumer};
@@ -47,7 +48,8 @@ use crate::bridge::options::{
     DEFAULT_CONNECTION_BUDGET, DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING_REPLIES,
 };
 use crate::bridge::peer::{Out, Peer, PeerLimits};
-use crate::bridge::transport::{Read, Source as _, tcp};
+use crate::bridge::tls::BridgeClientTls;
+use crate::bridge::transport::{Read, Sink, Source, tcp};
 use crate::bridge::vocab::{self, Dialect, Incoming, Member};
 
 /// How long the first connection may take unless set otherwise.
@@ -104,6 +106,7 @@ pub struct BridgeClientOptions {
     max_frame: usize,
     max_pending: usize,
     budget: usize,
+    tls: Option<BridgeClientTls>,
 }
 
 impl Default for BridgeClientOptions {
@@ -125,6 +128,7 @@ impl BridgeClientOptions {
             max_frame: DEFAULT_MAX_FRAME,
             max_pending: DEFAULT_MAX_PENDING_REPLIES,
             budget: DEFAULT_CONNECTION_BUDGET,
+            tls: None,
         }
     }
 
@@ -193,6 +197,14 @@ impl BridgeClientOptions {
     #[must_use]
     pub fn budget(mut self, bytes: usize) -> Self {
         self.budget = bytes;
+        self
+    }
+    /// Connects over TLS (a Vert.x bridge with `setSsl(true)`, or
+    /// [`Bridge::listen_tls`](crate::bridge::Bridge::listen_tls)); the
+    /// handshake is part of each attempt to connect, within its timeout.
+    #[must_use]
+    pub fn tls(mut self, tls: BridgeClientTls) -> Self {
+        self.tls = Some(tls);
         self
     }
 }
@@ -365,7 +377,7 @@ impl BridgeClient {
         options: BridgeClientOptions,
     ) -> Result<Self, BridgeClientError> {
         let peer = address.to_string();
-        let stream = open(&peer, options.connect_timeout)
+        let stream = open(&peer, options.connect_timeout, options.tls.as_ref())
             .await
             .map_err(|source| BridgeClientError::Connect {
                 address: peer.clone(),
@@ -793,18 +805,33 @@ impl fmt::Debug for Inner {
     }
 }
 
-async fn open(peer: &str, wait: Duration) -> std::io::Result<TcpStream> {
-    let stream = match timeout(wait, TcpStream::connect(peer)).await {
-        Ok(stream) => stream?,
-        Err(_) => {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("no connection within {} ms", wait.as_millis()),
-            ));
+/// A connection to the bridge, plain or over TLS.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+/// Connects to `peer` (over TLS with `tls`) within `wait`.
+async fn open(
+    peer: &str,
+    wait: Duration,
+    tls: Option<&BridgeClientTls>,
+) -> std::io::Result<Stream> {
+    let connected = async {
+        let stream = TcpStream::connect(peer).await?;
+        let _ = stream.set_nodelay(true);
+        match tls {
+            None => Ok(Stream::Plain(stream)),
+            Some(tls) => Ok(Stream::Tls(Box::new(tls.connect(peer, stream).await?))),
         }
     };
-    let _ = stream.set_nodelay(true);
-    Ok(stream)
+    match timeout(wait, connected).await {
+        Ok(stream) => stream,
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no connection within {} ms", wait.as_millis()),
+        )),
+    }
 }
 
 /// The turn of a reply from the other side that asks for an answer at
@@ -825,7 +852,7 @@ fn turn(bus: &EventBus, link: &Arc<Peer>, at: String, address: Arc<str>) -> Box<
 /// makes a new one, until the client is closed.
 async fn run(
     inner: Arc<Inner>,
-    first: TcpStream,
+    first: Stream,
     mut stop: watch::Receiver<bool>,
     ready: oneshot::Sender<()>,
 ) {
@@ -853,7 +880,7 @@ async fn run(
         }
         let opened = tokio::select! {
             _ = stop.changed() => break,
-            opened = open(&inner.peer, inner.options.connect_timeout) => opened,
+            opened = open(&inner.peer, inner.options.connect_timeout, inner.options.tls.as_ref()) => opened,
         };
         match opened {
             Ok(s) => {
@@ -873,11 +900,31 @@ async fn run(
 /// Serves one connection until it ends; `true` when the client was closed.
 async fn serve(
     inner: &Arc<Inner>,
-    stream: TcpStream,
+    stream: Stream,
     stop: &mut watch::Receiver<bool>,
     ready: &mut Option<oneshot::Sender<()>>,
 ) -> bool {
-    let (mut source, sink) = tcp::tcp(stream, inner.options.max_frame);
+    let max_frame = inner.options.max_frame;
+    match stream {
+        Stream::Plain(stream) => {
+            let (source, sink) = tcp::tcp(stream, max_frame);
+            serve_on(inner, source, sink, stop, ready).await
+        }
+        Stream::Tls(stream) => {
+            let (source, sink) = tcp::framed(*stream, max_frame);
+            serve_on(inner, source, sink, stop, ready).await
+        }
+    }
+}
+
+/// [`serve`] on a transport's source and sink.
+async fn serve_on<S: Source, W: Sink>(
+    inner: &Arc<Inner>,
+    mut source: S,
+    sink: W,
+    stop: &mut watch::Receiver<bool>,
+    ready: &mut Option<oneshot::Sender<()>>,
+) -> bool {
     let (link, mut writer) = Peer::start(
         Dialect::Client,
         sink,

@@ -171,4 +171,4 @@ pub use self::options::{
 pub use self::permit::PermittedOptions;
 pub use self::server::{Bridge, BridgeServer};
 pub use self::sockjs::{DEFAULT_HEARTBEAT_INTERVAL, SockJsOptions};
-pub use self::tls::BridgeTls;
+pub use self::tls::{BridgeClientTls, BridgeTls};

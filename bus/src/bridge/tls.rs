@@ -1,6 +1,7 @@
 //! The bridges over TLS: the TCP bridge's frames inside TLS, and the SockJS
-//! bridge over HTTPS and WSS, with rustls; client certificates optional or
-//! required, their chain handed to the event hook
+//! bridge over HTTPS and WSS, with rustls, and `BridgeClient`'s connection
+//! to a bridge over TLS; client certificates optional or required, their
+//! chain handed to the event hook
 //! ([`BridgeConnection::peer_certificates`](crate::bridge::BridgeConnection::peer_certificates)).
 
 use std::fmt;
@@ -8,12 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_rustls::TlsAcceptor;
+use tokio::net::TcpStream;
 use tokio_rustls::rustls::pki_types::pem::PemObject as _;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio_rustls::rustls::server::WebPkiClientVerifier;
-use tokio_rustls::rustls::{RootCertStore, ServerConfig, crypto};
+use tokio_rustls::rustls::{ClientConfig, RootCertStore, ServerConfig, crypto};
 use tokio_rustls::server::TlsStream;
+use tokio_rustls::{TlsAcceptor, TlsConnector, client};
 
 use crate::bridge::error::BridgeError;
 
@@ -191,5 +193,135 @@ impl Acceptor {
                 None
             }
         }
+    }
+}
+
+/// A [`BridgeClient`](crate::bridge::BridgeClient)'s TLS: the authorities
+/// the bridge's certificate is checked against, the client's own
+/// certificate when the bridge asks for one, and the name the bridge's
+/// certificate must bear (the host of the address connected to unless
+/// set). Given to [`BridgeClientOptions::tls`](crate::bridge::BridgeClientOptions::tls).
+///
+/// # Examples
+///
+/// ```no_run
+/// use codecbus_bus::bridge::BridgeClientTls;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let tls = BridgeClientTls::from_pem(&std::fs::read("bridges-ca.crt")?)?
+///     .client_certificate(&std::fs::read("node.crt")?, &std::fs::read("node.key")?)?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct BridgeClientTls {
+    roots: Arc<RootCertStore>,
+    identity: Option<(Vec<CertificateDer<'static>>, Arc<PrivateKeyDer<'static>>)>,
+    server_name: Option<String>,
+}
+
+impl fmt::Debug for BridgeClientTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BridgeClientTls")
+            .field("authorities", &self.roots.len())
+            .field("client_certificate", &self.identity.is_some())
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
+impl BridgeClientTls {
+    /// Trusts the authorities in `authorities` (PEM) for the bridge's
+    /// certificate.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Tls`] when the PEM holds no usable certificate.
+    pub fn from_pem(authorities: &[u8]) -> Result<Self, BridgeError> {
+        let mut roots = RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(authorities) {
+            let cert = cert.map_err(|e| tls_error(format!("the authorities: {e}")))?;
+            roots
+                .add(cert)
+                .map_err(|e| tls_error(format!("an authority: {e}")))?;
+        }
+        if roots.is_empty() {
+            return Err(tls_error("the authorities hold no certificate"));
+        }
+        let tls = Self {
+            roots: Arc::new(roots),
+            identity: None,
+            server_name: None,
+        };
+        tls.config()?;
+        Ok(tls)
+    }
+
+    /// Presents `chain` (PEM, its own certificate first) with `key` (PEM)
+    /// when the bridge asks for a client certificate.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Tls`] when the PEM holds no certificate or no key, or
+    /// the key is not the certificate's.
+    pub fn client_certificate(mut self, chain: &[u8], key: &[u8]) -> Result<Self, BridgeError> {
+        let chain = CertificateDer::pem_slice_iter(chain)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| tls_error(format!("the certificate chain: {e}")))?;
+        if chain.is_empty() {
+            return Err(tls_error("the certificate chain holds no certificate"));
+        }
+        let key = PrivateKeyDer::from_pem_slice(key)
+            .map_err(|e| tls_error(format!("the private key: {e}")))?;
+        self.identity = Some((chain, Arc::new(key)));
+        self.config()?;
+        Ok(self)
+    }
+
+    /// The name the bridge's certificate must bear, when it is not the host
+    /// of the address connected to.
+    #[must_use]
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.server_name = Some(name.into());
+        self
+    }
+
+    fn config(&self) -> Result<ClientConfig, BridgeError> {
+        // ring, as the bridge's (see `BridgeTls::config`).
+        #[allow(deprecated)]
+        let provider = Arc::new(crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(tls_error)?
+            .with_root_certificates(Arc::clone(&self.roots));
+        match &self.identity {
+            None => Ok(builder.with_no_client_auth()),
+            Some((chain, key)) => builder
+                .with_client_auth_cert(chain.clone(), key.clone_key())
+                .map_err(tls_error),
+        }
+    }
+
+    /// TLS over `stream`, to the bridge at `peer` (`host:port`).
+    pub(crate) async fn connect(
+        &self,
+        peer: &str,
+        stream: TcpStream,
+    ) -> std::io::Result<client::TlsStream<TcpStream>> {
+        let config = self.config().map_err(std::io::Error::other)?;
+        let host = match &self.server_name {
+            Some(name) => name.clone(),
+            None => peer
+                .rsplit_once(':')
+                .map_or(peer, |(host, _)| host)
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+        };
+        let name = ServerName::try_from(host)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        TlsConnector::from(Arc::new(config))
+            .connect(name, stream)
+            .await
     }
 }

@@ -227,3 +227,53 @@ async fn the_javascript_clients_in_chromium_over_wss() {
     let tls = BridgeTls::from_pem(cert.as_bytes(), key.as_bytes()).unwrap();
     crate::javascript_clients_in_chromium(Some(tls)).await;
 }
+
+/// `BridgeClient` over TLS to a bridge that requires client certificates:
+/// its certificate reaches the bridge's hook; a client that trusts another
+/// authority cannot connect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_client_over_tls() {
+    use codecbus_bus::bridge::{BridgeClient, BridgeClientOptions, BridgeClientTls};
+
+    let ca = Authority::new("codecbus bridge test CA");
+    let (server_cert, server_key) = ca.leaf("bridge", true);
+    let (client_cert, client_key) = ca.leaf("rust client", false);
+    let tls = BridgeTls::from_pem(server_cert.as_bytes(), server_key.as_bytes())
+        .unwrap()
+        .client_certificates(ca.pem().as_bytes(), true)
+        .unwrap();
+    let (_bus, _echo, server) = tls_bridge(tls).await;
+    let addr = server.local_addr().to_string();
+
+    let bus = EventBus::new();
+    let client_tls = BridgeClientTls::from_pem(ca.pem().as_bytes())
+        .unwrap()
+        .client_certificate(client_cert.as_bytes(), client_key.as_bytes())
+        .unwrap();
+    let client = BridgeClient::connect(&bus, &addr, BridgeClientOptions::new().tls(client_tls))
+        .await
+        .unwrap();
+    let reply: Message<JsValue> = client.request("echo", JsValue::from(5)).await.unwrap();
+    assert_eq!(reply.body(), &JsValue::from(5));
+    assert_eq!(
+        reply.headers().get("cert"),
+        Some(der_base64(&client_cert).as_str())
+    );
+    client.close().await;
+
+    let stranger = Authority::new("another CA");
+    let refused = BridgeClient::connect(
+        &bus,
+        &addr,
+        BridgeClientOptions::new()
+            .tls(BridgeClientTls::from_pem(stranger.pem().as_bytes()).unwrap())
+            .connect_timeout(Duration::from_secs(5)),
+    )
+    .await;
+    assert!(
+        refused.is_err(),
+        "a bridge whose certificate is not trusted"
+    );
+    assert!(BridgeClientTls::from_pem(b"not pem").is_err());
+    server.shutdown().await;
+}
