@@ -665,35 +665,11 @@ fn session_headers<B>(request: &Request<B>, response: &mut Response<Body>, cors_
     }
 }
 
-/// An HTTP date (RFC 7231's IMF-fixdate) a year from now: a preflight's
-/// `Expires`.
+/// An HTTP date a year from now: a preflight's `Expires`.
 fn a_year_from_now() -> HeaderValue {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-        + 365 * 24 * 3600;
-    let days = secs / 86_400;
-    let (h, m, s) = ((secs % 86_400) / 3600, (secs % 3600) / 60, secs % 60);
-    // Howard Hinnant's days-to-civil.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let text = format!(
-        "{}, {day:02} {} {year} {h:02}:{m:02}:{s:02} GMT",
-        WEEKDAYS[(days % 7) as usize],
-        MONTHS[(month - 1) as usize],
-    );
-    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("0"))
+    let then = std::time::SystemTime::now() + Duration::from_secs(365 * 24 * 3600);
+    HeaderValue::from_str(&httpdate::fmt_http_date(then))
+        .unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
 /// `%XX` and `+` of a form's body decoded.
@@ -806,23 +782,22 @@ async fn polling(
             };
             let served = Arc::clone(front);
             let ended = Arc::clone(&session);
-            front
-                .tasks
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .spawn(async move {
-                    tracing::debug!(%peer, "SockJS session");
-                    conn::serve(
-                        Arc::clone(&served.shared),
-                        source,
-                        sink,
-                        Dialect::SockJs,
-                        origin,
-                        stop,
-                    )
-                    .await;
-                    served.sessions.remove(&id, &ended);
-                });
+            let mut tasks = front.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+            // Ended sessions' tasks are let go here, not kept to the end.
+            while tasks.try_join_next().is_some() {}
+            tasks.spawn(async move {
+                tracing::debug!(%peer, "SockJS session");
+                conn::serve(
+                    Arc::clone(&served.shared),
+                    source,
+                    sink,
+                    Dialect::SockJs,
+                    origin,
+                    stop,
+                )
+                .await;
+                served.sessions.remove(&id, &ended);
+            });
             let opened = kind.wrap("o");
             if kind.streaming() {
                 match session.attach(kind.clone(), vec![prelude, opened]) {

@@ -65,6 +65,37 @@ fn tls_error(why: impl fmt::Display) -> BridgeError {
     BridgeError::Tls(why.to_string())
 }
 
+/// The certificates of `pem` as trusted authorities (`what` names them in
+/// errors).
+fn roots_of(pem: &[u8], what: &str) -> Result<Arc<RootCertStore>, BridgeError> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert = cert.map_err(|e| tls_error(format!("{what}: {e}")))?;
+        roots
+            .add(cert)
+            .map_err(|e| tls_error(format!("{what}: {e}")))?;
+    }
+    if roots.is_empty() {
+        return Err(tls_error(format!("{what} hold no certificate")));
+    }
+    Ok(Arc::new(roots))
+}
+
+/// A certificate chain (PEM, its own certificate first) and its key (PEM).
+type Identity = (Vec<CertificateDer<'static>>, Arc<PrivateKeyDer<'static>>);
+
+fn identity_of(chain: &[u8], key: &[u8]) -> Result<Identity, BridgeError> {
+    let chain = CertificateDer::pem_slice_iter(chain)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| tls_error(format!("the certificate chain: {e}")))?;
+    if chain.is_empty() {
+        return Err(tls_error("the certificate chain holds no certificate"));
+    }
+    let key = PrivateKeyDer::from_pem_slice(key)
+        .map_err(|e| tls_error(format!("the private key: {e}")))?;
+    Ok((chain, Arc::new(key)))
+}
+
 impl BridgeTls {
     /// The bridge's certificate chain (PEM, its own certificate first) and
     /// its private key (PEM: PKCS #8, PKCS #1 or SEC1).
@@ -73,17 +104,10 @@ impl BridgeTls {
     ///
     /// [`BridgeError::Tls`] when the PEM holds no certificate or no key.
     pub fn from_pem(chain: &[u8], key: &[u8]) -> Result<Self, BridgeError> {
-        let chain = CertificateDer::pem_slice_iter(chain)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| tls_error(format!("the certificate chain: {e}")))?;
-        if chain.is_empty() {
-            return Err(tls_error("the certificate chain holds no certificate"));
-        }
-        let key = PrivateKeyDer::from_pem_slice(key)
-            .map_err(|e| tls_error(format!("the private key: {e}")))?;
+        let (chain, key) = identity_of(chain, key)?;
         let tls = Self {
             chain,
-            key: Arc::new(key),
+            key,
             clients: None,
         };
         // Checked now: the key must be the certificate's.
@@ -105,17 +129,7 @@ impl BridgeTls {
         authorities: &[u8],
         required: bool,
     ) -> Result<Self, BridgeError> {
-        let mut roots = RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(authorities) {
-            let cert = cert.map_err(|e| tls_error(format!("the client authorities: {e}")))?;
-            roots
-                .add(cert)
-                .map_err(|e| tls_error(format!("a client authority: {e}")))?;
-        }
-        if roots.is_empty() {
-            return Err(tls_error("the client authorities hold no certificate"));
-        }
-        self.clients = Some((Arc::new(roots), required));
+        self.clients = Some((roots_of(authorities, "the client authorities")?, required));
         self.config()?;
         Ok(self)
     }
@@ -216,7 +230,7 @@ impl Acceptor {
 #[derive(Clone)]
 pub struct BridgeClientTls {
     roots: Arc<RootCertStore>,
-    identity: Option<(Vec<CertificateDer<'static>>, Arc<PrivateKeyDer<'static>>)>,
+    identity: Option<Identity>,
     server_name: Option<String>,
 }
 
@@ -238,18 +252,8 @@ impl BridgeClientTls {
     ///
     /// [`BridgeError::Tls`] when the PEM holds no usable certificate.
     pub fn from_pem(authorities: &[u8]) -> Result<Self, BridgeError> {
-        let mut roots = RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(authorities) {
-            let cert = cert.map_err(|e| tls_error(format!("the authorities: {e}")))?;
-            roots
-                .add(cert)
-                .map_err(|e| tls_error(format!("an authority: {e}")))?;
-        }
-        if roots.is_empty() {
-            return Err(tls_error("the authorities hold no certificate"));
-        }
         let tls = Self {
-            roots: Arc::new(roots),
+            roots: roots_of(authorities, "the authorities")?,
             identity: None,
             server_name: None,
         };
@@ -265,15 +269,7 @@ impl BridgeClientTls {
     /// [`BridgeError::Tls`] when the PEM holds no certificate or no key, or
     /// the key is not the certificate's.
     pub fn client_certificate(mut self, chain: &[u8], key: &[u8]) -> Result<Self, BridgeError> {
-        let chain = CertificateDer::pem_slice_iter(chain)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| tls_error(format!("the certificate chain: {e}")))?;
-        if chain.is_empty() {
-            return Err(tls_error("the certificate chain holds no certificate"));
-        }
-        let key = PrivateKeyDer::from_pem_slice(key)
-            .map_err(|e| tls_error(format!("the private key: {e}")))?;
-        self.identity = Some((chain, Arc::new(key)));
+        self.identity = Some(identity_of(chain, key)?);
         self.config()?;
         Ok(self)
     }
