@@ -42,8 +42,10 @@ pub(crate) const MAX_BYTES_STREAMING: usize = 128 * 1024;
 pub(crate) const DISCONNECT_DELAY: Duration = Duration::from_secs(5);
 
 /// How many frames a session's send requests may have queued for the
-/// connection before they wait.
-const INBOX: usize = 64;
+/// connection before they wait: few, as each may be as large as the
+/// frame limit and is charged to the budget only once the connection
+/// takes it.
+const INBOX: usize = 4;
 
 /// A receiving transport, with its callback for jsonp and htmlfile.
 #[derive(Clone, Debug, PartialEq, Eq)]
