@@ -844,7 +844,9 @@ async fn hostile_frames_get_an_answer_or_a_close() {
         runner::frame(br#"{"type":"send","address":7}"#),
         runner::frame(br#"{"type":"send","address":"echo","headers":[1]}"#),
         runner::frame(br#"{"type":"send","address":"echo","headers":{"a":{"b":1}}}"#),
-        runner::frame(br#"{"type":"publish","address":"news","body":{"$ext":1,"$data":"%"}}"#),
+        runner::frame(
+            br#"{"type":"send","address":"echo","replyAddress":"r","body":{"$ext":1,"$data":"%"}}"#,
+        ),
         runner::frame(deep_body.as_bytes()),
         u32::MAX.to_be_bytes().to_vec(),
         vec![0, 0],
@@ -879,6 +881,14 @@ async fn hostile_frames_get_an_answer_or_a_close() {
             "payload {n}: {frames:?}"
         );
     }
+    // An object shaped as an extension value is an object like any other
+    // to a `JsValue` address (its bad base64 is nobody's concern).
+    assert_eq!(
+        outcomes[9][0]["body"],
+        json!({"$ext": 1, "$data": "%"}),
+        "{:?}",
+        outcomes[9]
+    );
     // The deeply nested body within serde_json's limit is carried.
     assert_eq!(outcomes[10][0]["type"], "message", "{:?}", outcomes[10]);
     // The frame announcing 4 GiB is refused, and skipped as it comes:

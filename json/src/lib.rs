@@ -277,6 +277,7 @@
 #![forbid(unsafe_code)]
 
 mod array;
+mod keys;
 mod macros;
 mod msgpack;
 mod number;

@@ -20,6 +20,7 @@ use codecbus_core::{
     MessageType, Reader, ValueKind, Writer,
 };
 
+use crate::keys::KeyCache;
 use crate::number::JsInt;
 use crate::tree::{JsArray, JsObj, JsValue};
 
@@ -71,40 +72,6 @@ fn encode_object(o: &JsObj, w: &mut Writer) -> Result<(), EncodeError> {
 pub(crate) struct Stacks {
     pub(crate) members: Vec<(Arc<str>, JsValue)>,
     keys: KeyCache,
-}
-
-/// The keys met last, by a hash of their length and ends: a key is looked
-/// for in one slot (one comparison), and a new one takes that slot.
-struct KeyCache([Option<Arc<str>>; KEY_SLOTS]);
-
-impl Default for KeyCache {
-    fn default() -> Self {
-        Self([const { None }; KEY_SLOTS])
-    }
-}
-
-const KEY_SLOTS: usize = 32;
-
-/// Keys longer than this are not cached (rarely repeated, slower to compare).
-const KEY_CACHED_LEN: usize = 32;
-
-impl KeyCache {
-    fn get(&mut self, key: &str) -> Arc<str> {
-        let bytes = key.as_bytes();
-        let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
-            return Arc::from(key);
-        };
-        if bytes.len() > KEY_CACHED_LEN {
-            return Arc::from(key);
-        }
-        let hash =
-            bytes.len().wrapping_mul(31) ^ usize::from(first).wrapping_mul(7) ^ usize::from(last);
-        let slot = &mut self.0[hash % KEY_SLOTS];
-        match slot {
-            Some(cached) if **cached == *key => Arc::clone(cached),
-            _ => Arc::clone(slot.insert(Arc::from(key))),
-        }
-    }
 }
 
 /// What a value of the wire type `kind` is called in our errors.

@@ -18,6 +18,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::keys::KeyCache;
 use crate::number::JsInt;
 use crate::tree::{JsArray, JsObj, JsValue};
 
@@ -63,6 +64,8 @@ impl Serialize for JsObj {
 pub(crate) struct Stacks {
     pub(crate) values: Vec<JsValue>,
     pub(crate) members: Vec<(Arc<str>, JsValue)>,
+    /// The keys met in this parse.
+    pub(crate) keys: KeyCache,
 }
 
 pub(crate) struct ValueSeed<'a>(pub(crate) &'a mut Stacks);
@@ -168,7 +171,7 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
         let stacks = self.0;
         let start = stacks.members.len();
-        while let Some(k) = map.next_key_seed(KeySeed)? {
+        while let Some(k) = map.next_key_seed(KeySeed(&mut stacks.keys))? {
             let v = map.next_value_seed(ValueSeed(stacks))?;
             stacks.members.push((k, v));
         }
@@ -179,9 +182,10 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
     }
 }
 
-pub(crate) struct KeySeed;
+/// A key, from the parse's [`KeyCache`] when it is text.
+pub(crate) struct KeySeed<'a>(pub(crate) &'a mut KeyCache);
 
-impl<'de> DeserializeSeed<'de> for KeySeed {
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
     type Value = Arc<str>;
 
     #[inline]
@@ -192,7 +196,7 @@ impl<'de> DeserializeSeed<'de> for KeySeed {
 
 /// Object keys: strings; integers and booleans (from formats that allow
 /// them as keys) are written in decimal / as `true`/`false`.
-impl Visitor<'_> for KeySeed {
+impl Visitor<'_> for KeySeed<'_> {
     type Value = Arc<str>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -201,11 +205,11 @@ impl Visitor<'_> for KeySeed {
 
     #[inline]
     fn visit_str<E>(self, v: &str) -> Result<Arc<str>, E> {
-        Ok(Arc::from(v))
+        Ok(self.0.get(v))
     }
 
     fn visit_string<E>(self, v: String) -> Result<Arc<str>, E> {
-        Ok(Arc::from(v))
+        Ok(self.0.get(&v))
     }
 
     fn visit_u64<E>(self, v: u64) -> Result<Arc<str>, E> {

@@ -142,3 +142,33 @@ fn array_update_cost_does_not_grow_with_size() {
         "{costs:?}"
     );
 }
+
+/// The objects of one body share each key: parsing (from JSON text or
+/// MessagePack) `n` objects of the same three keys allocates the keys once,
+/// not `3 n` times.
+#[test]
+fn repeated_keys_are_allocated_once_per_parse() {
+    let text = |n: usize| {
+        let items: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"sku":"s{i}","quantity":{i},"cents":{i}}}"#))
+            .collect();
+        format!("[{}]", items.join(","))
+    };
+    let (small, large) = (text(10), text(110));
+    let parsed = |t: &str| measure(|| JsValue::parse(t).unwrap()).0;
+    let bytes = |t: &str| codecbus_core::to_vec(&JsValue::parse(t).unwrap()).unwrap();
+    let (small_mp, large_mp) = (bytes(&small), bytes(&large));
+    let decoded = |b: &[u8]| measure(|| codecbus_core::from_slice::<JsValue>(b).unwrap()).0;
+    for (how, at_10, at_110) in [
+        ("text", parsed(&small), parsed(&large)),
+        ("MessagePack", decoded(&small_mp), decoded(&large_mp)),
+    ] {
+        // Per object: its members and its `sku` string; keys are not
+        // counted again.
+        let per_object = (at_110 - at_10) as f64 / 100.0;
+        assert!(
+            per_object <= 2.2,
+            "{how}: {per_object} allocations per object ({at_10} for 10, {at_110} for 110)"
+        );
+    }
+}

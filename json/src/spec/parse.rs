@@ -436,7 +436,7 @@ impl SpecSeed<'_, '_> {
         let mut required = 0;
         let mut prev = spec.fields.len();
         let result = loop {
-            let key = match map.next_key_seed(KeySeed) {
+            let key = match map.next_key_seed(KeySeed(&mut ctx.stacks.keys)) {
                 Ok(Some(k)) => k,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
@@ -507,7 +507,7 @@ fn map_members<'de, A: MapAccess<'de>>(
         let start = ctx.stacks.members.len();
         let mut n = 0;
         let result = loop {
-            let key = match map.next_key_seed(KeySeed) {
+            let key = match map.next_key_seed(KeySeed(&mut ctx.stacks.keys)) {
                 Ok(Some(k)) => k,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
