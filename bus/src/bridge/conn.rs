@@ -498,7 +498,14 @@ pub(crate) async fn serve<S: Source, W: Sink>(
         return;
     }
     let budget = Arc::clone(&conn.peer.budget);
-    let mut deadline = Instant::now() + limits.idle_timeout;
+    // The idle timer is set once and moved only when it fires: a frame
+    // notes when it came (`heard`), it makes no timer of its own. And the
+    // wait for the stop is registered once: each registration takes a lock
+    // all the bridge's connections share.
+    let mut heard = Instant::now();
+    let idle = sleep_until(heard + limits.idle_timeout);
+    let stopped = stop.changed();
+    tokio::pin!(idle, stopped);
     // The bytes of the next frame, when they did not fit in the budget.
     let mut waiting: Option<usize> = None;
     loop {
@@ -508,17 +515,23 @@ pub(crate) async fn serve<S: Source, W: Sink>(
         let read = tokio::select! {
             biased;
             _ = &mut writer => break,
-            _ = stop.changed() => break,
+            _ = &mut stopped => break,
             Some(()) = conn.requests.next(), if !conn.requests.is_empty() => continue,
             () = budget.room_for(waiting.unwrap_or(0)), if full => {
                 waiting = None;
-                deadline = Instant::now() + limits.idle_timeout;
+                heard = Instant::now();
                 continue;
             }
-            () = sleep_until(deadline), if !full => {
+            () = &mut idle, if !full => {
+                let due = heard + limits.idle_timeout;
+                if due > Instant::now() {
+                    idle.as_mut().reset(due);
+                    continue;
+                }
                 // The hook may keep an idle connection.
                 if conn.ask(BridgeEventType::SocketIdle, None).await.is_err() {
-                    deadline = Instant::now() + limits.idle_timeout;
+                    heard = Instant::now();
+                    idle.as_mut().reset(heard + limits.idle_timeout);
                     continue;
                 }
                 tracing::debug!(connection = id, "bridge connection idle: closed");
@@ -528,14 +541,14 @@ pub(crate) async fn serve<S: Source, W: Sink>(
         };
         match read {
             Read::Frame(bytes, charge) => {
-                deadline = Instant::now() + limits.idle_timeout;
+                heard = Instant::now();
                 if !conn.handle(&bytes, charge).await {
                     break;
                 }
             }
             Read::Wait(len) => waiting = Some(len),
             Read::Skipped(len) => {
-                deadline = Instant::now() + limits.idle_timeout;
+                heard = Instant::now();
                 let why = too_large(len, limits.max_frame);
                 if !conn.peer.err_detail("frame_too_large", &why).await {
                     break;
