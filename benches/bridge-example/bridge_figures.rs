@@ -53,6 +53,9 @@ bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
   --rounds N    codecbus then Vert.x, N times; the summary takes the
                 median of the rounds (default 1)
   --only NAME   codecbus or vertx alone
+  --build NAME=PATH  another build of this program (another commit, a
+                design under trial), measured beside as server NAME: it is
+                started as PATH --serve-codecbus; repeatable
   --slow LIST   clients that send 1 MB requests and never read, for the
                 memory figure under load: a run per count in the
                 comma-separated list (default none; the README's: 1,100)
@@ -96,6 +99,7 @@ struct Args {
     idle: usize,
     rounds: usize,
     only: Option<String>,
+    builds: Vec<(&'static str, String)>,
     slow: Vec<usize>,
     slow_seconds: f64,
 }
@@ -110,6 +114,7 @@ fn args() -> Args {
         idle: 200,
         rounds: 1,
         only: None,
+        builds: Vec::new(),
         slow: Vec::new(),
         slow_seconds: 6.0,
     };
@@ -136,6 +141,13 @@ fn args() -> Args {
             "--idle" => a.idle = number() as usize,
             "--rounds" => a.rounds = number().max(1.0) as usize,
             "--only" if value == "codecbus" || value == "vertx" => a.only = Some(value),
+            "--build" => match value.split_once('=') {
+                // A name lives as long as the program.
+                Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+                    a.builds.push((Box::leak(name.into()), path.to_string()));
+                }
+                _ => fail(&format!("--build {value}: not NAME=PATH")),
+            },
             "--slow" => {
                 a.slow = value
                     .split(',')
@@ -231,9 +243,14 @@ fn start_vertx() -> Server {
 
 fn start_codecbus() -> Server {
     let exe = std::env::current_exe().unwrap_or_else(|e| fail(&format!("current_exe: {e}")));
+    start_build("codecbus", &exe.to_string_lossy())
+}
+
+/// The codecbus server of the build of this program at `exe`.
+fn start_build(name: &'static str, exe: &str) -> Server {
     let mut command = Command::new(exe);
     command.arg("--serve-codecbus");
-    spawn("codecbus", command, "tcp")
+    spawn(name, command, "tcp")
 }
 
 /// `--serve-codecbus`: the bus with the reference's echo behind a bridge,
@@ -734,6 +751,9 @@ fn main() {
     let mut servers = Vec::new();
     if a.only.as_deref() != Some("vertx") {
         servers.push(start_codecbus());
+        for (name, path) in &a.builds {
+            servers.push(start_build(name, path));
+        }
     }
     if a.only.as_deref() != Some("codecbus") {
         servers.push(start_vertx());
@@ -818,7 +838,9 @@ fn main() {
                     rtt.join("; "),
                 );
             }
-            if let [c, v] = &servers[..] {
+            let vertx = servers.iter().find(|s| s.name.starts_with("Vert.x"));
+            let ours = servers.iter().filter(|s| !s.name.starts_with("Vert.x"));
+            for (c, v) in ours.filter_map(|c| Some((c, vertx?))) {
                 let ratio = |get: &dyn Fn(&Figures) -> f64| {
                     median(c.name, name, get) / median(v.name, name, get)
                 };
@@ -832,7 +854,8 @@ fn main() {
                     })
                     .collect();
                 println!(
-                    "  {name}: codecbus {:.2}x Vert.x's requests/s on 1 connection, {:.2}x on {many}, {:.2}x its CPU per request on {many}; {}",
+                    "  {name}: {} {:.2}x Vert.x's requests/s on 1 connection, {:.2}x on {many}, {:.2}x its CPU per request on {many}; {}",
+                    c.name,
                     ratio(&|f| f.per_second[0]),
                     ratio(&|f| f.per_second[1]),
                     ratio(&|f| f.cpu_per_request[1].as_secs_f64()),
