@@ -822,6 +822,80 @@ async fn an_unanswered_conversation_ends_with_its_connection() {
     server.shutdown().await;
 }
 
+/// A client that writes thousands of requests before it reads any gets
+/// every answer, and the bridge still shuts down: the frames waiting for
+/// the writer are bounded in bytes (the budget), so no answer waits for
+/// room behind another (with a queue bounded in frames, the connection
+/// answered its first 256 and then neither read, wrote nor stopped).
+#[tokio::test(flavor = "current_thread")]
+async fn requests_sent_before_any_reading_are_all_answered() {
+    let (_bus, _consumers, server) = reference_bridge().await;
+    let port = server.local_addr().port();
+    let n = 5_000;
+    let answered = with_client(port, move |c| {
+        let frame =
+            runner::frame(br#"{"type":"send","address":"echo","replyAddress":"r","body":{"n":1}}"#);
+        c.write(&frame.repeat(n));
+        (0..n)
+            .map_while(|_| c.next(Duration::from_secs(5)))
+            .filter(|f| f["type"] == "message" && f["body"]["n"] == 1)
+            .count()
+    })
+    .await;
+    assert_eq!(answered, n);
+    tokio::time::timeout(Duration::from_secs(10), server.shutdown())
+        .await
+        .expect("the bridge shuts down");
+}
+
+/// On a current-thread runtime (one thread for every connection, each
+/// connection's writing in its own task beside its reading), a client that
+/// sends bursts of requests gets all its answers, and another
+/// connection is answered meanwhile: the reading yields, the writing goes
+/// on, nothing waits on another thread.
+#[tokio::test(flavor = "current_thread")]
+async fn a_current_thread_runtime_serves_a_flood_and_a_neighbour() {
+    let (_bus, _consumers, server) = reference_bridge().await;
+    let port = server.local_addr().port();
+    let n = 5_000;
+    let flood = with_client(port, move |c| {
+        let frame =
+            runner::frame(br#"{"type":"send","address":"echo","replyAddress":"r","body":{"n":1}}"#);
+        // Bursts of 250 frames in one write each, read back before the
+        // next (a client that writes without reading would wedge on its
+        // own full socket).
+        let burst = frame.repeat(250);
+        (0..n / 250)
+            .map(|_| {
+                c.write(&burst);
+                (0..250)
+                    .filter(|_| {
+                        c.next(Duration::from_secs(10))
+                            .is_some_and(|f| f["type"] == "message" && f["body"]["n"] == 1)
+                    })
+                    .count()
+            })
+            .sum::<usize>()
+    });
+    let neighbour = with_client(port, |c| {
+        (0..20)
+            .map(|_| {
+                c.send(&json!({"type": "ping"}));
+                c.next(Duration::from_secs(5))
+            })
+            .collect::<Vec<_>>()
+    });
+    let (answered, pongs) = tokio::join!(flood, neighbour);
+    assert_eq!(answered, n);
+    assert!(
+        pongs
+            .iter()
+            .all(|p| p.as_ref() == Some(&json!({"type": "pong"}))),
+        "{pongs:?}"
+    );
+    server.shutdown().await;
+}
+
 /// Hostile input never panics the bridge: each frame gets an `err` frame
 /// or the connection closes, and the bridge goes on serving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

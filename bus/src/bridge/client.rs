@@ -936,7 +936,6 @@ async fn serve_on<S: Source, W: Sink>(
         Budget::new(inner.options.budget, &Pool::new(usize::MAX)),
         None,
     );
-    let budget = Arc::clone(&link.budget);
     // The registrations go first on the new connection; a consumer made
     // from here on sends its own (under the same lock, none is missed).
     let addresses: Vec<String> = {
@@ -947,6 +946,39 @@ async fn serve_on<S: Source, W: Sink>(
     if let Some(ready) = ready.take() {
         let _ = ready.send(());
     }
+    // The writer runs beside the reading, in this task: the reading ends
+    // when the writer does (the bridge went, or stalled past the ping
+    // timeout).
+    let stopped = writer
+        .beside(read_all(inner, &link, &mut source, stop, addresses))
+        .await
+        .unwrap_or(false);
+    // Down: calls fail at once from here, then the waiting requests.
+    {
+        let mut current = lock(&inner.link);
+        if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &link)) {
+            *current = None;
+        }
+    }
+    let stopped = stopped || *stop.borrow();
+    if stopped {
+        inner.closed.store(true, Ordering::Relaxed);
+    }
+    link.close(writer).await;
+    stopped
+}
+
+/// Registers `addresses` on the new connection, then reads and handles the
+/// bridge's frames, pinging it, until it goes or falls silent (`false`) or
+/// the client stops (`true`).
+async fn read_all<S: Source>(
+    inner: &Arc<Inner>,
+    link: &Arc<Peer>,
+    source: &mut S,
+    stop: &mut watch::Receiver<bool>,
+    addresses: Vec<String>,
+) -> bool {
+    let budget = Arc::clone(&link.budget);
     for address in addresses {
         link.write(Dialect::registration(&address, true)).await;
     }
@@ -956,14 +988,13 @@ async fn serve_on<S: Source, W: Sink>(
     let mut heard = Instant::now();
     // The bytes of the next frame, when they did not fit in the budget.
     let mut waiting: Option<usize> = None;
-    let stopped = loop {
+    loop {
         // Over its budget, the connection reads nothing more until what it
         // holds drains.
         let full = waiting.is_some() || budget.over();
         let read = tokio::select! {
             biased;
             _ = stop.changed() => break true,
-            _ = &mut writer => break false,
             () = budget.room_for(waiting.unwrap_or(0)), if full => {
                 waiting = None;
                 heard = Instant::now();
@@ -974,9 +1005,10 @@ async fn serve_on<S: Source, W: Sink>(
                     tracing::debug!(peer = inner.peer, "the Vert.x bridge fell silent");
                     break false;
                 }
-                if !link.try_send(Out::Frame(Dialect::ping())) {
-                    tracing::debug!(peer = inner.peer, "no room for a ping: the bridge does not read");
-                }
+                // A ping is queued whether the bridge reads or not: its
+                // bytes count against the budget, and a bridge that stays
+                // silent is given up above.
+                link.send(Out::Frame(Dialect::ping()), link.budget.charge(0));
                 continue;
             }
             read = source.next(&budget), if !full => read,
@@ -984,7 +1016,7 @@ async fn serve_on<S: Source, W: Sink>(
         match read {
             Read::Frame(bytes, charge) => {
                 heard = Instant::now();
-                handle(inner, &link, &bytes, charge).await;
+                handle(inner, link, &bytes, charge).await;
             }
             Read::Wait(len) => waiting = Some(len),
             Read::Skipped(len) => {
@@ -1005,20 +1037,7 @@ async fn serve_on<S: Source, W: Sink>(
             }
             Read::Closed => break false,
         }
-    };
-    // Down: calls fail at once from here, then the waiting requests.
-    {
-        let mut current = lock(&inner.link);
-        if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &link)) {
-            *current = None;
-        }
     }
-    let stopped = stopped || *stop.borrow();
-    if stopped {
-        inner.closed.store(true, Ordering::Relaxed);
-    }
-    link.close(writer).await;
-    stopped
 }
 
 /// Handles one frame from the bridge, whose bytes `charge` holds (kept by

@@ -497,6 +497,37 @@ pub(crate) async fn serve<S: Source, W: Sink>(
         conn.peer.close(writer).await;
         return;
     }
+    // The writer runs beside the reading, in this task: the frames
+    // answered from one burst of reading leave in one flush once the
+    // reading pauses, and the reading ends when the writer does (the
+    // client went, or stalled past the write timeout).
+    writer
+        .beside(read_all(&mut conn, &mut source, &mut stop))
+        .await;
+    // Its verdict is not asked for: the connection is closing.
+    let _ = conn.ask(BridgeEventType::SocketClosed, None).await;
+    let Conn {
+        shared: _,
+        peer,
+        connection: _,
+        registrations,
+        requests,
+    } = conn;
+    // What was queued is written (a last `err` frame among it), then the
+    // writer closes; the bus's requests to this client fail at once.
+    peer.close(writer).await;
+    drop(requests);
+    for consumer in registrations.into_values().flatten() {
+        consumer.unregister().await;
+    }
+    tracing::debug!(connection = id, "bridge connection closed");
+}
+
+/// Reads and handles a connection's frames until the client goes,
+/// misbehaves or falls silent, or the bridge stops.
+async fn read_all<S: Source>(conn: &mut Conn, source: &mut S, stop: &mut watch::Receiver<bool>) {
+    let id = conn.connection.id();
+    let limits = conn.shared.limits;
     let budget = Arc::clone(&conn.peer.budget);
     // The idle timer is set once and moved only when it fires: a frame
     // notes when it came (`heard`), it makes no timer of its own. And the
@@ -514,7 +545,6 @@ pub(crate) async fn serve<S: Source, W: Sink>(
         let full = waiting.is_some() || budget.over();
         let read = tokio::select! {
             biased;
-            _ = &mut writer => break,
             _ = &mut stopped => break,
             Some(()) = conn.requests.next(), if !conn.requests.is_empty() => continue,
             () = budget.room_for(waiting.unwrap_or(0)), if full => {
@@ -562,23 +592,6 @@ pub(crate) async fn serve<S: Source, W: Sink>(
             Read::Closed => break,
         }
     }
-    // Its verdict is not asked for: the connection is closing.
-    let _ = conn.ask(BridgeEventType::SocketClosed, None).await;
-    let Conn {
-        shared: _,
-        peer,
-        connection: _,
-        registrations,
-        requests,
-    } = conn;
-    // What was queued is written (a last `err` frame among it), then the
-    // writer closes; the bus's requests to this client fail at once.
-    peer.close(writer).await;
-    drop(requests);
-    for consumer in registrations.into_values().flatten() {
-        consumer.unregister().await;
-    }
-    tracing::debug!(connection = id, "bridge connection closed");
 }
 
 fn too_large(len: usize, max: usize) -> String {

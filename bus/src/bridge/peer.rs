@@ -8,14 +8,16 @@
 //! it.
 
 use std::collections::HashMap;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
 use std::time::Duration;
 
 use codecbus_core::MessageType;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
 use crate::api::message::Message;
@@ -27,9 +29,6 @@ use crate::bridge::json::encode_json;
 use crate::bridge::permit::{Permits, refusal};
 use crate::bridge::transport::Sink;
 use crate::bridge::vocab::{Dialect, Outgoing};
-
-/// How many frames may wait to be written to one connection.
-const OUTBOX: usize = 256;
 
 /// How many frames one flush takes at most, and how many bytes: a burst
 /// of answers leaves in few writes, and a long one still flushes as it
@@ -74,7 +73,14 @@ pub(crate) struct Peer {
     /// What this connection holds, in bytes: its frames waiting to be
     /// written and the other end's requests not answered yet.
     pub(crate) budget: Arc<Budget>,
-    outbox: mpsc::Sender<(Out, Charge)>,
+    /// The frames waiting for the writer. Bounded in bytes, not in
+    /// frames: each is charged to the budget until written, and over
+    /// budget the connection reads nothing more and deliveries from the
+    /// bus wait. (A queue bounded in frames made a frame wait for room, in
+    /// line behind answers that waited in the connection's unpolled
+    /// requests: a client that sent more requests than the queue held
+    /// before reading wedged its connection, and the bridge's shutdown.)
+    outbox: mpsc::UnboundedSender<(Out, Charge)>,
     /// The reply addresses given to the other end, each with the answer
     /// awaited there.
     pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
@@ -95,11 +101,59 @@ pub(crate) struct Gate {
     pub(crate) hook: Option<Hook>,
 }
 
-/// The task writing a peer's frames.
-pub(crate) type Writer = JoinHandle<()>;
+/// The writing of a peer's frames. It runs in the connection's own task,
+/// beside its reading ([`beside`](Self::beside)), not in a task of its
+/// own: the frames answered from one burst of reading leave in one flush
+/// once that reading pauses, with no other task to wake (measured against
+/// a writer task of its own: 1.13 times the requests per second on one
+/// connection, and a round trip one request at a time about 3 µs longer,
+/// the reading's last empty read coming before the write). Frames from
+/// other tasks (deliveries, answers awaited apart) reach it through the
+/// outbox. Dropping it stops the writing.
+pub(crate) struct Writer(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+
+impl Writer {
+    /// Runs `work` with the writing going on beside it: `work`'s output,
+    /// or `None` (and `work` dropped) once the writing has ended (the
+    /// connection failed or was closed).
+    ///
+    /// Cancel safety: dropping the future drops `work` and leaves the
+    /// writing as it was.
+    pub(crate) async fn beside<T>(&mut self, work: impl Future<Output = T>) -> Option<T> {
+        let mut work = pin!(work);
+        poll_fn(|cx| {
+            if let Poll::Ready(done) = work.as_mut().poll(cx) {
+                return Poll::Ready(Some(done));
+            }
+            let Some(writing) = &mut self.0 else {
+                return Poll::Ready(None);
+            };
+            if writing.as_mut().poll(cx).is_ready() {
+                self.0 = None;
+                return Poll::Ready(None);
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Whether the writing has ended.
+    fn is_finished(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// Writes until the writing ends.
+    async fn finish(&mut self) {
+        if let Some(writing) = &mut self.0 {
+            writing.await;
+            self.0 = None;
+        }
+    }
+}
 
 impl Peer {
-    /// A peer writing to `sink` in `dialect`, and its writer's task.
+    /// A peer writing to `sink` in `dialect`, and its writer, which the
+    /// caller runs beside its reading ([`Writer::beside`]).
     pub(crate) fn start<W: Sink>(
         dialect: Dialect,
         sink: W,
@@ -107,8 +161,8 @@ impl Peer {
         budget: Arc<Budget>,
         gate: Option<Gate>,
     ) -> (Arc<Self>, Writer) {
-        let (outbox, rx) = mpsc::channel(OUTBOX);
-        let writer = tokio::spawn(write_all(sink, rx, limits.write_timeout));
+        let (outbox, rx) = mpsc::unbounded_channel();
+        let writer = Writer(Some(Box::pin(write_all(sink, rx, limits.write_timeout))));
         let peer = Arc::new(Self {
             dialect,
             limits,
@@ -124,24 +178,18 @@ impl Peer {
 
     /// Queues `frame` for the other end, its bytes held against the
     /// budget until written; `false` once the connection is closing.
+    /// Never waits (see `outbox`).
     pub(crate) async fn write(&self, frame: Outgoing) -> bool {
-        self.send(Out::Frame(frame), self.budget.charge(0)).await
+        self.send(Out::Frame(frame), self.budget.charge(0))
     }
 
     /// Queues `out` for the writer, with `charge` (what it held so far:
     /// a request's bytes, for its answer), made to cover the frame's bytes
     /// and let go once it is written; `false` once the connection is
     /// closing.
-    pub(crate) async fn send(&self, out: Out, mut charge: Charge) -> bool {
+    pub(crate) fn send(&self, out: Out, mut charge: Charge) -> bool {
         charge.cover(out.len());
-        self.outbox.send((out, charge)).await.is_ok()
-    }
-
-    /// Queues `out` if there is room now; `false` otherwise.
-    pub(crate) fn try_send(&self, out: Out) -> bool {
-        let mut charge = self.budget.charge(0);
-        charge.cover(out.len());
-        self.outbox.try_send((out, charge)).is_ok()
+        self.outbox.send((out, charge)).is_ok()
     }
 
     /// Queues an `err` frame saying `message`; `false` once the
@@ -161,13 +209,10 @@ impl Peer {
     /// timeout (past it the writer is stopped); the answers awaited fail.
     pub(crate) async fn close(&self, mut writer: Writer) {
         let wait = self.limits.write_timeout;
-        if !writer.is_finished() {
-            let closing =
-                timeout(wait, self.outbox.send((Out::Close, self.budget.charge(0)))).await;
-            if !matches!(closing, Ok(Ok(()))) || timeout(wait, &mut writer).await.is_err() {
-                writer.abort();
-            }
+        if !writer.is_finished() && self.send(Out::Close, self.budget.charge(0)) {
+            let _ = timeout(wait, writer.finish()).await;
         }
+        drop(writer);
         self.forget_all();
     }
 
@@ -325,7 +370,7 @@ impl Peer {
         let peer = Arc::clone(self);
         async move {
             let answered = peer.answer_out(reply_address, address, request.await);
-            peer.send(Out::Frame(answered), charge).await;
+            peer.send(Out::Frame(answered), charge);
         }
     }
 
@@ -454,7 +499,7 @@ fn nonce() -> u64 {
 /// bytes are let go once it is done.
 async fn write_all<W: Sink>(
     mut sink: W,
-    mut rx: mpsc::Receiver<(Out, Charge)>,
+    mut rx: mpsc::UnboundedReceiver<(Out, Charge)>,
     write_timeout: Duration,
 ) {
     let mut closing = false;
