@@ -79,6 +79,11 @@ impl Shared {
         })
     }
 
+    /// A new connection's budget, within the bridge's.
+    pub(crate) fn budget(&self) -> Arc<Budget> {
+        Budget::new(self.limits.connection_budget, &self.pool)
+    }
+
     /// The types bodies take at `address`.
     fn carriers(&self, address: &str) -> &[Arc<dyn Carry>] {
         match self.types.get(address) {
@@ -451,13 +456,15 @@ impl Conn {
 
 /// Serves one client, whatever its transport, until it goes, misbehaves,
 /// falls silent or the bridge stops (`stop` changes or its sender is
-/// dropped).
+/// dropped); what it holds counts against `budget` (see
+/// [`Shared::budget`]), which its transport may charge too.
 pub(crate) async fn serve<S: Source, W: Sink>(
     shared: Arc<Shared>,
     mut source: S,
     sink: W,
     dialect: Dialect,
     origin: Origin,
+    budget: Arc<Budget>,
     mut stop: watch::Receiver<bool>,
 ) {
     let limits = shared.limits;
@@ -471,7 +478,7 @@ pub(crate) async fn serve<S: Source, W: Sink>(
             answer_wait: limits.reply_timeout,
             write_timeout: limits.write_timeout,
         },
-        Budget::new(limits.connection_budget, &shared.pool),
+        budget,
         Some(Gate {
             outbound: Arc::clone(&shared.outbound),
             connection: connection.clone(),

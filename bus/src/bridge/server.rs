@@ -250,7 +250,8 @@ async fn accept(
                             transport: "tcp",
                             certificates: Vec::new(),
                         };
-                        conn::serve(shared, source, sink, Dialect::Tcp, origin, stop).await;
+                        let budget = shared.budget();
+                        conn::serve(shared, source, sink, Dialect::Tcp, origin, budget, stop).await;
                     }
                     Some(tls) => {
                         let _ = stream.set_nodelay(true);
@@ -264,7 +265,8 @@ async fn accept(
                             transport: "tls",
                             certificates,
                         };
-                        conn::serve(shared, source, sink, Dialect::Tcp, origin, stop).await;
+                        let budget = shared.budget();
+                        conn::serve(shared, source, sink, Dialect::Tcp, origin, budget, stop).await;
                     }
                 }
             }

@@ -393,7 +393,8 @@ async fn connection<S>(
         },
         certificates,
     };
-    conn::serve(shared, source, sink, Dialect::SockJs, origin, stop).await;
+    let budget = shared.budget();
+    conn::serve(shared, source, sink, Dialect::SockJs, origin, budget, stop).await;
 }
 
 /// Headers of SockJS's answers that a browser must not cache.
@@ -767,8 +768,10 @@ async fn polling(
     let body = match front.sessions.get(&id) {
         None => {
             let limits = front.shared.limits;
+            let budget = front.shared.budget();
             let Some((session, source, sink)) = front.sessions.open(
                 &id,
+                Arc::clone(&budget),
                 limits.max_frame,
                 front.options.heartbeat,
                 limits.max_connections,
@@ -793,6 +796,7 @@ async fn polling(
                     sink,
                     Dialect::SockJs,
                     origin,
+                    budget,
                     stop,
                 )
                 .await;

@@ -29,7 +29,7 @@ use hyper::body::Frame;
 use tokio::sync::{Notify, mpsc};
 use tokio::time::{Instant, sleep_until};
 
-use crate::bridge::budget::{Budget, frame_cost};
+use crate::bridge::budget::{Budget, Charge, frame_cost};
 use crate::bridge::transport::{Read, Sink, Source};
 use crate::bridge::vocab::Outgoing;
 
@@ -40,12 +40,6 @@ pub(crate) const MAX_BYTES_STREAMING: usize = 128 * 1024;
 /// How long a session lives without a receiving request: vertx-web's
 /// `sessionTimeout`, 5 s.
 pub(crate) const DISCONNECT_DELAY: Duration = Duration::from_secs(5);
-
-/// How many frames a session's send requests may have queued for the
-/// connection before they wait: few, as each may be as large as the
-/// frame limit and is charged to the budget only once the connection
-/// takes it.
-const INBOX: usize = 4;
 
 /// A receiving transport, with its callback for jsonp and htmlfile.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -218,11 +212,13 @@ impl Sessions {
     }
 
     /// A new session `id`, its source and sink (beating every
-    /// `heartbeat`); `None` when `id` lives already or `limit` sessions
-    /// do.
+    /// `heartbeat`), the frames of its send requests charged to `budget`
+    /// (its connection's); `None` when `id` lives already or `limit`
+    /// sessions do.
     pub(crate) fn open(
         &self,
         id: &str,
+        budget: Arc<Budget>,
         max_frame: usize,
         heartbeat: Duration,
         limit: usize,
@@ -231,9 +227,11 @@ impl Sessions {
         if map.contains_key(id) || map.len() >= limit {
             return None;
         }
-        let (inbound, rx) = mpsc::channel(INBOX);
+        let (inbound, rx) = mpsc::unbounded_channel();
         let session = Arc::new(Session {
             inbound,
+            budget,
+            max_frame,
             state: Mutex::new(State {
                 receiver: None,
                 next_receiver: 1,
@@ -246,7 +244,6 @@ impl Sessions {
         let source = SessionSource {
             rx,
             session: Arc::clone(&session),
-            max_frame,
         };
         let sink = SessionSink {
             session: Arc::clone(&session),
@@ -267,7 +264,12 @@ impl Sessions {
 
 /// One session: its frames from the client, and its receiving request.
 pub(crate) struct Session {
-    inbound: mpsc::Sender<Bytes>,
+    /// The frames of send requests, each charged to the connection's
+    /// budget from the moment it is queued: bounded in bytes, as a TCP
+    /// connection's frames are.
+    inbound: mpsc::UnboundedSender<(Bytes, Charge)>,
+    budget: Arc<Budget>,
+    max_frame: usize,
     state: Mutex<State>,
     /// Woken when the receiving request comes or goes, or the session
     /// ends.
@@ -366,11 +368,21 @@ impl Session {
         self.changed.notify_waiters();
     }
 
-    /// Queues the frames of a send request for the connection; `false`
-    /// when the session ended.
+    /// Queues the frames of a send request for the connection, each once
+    /// it fits in the connection's budget (over it, the send request
+    /// waits, as a TCP connection's reading does); `false` when the
+    /// session ended. A frame over the frame limit is queued uncharged, to
+    /// be skipped.
     pub(crate) async fn receive(&self, frames: Vec<String>) -> bool {
         for frame in frames {
-            if self.inbound.send(Bytes::from(frame)).await.is_err() {
+            let charge = if frame.len() > self.max_frame {
+                self.budget.charge(0)
+            } else {
+                let cost = frame_cost(frame.len());
+                self.budget.room_for(cost).await;
+                self.budget.charge(cost)
+            };
+            if self.inbound.send((Bytes::from(frame), charge)).is_err() {
                 return false;
             }
         }
@@ -485,21 +497,21 @@ impl Drop for ReceiverBody {
 
 /// A session's frames from the client.
 pub(crate) struct SessionSource {
-    rx: mpsc::Receiver<Bytes>,
+    rx: mpsc::UnboundedReceiver<(Bytes, Charge)>,
     session: Arc<Session>,
-    max_frame: usize,
 }
 
 impl Source for SessionSource {
-    async fn next(&mut self, budget: &Arc<Budget>) -> Read {
+    /// The frames come charged already, to the budget the session was
+    /// opened with (the connection's).
+    async fn next(&mut self, _budget: &Arc<Budget>) -> Read {
         tokio::select! {
             biased;
             frame = self.rx.recv() => match frame {
-                Some(frame) if frame.len() > self.max_frame => Read::Skipped(frame.len()),
-                Some(frame) => {
-                    let charge = budget.charge(frame_cost(frame.len()));
-                    Read::Frame(frame, charge)
+                Some((frame, _)) if frame.len() > self.session.max_frame => {
+                    Read::Skipped(frame.len())
                 }
+                Some((frame, charge)) => Read::Frame(frame, charge),
                 None => Read::Closed,
             },
             () = self.session.ended(DISCONNECT_DELAY) => Read::Closed,
@@ -546,6 +558,44 @@ impl Sink for SessionSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A send request's frames count against the connection's budget from
+    /// the moment they are queued, and a send request over the budget
+    /// waits until the connection has taken (and let go of) earlier ones.
+    #[tokio::test(flavor = "current_thread")]
+    async fn queued_frames_are_charged_and_wait_for_room() {
+        use crate::bridge::budget::Pool;
+
+        let budget = Budget::new(1_000, &Pool::new(usize::MAX));
+        let sessions = Sessions::default();
+        let (session, mut source, _sink) = sessions
+            .open("s", Arc::clone(&budget), 10_000, Duration::from_secs(25), 1)
+            .expect("a session");
+        assert!(session.receive(vec!["x".repeat(300)]).await);
+        assert_eq!(budget.used(), 600, "charged once queued, before it is read");
+        let more = session.receive(vec!["y".repeat(300)]);
+        tokio::pin!(more);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), more.as_mut())
+                .await
+                .is_err(),
+            "over the budget: the send request waits"
+        );
+        let Read::Frame(first, charge) = source.next(&budget).await else {
+            panic!("the first frame");
+        };
+        assert_eq!(first.len(), 300);
+        drop(charge);
+        assert!(more.await, "room once the first frame is let go");
+        assert_eq!(budget.used(), 600);
+        // A frame over the frame limit is queued uncharged, to be skipped.
+        let (big, mut big_source, _big_sink) = Sessions::default()
+            .open("b", Arc::clone(&budget), 10, Duration::from_secs(25), 1)
+            .expect("a session");
+        assert!(big.receive(vec!["z".repeat(20)]).await);
+        assert_eq!(budget.used(), 600);
+        assert!(matches!(big_source.next(&budget).await, Read::Skipped(20)));
+    }
 
     #[test]
     fn messages_as_vertx_web_writes_them() {
