@@ -119,19 +119,7 @@ async fn the_http_transports_match_vertx() {
         bridges.push((transport, port, (bus, consumers, server)));
     }
     let ports: Vec<(&str, u16)> = bridges.iter().map(|(t, p, _)| (*t, *p)).collect();
-    let records = tokio::task::spawn_blocking(move || {
-        std::thread::scope(|scope| {
-            let runs: Vec<_> = ports
-                .into_iter()
-                .map(|(t, port)| scope.spawn(move || (t, run(port, t))))
-                .collect();
-            runs.into_iter()
-                .map(|r| r.join().unwrap())
-                .collect::<Vec<_>>()
-        })
-    })
-    .await
-    .unwrap();
+    let records = in_parallel(ports, |(t, port)| (t, run(port, t))).await;
     let deviations = deviations();
     let mut differ = Vec::new();
     for (transport, mut got) in records {
@@ -221,49 +209,44 @@ async fn the_javascript_clients_in_node_over_each_transport() {
         .map(|(_, _, s)| s.local_addr().port())
         .collect();
     let script = dir().join("node_client.js");
-    let runs = tokio::task::spawn_blocking(move || {
-        let run = |port: u16, client: &'static str, transport: &'static str| {
-            let out = Command::new("node")
-                .arg(&script)
-                .arg(port.to_string())
-                .arg(client)
-                .arg(transport)
-                .env("NODE_PATH", &modules)
-                .stdin(Stdio::null())
-                .output()
-                .expect("node runs the client (apt-get install nodejs)");
-            assert!(
-                out.status.success(),
-                "node {client} {transport}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-                panic!(
-                    "node {client} {transport} printed {:?}: {e}",
-                    String::from_utf8_lossy(&out.stdout)
-                )
-            });
-            (client, transport, result)
-        };
-        std::thread::scope(|scope| {
-            let runs: Vec<_> = ["v4", "v3"]
-                .into_iter()
-                .flat_map(|client| {
-                    ["websocket", "xhr-streaming", "xhr-polling", "eventsource"]
-                        .map(|transport| (client, transport))
-                })
-                .map(|(client, transport)| {
-                    let port = ports.pop().expect("a bridge for each run");
-                    scope.spawn(move || run(port, client, transport))
-                })
-                .collect();
-            runs.into_iter()
-                .map(|r| r.join().unwrap())
-                .collect::<Vec<_>>()
+    let run = move |port: u16, client: &'static str, transport: &'static str| {
+        let out = Command::new("node")
+            .arg(&script)
+            .arg(port.to_string())
+            .arg(client)
+            .arg(transport)
+            .env("NODE_PATH", &modules)
+            .stdin(Stdio::null())
+            .output()
+            .expect("node runs the client (apt-get install nodejs)");
+        assert!(
+            out.status.success(),
+            "node {client} {transport}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "node {client} {transport} printed {:?}: {e}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        (client, transport, result)
+    };
+    let jobs: Vec<_> = ["v4", "v3"]
+        .into_iter()
+        .flat_map(|client| {
+            ["websocket", "xhr-streaming", "xhr-polling", "eventsource"]
+                .map(|transport| (client, transport))
         })
+        .map(|(client, transport)| {
+            let port = ports.pop().expect("a bridge for each run");
+            (port, client, transport)
+        })
+        .collect();
+    let runs = in_parallel(jobs, move |(port, client, transport)| {
+        run(port, client, transport)
     })
-    .await
-    .unwrap();
+    .await;
     for (client, transport, result) in runs {
         let name = format!("node-{client}-{transport}");
         assert_eq!(result["transport"], transport, "{name}: {result}");
@@ -292,4 +275,25 @@ async fn the_javascript_clients_in_node_over_each_transport() {
             assert!(kinds.contains(&kind), "{kind:?} in {kinds:?}");
         }
     }
+}
+
+/// `run` on each job, each on a thread of its own (from a blocking task):
+/// the results in the jobs' order.
+async fn in_parallel<J, R>(jobs: Vec<J>, run: impl Fn(J) -> R + Send + Sync + 'static) -> Vec<R>
+where
+    J: Send + 'static,
+    R: Send + 'static,
+{
+    tokio::task::spawn_blocking(move || {
+        std::thread::scope(|scope| {
+            let run = &run;
+            let threads: Vec<_> = jobs
+                .into_iter()
+                .map(|job| scope.spawn(move || run(job)))
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    })
+    .await
+    .unwrap()
 }
