@@ -986,6 +986,9 @@ async fn read_all<S: Source>(
     ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
     ping.tick().await;
     let mut heard = Instant::now();
+    // Registered once, not per frame, as a bridge's connection does.
+    let stopped = stop.changed();
+    tokio::pin!(stopped);
     // The bytes of the next frame, when they did not fit in the budget.
     let mut waiting: Option<usize> = None;
     loop {
@@ -994,7 +997,7 @@ async fn read_all<S: Source>(
         let full = waiting.is_some() || budget.over();
         let read = tokio::select! {
             biased;
-            _ = stop.changed() => break true,
+            _ = &mut stopped => break true,
             () = budget.room_for(waiting.unwrap_or(0)), if full => {
                 waiting = None;
                 heard = Instant::now();
