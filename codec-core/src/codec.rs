@@ -186,12 +186,28 @@ pub trait Encode {
     #[doc(hidden)]
     const MAX_LEN: Option<usize> = None;
 
+    /// The most bytes [`encode_bounded`](Self::encode_bounded) writes for
+    /// this value, when there is such a bound and the encoding cannot
+    /// fail: [`MAX_LEN`](Self::MAX_LEN) for a type that has one; for a
+    /// string, a `bin`, a sequence of bounded elements, or a derived type
+    /// made of them, a bound computed from the lengths it holds. `None`
+    /// (the default for a type without `MAX_LEN`) otherwise.
+    ///
+    /// A derived type with a bound short enough is written in one run:
+    /// one capacity check for the whole value instead of one per field.
+    /// Not part of the API.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn bound(&self) -> Option<usize> {
+        Self::MAX_LEN
+    }
+
     /// Writes the bytes [`encode`](Self::encode) writes into `out`, for a
-    /// type with a [`MAX_LEN`](Self::MAX_LEN): never more than that. Not
-    /// part of the API.
+    /// value with a [`bound`](Self::bound): never more than that. Not part
+    /// of the API.
     ///
     /// The default goes through a [`Writer`] (an allocation): a type that
-    /// sets `MAX_LEN` implements this too.
+    /// sets `MAX_LEN` or overrides `bound` implements this too.
     #[doc(hidden)]
     fn encode_bounded(&self, out: &mut Run<'_>) {
         let mut w = Writer::new();

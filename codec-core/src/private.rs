@@ -9,10 +9,10 @@ pub use crate::msgpack::kind::StructHeader;
 pub use crate::msgpack::write::Run;
 pub use crate::registry::CodecRegistration;
 
-use crate::codec::{Decode, Immutable, MessageCodec};
+use crate::codec::{Decode, Encode, Immutable, MessageCodec};
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
-use crate::msgpack::write::Writer;
+use crate::msgpack::write::{Writer, bounded};
 use crate::shape::{
     Definitions, Enum, FieldShape, Layout, Payload, Record, Reserved, Shape, Union, VariantShape,
 };
@@ -135,10 +135,104 @@ pub fn clone_on_delivery<T: CopyOnDelivery>(value: &T) -> T {
 pub trait CopyOnDelivery: Clone {}
 impl<T: Clone> CopyOnDelivery for T {}
 
+/// The longest [`Encode::bound`] of a value its derived `encode` writes
+/// in one run: beyond it, the value is written field by field (a long
+/// string, a long sequence written a run at a time), so a bound far above
+/// what is written never reserves much.
+const ONE_RUN: usize = 4096;
+
+/// Writes `value` in one run, its room checked once, when it has a
+/// [`Encode::bound`] of at most [`ONE_RUN`] bytes: what a derived `encode`
+/// tries first. `None`, writing nothing, otherwise.
+#[inline(always)]
+pub fn encode_in_one_run<T: Encode + ?Sized>(
+    value: &T,
+    w: &mut Writer,
+) -> Option<Result<(), EncodeError>> {
+    let len = value.bound().filter(|&len| len <= ONE_RUN)?;
+    Some(w.write_bounded_run(len, |out| value.encode_bounded(out)))
+}
+
+/// Writes all of `bytes` into the run and keeps the first `keep`: a value
+/// whose form is picked from a table of padded forms (a C-like enum's
+/// names), without a branch.
+#[inline(always)]
+pub fn put_prefix<const N: usize>(out: &mut Run<'_>, bytes: [u8; N], keep: usize) {
+    out.put_prefix(bytes, keep);
+}
+
+/// The total of a derived value's constant bytes and its fields' bounds
+/// (`Encode::bound`), `None` when one has none or it overflows.
+#[inline(always)]
+pub fn add_bound(total: usize, field: Option<usize>) -> Option<usize> {
+    total.checked_add(field?)
+}
+
+/// The largest of an enum's variants' `MAX_LEN`s, `None` when one has
+/// none.
+pub const fn max_of(variants: &[Option<usize>]) -> Option<usize> {
+    let mut max = 0;
+    let mut i = 0;
+    while i < variants.len() {
+        match variants[i] {
+            Some(len) if len > max => max = len,
+            Some(_) => {}
+            None => return None,
+        }
+        i += 1;
+    }
+    Some(max)
+}
+
+/// A `#[codec(bytes)]` field's bytes. The derive reaches the field only
+/// through this, spanned on its type, so a type that is no bytes is one
+/// error at the field, whichever way the field is written.
+#[inline(always)]
+pub fn as_bytes<B: AsRef<[u8]> + ?Sized>(bytes: &B) -> &[u8] {
+    bytes.as_ref()
+}
+
+/// An optional `#[codec(bytes)]` field's bytes, as [`as_bytes`].
+#[inline(always)]
+pub fn as_bytes_opt<B: AsRef<[u8]>>(bytes: &Option<B>) -> Option<&[u8]> {
+    bytes.as_ref().map(AsRef::as_ref)
+}
+
+/// The bound of a `#[codec(bytes)]` field (`Encode::bound`).
+#[inline(always)]
+pub fn bytes_bound(bytes: &[u8]) -> Option<usize> {
+    bounded::len_bound(bytes.len(), 1)
+}
+
+/// A `#[codec(bytes)]` field written into a run, as [`encode_bytes`].
+#[inline(always)]
+pub fn put_bytes(bytes: &[u8], out: &mut Run<'_>) {
+    bounded::put_bin(out, bytes);
+}
+
+/// The bound of an optional `#[codec(bytes)]` field.
+#[inline(always)]
+pub fn bytes_opt_bound(bytes: Option<&[u8]>) -> Option<usize> {
+    match bytes {
+        Some(b) => bytes_bound(b),
+        None => Some(1),
+    }
+}
+
+/// An optional `#[codec(bytes)]` field written into a run, as
+/// [`encode_bytes_opt`].
+#[inline(always)]
+pub fn put_bytes_opt(bytes: Option<&[u8]>, out: &mut Run<'_>) {
+    match bytes {
+        Some(b) => put_bytes(b, out),
+        None => out.put([0xc0]),
+    }
+}
+
 /// Encodes a byte slice as `bin` (`#[codec(bytes)]`).
 #[inline]
-pub fn encode_bytes<B: AsRef<[u8]> + ?Sized>(bytes: &B, w: &mut Writer) -> Result<(), EncodeError> {
-    w.write_bin(bytes.as_ref())
+pub fn encode_bytes(bytes: &[u8], w: &mut Writer) -> Result<(), EncodeError> {
+    w.write_bin(bytes)
 }
 
 /// Decodes `bin` (or `str`) into any owned byte container (`#[codec(bytes)]`).
@@ -152,12 +246,9 @@ pub fn decode_bytes<B: From<Vec<u8>>>(r: &mut Reader<'_>) -> Result<B, DecodeErr
 /// Encodes an optional byte slice as `bin`, or `nil` for `None`
 /// (`#[codec(bytes)]` on an `Option`).
 #[inline]
-pub fn encode_bytes_opt<B: AsRef<[u8]>>(
-    bytes: &Option<B>,
-    w: &mut Writer,
-) -> Result<(), EncodeError> {
+pub fn encode_bytes_opt(bytes: Option<&[u8]>, w: &mut Writer) -> Result<(), EncodeError> {
     match bytes {
-        Some(b) => w.write_bin(b.as_ref()),
+        Some(b) => w.write_bin(b),
         None => {
             w.write_nil();
             Ok(())

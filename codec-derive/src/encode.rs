@@ -44,40 +44,124 @@ pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     }
 }
 
-/// `Encode::MAX_LEN` and `Encode::encode_bounded` of a struct whose every
-/// field is written through its type's codec, without `skip_if` or keys:
-/// its constant bytes (header, keys) plus its fields' bounds, `None` when
-/// one of them has none. Enums and other structs keep the defaults.
+/// Whether a type is written into a run (`Encode::MAX_LEN`,
+/// `Encode::bound`, `Encode::encode_bounded`): every encoded field goes
+/// through its type's codec or is `#[codec(bytes)]`, without `skip_if` or
+/// keys, so its bytes are its constant bytes (headers, keys, tags) and its
+/// fields'.
+pub(crate) fn is_bounded(input: &Input<'_>) -> bool {
+    let field_ok = |f: &Field<'_>| {
+        !f.is_encoded()
+            || ((f.uses_codec_impl() || f.attrs.bytes.is_some()) && f.attrs.skip_if.is_none())
+    };
+    match &input.data {
+        Data::Struct(_, fields) => fields.iter().all(field_ok) && keyed_fields(fields).is_none(),
+        Data::Enum(variants) => {
+            !variants.is_empty()
+                && variants
+                    .iter()
+                    .all(|v| v.fields.iter().all(field_ok) && keyed_fields(&v.fields).is_none())
+        }
+    }
+}
+
+/// `Encode::MAX_LEN`, `Encode::bound` and `Encode::encode_bounded` of a
+/// type [`is_bounded`]: its `MAX_LEN` is its constant bytes plus its
+/// fields' (the largest variant's for an enum), `None` when a field has
+/// none; its `bound` adds up its fields' bounds for this value.
 pub(crate) fn bounded(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     let krate = cg.krate;
-    let Data::Struct(style, fields) = &input.data else {
-        return TokenStream::new();
-    };
-    let encoded: Vec<&Field<'_>> = fields.iter().filter(|f| f.is_encoded()).collect();
-    let eligible = encoded
-        .iter()
-        .all(|f| f.uses_codec_impl() && f.attrs.skip_if.is_none())
-        && keyed_fields(fields).is_none();
-    if !eligible {
+    if !is_bounded(input) {
         return TokenStream::new();
     }
-    let mut emit = Emit::bounded(cg);
-    struct_body(cg, &mut emit, *style, fields);
-    let constant = emit.constant;
-    let body = emit.finish();
-    let bounds = encoded.iter().map(|f| {
-        let ty = f.ty;
-        quote!(<#ty as #krate::Encode>::MAX_LEN)
-    });
+    let (max_len, bound, body) = match &input.data {
+        Data::Struct(style, fields) => {
+            let mut emit = Emit::bounded(cg);
+            struct_body(cg, &mut emit, *style, fields);
+            let Bounded {
+                max_len,
+                bound,
+                body,
+            } = emit.finish_bounded();
+            (max_len, bound, body)
+        }
+        Data::Enum(variants) if !cg.union && variants.iter().all(|v| v.style == Style::Unit) => {
+            names_table(cg, variants)
+        }
+        Data::Enum(variants) => {
+            let mut max_lens = Vec::new();
+            let mut bounds = Vec::new();
+            let mut bodies = Vec::new();
+            for variant in variants {
+                let (pattern, emit) = variant_arm(cg, variant, Emit::bounded(cg));
+                let Bounded {
+                    max_len,
+                    bound,
+                    body,
+                } = emit.finish_bounded();
+                max_lens.push(max_len);
+                bounds.push(quote!(#pattern => { #bound }));
+                bodies.push(quote!(#pattern => { #body }));
+            }
+            (
+                quote!(#krate::__private::max_of(&[#(#max_lens),*])),
+                quote!(match self { #(#bounds)* }),
+                quote!(match self { #(#bodies)* }),
+            )
+        }
+    };
     quote! {
-        const MAX_LEN: ::core::option::Option<::core::primitive::usize> =
-            #krate::__private::max_len(#constant, &[#(#bounds),*]);
+        const MAX_LEN: ::core::option::Option<::core::primitive::usize> = #max_len;
+
+        #[inline(always)]
+        fn bound(&self) -> ::core::option::Option<::core::primitive::usize> {
+            if let ::core::option::Option::Some(__len) = <Self as #krate::Encode>::MAX_LEN {
+                return ::core::option::Option::Some(__len);
+            }
+            #bound
+        }
 
         #[inline(always)]
         fn encode_bounded(&self, __out: &mut #krate::__private::Run<'_>) {
             #body
         }
     }
+}
+
+/// A C-like enum (unit variants only, written as their names): each name
+/// padded to the longest, in a table indexed by the variant, written
+/// without a branch and kept to its length. A `match` writing the names
+/// jumps through a table on the variant, mispredicted for varied values.
+fn names_table(
+    cg: &Codegen<'_>,
+    variants: &[Variant<'_>],
+) -> (TokenStream, TokenStream, TokenStream) {
+    let krate = cg.krate;
+    let names: Vec<Vec<u8>> = variants.iter().map(|v| str_bytes(&v.wire_name)).collect();
+    let width = names.iter().map(Vec::len).max().unwrap_or(0);
+    let forms = names.iter().map(|name| {
+        let mut padded = name.clone();
+        padded.resize(width, 0);
+        let lit = Literal::byte_string(&padded);
+        quote!(*#lit)
+    });
+    let lens = names.iter().map(Vec::len);
+    let count = variants.len();
+    let arms = variants.iter().enumerate().map(|(i, v)| {
+        let ident = v.ident;
+        quote!(Self::#ident { .. } => #i,)
+    });
+    let body = quote! {
+        const FORMS: [[::core::primitive::u8; #width]; #count] = [#(#forms),*];
+        const LENS: [::core::primitive::usize; #count] = [#(#lens),*];
+        let __i: ::core::primitive::usize = match self { #(#arms)* };
+        #krate::__private::put_prefix(__out, FORMS[__i], LENS[__i]);
+    };
+    (
+        quote!(::core::option::Option::Some(#width)),
+        quote!(::core::option::Option::Some(#width)),
+        body,
+    )
 }
 
 /// A struct's fields (`self.member`) written in its layout.
@@ -95,6 +179,29 @@ fn struct_body(cg: &Codegen<'_>, emit: &mut Emit, style: Style, fields: &[Field<
 }
 
 fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let krate = cg.krate;
+    // A value with a short bound is written in one run, its room checked
+    // once; otherwise (and for a type without a bound) field by field.
+    let one_run = if is_bounded(input) {
+        quote! {
+            if let ::core::option::Option::Some(__done) =
+                #krate::__private::encode_in_one_run(self, __w)
+            {
+                return __done;
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let fields = fields_body(cg, input);
+    quote! {
+        #one_run
+        #fields
+    }
+}
+
+/// The fields written one by one into the writer.
+fn fields_body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     match &input.data {
         Data::Struct(style, fields) => {
             let mut emit = Emit::new(cg);
@@ -107,7 +214,11 @@ fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
         }
         Data::Enum(variants) if variants.is_empty() => quote!(match *self {}),
         Data::Enum(variants) => {
-            let arms = variants.iter().map(|v| variant_arm(cg, v));
+            let arms = variants.iter().map(|v| {
+                let (pattern, emit) = variant_arm(cg, v, Emit::new(cg));
+                let body = emit.finish();
+                quote!(#pattern => { #body })
+            });
             quote! {
                 match self {
                     #(#arms)*
@@ -118,7 +229,8 @@ fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     }
 }
 
-fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>) -> TokenStream {
+/// A variant's pattern, and `emit` with the variant written into it.
+fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>, mut emit: Emit) -> (TokenStream, Emit) {
     let ident = variant.ident;
     let members = variant
         .fields
@@ -140,15 +252,9 @@ fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>) -> TokenStream {
         quote!(#ident)
     };
 
-    let mut emit = Emit::new(cg);
     if cg.union {
         union_arm(cg, &mut emit, variant, binding);
-        let body = emit.finish();
-        return quote! {
-            #pattern => {
-                #body
-            }
-        };
+        return (pattern, emit);
     }
     let name = str_bytes(&variant.wire_name);
     match variant.style {
@@ -170,12 +276,7 @@ fn variant_arm(cg: &Codegen<'_>, variant: &Variant<'_>) -> TokenStream {
             named_body(cg, &mut emit, &variant.fields, binding);
         }
     }
-    let body = emit.finish();
-    quote! {
-        #pattern => {
-            #body
-        }
-    }
+    (pattern, emit)
 }
 
 /// A variant of a `union`: `[tag, payload]`, the payload written as an
@@ -361,9 +462,11 @@ fn field_encode(cg: &Codegen<'_>, field: &Field<'_>, value: &TokenStream) -> Tok
     // The turbofish carries the field type's span, so a type that is not
     // bytes is reported at the field.
     let function = if let Some(inner) = field.optional_bytes() {
-        quote_spanned!(ty.span()=> #krate::__private::encode_bytes_opt::<#inner>)
+        let bytes = quote_spanned!(ty.span()=> #krate::__private::as_bytes_opt::<#inner>);
+        return quote!(#krate::__private::encode_bytes_opt(#bytes(#value), __w)?;);
     } else if field.attrs.bytes.is_some() {
-        quote_spanned!(ty.span()=> #krate::__private::encode_bytes::<#ty>)
+        let bytes = quote_spanned!(ty.span()=> #krate::__private::as_bytes::<#ty>);
+        return quote!(#krate::__private::encode_bytes(#bytes(#value), __w)?;);
     } else if field.attrs.serde.is_some() {
         quote_spanned!(ty.span()=> #krate::__private::encode_serde::<#ty>)
     } else if let Some((_, module)) = &field.attrs.with {
@@ -388,6 +491,17 @@ struct Emit {
     out: TokenStream,
     /// Constant bytes emitted so far (for `MAX_LEN`).
     constant: usize,
+    /// Bounded: each field's `MAX_LEN` and its `bound` for this value.
+    max_lens: Vec<TokenStream>,
+    bounds: Vec<TokenStream>,
+}
+
+/// What a bounded [`Emit`] gives: the `MAX_LEN` expression, the body of
+/// `bound`, the body of `encode_bounded`.
+struct Bounded {
+    max_len: TokenStream,
+    bound: TokenStream,
+    body: TokenStream,
 }
 
 impl Emit {
@@ -398,6 +512,8 @@ impl Emit {
             pending: Vec::new(),
             out: TokenStream::new(),
             constant: 0,
+            max_lens: Vec::new(),
+            bounds: Vec::new(),
         }
     }
 
@@ -423,8 +539,33 @@ impl Emit {
         if self.bounded {
             let krate = cg.krate;
             let ty = field.ty;
-            let function = quote_spanned!(ty.span()=> <#ty as #krate::Encode>::encode_bounded);
-            self.call(quote!(#function(#value, __out);));
+            let none = quote!(::core::option::Option::None);
+            let (put, bound, max_len) = if let Some(inner) = field.optional_bytes() {
+                let bytes = quote_spanned!(ty.span()=> #krate::__private::as_bytes_opt::<#inner>);
+                (
+                    quote!(#krate::__private::put_bytes_opt(#bytes(#value), __out);),
+                    quote!(#krate::__private::bytes_opt_bound(#bytes(#value))),
+                    none,
+                )
+            } else if field.attrs.bytes.is_some() {
+                let bytes = quote_spanned!(ty.span()=> #krate::__private::as_bytes::<#ty>);
+                (
+                    quote!(#krate::__private::put_bytes(#bytes(#value), __out);),
+                    quote!(#krate::__private::bytes_bound(#bytes(#value))),
+                    none,
+                )
+            } else {
+                let put = quote_spanned!(ty.span()=> <#ty as #krate::Encode>::encode_bounded);
+                let bound = quote_spanned!(ty.span()=> <#ty as #krate::Encode>::bound);
+                (
+                    quote!(#put(#value, __out);),
+                    quote!(#bound(#value)),
+                    quote!(<#ty as #krate::Encode>::MAX_LEN),
+                )
+            };
+            self.max_lens.push(max_len);
+            self.bounds.push(bound);
+            self.call(put);
         } else {
             self.call(field_encode(cg, field, value));
         }
@@ -447,6 +588,23 @@ impl Emit {
     fn finish(mut self) -> TokenStream {
         self.flush();
         self.out
+    }
+
+    fn finish_bounded(mut self) -> Bounded {
+        self.flush();
+        let krate = &self.krate;
+        let constant = self.constant;
+        let max_lens = &self.max_lens;
+        let bounds = &self.bounds;
+        Bounded {
+            max_len: quote!(#krate::__private::max_len(#constant, &[#(#max_lens),*])),
+            bound: quote! {
+                let __len: ::core::primitive::usize = #constant;
+                #( let __len = #krate::__private::add_bound(__len, #bounds)?; )*
+                ::core::option::Option::Some(__len)
+            },
+            body: self.out,
+        }
     }
 }
 

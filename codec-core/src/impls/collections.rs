@@ -18,7 +18,7 @@ use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 
 use crate::error::{DecodeError, EncodeError};
 use crate::msgpack::read::Reader;
-use crate::msgpack::write::Writer;
+use crate::msgpack::write::{Run, Writer, bounded};
 use crate::shape::{Definitions, Shape};
 
 /// Reads an array header and reserves for `T` elements, charging the budget.
@@ -94,6 +94,36 @@ pub(crate) fn encode_elements<'a, T: Encode + 'a>(
     Ok(())
 }
 
+/// The bound of a sequence of `len` elements of `T` (`Encode::bound`):
+/// its header and `len` times the elements' `MAX_LEN`, when they have one.
+#[inline(always)]
+pub(crate) fn seq_bound<T: Encode>(len: usize) -> Option<usize> {
+    bounded::len_bound(len, T::MAX_LEN?)
+}
+
+/// A sequence of `len` elements written into a run (`Encode::encode_bounded`),
+/// the room for each checked once.
+#[inline(always)]
+pub(crate) fn put_seq<'a, T: Encode + 'a>(
+    items: impl Iterator<Item = &'a T>,
+    len: usize,
+    out: &mut Run<'_>,
+) {
+    bounded::put_array_len(out, len);
+    match T::MAX_LEN {
+        Some(max_len) => {
+            for item in items {
+                out.value(max_len, |out| item.encode_bounded(out));
+            }
+        }
+        None => {
+            for item in items {
+                item.encode_bounded(out);
+            }
+        }
+    }
+}
+
 // `seq!(Type, Elem: [+ element bounds], [other generics], new, push)`: the
 // three impls of a sequence or set; the element bounds are added to
 // `Encode`, `Decode<'de>` and `MessageCodec` alike.
@@ -106,6 +136,16 @@ macro_rules! seq {
     };
     (@impl { $($copy:tt)* } $ty:ty, $elem:ident: [$($bound:tt)*], [$($gen:tt)*], $new:expr, $push:ident; sorted $build:expr) => {
         impl<$elem: Encode $($bound)*, $($gen)*> Encode for $ty {
+            #[inline(always)]
+            fn bound(&self) -> Option<usize> {
+                seq_bound::<$elem>(self.len())
+            }
+
+            #[inline(always)]
+            fn encode_bounded(&self, out: &mut Run<'_>) {
+                put_seq(self.iter(), self.len(), out);
+            }
+
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_array_len(self.len())?;
                 encode_elements(self.iter(), self.len(), w)

@@ -230,6 +230,16 @@ leaf!(
 // Strings: `str` is written by every string type (`String`, `Box<str>`,
 // `Arc<str>`, `&str`, `Cow<str>` through the containers' `Encode`).
 impl Encode for str {
+    #[inline(always)]
+    fn bound(&self) -> Option<usize> {
+        bounded::len_bound(self.len(), 1)
+    }
+
+    #[inline(always)]
+    fn encode_bounded(&self, out: &mut Run<'_>) {
+        bounded::put_str(out, self);
+    }
+
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_str(self)
@@ -237,6 +247,16 @@ impl Encode for str {
 }
 
 impl Encode for String {
+    #[inline(always)]
+    fn bound(&self) -> Option<usize> {
+        bounded::len_bound(self.len(), 1)
+    }
+
+    #[inline(always)]
+    fn encode_bounded(&self, out: &mut Run<'_>) {
+        bounded::put_str(out, self);
+    }
+
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_str(self)
@@ -296,6 +316,16 @@ impl<'de: 'a, 'a> Decode<'de> for &'a str {
 
 /// A byte slice is a `bin` (as `#[codec(bytes)]` writes a `Vec<u8>`).
 impl Encode for [u8] {
+    #[inline(always)]
+    fn bound(&self) -> Option<usize> {
+        bounded::len_bound(self.len(), 1)
+    }
+
+    #[inline(always)]
+    fn encode_bounded(&self, out: &mut Run<'_>) {
+        bounded::put_bin(out, self);
+    }
+
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_bin(self)

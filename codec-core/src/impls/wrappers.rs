@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::collections::{encode_elements, put_seq, seq_bound};
 use super::container_transform;
 use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
@@ -19,6 +20,14 @@ impl<T: Immutable> Immutable for [T] {}
 impl<T: Encode> Encode for Option<T> {
     // `nil` is one byte, and every value takes at least one.
     const MAX_LEN: Option<usize> = T::MAX_LEN;
+
+    #[inline(always)]
+    fn bound(&self) -> Option<usize> {
+        match self {
+            Some(v) => v.bound(),
+            None => Some(1),
+        }
+    }
 
     #[inline(always)]
     fn encode_bounded(&self, out: &mut Run<'_>) {
@@ -73,6 +82,11 @@ impl<T: MessageCodec> MessageCodec for Option<T> {
 }
 
 /// A reference is written as what it points to (`&str`, `&[u8]`, `&T`).
+///
+/// Pointers (`&T`, `Box`, `Arc`, `Cow`) have no bound (`Encode::MAX_LEN`,
+/// `Encode::bound`): a type holds itself through one, and a bound through
+/// it would be a cycle at compile time, or a walk of the rest of the value
+/// at each level of its encoding.
 impl<T: Encode + ?Sized> Encode for &T {
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
@@ -150,12 +164,28 @@ impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
 }
 
 impl<T: Encode, const N: usize> Encode for [T; N] {
+    const MAX_LEN: Option<usize> = match T::MAX_LEN {
+        Some(max_len) if N <= u32::MAX as usize => match max_len.checked_mul(N) {
+            Some(elements) => elements.checked_add(5),
+            None => None,
+        },
+        _ => None,
+    };
+
+    #[inline(always)]
+    fn bound(&self) -> Option<usize> {
+        seq_bound::<T>(N)
+    }
+
+    #[inline(always)]
+    fn encode_bounded(&self, out: &mut Run<'_>) {
+        put_seq(self.iter(), N, out);
+    }
+
+    #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_array_len(N)?;
-        for v in self {
-            v.encode(w)?;
-        }
-        Ok(())
+        encode_elements(self.iter(), N, w)
     }
 }
 
@@ -224,6 +254,13 @@ macro_rules! tuple {
 
         impl<$($name: Encode),+> Encode for ($($name,)+) {
             const MAX_LEN: Option<usize> = crate::codec::max_len(1, &[$($name::MAX_LEN),+]);
+
+            #[inline(always)]
+            fn bound(&self) -> Option<usize> {
+                let mut total: usize = 1;
+                $( total = total.checked_add(self.$idx.bound()?)?; )+
+                Some(total)
+            }
 
             #[inline(always)]
             fn encode_bounded(&self, out: &mut Run<'_>) {

@@ -5,6 +5,7 @@
 //! the unsigned markers), so output is byte-identical to `rmp` and
 //! `rmp-serde`. Marker constants come from `rmp::Marker`.
 
+use std::hint::select_unpredictable;
 use std::mem::MaybeUninit;
 
 use crate::error::{EncodeError, EncodeErrorKind};
@@ -145,10 +146,13 @@ impl Writer {
             overflowed,
             ..
         } = run;
-        // SAFETY: `Run`'s fields are private to this module, and its only
-        // writer, `Run::put`, advances `written` by `N` only after it has
-        // initialized the `N` bytes of `spare` at `written..written + N`
-        // (a range it has checked lies inside `spare`). So the first
+        // SAFETY: `Run`'s fields are private to this module. Each of its
+        // methods that advances `written` (`put`, `put_prefix`,
+        // `put_slice`, `value`) first takes the bytes at `written` through
+        // `room_for`, which yields them only when they lie inside `spare`,
+        // and advances `written` by no more than it initialized there
+        // (`value`, by what its inner run over those bytes advanced by the
+        // same rule). So the first
         // `written` bytes of `spare`, which begins at the buffer's length
         // and lies within its capacity, are initialized, and
         // `start + written <= capacity`.
@@ -391,15 +395,24 @@ impl Run<'_> {
     /// Appends `bytes`.
     #[inline(always)]
     pub fn put<const N: usize>(&mut self, bytes: [u8; N]) {
-        let end = self.written.wrapping_add(N);
-        match self.spare.get_mut(self.written..end) {
+        match self.room_for(N) {
             Some(dst) => {
-                for (d, b) in dst.iter_mut().zip(bytes) {
-                    d.write(b);
-                }
-                self.written = end;
+                dst.write_copy_of_slice(&bytes);
+                self.written += N;
             }
             None => self.overflowed = true,
+        }
+    }
+
+    /// The next `len` bytes of the run, when they are in it: one
+    /// comparison (`written` never passes the run's end).
+    #[inline(always)]
+    fn room_for(&mut self, len: usize) -> Option<&mut [MaybeUninit<u8>]> {
+        let written = self.written;
+        if len <= self.spare.len() - written {
+            self.spare.get_mut(written..written + len)
+        } else {
+            None
         }
     }
 
@@ -408,12 +421,9 @@ impl Run<'_> {
     /// and keeps what it needs.
     #[inline(always)]
     pub(crate) fn put_prefix<const N: usize>(&mut self, bytes: [u8; N], keep: usize) {
-        let end = self.written.wrapping_add(N);
-        match self.spare.get_mut(self.written..end) {
+        match self.room_for(N) {
             Some(dst) => {
-                for (d, b) in dst.iter_mut().zip(bytes) {
-                    d.write(b);
-                }
+                dst.write_copy_of_slice(&bytes);
                 self.written += keep.min(N);
             }
             None => self.overflowed = true,
@@ -423,13 +433,10 @@ impl Run<'_> {
     /// Appends `bytes`, of any length.
     #[inline]
     pub fn put_slice(&mut self, bytes: &[u8]) {
-        let end = self.written.wrapping_add(bytes.len());
-        match self.spare.get_mut(self.written..end) {
+        match self.room_for(bytes.len()) {
             Some(dst) => {
-                for (d, &b) in dst.iter_mut().zip(bytes) {
-                    d.write(b);
-                }
-                self.written = end;
+                dst.write_copy_of_slice(bytes);
+                self.written += bytes.len();
             }
             None => self.overflowed = true,
         }
@@ -440,8 +447,7 @@ impl Run<'_> {
     /// the checks of its writes at constant offsets fold away.
     #[inline(always)]
     pub fn value(&mut self, max_len: usize, write: impl FnOnce(&mut Run<'_>)) {
-        let end = self.written.wrapping_add(max_len);
-        match self.spare.get_mut(self.written..end) {
+        match self.room_for(max_len) {
             Some(room) => {
                 let mut inner = Run {
                     spare: room,
@@ -473,13 +479,10 @@ impl Run<'_> {
 #[inline(always)]
 fn small_uint_form(v: u16) -> ([u8; 4], usize) {
     let [hi, lo] = v.to_be_bytes();
-    let word = if v < 0x80 {
-        [lo, 0, 0, 0]
-    } else if v < 0x100 {
-        [m::U8, lo, 0, 0]
-    } else {
-        [m::U16, hi, lo, 0]
-    };
+    // `select_unpredictable`: left to itself, the optimizer turns these
+    // selects back into branches inside a loop.
+    let narrow = select_unpredictable(v < 0x80, [lo, 0, 0, 0], [m::U8, lo, 0, 0]);
+    let word = select_unpredictable(v < 0x100, narrow, [m::U16, hi, lo, 0]);
     let len = 1 + usize::from(v >= 0x80) + usize::from(v >= 0x100);
     (word, len)
 }
@@ -488,13 +491,8 @@ fn small_uint_form(v: u16) -> ([u8; 4], usize) {
 #[inline(always)]
 fn small_negative_form(v: i16) -> ([u8; 4], usize) {
     let [hi, lo] = v.to_be_bytes();
-    let word = if v >= -32 {
-        [lo, 0, 0, 0]
-    } else if v >= -128 {
-        [m::I8, lo, 0, 0]
-    } else {
-        [m::I16, hi, lo, 0]
-    };
+    let narrow = select_unpredictable(v >= -32, [lo, 0, 0, 0], [m::I8, lo, 0, 0]);
+    let word = select_unpredictable(v >= -128, narrow, [m::I16, hi, lo, 0]);
     let len = 1 + usize::from(v < -32) + usize::from(v < -128);
     (word, len)
 }
@@ -555,5 +553,68 @@ pub(crate) mod bounded {
     #[inline(always)]
     pub(crate) fn put_bool(out: &mut Run<'_>, v: bool) {
         out.put([if v { m::TRUE } else { m::FALSE }]);
+    }
+
+    /// The room a header of a length takes, plus `len` elements of at most
+    /// `each` bytes: `None` beyond MessagePack's 2^32 − 1 elements (which
+    /// [`Writer`](super::Writer) refuses) or `usize`.
+    #[inline(always)]
+    pub(crate) fn len_bound(len: usize, each: usize) -> Option<usize> {
+        if len > u32::MAX as usize {
+            return None;
+        }
+        len.checked_mul(each)?.checked_add(5)
+    }
+
+    /// A length's 16- or 32-bit form, for one of at most 2^32 − 1 (see
+    /// [`len_bound`]).
+    #[inline(always)]
+    fn put_wide_len(out: &mut Run<'_>, len: usize, m16: u8, m32: u8) {
+        if len < 65_536 {
+            let [a, b] = (len as u16).to_be_bytes();
+            out.put([m16, a, b]);
+        } else {
+            let [a, b, c, d] = (len as u32).to_be_bytes();
+            out.put([m32, a, b, c, d]);
+        }
+    }
+
+    /// As [`Writer::write_array_len`](super::Writer::write_array_len),
+    /// for a length of at most 2^32 − 1.
+    #[inline(always)]
+    pub(crate) fn put_array_len(out: &mut Run<'_>, len: usize) {
+        if len < 16 {
+            out.put([0x90 | len as u8]);
+        } else {
+            put_wide_len(out, len, m::ARRAY16, m::ARRAY32);
+        }
+    }
+
+    /// As [`Writer::write_str`](super::Writer::write_str), for a string
+    /// shorter than 4 GiB.
+    #[inline(always)]
+    pub(crate) fn put_str(out: &mut Run<'_>, s: &str) {
+        let len = s.len();
+        if len < 32 {
+            out.put([0xa0 | len as u8]);
+        } else if len < 256 {
+            out.put([m::STR8, len as u8]);
+        } else {
+            put_wide_len(out, len, m::STR16, m::STR32);
+        }
+        out.put_slice(s.as_bytes());
+    }
+
+    /// As [`Writer::write_bin`](super::Writer::write_bin), for data
+    /// shorter than 4 GiB.
+    #[inline(always)]
+    pub(crate) fn put_bin(out: &mut Run<'_>, data: &[u8]) {
+        let len = data.len();
+        if len < 256 {
+            out.put([m::BIN8, len as u8]);
+        } else {
+            put_wide_len(out, len, m::BIN16, m::BIN32);
+        }
+        out.put_slice(data);
     }
 }

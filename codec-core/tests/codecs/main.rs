@@ -7,5 +7,6 @@ mod bad_input;
 mod builtin_roundtrip;
 mod fuzz_regressions;
 mod pointer;
+mod runs;
 mod serde_body;
 mod vectors;
