@@ -1,6 +1,7 @@
 //! The `MessageCodec`, `Encode` and `Decode` traits, the `Immutable`
 //! marker and the entry points.
 
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
@@ -291,6 +292,35 @@ pub trait Decode<'de>: Sized {
     fn decode_in_place(r: &mut Reader<'de>, out: &mut Option<Self>) -> Result<(), DecodeError> {
         *out = Some(Self::decode(r)?);
         Ok(())
+    }
+
+    /// [`decode`](Self::decode) into `slot`, which it returns initialized.
+    /// What a `Vec` decodes its elements with, straight into its spare
+    /// capacity: built anywhere else and moved in, a struct's fields are
+    /// written a few bytes at a time and read back as 16-byte words, each
+    /// read stalled until the writes land (a store-forwarding stall per
+    /// element). Derived structs with a fast path write their fields
+    /// into `slot` themselves.
+    ///
+    /// The `&mut Self` returned is `slot`, now initialized: the caller
+    /// compares the two, so an implementation that returns another value
+    /// is an error, never an uninitialized element. Not part of the API.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`](Self::decode).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn decode_to<'s>(
+        r: &mut Reader<'de>,
+        slot: &'s mut MaybeUninit<Self>,
+    ) -> Result<&'s mut Self, DecodeError> {
+        let mut out = None;
+        Self::decode_in_place(r, &mut out)?;
+        match out {
+            Some(v) => Ok(slot.write(v)),
+            None => Err(r.no_value()),
+        }
     }
 
     /// The value a struct field of this type takes when its key is absent

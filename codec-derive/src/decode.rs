@@ -67,6 +67,7 @@ pub(crate) fn expand(cg: &Codegen<'_>, input: &Input<'_>) -> Decoders {
     Decoders {
         decode: with_helper(body),
         in_place: in_place(cg, input).map(with_helper),
+        to_slot: to_slot(cg, input).map(with_helper),
         general: general(cg, input).map(with_helper),
     }
 }
@@ -77,13 +78,15 @@ pub(crate) struct Decoders {
     pub(crate) decode: TokenStream,
     /// `Decode::decode_in_place`, for a type with a fast path.
     pub(crate) in_place: Option<TokenStream>,
+    /// `Decode::decode_to`, for the same types.
+    pub(crate) to_slot: Option<TokenStream>,
     /// `DecodeGeneral::decode_general`, the same types' fallback.
     pub(crate) general: Option<TokenStream>,
 }
 
 fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     let krate = cg.krate;
-    match fast_path(cg, input) {
+    match fast_path(cg, input, Sink::Option) {
         Some(_) => quote! {
             let mut __out = ::core::option::Option::None;
             <Self as #krate::Decode<'__de>>::decode_in_place(__r, &mut __out)?;
@@ -100,7 +103,22 @@ fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
 
 /// The body of `Decode::decode_in_place` for a type with a fast path.
 fn in_place(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
-    fast_path(cg, input)
+    fast_path(cg, input, Sink::Option)
+}
+
+/// The body of `Decode::decode_to` for a type with a fast path.
+fn to_slot(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
+    fast_path(cg, input, Sink::Slot)
+}
+
+/// Where a fast path puts the value it decodes.
+#[derive(Clone, Copy)]
+enum Sink {
+    /// `__out: &mut Option<Self>` (`Decode::decode_in_place`).
+    Option,
+    /// `__slot: &mut MaybeUninit<Self>`, returned initialized
+    /// (`Decode::decode_to`).
+    Slot,
 }
 
 /// `Decode::NESTING` of a struct: one more than its deepest field's when
@@ -138,7 +156,7 @@ pub(crate) fn nesting(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
 /// The decoder of every layout the type reads, out of line behind the fast
 /// path when the type has one.
 fn general(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
-    fast_path(cg, input).map(|_| every_layout(cg, input))
+    fast_path(cg, input, Sink::Option).map(|_| every_layout(cg, input))
 }
 
 /// A positional struct (`as_array` or a tuple struct, not keyed) whose
@@ -147,7 +165,7 @@ fn general(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
 /// (a map, another length) goes to `decode_general`, out of line, so that
 /// this stays small enough to inline into the decoder of what holds it
 /// (a `Vec` of it, another struct).
-fn fast_path(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
+fn fast_path(cg: &Codegen<'_>, input: &Input<'_>, sink: Sink) -> Option<TokenStream> {
     let krate = cg.krate;
     let Data::Struct(style, fields) = &input.data else {
         return None;
@@ -180,14 +198,38 @@ fn fast_path(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
     // Each field decoded into an `Option` of its own (`decode_in_place`)
     // and the value built into `__out`: no `Result<Field, _>` and no
     // `Result<Self, _>` on the way (see `Decode::decode_in_place`).
+    let (done, general_done) = match sink {
+        Sink::Option => (
+            quote! {
+                *__out = ::core::option::Option::Some(Self { #(#inits,)* });
+                return ::core::result::Result::Ok(());
+            },
+            quote! {
+                *__out = __general;
+                ::core::result::Result::Ok(())
+            },
+        ),
+        Sink::Slot => (
+            quote! {
+                return ::core::result::Result::Ok(__slot.write(Self { #(#inits,)* }));
+            },
+            quote! {
+                match __general {
+                    ::core::option::Option::Some(__v) => ::core::result::Result::Ok(__slot.write(__v)),
+                    ::core::option::Option::None => {
+                        ::core::result::Result::Err(#krate::__private::no_value(__r))
+                    }
+                }
+            },
+        ),
+    };
     Some(quote! {
         #krate::__private::enter_as::<Self>(__r)?;
         if #krate::__private::eat_raw(__r, #header) {
             #(#lets)*
             #krate::__private::leave_as::<Self>(__r);
             if let (#(::core::option::Option::Some(#encoded_slots),)*) = (#(#encoded_slots,)*) {
-                *__out = ::core::option::Option::Some(Self { #(#inits,)* });
-                return ::core::result::Result::Ok(());
+                #done
             }
             return ::core::result::Result::Err(#krate::__private::no_value(__r));
         }
@@ -197,8 +239,7 @@ fn fast_path(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
         // back (stalling) where the value is moved on.
         let mut __general = ::core::option::Option::None;
         <Self as #krate::__private::DecodeGeneral<'__de>>::decode_general(__r, &mut __general)?;
-        *__out = __general;
-        ::core::result::Result::Ok(())
+        #general_done
     })
 }
 

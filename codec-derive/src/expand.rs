@@ -102,6 +102,7 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
     let decode::Decoders {
         decode,
         in_place: decode_in_place,
+        to_slot: decode_to,
         general: decode_general,
     } = decode::expand(&cg, input);
     let value_when_missing = value_when_missing(&cg, input);
@@ -165,6 +166,17 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
             }
         }
     });
+    let decode_to = decode_to.map(|to_slot| {
+        quote! {
+            #[inline(always)]
+            fn decode_to<'__s>(
+                __r: &mut #krate::Reader<'__de>,
+                __slot: &'__s mut ::core::mem::MaybeUninit<Self>,
+            ) -> ::core::result::Result<&'__s mut Self, #krate::DecodeError> {
+                #to_slot
+            }
+        }
+    });
     let general_impl = decode_general.map(|general| {
         quote! {
             #[automatically_derived]
@@ -214,6 +226,8 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
                 }
 
                 #decode_in_place
+
+                #decode_to
 
                 #value_when_missing
             }

@@ -124,17 +124,57 @@ pub(crate) fn put_seq<'a, T: Encode + 'a>(
     }
 }
 
-// `seq!(Type, Elem: [+ element bounds], [other generics], new, push)`: the
-// three impls of a sequence or set; the element bounds are added to
-// `Encode`, `Decode<'de>` and `MessageCodec` alike.
+/// How a sequence's builder takes one decoded element (`Vec`'s, straight
+/// into its spare capacity, is in `place.rs`).
+pub(crate) trait Take<T> {
+    /// Decodes one element from `r` and adds it.
+    fn take<'de>(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError>
+    where
+        T: Decode<'de>;
+}
+
+// `take_by!(Builder<T>, [bounds], [other generics], add)`: a builder that
+// takes its elements by a method, each decoded into a slot first.
+macro_rules! take_by {
+    ($ty:ty, [$($bound:tt)*], [$($gen:tt)*], $add:ident) => {
+        impl<T $($bound)*, $($gen)*> Take<T> for $ty {
+            #[inline(always)]
+            fn take<'de>(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError>
+            where
+                T: Decode<'de>,
+            {
+                let mut slot = None;
+                T::decode_in_place(r, &mut slot)?;
+                match slot {
+                    Some(v) => {
+                        self.$add(v);
+                        Ok(())
+                    }
+                    None => Err(r.no_value()),
+                }
+            }
+        }
+    };
+}
+
+take_by!(VecDeque<T>, [], [], push_back);
+take_by!(HashSet<T, S>, [: Eq + Hash], [S: BuildHasher], insert);
+take_by!(imbl::Vector<T>, [: Clone], [], push_back);
+take_by!(imbl::HashSet<T>, [: Clone + Eq + Hash], [], insert);
+take_by!(imbl::OrdSet<T>, [: Clone + Ord], [], insert);
+
+// `seq!(Type, Elem: [+ element bounds], [other generics], new)`: the
+// three impls of a sequence or set, built by `new(len)` and filled through
+// its `Take`; the element bounds are added to `Encode`, `Decode<'de>` and
+// `MessageCodec` alike.
 macro_rules! seq {
     // The ordered collections collect their elements into a `Vec` first
     // and are built from it (`sorted`): one sort and a bulk build of the
     // tree instead of a search from the root per element.
-    (@impl { $($copy:tt)* } $ty:ty, $elem:ident: [$($bound:tt)*], [$($gen:tt)*], $new:expr, $push:ident) => {
-        seq!(@impl { $($copy)* } $ty, $elem: [$($bound)*], [$($gen)*], $new, $push; sorted ::core::convert::identity);
+    (@impl { $($copy:tt)* } $ty:ty, $elem:ident: [$($bound:tt)*], [$($gen:tt)*], $new:expr) => {
+        seq!(@impl { $($copy)* } $ty, $elem: [$($bound)*], [$($gen)*], $new; sorted ::core::convert::identity);
     };
-    (@impl { $($copy:tt)* } $ty:ty, $elem:ident: [$($bound:tt)*], [$($gen:tt)*], $new:expr, $push:ident; sorted $build:expr) => {
+    (@impl { $($copy:tt)* } $ty:ty, $elem:ident: [$($bound:tt)*], [$($gen:tt)*], $new:expr; sorted $build:expr) => {
         impl<$elem: Encode $($bound)*, $($gen)*> Encode for $ty {
             #[inline(always)]
             fn bound(&self) -> Option<usize> {
@@ -157,14 +197,7 @@ macro_rules! seq {
                 #[allow(clippy::redundant_closure_call)]
                 let mut out = ($new)(len);
                 for i in 0..len {
-                    let mut slot = None;
-                    $elem::decode_in_place(r, &mut slot).map_err(|e| e.in_index(i))?;
-                    match slot {
-                        Some(v) => {
-                            out.$push(v);
-                        }
-                        None => return Err(r.no_value()),
-                    }
+                    Take::<$elem>::take(&mut out, r).map_err(|e| e.in_index(i))?;
                 }
                 r.leave();
                 Ok(($build)(out))
@@ -269,11 +302,11 @@ impl<K: Immutable, V: Immutable> Immutable for BTreeMap<K, V> {}
 
 // No `Clone` bounds on the elements: copies go through `deep_copy`, so an
 // immutable type that is not `Clone` can be an element.
-seq!(Vec<T>, T: [], [], Vec::with_capacity, push);
-seq!(VecDeque<T>, T: [], [], VecDeque::with_capacity, push_back);
+seq!(Vec<T>, T: [], [], Vec::with_capacity);
+seq!(VecDeque<T>, T: [], [], VecDeque::with_capacity);
 seq!(HashSet<T, S>, T: [+ Eq + Hash], [S: BuildHasher + Default],
-    |n| HashSet::with_capacity_and_hasher(n, S::default()), insert);
-seq!(BTreeSet<T>, T: [+ Ord], [], Vec::with_capacity, push; sorted BTreeSet::from_iter);
+    |n| HashSet::with_capacity_and_hasher(n, S::default()));
+seq!(BTreeSet<T>, T: [+ Ord], [], Vec::with_capacity; sorted BTreeSet::from_iter);
 map!(HashMap<K, V, S>, K: [+ Eq + Hash], V: [], [S: BuildHasher + Default],
     |n| HashMap::with_capacity_and_hasher(n, S::default()));
 map!(BTreeMap<K, V>, K: [+ Ord], V: [], [], Vec::with_capacity; sorted BTreeMap::from_iter);
@@ -286,9 +319,9 @@ impl<T: Immutable + Send> Immutable for imbl::OrdSet<T> {}
 impl<K: Immutable + Send, V: Immutable + Send> Immutable for imbl::HashMap<K, V> {}
 impl<K: Immutable + Send, V: Immutable + Send> Immutable for imbl::OrdMap<K, V> {}
 
-seq!(clone imbl::Vector<T>, T: [+ Clone], [], |_| imbl::Vector::new(), push_back);
-seq!(clone imbl::HashSet<T>, T: [+ Clone + Eq + Hash], [], |_| imbl::HashSet::new(), insert);
-seq!(clone imbl::OrdSet<T>, T: [+ Clone + Ord], [], |_| imbl::OrdSet::new(), insert);
+seq!(clone imbl::Vector<T>, T: [+ Clone], [], |_| imbl::Vector::new());
+seq!(clone imbl::HashSet<T>, T: [+ Clone + Eq + Hash], [], |_| imbl::HashSet::new());
+seq!(clone imbl::OrdSet<T>, T: [+ Clone + Ord], [], |_| imbl::OrdSet::new());
 map!(clone imbl::HashMap<K, V>, K: [+ Clone + Eq + Hash], V: [+ Clone], [], |_| imbl::HashMap::new());
 map!(clone imbl::OrdMap<K, V>, K: [+ Clone + Ord], V: [+ Clone], [], |_| imbl::OrdMap::new());
 

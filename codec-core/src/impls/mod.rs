@@ -1,6 +1,7 @@
 //! `MessageCodec` for standard and `imbl` types.
 
 mod collections;
+mod place;
 mod primitive;
 mod time;
 mod wrappers;

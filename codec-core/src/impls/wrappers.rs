@@ -237,6 +237,12 @@ impl<T: MessageCodec, const N: usize> MessageCodec for [T; N] {
     }
 }
 
+/// A tuple's decoder of a header other than its own fixed array (a wider
+/// length form, another length, another type), out of line.
+trait TupleGeneral<'de>: Sized {
+    fn decode_other_header(r: &mut Reader<'de>) -> Result<Self, DecodeError>;
+}
+
 macro_rules! tuple {
     ($len:expr => $($name:ident $idx:tt),+) => {
         impl<$($name: Immutable),+> Immutable for ($($name,)+) {}
@@ -281,6 +287,37 @@ macro_rules! tuple {
 
             #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+                let mut out = None;
+                Self::decode_in_place(r, &mut out)?;
+                out.ok_or_else(|| r.no_value())
+            }
+
+            // As a derived positional struct's: the header as written, the
+            // elements in a straight line into their places, small enough
+            // to inline; any other header out of line.
+            #[inline(always)]
+            #[allow(non_snake_case)]
+            fn decode_in_place(r: &mut Reader<'de>, out: &mut Option<Self>) -> Result<(), DecodeError> {
+                crate::__private::enter_as::<Self>(r)?;
+                if r.eat_raw(&[0x90 | $len]) {
+                    let mut slots: ($(Option<$name>,)+) = ($(None::<$name>,)+);
+                    $( $name::decode_in_place(r, &mut slots.$idx).map_err(|e| e.in_index($idx))?; )+
+                    crate::__private::leave_as::<Self>(r);
+                    if let ($(Some($name),)+) = slots {
+                        *out = Some(($($name,)+));
+                        return Ok(());
+                    }
+                    return Err(r.no_value());
+                }
+                crate::__private::leave_as::<Self>(r);
+                *out = Some(Self::decode_other_header(r)?);
+                Ok(())
+            }
+        }
+
+        impl<'de, $($name: Decode<'de>),+> TupleGeneral<'de> for ($($name,)+) {
+            #[inline(never)]
+            fn decode_other_header(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
                 let at = r.position();
                 let len = r.read_array_len()?;
                 if len != $len {

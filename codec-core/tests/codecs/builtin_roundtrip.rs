@@ -246,3 +246,45 @@ fn a_bounded_writer_that_overruns_its_bound_is_an_error() {
         assert_eq!(strings, vec!["abc"; len]);
     }
 }
+
+/// A `Vec`'s elements are decoded straight into its spare capacity
+/// (`Decode::decode_to`). A hand-written `decode_to` that returns another
+/// value than its slot is an error: the element is not taken, nothing
+/// uninitialized is read.
+#[test]
+fn a_decode_to_that_returns_another_value_is_an_error() {
+    use std::mem::MaybeUninit;
+
+    use codecbus_core::{Decode, DecodeError, Reader};
+
+    #[derive(Debug, PartialEq)]
+    struct Elsewhere(u8);
+    impl<'de> Decode<'de> for Elsewhere {
+        fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+            Ok(Elsewhere(u8::decode(r)?))
+        }
+        fn decode_to<'s>(
+            r: &mut Reader<'de>,
+            _slot: &'s mut MaybeUninit<Self>,
+        ) -> Result<&'s mut Self, DecodeError> {
+            Ok(Box::leak(Box::new(Self::decode(r)?)))
+        }
+    }
+    #[derive(Debug, PartialEq)]
+    struct Honest(u8);
+    impl<'de> Decode<'de> for Honest {
+        fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
+            Ok(Honest(u8::decode(r)?))
+        }
+    }
+
+    let bytes = to_vec(&vec![1u8, 2, 3]).unwrap();
+    assert!(from_slice::<Vec<Elsewhere>>(&bytes).is_err());
+    assert_eq!(
+        from_slice::<Vec<Honest>>(&bytes).unwrap(),
+        [Honest(1), Honest(2), Honest(3)]
+    );
+    // Zero-sized elements are taken by value.
+    let units = to_vec(&vec![(); 4]).unwrap();
+    assert_eq!(from_slice::<Vec<()>>(&units).unwrap(), vec![(); 4]);
+}
