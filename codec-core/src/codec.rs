@@ -275,6 +275,25 @@ pub trait Decode<'de>: Sized {
     #[doc(hidden)]
     const NESTING: Option<u32> = None;
 
+    /// The length of this type's every value, when each is written in
+    /// one form of one length with fixed markers (`f32`, `f64`, `bool`,
+    /// and tuples, arrays and positional derived structs of them). Not
+    /// part of the API.
+    #[doc(hidden)]
+    const FIXED_LEN: Option<usize> = None;
+
+    /// The value whose form is `bytes` (exactly
+    /// [`FIXED_LEN`](Self::FIXED_LEN) bytes), read with no bounds check
+    /// past the one on the whole; `None` when they are not that form (a
+    /// wider form, another type, a wrong marker), and the caller reads the
+    /// value the usual way, which reports any error. Not part of the API.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn decode_fixed(bytes: &'de [u8]) -> Option<Self> {
+        let _ = bytes;
+        None
+    }
+
     /// [`decode`](Self::decode) into `out`, which it leaves `Some` when it
     /// returns `Ok`. What the decoders of containers and derived structs
     /// call for their elements and fields: a `Result<Self, DecodeError>`
@@ -500,6 +519,12 @@ pub(crate) const fn nesting(fields: &[Option<u32>]) -> Option<u32> {
         i += 1;
     }
     deepest.checked_add(1)
+}
+
+/// `Decode::FIXED_LEN` of a struct or tuple: its header plus its fields',
+/// `None` when a field has none.
+pub(crate) const fn fixed_len(header: usize, fields: &[Option<usize>]) -> Option<usize> {
+    max_len(header, fields)
 }
 
 /// `Encode::MAX_LEN` of a struct: its constant bytes plus its fields'

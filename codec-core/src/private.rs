@@ -46,6 +46,36 @@ pub fn enter_as<'de, T: Decode<'de>>(r: &mut Reader<'de>) -> Result<(), DecodeEr
     }
 }
 
+/// `Decode::FIXED_LEN` of a struct: its header plus its fields'.
+pub const fn fixed_len(header: usize, fields: &[Option<usize>]) -> Option<usize> {
+    crate::codec::fixed_len(header, fields)
+}
+
+/// The next `n` bytes, a fixed-length value's form, when there are that
+/// many: what a derived `decode_fixed` splits its fields from.
+#[inline(always)]
+pub fn split_fixed<'de>(bytes: &'de [u8], n: Option<usize>) -> Option<(&'de [u8], &'de [u8])> {
+    bytes.split_at_checked(n?)
+}
+
+/// A value of a type with a `Decode::FIXED_LEN` read from the next bytes
+/// with one bounds check, when they are its form and its nesting fits the
+/// depth limit; `None`, consuming nothing, otherwise (the caller reads it
+/// the usual way).
+#[inline(always)]
+pub fn decode_fixed_as<'de, T: Decode<'de>>(r: &mut Reader<'de>) -> Option<T> {
+    let len = T::FIXED_LEN?;
+    if let Some(levels) = T::NESTING {
+        r.fits(levels).ok()?;
+    } else {
+        return None;
+    }
+    let (bytes, rest) = r.rest().split_at_checked(len)?;
+    let value = T::decode_fixed(bytes)?;
+    r.set_rest(rest);
+    Some(value)
+}
+
 /// Leaves what [`enter_as`] entered.
 #[inline(always)]
 pub fn leave_as<'de, T: Decode<'de>>(r: &mut Reader<'de>) {

@@ -111,6 +111,57 @@ fn to_slot(cg: &Codegen<'_>, input: &Input<'_>) -> Option<TokenStream> {
     fast_path(cg, input, Sink::Slot)
 }
 
+/// `Decode::FIXED_LEN` and `Decode::decode_fixed` of a type with a fast
+/// path whose fields all go through their types' codecs: its header's
+/// length plus its fields' (`None` at compile time when one has none),
+/// and its form read from a slice of exactly that length, each field from
+/// its own part.
+pub(crate) fn fixed(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
+    let krate = cg.krate;
+    if fast_path(cg, input, Sink::Option).is_none() {
+        return TokenStream::new();
+    }
+    let Data::Struct(_, fields) = &input.data else {
+        return TokenStream::new();
+    };
+    let encoded: Vec<&Field<'_>> = fields.iter().filter(|f| f.is_encoded()).collect();
+    if !encoded.iter().all(|f| f.uses_codec_impl()) {
+        return TokenStream::new();
+    }
+    let header_bytes = crate::encode::array_header(encoded.len());
+    let header_len = header_bytes.len();
+    let header = Literal::byte_string(&header_bytes);
+    let lens: Vec<TokenStream> = encoded
+        .iter()
+        .map(|f| {
+            let ty = f.ty;
+            quote!(<#ty as #krate::Decode<'__de>>::FIXED_LEN)
+        })
+        .collect();
+    let slots: Vec<syn::Ident> = encoded.iter().map(|f| slot_of(fields, f)).collect();
+    let reads = encoded.iter().zip(&slots).map(|(f, slot)| {
+        let ty = f.ty;
+        quote!(let #slot = <#ty as #krate::Decode<'__de>>::decode_fixed(#slot)?;)
+    });
+    let inits = inits(fields);
+    quote! {
+        const FIXED_LEN: ::core::option::Option<::core::primitive::usize> =
+            #krate::__private::fixed_len(#header_len, &[#(#lens),*]);
+
+        #[inline(always)]
+        fn decode_fixed(__b: &'__de [::core::primitive::u8]) -> ::core::option::Option<Self> {
+            let (__h, __b) = __b.split_at_checked(#header_len)?;
+            if __h != #header {
+                return ::core::option::Option::None;
+            }
+            #( let (#slots, __b) = #krate::__private::split_fixed(__b, #lens)?; )*
+            let _ = __b;
+            #(#reads)*
+            ::core::option::Option::Some(Self { #(#inits,)* })
+        }
+    }
+}
+
 /// Where a fast path puts the value it decodes.
 #[derive(Clone, Copy)]
 enum Sink {
@@ -198,6 +249,13 @@ fn fast_path(cg: &Codegen<'_>, input: &Input<'_>, sink: Sink) -> Option<TokenStr
     // Each field decoded into an `Option` of its own (`decode_in_place`)
     // and the value built into `__out`: no `Result<Field, _>` and no
     // `Result<Self, _>` on the way (see `Decode::decode_in_place`).
+    let fixed_done = match sink {
+        Sink::Option => quote! {
+            *__out = ::core::option::Option::Some(__v);
+            return ::core::result::Result::Ok(());
+        },
+        Sink::Slot => quote!(return ::core::result::Result::Ok(__slot.write(__v));),
+    };
     let (done, general_done) = match sink {
         Sink::Option => (
             quote! {
@@ -224,6 +282,11 @@ fn fast_path(cg: &Codegen<'_>, input: &Input<'_>, sink: Sink) -> Option<TokenStr
         ),
     };
     Some(quote! {
+        // A value of fixed length (a struct of floats) with one bounds
+        // check; nothing when the type has none.
+        if let ::core::option::Option::Some(__v) = #krate::__private::decode_fixed_as::<Self>(__r) {
+            #fixed_done
+        }
         #krate::__private::enter_as::<Self>(__r)?;
         if #krate::__private::eat_raw(__r, #header) {
             #(#lets)*

@@ -107,6 +107,7 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
     } = decode::expand(&cg, input);
     let value_when_missing = value_when_missing(&cg, input);
     let nesting = decode::nesting(&cg, input);
+    let fixed = decode::fixed(&cg, input);
 
     let encode_generics = bounded_generics(input, krate, Bounds::Encode);
     let (encode_impl, ty_generics, encode_where) = encode_generics.split_for_impl();
@@ -217,6 +218,8 @@ fn expand(input: &Input<'_>, krate: &TokenStream) -> TokenStream {
             #[automatically_derived]
             impl #decode_impl #krate::Decode<'__de> for #ident #ty_generics #decode_where {
                 #nesting
+
+                #fixed
 
                 #decode_inline
                 fn decode(

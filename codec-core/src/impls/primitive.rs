@@ -51,7 +51,7 @@ macro_rules! leaf {
     // `bounded: MAX, |value, out| put(out, ..)`: the scalar's bounded
     // writer (`Encode::MAX_LEN`, `Encode::encode_bounded`).
     ($ty:ty, $shape:expr, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block,
-     bounded: $max:expr, |$bv:ident, $out:ident| $put:expr) => {
+     bounded: $max:expr, |$bv:ident, $out:ident| $put:expr $(, fixed: $($fixed:tt)*)?) => {
         leaf!($ty, $shape, |$v, $w| $encode, |$r| $decode, {
             const MAX_LEN: Option<usize> = Some($max);
 
@@ -60,9 +60,22 @@ macro_rules! leaf {
                 let $bv = *self;
                 $put
             }
-        });
+        } { $(leaf!(@fixed $($fixed)*);)? });
+    };
+    // `fixed: LEN, |bytes| value`: every value's form has LEN bytes
+    // (`Decode::FIXED_LEN`, `Decode::decode_fixed`).
+    (@fixed $len:expr, |$b:ident| $fixed:expr) => {
+        const FIXED_LEN: Option<usize> = Some($len);
+
+        #[inline(always)]
+        fn decode_fixed($b: &'de [u8]) -> Option<Self> {
+            $fixed
+        }
     };
     ($ty:ty, $shape:expr, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block, { $($bounded:tt)* }) => {
+        leaf!($ty, $shape, |$v, $w| $encode, |$r| $decode, { $($bounded)* } {});
+    };
+    ($ty:ty, $shape:expr, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block, { $($bounded:tt)* } { $($fixed:tt)* }) => {
         impl Encode for $ty {
             $($bounded)*
 
@@ -75,6 +88,8 @@ macro_rules! leaf {
         }
         impl<'de> Decode<'de> for $ty {
             const NESTING: Option<u32> = Some(0);
+
+            $($fixed)*
 
             // Always: a scalar's decoder is a few instructions with its
             // uncommon forms out of line, and is left out of line by the
@@ -100,7 +115,12 @@ leaf!(
         Ok(())
     },
     |r| { r.read_bool() },
-    bounded: 1, |v, out| bounded::put_bool(out, v)
+    bounded: 1, |v, out| bounded::put_bool(out, v),
+    fixed: 1, |b| match b {
+        [0xc3] => Some(true),
+        [0xc2] => Some(false),
+        _ => None,
+    }
 );
 
 /// The room an integer of `bits` bits needs in a run: its largest form, or
@@ -180,7 +200,11 @@ leaf!(
         Ok(())
     },
     |r| { r.read_f32() },
-    bounded: 5, |v, out| bounded::put_f32(out, v)
+    bounded: 5, |v, out| bounded::put_f32(out, v),
+    fixed: 5, |b| match *b {
+        [0xca, a, b, c, d] => Some(f32::from_bits(u32::from_be_bytes([a, b, c, d]))),
+        _ => None,
+    }
 );
 
 leaf!(
@@ -191,7 +215,13 @@ leaf!(
         Ok(())
     },
     |r| { r.read_f64() },
-    bounded: 9, |v, out| bounded::put_f64(out, v)
+    bounded: 9, |v, out| bounded::put_f64(out, v),
+    fixed: 9, |b| match *b {
+        [0xcb, a, b, c, d, e, f, g, h] => {
+            Some(f64::from_bits(u64::from_be_bytes([a, b, c, d, e, f, g, h])))
+        }
+        _ => None,
+    }
 );
 
 // A string of one character: the vocabulary has nothing narrower.

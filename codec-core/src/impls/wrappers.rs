@@ -284,6 +284,19 @@ macro_rules! tuple {
 
         impl<'de, $($name: Decode<'de>),+> Decode<'de> for ($($name,)+) {
             const NESTING: Option<u32> = crate::codec::nesting(&[$($name::NESTING),+]);
+            const FIXED_LEN: Option<usize> = crate::codec::fixed_len(1, &[$($name::FIXED_LEN),+]);
+
+            #[inline(always)]
+            #[allow(non_snake_case)]
+            fn decode_fixed(bytes: &'de [u8]) -> Option<Self> {
+                let (&header, bytes) = bytes.split_first()?;
+                if header != 0x90 | $len {
+                    return None;
+                }
+                $( let ($name, bytes) = bytes.split_at_checked($name::FIXED_LEN?)?; )+
+                let _ = bytes;
+                Some(($($name::decode_fixed($name)?,)+))
+            }
 
             #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self, DecodeError> {
@@ -298,6 +311,10 @@ macro_rules! tuple {
             #[inline(always)]
             #[allow(non_snake_case)]
             fn decode_in_place(r: &mut Reader<'de>, out: &mut Option<Self>) -> Result<(), DecodeError> {
+                if let Some(v) = crate::__private::decode_fixed_as::<Self>(r) {
+                    *out = Some(v);
+                    return Ok(());
+                }
                 crate::__private::enter_as::<Self>(r)?;
                 if r.eat_raw(&[0x90 | $len]) {
                     let mut slots: ($(Option<$name>,)+) = ($(None::<$name>,)+);

@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod builtin_roundtrip;
+mod fixed;
 mod fuzz_regressions;
 mod pointer;
 mod runs;

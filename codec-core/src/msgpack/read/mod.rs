@@ -340,6 +340,19 @@ impl<'de> Reader<'de> {
         Ok(())
     }
 
+    /// The bytes not yet consumed.
+    #[inline(always)]
+    pub(crate) fn rest(&self) -> &'de [u8] {
+        self.rest
+    }
+
+    /// Consumes the bytes before `rest`, a suffix of [`rest`](Self::rest).
+    #[inline(always)]
+    pub(crate) fn set_rest(&mut self, rest: &'de [u8]) {
+        debug_assert!(self.rest.ends_with(rest) && rest.len() <= self.rest.len());
+        self.rest = rest;
+    }
+
     /// Leaves one level of nesting (pairs with [`enter`](Self::enter)).
     #[inline]
     pub(crate) fn leave(&mut self) {
