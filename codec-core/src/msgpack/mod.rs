@@ -4,4 +4,5 @@
 pub(crate) mod kind;
 pub(crate) mod limits;
 pub(crate) mod read;
+pub(crate) mod text;
 pub(crate) mod write;

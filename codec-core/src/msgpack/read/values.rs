@@ -230,7 +230,7 @@ impl<'de> Reader<'de> {
         let len = self.read_str_len()?;
         let data_at = self.position();
         let bytes = self.read_raw(len)?;
-        std::str::from_utf8(bytes).map_err(|e| Self::utf8_error(data_at, e))
+        crate::msgpack::text::utf8(bytes).map_err(|e| Self::utf8_error(data_at, e))
     }
 
     /// Reads a string into a new `String`, charging its length to the
