@@ -192,10 +192,11 @@ pub fn put_prefix<const N: usize>(out: &mut Run<'_>, bytes: [u8; N], keep: usize
 }
 
 /// The total of a derived value's constant bytes and its fields' bounds
-/// (`Encode::bound`), `None` when one has none or it overflows.
+/// (`Encode::bound`), `None` when one has none; saturating (a bound is
+/// only used when it is short).
 #[inline(always)]
 pub fn add_bound(total: usize, field: Option<usize>) -> Option<usize> {
-    total.checked_add(field?)
+    Some(total.saturating_add(field?))
 }
 
 /// The largest of an enum's variants' `MAX_LEN`s, `None` when one has

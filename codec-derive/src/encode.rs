@@ -183,11 +183,20 @@ fn body(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     // A value with a short bound is written in one run, its room checked
     // once; otherwise (and for a type without a bound) field by field.
     let one_run = if is_bounded(input) {
+        // An enum with data only when its every value has a short bound:
+        // the bound of a value would match on its variant, and its
+        // writing again.
+        let guard = match &input.data {
+            Data::Enum(_) => quote!(<Self as #krate::Encode>::MAX_LEN.is_some()),
+            Data::Struct(..) => quote!(true),
+        };
         quote! {
-            if let ::core::option::Option::Some(__done) =
-                #krate::__private::encode_in_one_run(self, __w)
-            {
-                return __done;
+            if #guard {
+                if let ::core::option::Option::Some(__done) =
+                    #krate::__private::encode_in_one_run(self, __w)
+                {
+                    return __done;
+                }
             }
         }
     } else {
@@ -575,7 +584,10 @@ impl Emit {
         if !self.pending.is_empty() {
             let lit = Literal::byte_string(&self.pending);
             if self.bounded {
-                self.out.extend(quote!(__out.put(*#lit);));
+                // From the static bytes: an array passed by value was
+                // built on the stack, a key of 7 bytes as two overlapping
+                // words, and read back stalled.
+                self.out.extend(quote!(__out.put_slice(#lit);));
             } else {
                 let krate = &self.krate;
                 self.out

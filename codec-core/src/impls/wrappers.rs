@@ -264,7 +264,7 @@ macro_rules! tuple {
             #[inline(always)]
             fn bound(&self) -> Option<usize> {
                 let mut total: usize = 1;
-                $( total = total.checked_add(self.$idx.bound()?)?; )+
+                $( total = total.saturating_add(self.$idx.bound()?); )+
                 Some(total)
             }
 

@@ -465,6 +465,28 @@ impl Run<'_> {
         }
     }
 
+    /// [`value`](Self::value) for `item`'s `encode_bounded`, without a
+    /// closure: in a large encoder the optimizer left the closure of a
+    /// sequence's element out of line, a call per element with its run in
+    /// memory.
+    #[inline(always)]
+    pub(crate) fn value_of<T: crate::codec::Encode + ?Sized>(&mut self, max_len: usize, item: &T) {
+        match self.room_for(max_len) {
+            Some(room) => {
+                let mut inner = Run {
+                    spare: room,
+                    written: 0,
+                    overflowed: false,
+                };
+                item.encode_bounded(&mut inner);
+                let (written, overflowed) = (inner.written, inner.overflowed);
+                self.written += written;
+                self.overflowed |= overflowed;
+            }
+            None => self.overflowed = true,
+        }
+    }
+
     /// Room left in the run.
     #[inline(always)]
     pub fn room(&self) -> usize {
@@ -556,14 +578,13 @@ pub(crate) mod bounded {
     }
 
     /// The room a header of a length takes, plus `len` elements of at most
-    /// `each` bytes: `None` beyond MessagePack's 2^32 − 1 elements (which
-    /// [`Writer`](super::Writer) refuses) or `usize`.
+    /// `each` bytes; `None` beyond MessagePack's 2^32 − 1 elements (which
+    /// [`Writer`](super::Writer) refuses). Saturating, without a branch:
+    /// a bound is only used when it is short.
     #[inline(always)]
     pub(crate) fn len_bound(len: usize, each: usize) -> Option<usize> {
-        if len > u32::MAX as usize {
-            return None;
-        }
-        len.checked_mul(each)?.checked_add(5)
+        let bound = len.saturating_mul(each).saturating_add(5);
+        (len <= u32::MAX as usize).then_some(bound)
     }
 
     /// A length's 16- or 32-bit form, for one of at most 2^32 − 1 (see
