@@ -131,6 +131,45 @@ pub(crate) trait Take<T> {
     fn take<'de>(&mut self, r: &mut Reader<'de>) -> Result<(), DecodeError>
     where
         T: Decode<'de>;
+
+    /// Adds an element already decoded.
+    fn add(&mut self, value: T);
+}
+
+/// The first elements of a sequence of `len`, when they have one length
+/// (`Decode::FIXED_LEN`: floats, booleans, small structs of them), read
+/// from their forms with one bounds check for all, until one is not in
+/// its form; returns how many. The rest are read one by one.
+///
+/// Only elements of up to 16 bytes, which come back in registers: a
+/// larger one is returned through memory and copied into place, slower
+/// than decoded into its place one by one (`Decode::decode_to`).
+#[inline(always)]
+fn take_fixed<'de, T: Decode<'de>, B: Take<T>>(
+    r: &mut Reader<'de>,
+    out: &mut B,
+    len: usize,
+) -> usize {
+    let (Some(each), Some(levels)) = (T::FIXED_LEN, T::NESTING) else {
+        return 0;
+    };
+    if size_of::<T>() > 16 {
+        return 0;
+    }
+    if each == 0 || r.fits(levels).is_err() {
+        return 0;
+    }
+    let rest = r.rest();
+    let mut taken = 0;
+    for form in rest.chunks_exact(each).take(len) {
+        let Some(value) = T::decode_fixed(form) else {
+            break;
+        };
+        out.add(value);
+        taken += 1;
+    }
+    r.set_rest(&rest[taken * each..]);
+    taken
 }
 
 // `take_by!(Builder<T>, [bounds], [other generics], add)`: a builder that
@@ -152,6 +191,11 @@ macro_rules! take_by {
                     }
                     None => Err(r.no_value()),
                 }
+            }
+
+            #[inline(always)]
+            fn add(&mut self, value: T) {
+                self.$add(value);
             }
         }
     };
@@ -196,7 +240,8 @@ macro_rules! seq {
                 let len = seq_header::<$elem>(r)?;
                 #[allow(clippy::redundant_closure_call)]
                 let mut out = ($new)(len);
-                for i in 0..len {
+                let fixed = take_fixed::<$elem, _>(r, &mut out, len);
+                for i in fixed..len {
                     Take::<$elem>::take(&mut out, r).map_err(|e| e.in_index(i))?;
                 }
                 r.leave();

@@ -46,4 +46,9 @@ impl<T> Take<T> for Vec<T> {
         unsafe { self.set_len(self.len() + 1) };
         Ok(())
     }
+
+    #[inline(always)]
+    fn add(&mut self, value: T) {
+        self.push(value);
+    }
 }

@@ -116,3 +116,35 @@ fn the_depth_limit_holds() {
     let ok = from_slice_with_limits::<Vec<Face>>(&bytes, DecodeLimits::default().max_depth(3));
     assert_eq!(ok.unwrap(), vec![face]);
 }
+
+proptest! {
+    /// A sequence of fixed-length elements is read with one bounds check
+    /// until an element is in another form; from there one by one, with
+    /// the same values and the same errors at the same index.
+    #[test]
+    fn sequences_read_in_their_forms_and_others(
+        floats in proptest::collection::vec(any::<f32>().prop_filter("NaN", |v| !v.is_nan()), 1..40),
+        flags in proptest::collection::vec(any::<bool>(), 1..40),
+        wide in any::<prop::sample::Index>(),
+    ) {
+        // One float written in its 64-bit form.
+        let at = wide.index(floats.len());
+        let mut bytes = codecbus_core::Writer::new();
+        bytes.write_array_len(floats.len()).unwrap();
+        for (i, &v) in floats.iter().enumerate() {
+            if i == at { bytes.write_f64(f64::from(v)) } else { bytes.write_f32(v) }
+        }
+        prop_assert_eq!(&from_slice::<Vec<f32>>(bytes.as_slice()).unwrap(), &floats);
+
+        // A nil among booleans: the error names its index.
+        let at = wide.index(flags.len());
+        let mut bytes = to_vec(&flags).unwrap();
+        let header = bytes.len() - flags.len();
+        bytes[header + at] = 0xc0;
+        let e = from_slice::<Vec<bool>>(&bytes).unwrap_err();
+        prop_assert_eq!(e.pointer(), format!("/{at}"));
+        for end in 0..bytes.len() {
+            prop_assert!(from_slice::<Vec<bool>>(&to_vec(&flags).unwrap()[..end]).is_err());
+        }
+    }
+}
