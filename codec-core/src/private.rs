@@ -54,7 +54,7 @@ pub const fn fixed_len(header: usize, fields: &[Option<usize>]) -> Option<usize>
 /// The next `n` bytes, a fixed-length value's form, when there are that
 /// many: what a derived `decode_fixed` splits its fields from.
 #[inline(always)]
-pub fn split_fixed<'de>(bytes: &'de [u8], n: Option<usize>) -> Option<(&'de [u8], &'de [u8])> {
+pub fn split_fixed(bytes: &[u8], n: Option<usize>) -> Option<(&[u8], &[u8])> {
     bytes.split_at_checked(n?)
 }
 
@@ -172,7 +172,7 @@ impl<T: Clone> CopyOnDelivery for T {}
 const ONE_RUN: usize = 4096;
 
 /// Writes `value` in one run, its room checked once, when it has a
-/// [`Encode::bound`] of at most [`ONE_RUN`] bytes: what a derived `encode`
+/// [`Encode::bound`] of at most `ONE_RUN` bytes: what a derived `encode`
 /// tries first. `None`, writing nothing, otherwise.
 #[inline(always)]
 pub fn encode_in_one_run<T: Encode + ?Sized>(
