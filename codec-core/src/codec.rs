@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::msgpack::limits::DecodeLimits;
 use crate::msgpack::read::Reader;
-use crate::msgpack::write::{Run, Writer};
+use crate::msgpack::write::{PutInto, Run, Writer};
 use crate::shape::{Definitions, Shape};
 
 /// A type that travels on the bus: how it is written as MessagePack
@@ -215,6 +215,13 @@ pub trait Encode {
         if self.encode(&mut w).is_ok() {
             out.put_slice(w.as_slice());
         }
+    }
+}
+
+impl<T: Encode + ?Sized> PutInto for T {
+    #[inline(always)]
+    fn put_into(&self, out: &mut Run<'_>) {
+        self.encode_bounded(out);
     }
 }
 

@@ -375,6 +375,14 @@ impl Writer {
     }
 }
 
+/// A value that writes itself into a run: every `Encode` type, through
+/// its `encode_bounded` (the impl is beside the trait, which sits above
+/// this module).
+pub(crate) trait PutInto {
+    /// Writes the value into `out`.
+    fn put_into(&self, out: &mut Run<'_>);
+}
+
 /// Where a value with a bound on its size (`Encode::MAX_LEN`) writes
 /// itself in `Encode::encode_bounded`: a stretch of a [`Writer`]'s spare
 /// capacity that a sequence of such values is written into, a run at a
@@ -470,7 +478,7 @@ impl Run<'_> {
     /// sequence's element out of line, a call per element with its run in
     /// memory.
     #[inline(always)]
-    pub(crate) fn value_of<T: crate::codec::Encode + ?Sized>(&mut self, max_len: usize, item: &T) {
+    pub(crate) fn value_of<T: PutInto + ?Sized>(&mut self, max_len: usize, item: &T) {
         match self.room_for(max_len) {
             Some(room) => {
                 let mut inner = Run {
@@ -478,7 +486,7 @@ impl Run<'_> {
                     written: 0,
                     overflowed: false,
                 };
-                item.encode_bounded(&mut inner);
+                item.put_into(&mut inner);
                 let (written, overflowed) = (inner.written, inner.overflowed);
                 self.written += written;
                 self.overflowed |= overflowed;
