@@ -66,7 +66,7 @@ pub(crate) fn encode_elements<'a, T: Encode + 'a>(
         Some(max_len) if len <= RUN / max_len.max(1) => {
             w.write_bounded_run(len * max_len, |out| {
                 for item in items {
-                    out.value(max_len, |out| item.encode_bounded(out));
+                    out.value_of(max_len, item);
                 }
             })?;
         }
@@ -80,7 +80,7 @@ pub(crate) fn encode_elements<'a, T: Encode + 'a>(
                 w.write_bounded_run(run, |out| {
                     while out.room() >= max_len {
                         let Some(item) = items.next() else { break };
-                        out.value(max_len, |out| item.encode_bounded(out));
+                        out.value_of(max_len, item);
                     }
                 })?;
             }

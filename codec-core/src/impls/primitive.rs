@@ -259,39 +259,28 @@ leaf!(
 
 // Strings: `str` is written by every string type (`String`, `Box<str>`,
 // `Arc<str>`, `&str`, `Cow<str>` through the containers' `Encode`).
-impl Encode for str {
-    #[inline(always)]
-    fn bound(&self) -> Option<usize> {
-        bounded::len_bound(self.len(), 1)
-    }
+macro_rules! text {
+    ($($ty:ty),*) => {$(
+        impl Encode for $ty {
+            #[inline(always)]
+            fn bound(&self) -> Option<usize> {
+                bounded::len_bound(self.len(), 1)
+            }
 
-    #[inline(always)]
-    fn encode_bounded(&self, out: &mut Run<'_>) {
-        bounded::put_str(out, self);
-    }
+            #[inline(always)]
+            fn encode_bounded(&self, out: &mut Run<'_>) {
+                bounded::put_str(out, self);
+            }
 
-    #[inline]
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        w.write_str(self)
-    }
+            #[inline]
+            fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
+                w.write_str(self)
+            }
+        }
+    )*};
 }
+text!(str, String);
 
-impl Encode for String {
-    #[inline(always)]
-    fn bound(&self) -> Option<usize> {
-        bounded::len_bound(self.len(), 1)
-    }
-
-    #[inline(always)]
-    fn encode_bounded(&self, out: &mut Run<'_>) {
-        bounded::put_str(out, self);
-    }
-
-    #[inline]
-    fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
-        w.write_str(self)
-    }
-}
 impl<'de> Decode<'de> for String {
     const NESTING: Option<u32> = Some(0);
 

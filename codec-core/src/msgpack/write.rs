@@ -148,10 +148,10 @@ impl Writer {
         } = run;
         // SAFETY: `Run`'s fields are private to this module. Each of its
         // methods that advances `written` (`put`, `put_prefix`,
-        // `put_slice`, `value`) first takes the bytes at `written` through
+        // `put_slice`, `value_of`) first takes the bytes at `written` through
         // `room_for`, which yields them only when they lie inside `spare`,
         // and advances `written` by no more than it initialized there
-        // (`value`, by what its inner run over those bytes advanced by the
+        // (`value_of`, by what its inner run over those bytes advanced by the
         // same rule). So the first
         // `written` bytes of `spare`, which begins at the buffer's length
         // and lies within its capacity, are initialized, and
@@ -450,33 +450,12 @@ impl Run<'_> {
         }
     }
 
-    /// Runs `write` for one value of at most `max_len` bytes: the room is
-    /// checked once, and `write` gets a run of exactly `max_len` bytes, so
-    /// the checks of its writes at constant offsets fold away.
-    #[inline(always)]
-    pub fn value(&mut self, max_len: usize, write: impl FnOnce(&mut Run<'_>)) {
-        match self.room_for(max_len) {
-            Some(room) => {
-                let mut inner = Run {
-                    spare: room,
-                    written: 0,
-                    overflowed: false,
-                };
-                write(&mut inner);
-                let (written, overflowed) = (inner.written, inner.overflowed);
-                // `inner` wrote `written` bytes at the front of `room`,
-                // which begins at `self.written`.
-                self.written += written;
-                self.overflowed |= overflowed;
-            }
-            None => self.overflowed = true,
-        }
-    }
-
-    /// [`value`](Self::value) for `item`'s `encode_bounded`, without a
-    /// closure: in a large encoder the optimizer left the closure of a
-    /// sequence's element out of line, a call per element with its run in
-    /// memory.
+    /// Writes `item`, of at most `max_len` bytes: the room is checked
+    /// once, and the item gets a run of exactly `max_len` bytes, so the
+    /// checks of its writes at constant offsets fold away. Through
+    /// `PutInto`, not a closure: in a large encoder the optimizer left the
+    /// closure of a sequence's element out of line, a call per element
+    /// with its run in memory.
     #[inline(always)]
     pub(crate) fn value_of<T: PutInto + ?Sized>(&mut self, max_len: usize, item: &T) {
         match self.room_for(max_len) {
