@@ -5,6 +5,7 @@ use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::msgpack::flat::Flat;
 use crate::msgpack::limits::DecodeLimits;
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::{PutInto, Run, Writer};
@@ -186,6 +187,16 @@ pub trait Encode {
     /// derive and this crate's impls.
     #[doc(hidden)]
     const MAX_LEN: Option<usize> = None;
+
+    /// How this type's form is made from its bytes in memory, when every
+    /// byte of it is a constant or one of the value's (`f32`, `f64`,
+    /// `bool`, and tuples, arrays and derived structs made only of them).
+    /// A sequence of such values is written with byte shuffles, several
+    /// fields per store. `None` (the default) otherwise. Not part of the
+    /// API: set by the derive and this crate's impls; a wrong value gives
+    /// wrong bytes, never undefined behaviour.
+    #[doc(hidden)]
+    const FLAT: Option<Flat> = None;
 
     /// The most bytes [`encode_bounded`](Self::encode_bounded) writes for
     /// this value, when there is such a bound and the encoding cannot

@@ -5,6 +5,7 @@ pub use inventory;
 #[cfg(feature = "serde")]
 pub use serde;
 
+pub use crate::msgpack::flat::{Flat, FlatPart, record as flat_record};
 pub use crate::msgpack::kind::StructHeader;
 pub use crate::msgpack::write::Run;
 pub use crate::registry::CodecRegistration;

@@ -74,16 +74,28 @@ pub(crate) fn bounded(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     if !is_bounded(input) {
         return TokenStream::new();
     }
+    let mut flat = TokenStream::new();
     let (max_len, bound, body) = match &input.data {
         Data::Struct(style, fields) => {
             let mut emit = Emit::bounded(cg);
             struct_body(cg, &mut emit, *style, fields);
-            let Bounded {
-                max_len,
-                bound,
-                body,
-            } = emit.finish_bounded();
-            (max_len, bound, body)
+            let bounded = emit.finish_bounded();
+            let form = bounded.flat;
+            // `offset_of!` on a deprecated field is a use the lint
+            // reports (it is not in the derive's own expansion): such a
+            // struct is written the usual way.
+            let deprecated = fields.iter().any(|f| {
+                f.original
+                    .attrs
+                    .iter()
+                    .any(|a| a.path().is_ident("deprecated"))
+            });
+            if !deprecated {
+                flat = quote! {
+                    const FLAT: ::core::option::Option<#krate::__private::Flat> = #form;
+                };
+            }
+            (bounded.max_len, bounded.bound, bounded.body)
         }
         Data::Enum(variants) if !cg.union && variants.iter().all(|v| v.style == Style::Unit) => {
             names_table(cg, variants)
@@ -98,6 +110,7 @@ pub(crate) fn bounded(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
                     max_len,
                     bound,
                     body,
+                    ..
                 } = emit.finish_bounded();
                 max_lens.push(max_len);
                 bounds.push(quote!(#pattern => { #bound }));
@@ -112,6 +125,7 @@ pub(crate) fn bounded(cg: &Codegen<'_>, input: &Input<'_>) -> TokenStream {
     };
     quote! {
         const MAX_LEN: ::core::option::Option<::core::primitive::usize> = #max_len;
+        #flat
 
         #[inline(always)]
         fn bound(&self) -> ::core::option::Option<::core::primitive::usize> {
@@ -503,6 +517,9 @@ struct Emit {
     /// Bounded: each field's `MAX_LEN` and its `bound` for this value.
     max_lens: Vec<TokenStream>,
     bounds: Vec<TokenStream>,
+    /// Bounded: the parts of `Encode::FLAT`, constant bytes and fields
+    /// (of a struct: `self.member`) in order.
+    flat: Vec<TokenStream>,
 }
 
 /// What a bounded [`Emit`] gives: the `MAX_LEN` expression, the body of
@@ -511,6 +528,8 @@ struct Bounded {
     max_len: TokenStream,
     bound: TokenStream,
     body: TokenStream,
+    /// `Encode::FLAT` of a struct.
+    flat: TokenStream,
 }
 
 impl Emit {
@@ -523,6 +542,7 @@ impl Emit {
             constant: 0,
             max_lens: Vec::new(),
             bounds: Vec::new(),
+            flat: Vec::new(),
         }
     }
 
@@ -536,6 +556,12 @@ impl Emit {
     fn raw(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
         self.constant += bytes.len();
+        if self.bounded {
+            let krate = &self.krate;
+            let lit = Literal::byte_string(bytes);
+            self.flat
+                .push(quote!(#krate::__private::FlatPart::Bytes(#lit)));
+        }
     }
 
     fn call(&mut self, tokens: TokenStream) {
@@ -549,6 +575,15 @@ impl Emit {
             let krate = cg.krate;
             let ty = field.ty;
             let none = quote!(::core::option::Option::None);
+            let member = &field.member;
+            self.flat.push(if field.attrs.bytes.is_some() {
+                quote!(#krate::__private::FlatPart::Field(::core::option::Option::None, 0))
+            } else {
+                quote!(#krate::__private::FlatPart::Field(
+                    <#ty as #krate::Encode>::FLAT,
+                    ::core::mem::offset_of!(Self, #member),
+                ))
+            });
             let (put, bound, max_len) = if let Some(inner) = field.optional_bytes() {
                 let bytes = quote_spanned!(ty.span()=> #krate::__private::as_bytes_opt::<#inner>);
                 (
@@ -608,7 +643,12 @@ impl Emit {
         let constant = self.constant;
         let max_lens = &self.max_lens;
         let bounds = &self.bounds;
+        let parts = &self.flat;
         Bounded {
+            flat: quote!(#krate::__private::flat_record(
+                &[#(#parts),*],
+                ::core::mem::size_of::<Self>(),
+            )),
             max_len: quote!(#krate::__private::max_len(#constant, &[#(#max_lens),*])),
             bound: quote! {
                 let __len: ::core::primitive::usize = #constant;

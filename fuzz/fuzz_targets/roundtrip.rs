@@ -21,5 +21,7 @@ fuzz_target!(|value: AnyValue| {
         AnyValue::Empty(v) => check_roundtrip(v),
         AnyValue::Keyed(v) => check_roundtrip(v),
         AnyValue::Scalars(v) => check_roundtrip(v),
+        AnyValue::Flats(v) => check_roundtrip(v),
+        AnyValue::FlatsNamed(v) => check_roundtrip(v),
     }
 });

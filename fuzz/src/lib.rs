@@ -529,6 +529,32 @@ pub struct Scalars {
     pub p: Point,
 }
 
+/// Floats and booleans only, with no padding: a flat type
+/// (`Encode::FLAT`), so a `Vec` of it is written with byte shuffles (the
+/// `unsafe` of `msgpack/flat.rs`), the last elements from a copy.
+#[derive(MessageCodec, Clone, Debug, PartialEq, Arbitrary)]
+#[codec(as_array)]
+pub struct Flats {
+    pub l: F64,
+    pub k: F32,
+    pub d: [F32; 2],
+    pub i: bool,
+    pub e: (bool, bool),
+    pub m: bool,
+}
+
+/// The same fields in the map layout: its keys are constant bytes of the
+/// form.
+#[derive(MessageCodec, Clone, Debug, PartialEq, Arbitrary)]
+pub struct FlatsNamed {
+    pub l: F64,
+    pub k: F32,
+    pub d: [F32; 2],
+    pub i: bool,
+    pub e: (bool, bool),
+    pub m: bool,
+}
+
 // ---- the round-trip value ---------------------------------------------------
 
 /// What the round-trip target generates: one of every fuzz type.
@@ -547,6 +573,8 @@ pub enum AnyValue {
     Empty(EmptyS),
     Keyed(Box<Keyed>),
     Scalars(Vec<Scalars>),
+    Flats(Vec<Flats>),
+    FlatsNamed(Vec<FlatsNamed>),
 }
 
 /// A JSON value of bounded depth.

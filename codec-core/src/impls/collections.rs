@@ -17,6 +17,7 @@ use super::container_transform;
 use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 
 use crate::error::{DecodeError, EncodeError};
+use crate::msgpack::flat::{self, Plan, Planned};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::{Run, Writer, bounded};
 use crate::shape::{Definitions, Shape};
@@ -50,17 +51,63 @@ fn decode_entry<'de, K: Decode<'de>, V: Decode<'de>>(
     Ok((k, v))
 }
 
-/// Writes a sequence's elements: a run at a time when their type has a
-/// bound (`Encode::MAX_LEN`, a `Vec<f32>`, a `Vec` of structs of scalars),
-/// straight into the writer's buffer with one capacity check per run
-/// instead of one per value; one by one otherwise.
+/// The plan of a sequence of `T`s whose form is flat (`Encode::FLAT`).
+struct PlanOf<T>(std::marker::PhantomData<T>);
+
+impl<T: Encode> Planned for PlanOf<T> {
+    type Item = T;
+    const PLAN: Option<Plan> = Plan::new(T::FLAT, std::mem::size_of::<T>());
+}
+
+/// A sequence whose elements may lie side by side in memory, where a
+/// flat element type (`Encode::FLAT`) is written by shuffles.
+pub(crate) trait Elements<T> {
+    /// The elements as one slice, when they are.
+    fn contiguous(&self) -> Option<&[T]> {
+        None
+    }
+}
+
+impl<T> Elements<T> for Vec<T> {
+    fn contiguous(&self) -> Option<&[T]> {
+        Some(self)
+    }
+}
+
+impl<T> Elements<T> for VecDeque<T> {
+    fn contiguous(&self) -> Option<&[T]> {
+        match self.as_slices() {
+            (front, []) => Some(front),
+            _ => None,
+        }
+    }
+}
+
+impl<T, S> Elements<T> for HashSet<T, S> {}
+impl<T> Elements<T> for BTreeSet<T> {}
+impl<T: Clone> Elements<T> for imbl::Vector<T> {}
+impl<T> Elements<T> for imbl::HashSet<T> {}
+impl<T> Elements<T> for imbl::OrdSet<T> {}
+
+/// Writes a sequence's elements: with byte shuffles when their type is
+/// flat (`Encode::FLAT`) and they lie in one slice (`contiguous`); a run
+/// at a time when it has a bound (`Encode::MAX_LEN`, a `Vec<u32>`, a
+/// `Vec` of structs of scalars), straight into the writer's buffer with
+/// one capacity check per run instead of one per value; one by one
+/// otherwise.
 #[inline]
 pub(crate) fn encode_elements<'a, T: Encode + 'a>(
     items: impl Iterator<Item = &'a T>,
     len: usize,
+    contiguous: Option<&[T]>,
     w: &mut Writer,
 ) -> Result<(), EncodeError> {
     const RUN: usize = 4096;
+    if let Some(all) = contiguous
+        && flat::write::<PlanOf<T>>(all, w)
+    {
+        return Ok(());
+    }
     match T::MAX_LEN {
         // A sequence that fits in one run (most): one reservation, a loop.
         Some(max_len) if len <= RUN / max_len.max(1) => {
@@ -232,7 +279,7 @@ macro_rules! seq {
 
             fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
                 w.write_array_len(self.len())?;
-                encode_elements(self.iter(), self.len(), w)
+                encode_elements(self.iter(), self.len(), Elements::contiguous(self), w)
             }
         }
         impl<'de, $elem: Decode<'de> $($bound)*, $($gen)*> Decode<'de> for $ty {

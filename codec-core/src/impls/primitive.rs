@@ -9,6 +9,7 @@ use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::DecodeError;
 use crate::error::{DecodeErrorKind, EncodeError, EncodeErrorKind};
 use crate::impls::{describe, share};
+use crate::msgpack::flat::Flat;
 use crate::msgpack::kind::Int;
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::{Run, Writer, bounded};
@@ -51,9 +52,10 @@ macro_rules! leaf {
     // `bounded: MAX, |value, out| put(out, ..)`: the scalar's bounded
     // writer (`Encode::MAX_LEN`, `Encode::encode_bounded`).
     ($ty:ty, $shape:expr, |$v:ident, $w:ident| $encode:block, |$r:ident| $decode:block,
-     bounded: $max:expr, |$bv:ident, $out:ident| $put:expr $(, fixed: $($fixed:tt)*)?) => {
+     bounded: $max:expr, |$bv:ident, $out:ident| $put:expr $(, flat: $flat:expr)? $(, fixed: $($fixed:tt)*)?) => {
         leaf!($ty, $shape, |$v, $w| $encode, |$r| $decode, {
             const MAX_LEN: Option<usize> = Some($max);
+            $(const FLAT: Option<Flat> = Some($flat);)?
 
             #[inline(always)]
             fn encode_bounded(&self, $out: &mut Run<'_>) {
@@ -116,6 +118,7 @@ leaf!(
     },
     |r| { r.read_bool() },
     bounded: 1, |v, out| bounded::put_bool(out, v),
+    flat: Flat::BOOL,
     fixed: 1, |b| match b {
         [0xc3] => Some(true),
         [0xc2] => Some(false),
@@ -201,6 +204,7 @@ leaf!(
     },
     |r| { r.read_f32() },
     bounded: 5, |v, out| bounded::put_f32(out, v),
+    flat: Flat::F32,
     fixed: 5, |b| match *b {
         [0xca, a, b, c, d] => Some(f32::from_bits(u32::from_be_bytes([a, b, c, d]))),
         _ => None,
@@ -216,6 +220,7 @@ leaf!(
     },
     |r| { r.read_f64() },
     bounded: 9, |v, out| bounded::put_f64(out, v),
+    flat: Flat::F64,
     fixed: 9, |b| match *b {
         [0xcb, a, b, c, d, e, f, g, h] => {
             Some(f64::from_bits(u64::from_be_bytes([a, b, c, d, e, f, g, h])))

@@ -7,6 +7,7 @@ use super::collections::{encode_elements, put_seq, seq_bound};
 use super::container_transform;
 use crate::codec::{Decode, Encode, Immutable, MessageCodec, MessageType};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::msgpack::flat::{self, Flat, FlatPart};
 use crate::msgpack::read::Reader;
 use crate::msgpack::write::{Run, Writer};
 use crate::shape::{Definitions, Shape};
@@ -164,6 +165,7 @@ impl<T: MessageCodec + Send + Sync> MessageCodec for Arc<T> {
 }
 
 impl<T: Encode, const N: usize> Encode for [T; N] {
+    const FLAT: Option<Flat> = flat::array(T::FLAT, N, std::mem::size_of::<T>());
     const MAX_LEN: Option<usize> = match T::MAX_LEN {
         Some(max_len) if N <= u32::MAX as usize => match max_len.checked_mul(N) {
             Some(elements) => elements.checked_add(5),
@@ -185,7 +187,7 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
     #[inline]
     fn encode(&self, w: &mut Writer) -> Result<(), EncodeError> {
         w.write_array_len(N)?;
-        encode_elements(self.iter(), N, w)
+        encode_elements(self.iter(), N, Some(self), w)
     }
 }
 
@@ -260,6 +262,10 @@ macro_rules! tuple {
 
         impl<$($name: Encode),+> Encode for ($($name,)+) {
             const MAX_LEN: Option<usize> = crate::codec::max_len(1, &[$($name::MAX_LEN),+]);
+            const FLAT: Option<Flat> = flat::record(
+                &[FlatPart::Bytes(&[0x90 | $len]), $(FlatPart::Field($name::FLAT, std::mem::offset_of!(Self, $idx))),+],
+                std::mem::size_of::<Self>(),
+            );
 
             #[inline(always)]
             fn bound(&self) -> Option<usize> {

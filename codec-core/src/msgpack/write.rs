@@ -175,8 +175,8 @@ impl Writer {
         }
     }
 
-    /// The buffer itself, for encoders that write into a `Vec<u8>` (serde's).
-    #[cfg(feature = "serde")]
+    /// The buffer itself, for encoders that write into a `Vec<u8>`
+    /// (serde's, the flat sequences').
     pub(crate) fn buf_mut(&mut self) -> &mut Vec<u8> {
         &mut self.buf
     }

@@ -6,6 +6,7 @@
 mod bad_input;
 mod builtin_roundtrip;
 mod fixed;
+mod flat;
 mod fuzz_regressions;
 mod pointer;
 mod runs;
