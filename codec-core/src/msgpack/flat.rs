@@ -24,9 +24,10 @@ const NONE: u8 = u8::MAX;
 
 /// How a value's MessagePack form is made from its bytes in memory: byte
 /// `i` of the form is `bytes[i]`, ORed with byte `from[i]` of the value
-/// unless that is [`NONE`]. Not part of the API: made by this crate's
+/// unless there is none. Not part of the API: made by this crate's
 /// impls and by the derive (through [`record`]), which checks what it
-/// combines; [`write`] reads nothing outside the value whatever it says.
+/// combines; the sequence writer reads nothing outside the value
+/// whatever it says.
 #[derive(Clone, Copy, Debug)]
 pub struct Flat {
     /// The form's length.
