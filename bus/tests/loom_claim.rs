@@ -59,18 +59,35 @@ impl Consumer {
     }
 
     /// A delivery as `Room::send_or_run` makes it: room reserved, then the
-    /// handler started here when the queue was empty and the claim free,
-    /// else queued. Whether it ran here, and whether its release found the
+    /// handler started here when the queue was empty and the claim free
+    /// (or freed while this looked again, as `Runner::claim` does), else
+    /// queued. Whether it ran here, and whether its release found the
     /// consumer's task waiting.
     fn deliver(&self, n: u32) -> (bool, bool) {
         let before = self.pending.fetch_add(1, Ordering::AcqRel);
-        if before == 0 && self.claim.try_claim() {
+        if before == 0 && self.claim_soon() {
             self.pending.fetch_sub(1, Ordering::AcqRel);
             self.run(n);
             return (true, self.claim.release());
         }
         self.queue.lock().unwrap().push_back(n);
         (false, false)
+    }
+
+    /// The claim, looked at again while a run holds it, as
+    /// `Runner::claim` does (twice here, yielding between: the model's
+    /// stand-in for its spins).
+    fn claim_soon(&self) -> bool {
+        if self.claim.try_claim() {
+            return true;
+        }
+        for _ in 0..2 {
+            if !self.claim.held_by_a_run() {
+                return self.claim.try_claim();
+            }
+            thread::yield_now();
+        }
+        false
     }
 
     /// The consumer's task, as `Dispatch` takes one queued message: the
@@ -115,6 +132,47 @@ fn one_run_at_a_time_and_one_senders_messages_in_order() {
         while c.dispatch_one().is_some() {}
         assert_eq!(*c.handled.lock().unwrap(), [1, 2]);
         assert_eq!(c.pending.load(Ordering::Acquire), 0);
+    });
+}
+
+#[test]
+fn deliveries_racing_for_a_held_claim_run_one_at_a_time_and_all() {
+    model(|| {
+        let c = Consumer::new();
+        let senders: Vec<_> = [1, 2]
+            .into_iter()
+            .map(|n| {
+                let c = Arc::clone(&c);
+                thread::spawn(move || c.deliver(n))
+            })
+            .collect();
+        for sender in senders {
+            sender.join().unwrap();
+        }
+        // The consumer's task takes what was queued.
+        while c.dispatch_one().is_some() {}
+        let mut handled = c.handled.lock().unwrap().clone();
+        handled.sort_unstable();
+        assert_eq!(handled, [1, 2]);
+        assert_eq!(c.pending.load(Ordering::Acquire), 0);
+    });
+}
+
+#[test]
+fn held_by_a_run_only_while_a_run_may_end_into_a_free_claim() {
+    model(|| {
+        let c = Claim::new();
+        assert!(!c.held_by_a_run());
+        assert!(c.try_claim());
+        assert!(c.held_by_a_run());
+        c.pause();
+        assert!(!c.held_by_a_run());
+        c.resume();
+        assert!(c.held_by_a_run());
+        c.stop();
+        assert!(!c.held_by_a_run());
+        c.release();
+        assert!(!c.held_by_a_run());
     });
 }
 

@@ -93,6 +93,14 @@ impl Claim {
             .is_ok()
     }
 
+    /// Whether a run holds the claim of a consumer that is flowing and
+    /// registered: a claim that [`try_claim`](Self::try_claim) may get
+    /// once the run ends.
+    #[inline]
+    pub(crate) fn held_by_a_run(&self) -> bool {
+        self.word.load(Ordering::Acquire) & (BUSY | PAUSED | STOPPING | SHUT) == BUSY
+    }
+
     /// Takes a credit of demand for one queued message, if the consumer
     /// is paused.
     pub(crate) fn demand(&self) -> Demand {
