@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use codecbus_core::MessageType;
+use codecbus_json::JsValue;
 
 use crate::api::bus::EventBus;
 use crate::api::consumer::MessageConsumer;
@@ -110,6 +111,12 @@ where
             &name,
         ))
     }
+}
+
+/// A body parsed as its frame was read, for an address that declares no
+/// type: what the `JsValue` carrier decodes from its text.
+pub(crate) fn any_json(value: JsValue) -> Box<dyn Decoded> {
+    Box::new(Body::<JsValue, JsValue>(Arc::new(value), PhantomData))
 }
 
 /// A decoded body of type `T`, whose answers from clients are `R`s.

@@ -1108,7 +1108,7 @@ async fn deliver(
     };
     let mut decoded = Err(String::new());
     for carrier in &carriers {
-        decoded = carrier.decode(body);
+        decoded = carrier.decode(&body);
         if decoded.is_ok() {
             break;
         }

@@ -35,7 +35,7 @@ use crate::base::error::NO_FAILURE_CODE;
 use crate::base::headers::Headers;
 use crate::base::options::DeliveryOptions;
 use crate::bridge::budget::{Budget, Charge, Pool};
-use crate::bridge::carry::{Carry, Decoded, Typed};
+use crate::bridge::carry::{self, Carry, Decoded, Typed};
 use crate::bridge::error::BridgeError;
 use crate::bridge::events::{self, BridgeConnection, BridgeEventType, Hook};
 use crate::bridge::options::{BridgeOptions, Limits};
@@ -82,6 +82,17 @@ impl Shared {
     /// A new connection's budget, within the bridge's.
     pub(crate) fn budget(&self) -> Arc<Budget> {
         Budget::new(self.limits.connection_budget, &self.pool)
+    }
+
+    /// Whether a body sent or published to `address` is taken as a
+    /// `JsValue`, with nothing reading its text first (the event hook, a
+    /// permission's `match`): the body is then parsed as its frame is read
+    /// ([`Incoming::parse_with`]; a frame of another type leaves the value
+    /// unused). `hooked` when the hook has had the frame.
+    fn takes_a_value(&self, address: &str, hooked: bool) -> bool {
+        (hooked || self.hook.is_none())
+            && !self.inbound.reads_bodies()
+            && self.types.get(address).is_none_or(Vec::is_empty)
     }
 
     /// The types bodies take at `address`.
@@ -180,6 +191,14 @@ pub(crate) struct Origin {
     pub(crate) certificates: Vec<Vec<u8>>,
 }
 
+/// Why a client's body does not go to the bus.
+enum Refused {
+    /// The inbound permissions' refusal.
+    Permit(&'static str),
+    /// The body is not one of its address's types: why.
+    Body(String),
+}
+
 /// A client request waiting for its reply.
 type Request = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -229,7 +248,11 @@ impl Conn {
     /// [`handle`](Self::handle); `hooked` when the event hook has had the
     /// frame already (and it goes on as the hook left it).
     async fn handle_frame(&mut self, bytes: &[u8], charge: Charge, hooked: bool) -> bool {
-        let frame = match Incoming::parse(bytes) {
+        // An answer the connection awaits reads its body's text.
+        let as_value = |address: &str| {
+            self.shared.takes_a_value(address, hooked) && !self.peer.awaits(address)
+        };
+        let mut frame = match Incoming::parse_with(bytes, &as_value) {
             Ok(frame) => frame,
             Err(Malformed::NotAnObject) => {
                 return self
@@ -299,21 +322,40 @@ impl Conn {
             return self.peer.err("invalid_reply_address").await;
         }
         match kind {
-            "send" => self.send(&frame, &address, charge).await,
-            "publish" => self.publish(&frame, &address).await,
+            "send" => self.send(&mut frame, &address, charge).await,
+            "publish" => self.publish(&mut frame, &address).await,
             "register" => self.register(address.into_owned()).await,
             _ => self.unregister(&address).await,
         }
     }
 
-    async fn send(&mut self, frame: &Incoming<'_>, address: &str, charge: Charge) -> bool {
+    /// The body of a client's `send` or `publish` to `address`, decoded,
+    /// once the inbound permissions let it through.
+    fn body(&self, frame: &mut Incoming<'_>, address: &str) -> Result<Box<dyn Decoded>, Refused> {
+        let permitted = |body: Option<&str>| match refusal(
+            self.shared.inbound.permit(address, body),
+            &self.connection,
+        ) {
+            Some(refused) => Err(Refused::Permit(refused)),
+            None => Ok(()),
+        };
+        // Parsed as the frame was read: no permission reads bodies.
+        if let Some(value) = frame.value.take() {
+            permitted(None)?;
+            return Ok(carry::any_json(value));
+        }
+        let body = frame.body();
+        permitted(Some(&body))?;
+        self.shared.decode(address, &body).map_err(Refused::Body)
+    }
+
+    async fn send(&mut self, frame: &mut Incoming<'_>, address: &str, charge: Charge) -> bool {
         let headers = match frame.headers() {
             Ok(headers) => headers,
             Err(why) => {
                 return self.peer.err_detail("invalid_headers", &why).await;
             }
         };
-        let body = frame.body();
         // An answer to a request from the bus: at a reply address this
         // connection was given, whatever the permissions (as Vert.x).
         if self.peer.awaits(address) {
@@ -330,14 +372,11 @@ impl Conn {
             };
         }
         let shared = Arc::clone(&self.shared);
-        if let Some(refused) = refusal(shared.inbound.permit(address, Some(body)), &self.connection)
-        {
-            return self.peer.err(refused).await;
-        }
         let reply_address = Member::of(frame.reply_address).text();
-        let decoded = match shared.decode(address, body) {
+        let decoded = match self.body(frame, address) {
             Ok(decoded) => decoded,
-            Err(why) => {
+            Err(Refused::Permit(refused)) => return self.peer.err(refused).await,
+            Err(Refused::Body(why)) => {
                 let dialect = self.peer.dialect;
                 let refused = match reply_address {
                     Some(reply) => dialect.failure(&reply, address, NO_FAILURE_CODE, "ERROR", &why),
@@ -380,22 +419,18 @@ impl Conn {
         true
     }
 
-    async fn publish(&mut self, frame: &Incoming<'_>, address: &str) -> bool {
+    async fn publish(&mut self, frame: &mut Incoming<'_>, address: &str) -> bool {
         let headers = match frame.headers() {
             Ok(headers) => headers,
             Err(why) => {
                 return self.peer.err_detail("invalid_headers", &why).await;
             }
         };
-        let body = frame.body();
         let shared = Arc::clone(&self.shared);
-        if let Some(refused) = refusal(shared.inbound.permit(address, Some(body)), &self.connection)
-        {
-            return self.peer.err(refused).await;
-        }
-        let decoded = match shared.decode(address, body) {
+        let decoded = match self.body(frame, address) {
             Ok(decoded) => decoded,
-            Err(why) => {
+            Err(Refused::Permit(refused)) => return self.peer.err(refused).await,
+            Err(Refused::Body(why)) => {
                 return self.peer.err_detail("invalid_body", &why).await;
             }
         };
@@ -506,7 +541,7 @@ pub(crate) async fn serve<S: Source, W: Sink>(
     }
     // The writer runs beside the reading, in this task: the frames
     // answered from one burst of reading leave in one flush once the
-    // reading pauses, and the reading ends when the writer does (the
+    // reading pauses (every `FLUSH_FRAMES` at most), and the reading ends when the writer does (the
     // client went, or stalled past the write timeout).
     writer
         .beside(read_all(&mut conn, &mut source, &mut stop))
@@ -530,6 +565,17 @@ pub(crate) async fn serve<S: Source, W: Sink>(
     tracing::debug!(connection = id, "bridge connection closed");
 }
 
+/// How many frames, or bytes of frames, the reading handles in a row
+/// before it lets the writer flush their answers. A client with many
+/// requests in flight then gets the first answers while the rest are
+/// handled, and sends more meanwhile: flushing only once the reading found
+/// nothing more to read left the connection idle while the client turned
+/// around (measured with 32 requests in flight on one connection: 1.17
+/// times the requests per second for bodies of 831 bytes, 1.3 times for
+/// 96 bytes; pausing every 4 frames cost more in writes than it gained).
+const FLUSH_FRAMES: usize = 16;
+const FLUSH_BYTES: usize = 64 * 1024;
+
 /// Reads and handles a connection's frames until the client goes,
 /// misbehaves or falls silent, or the bridge stops.
 async fn read_all<S: Source>(conn: &mut Conn, source: &mut S, stop: &mut watch::Receiver<bool>) {
@@ -546,6 +592,8 @@ async fn read_all<S: Source>(conn: &mut Conn, source: &mut S, stop: &mut watch::
     tokio::pin!(idle, stopped);
     // The bytes of the next frame, when they did not fit in the budget.
     let mut waiting: Option<usize> = None;
+    // The frames and bytes read since the writer last flushed.
+    let (mut frames, mut bytes_read) = (0, 0);
     loop {
         // Over its budget, the connection reads nothing more until what it
         // holds drains; its silence then is not the client's.
@@ -579,8 +627,14 @@ async fn read_all<S: Source>(conn: &mut Conn, source: &mut S, stop: &mut watch::
         match read {
             Read::Frame(bytes, charge) => {
                 heard = Instant::now();
+                bytes_read += bytes.len();
                 if !conn.handle(&bytes, charge).await {
                     break;
+                }
+                frames += 1;
+                if frames == FLUSH_FRAMES || bytes_read >= FLUSH_BYTES {
+                    (frames, bytes_read) = (0, 0);
+                    conn.peer.flush_now().await;
                 }
             }
             Read::Wait(len) => waiting = Some(len),

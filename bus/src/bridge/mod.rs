@@ -130,19 +130,28 @@ mod vocab;
 /// The reading of a client's frame and the transcoding of bodies, for the
 /// fuzz target `bridge_frame` in `fuzz/`: panics on what must not happen
 /// (a transcoded body that does not come back as the JSON it was, JSON
-/// written that does not parse). Compiled only under `--cfg fuzzing`.
+/// written that does not parse, a body parsed as its frame is read that
+/// is not the one parsed from its text). Compiled only under `--cfg
+/// fuzzing`.
 #[cfg(fuzzing)]
 pub(crate) fn fuzz_frame(bytes: &[u8]) {
     if let Ok(frame) = vocab::Incoming::parse(bytes) {
         let _ = frame.headers();
         let _ = vocab::Member::of(frame.address).text();
         let body = frame.body();
-        if let Ok(msgpack) = json::to_msgpack(body) {
+        let read = vocab::Incoming::parse_with(bytes, &|_| true)
+            .ok()
+            .expect("a frame read raw is read with its body parsed");
+        if let Some(value) = read.value {
+            let parsed = codecbus_json::JsValue::parse(&body).expect("the body parsed once");
+            assert_eq!(value, parsed, "the body parsed as read differs: {body}");
+        }
+        if let Ok(msgpack) = json::to_msgpack(&body) {
             let text = json::to_json_string(&msgpack).expect("MessagePack from JSON goes back");
             let again: serde_json::Value =
                 serde_json::from_str(&text).expect("written JSON parses");
             let first: serde_json::Value =
-                serde_json::from_str(body).expect("the body parsed once");
+                serde_json::from_str(&body).expect("the body parsed once");
             assert_eq!(
                 again, first,
                 "the body came back otherwise: {body} -> {text}"

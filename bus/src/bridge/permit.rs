@@ -130,6 +130,12 @@ impl Permits {
         Ok(Self { entries })
     }
 
+    /// Whether an entry looks into bodies (a `match`): when none does,
+    /// [`permit`](Self::permit) says the same with a body or without.
+    pub(crate) fn reads_bodies(&self) -> bool {
+        self.entries.iter().any(|e| e.subset.is_some())
+    }
+
     /// What the first entry that admits `address` (and `body`, when given:
     /// an entry with a `match` admits only a body that contains it) says,
     /// as Vert.x reads its list; `Refused` when none does.
