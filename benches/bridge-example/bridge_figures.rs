@@ -58,7 +58,10 @@ bridge_figures: codecbus's TCP event bus bridge next to Vert.x 3.9.4's
                 started as PATH --serve-codecbus; repeatable
   --slow LIST   clients that send 1 MB requests and never read, for the
                 memory figure under load: a run per count in the
-                comma-separated list (default none; the README's: 1,100)
+                comma-separated list (default none; the README's: 1,100),
+                each first against the floor, a codecbus bridge whose
+                budget admits none of their frames (another connection's
+                round trips while they only load the machine)
   --slow-seconds S  how long each of those runs lasts (default 6)
 ";
 
@@ -251,6 +254,21 @@ fn start_build(name: &'static str, exe: &str) -> Server {
     let mut command = Command::new(exe);
     command.arg("--serve-codecbus");
     spawn(name, command, "tcp")
+}
+
+/// The floor of the slow-client runs: this program's codecbus server with
+/// a bridge budget of 1 MiB, which admits none of the slow clients' 1 MB
+/// frames (each needs more). They then load the machine and its kernel
+/// (their writes fill the sockets' buffers) and not the server, which
+/// serves the reading connection alone: the least that connection's round
+/// trips can take here while they send, whatever the server.
+fn start_floor() -> Server {
+    let exe = std::env::current_exe().unwrap_or_else(|e| fail(&format!("current_exe: {e}")));
+    let mut command = Command::new(exe);
+    command
+        .arg("--serve-codecbus")
+        .env("CODECBUS_BRIDGE_BUDGET_MIB", "1");
+    spawn("floor", command, "tcp")
 }
 
 /// `--serve-codecbus`: the bus with the reference's echo behind a bridge,
@@ -658,6 +676,10 @@ fn round_trips_apart(
     })
 }
 
+/// The round trips of the reading connection in the slow-client runs, idle
+/// and meanwhile: enough for a p99 that does not rest on a handful.
+const SLOW_RTT: usize = 2000;
+
 /// What clients that send and never read cost a server.
 struct Slow {
     /// The highest resident size above the one before they came, in KiB.
@@ -685,7 +707,8 @@ async fn slow_readers(server: &Server, n: usize, seconds: f64) -> Slow {
     // The server settles first: it may still be letting go of the idle
     // connections of the run before.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let idle_p99 = round_trips_apart(server, &small, &small_frame, 500).unwrap_or(Duration::MAX);
+    let idle_p99 =
+        round_trips_apart(server, &small, &small_frame, SLOW_RTT).unwrap_or(Duration::MAX);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = rss_kib(server.pid());
     let big = serde_json::json!({"data": "x".repeat(1_000_000)});
@@ -736,7 +759,8 @@ async fn slow_readers(server: &Server, n: usize, seconds: f64) -> Slow {
         peak = peak.max(rss_kib(server.pid()));
         if !measured && Instant::now() + Duration::from_secs_f64(seconds / 2.0) > deadline {
             // Halfway: the slow clients have filled what they may.
-            p99 = round_trips_apart(server, &small, &small_frame, 500).unwrap_or(Duration::MAX);
+            p99 = round_trips_apart(server, &small, &small_frame, SLOW_RTT)
+                .unwrap_or(Duration::MAX);
             measured = true;
         }
     }
@@ -915,21 +939,39 @@ fn main() {
                 idle.rss / 1024.0,
             );
         }
+        let floor = (!a.slow.is_empty()).then(start_floor);
         for &n in &a.slow {
-            for server in &servers {
+            // The floor first: what the slow clients cost the reading
+            // connection when the server reads nothing of theirs.
+            let mut floor_p99: Option<Duration> = None;
+            for server in floor.iter().chain(&servers) {
                 let slow = slow_readers(server, n, a.slow_seconds).await;
                 let meanwhile = if slow.p99.1 == Duration::MAX {
                     "no answer within 30 s meanwhile".to_string()
                 } else {
+                    let against_floor = match floor_p99 {
+                        Some(floor) => format!(
+                            ", {:.2}x the floor's",
+                            slow.p99.1.as_secs_f64() / floor.as_secs_f64()
+                        ),
+                        None => String::new(),
+                    };
                     format!(
-                        "{:.1?} meanwhile ({:.2}x)",
+                        "{:.1?} meanwhile ({:.2}x{against_floor})",
                         slow.p99.1,
                         slow.p99.1.as_secs_f64() / slow.p99.0.as_secs_f64()
                     )
                 };
+                if server.name == "floor" && slow.p99.1 != Duration::MAX {
+                    floor_p99 = Some(slow.p99.1);
+                }
+                let name = if server.name == "floor" {
+                    "floor (a bridge that admits none of their frames)"
+                } else {
+                    server.name
+                };
                 println!(
-                    "{}: {n} clients sending 1 MB requests without reading for {} s: resident size at most {:.1} MiB above idle, {} requests taken; another connection's p99 {:.1?} idle, {meanwhile}{}",
-                    server.name,
+                    "{name}: {n} clients sending 1 MB requests without reading for {} s: resident size at most {:.1} MiB above idle, {} requests taken; another connection's p99 {:.1?} idle, {meanwhile}{}",
                     a.slow_seconds,
                     slow.peak_kib as f64 / 1024.0,
                     slow.requests,
@@ -938,6 +980,7 @@ fn main() {
                 );
             }
         }
+        drop(floor);
     });
     drop(runtime);
     drop(servers);
