@@ -134,6 +134,22 @@ fn documents(c: &mut Criterion) {
         });
         g.finish();
 
+        // Printing: `to_json_vec` writes the text straight; through
+        // serde_json's serializer (the same bytes) beside it.
+        assert_eq!(value.to_json_vec(), serde_json::to_vec(&value).unwrap());
+        let mut g = c.benchmark_group(format!("json::print/{name}"));
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter("jsvalue"), |b| {
+            b.iter(|| black_box(black_box(&value).to_json_vec()))
+        });
+        g.bench_function(BenchmarkId::from_parameter("jsvalue_serializer"), |b| {
+            b.iter(|| black_box(serde_json::to_vec(black_box(&value)).unwrap()))
+        });
+        g.bench_function(BenchmarkId::from_parameter("serde_json_value"), |b| {
+            b.iter(|| black_box(serde_json::to_vec(black_box(&sj)).unwrap()))
+        });
+        g.finish();
+
         let js_bytes = codecbus::to_vec(&value).unwrap();
         let sj_bytes = codecbus::to_vec(&sj).unwrap();
         let rmp_bytes = rmp_serde::to_vec_named(&sj).unwrap();

@@ -759,8 +759,8 @@ async fn slow_readers(server: &Server, n: usize, seconds: f64) -> Slow {
         peak = peak.max(rss_kib(server.pid()));
         if !measured && Instant::now() + Duration::from_secs_f64(seconds / 2.0) > deadline {
             // Halfway: the slow clients have filled what they may.
-            p99 = round_trips_apart(server, &small, &small_frame, SLOW_RTT)
-                .unwrap_or(Duration::MAX);
+            p99 =
+                round_trips_apart(server, &small, &small_frame, SLOW_RTT).unwrap_or(Duration::MAX);
             measured = true;
         }
     }

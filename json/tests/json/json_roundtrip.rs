@@ -88,6 +88,16 @@ proptest! {
     }
 
     #[test]
+    fn printed_as_serde_json_prints(v in arb_json(false), s in any::<String>()) {
+        // Written straight, not through the serializer: the same bytes.
+        let by_serde = serde_json::to_vec(&v).unwrap();
+        prop_assert_eq!(v.to_json_vec(), by_serde.clone());
+        prop_assert_eq!(v.to_string().into_bytes(), by_serde);
+        let s = JsValue::from(s.as_str());
+        prop_assert_eq!(s.to_json_vec(), serde_json::to_vec(&s).unwrap());
+    }
+
+    #[test]
     fn value_msgpack_value(v in arb_json(false)) {
         let bytes = to_vec(&v).unwrap();
         let back: JsValue = from_slice(&bytes).unwrap();
@@ -201,6 +211,43 @@ fn typed_parsing_and_errors() {
 }
 
 // ---- malformed input -----------------------------------------------------------
+
+/// Every byte the escaping treats apart, at every place in an eight-byte
+/// word, and strings of every length around one.
+#[test]
+fn escapes_at_every_place_print_as_serde_json_prints() {
+    let specials = [
+        0u8, 0x08, 0x09, 0x0a, 0x0c, 0x0d, 0x1f, 0x20, b'"', b'\\', b'/', 0x7f,
+    ];
+    for len in 0..20 {
+        for at in 0..len {
+            for &special in &specials {
+                let mut bytes = vec![b'a'; len];
+                bytes[at] = special;
+                let text = String::from_utf8(bytes).unwrap();
+                let v = JsValue::from(text.as_str());
+                assert_eq!(
+                    v.to_json_vec(),
+                    serde_json::to_vec(&text).unwrap(),
+                    "{text:?}"
+                );
+            }
+        }
+        let text = "é".repeat(len) + &"😀".repeat(len % 3);
+        let v = JsValue::from(text.as_str());
+        assert_eq!(v.to_json_vec(), serde_json::to_vec(&text).unwrap());
+    }
+    for n in [i64::MIN, -1, 0, 1, i64::MAX] {
+        assert_eq!(JsValue::from(n).to_string(), n.to_string());
+    }
+    assert_eq!(JsValue::from(u64::MAX).to_string(), u64::MAX.to_string());
+    for f in [f64::NAN, f64::INFINITY, -0.0, 1.0, 1e300, 5e-324] {
+        assert_eq!(
+            JsValue::from(f).to_json_vec(),
+            serde_json::to_vec(&JsValue::from(f)).unwrap()
+        );
+    }
+}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
