@@ -1,7 +1,7 @@
 //! Object keys shared within one parse or decode: the objects of an
 //! array, whose keys repeat, share one allocation of each key instead of
-//! one per member. Used by the MessagePack decoder and the JSON text
-//! parser alike.
+//! one per member. Used by the MessagePack decoder (one cache per decode)
+//! and the JSON text parser (one per thread, kept from parse to parse).
 
 use std::sync::Arc;
 

@@ -10,6 +10,7 @@
 //! then copied again into the `Arc`; with the shared stack the only
 //! allocation per container is its final storage.
 
+use std::cell::Cell;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -64,8 +65,46 @@ impl Serialize for JsObj {
 pub(crate) struct Stacks {
     pub(crate) values: Vec<JsValue>,
     pub(crate) members: Vec<(Arc<str>, JsValue)>,
-    /// The keys met in this parse.
+    /// The keys met lately (in this parse, or an earlier one on this
+    /// thread: see [`Stacks::with`]).
     pub(crate) keys: KeyCache,
+}
+
+/// The most elements the stacks kept between parses may hold room for:
+/// a large document's room is let go when its parse ends.
+const KEPT_ROOM: usize = 1024;
+
+impl Stacks {
+    /// Runs `parse` with this thread's stacks, kept from one parse to the
+    /// next, or with new ones when they are taken (a parse within a parse,
+    /// by a deserializer of the caller's; a parse that panicked) or gone
+    /// (the thread ending). Why: a small document's parse spent as much on growing its
+    /// stacks and allocating its keys anew as on its values; kept, the
+    /// stacks have their room and the keys seen lately are shared (they
+    /// are immutable: sharing one between documents changes nothing).
+    pub(crate) fn with<R>(parse: impl FnOnce(&mut Stacks) -> R) -> R {
+        thread_local! {
+            static KEPT: Cell<Option<Box<Stacks>>> = const { Cell::new(None) };
+        }
+        let mut stacks = KEPT.try_with(Cell::take).ok().flatten().unwrap_or_default();
+        let parsed = parse(&mut stacks);
+        stacks.tidy();
+        let _ = KEPT.try_with(|kept| kept.set(Some(stacks)));
+        parsed
+    }
+
+    /// Empty, and no larger than [`KEPT_ROOM`]: what a failed parse left
+    /// is dropped, and a large parse's room let go.
+    fn tidy(&mut self) {
+        self.values.clear();
+        self.members.clear();
+        if self.values.capacity() > KEPT_ROOM {
+            self.values = Vec::new();
+        }
+        if self.members.capacity() > KEPT_ROOM {
+            self.members = Vec::new();
+        }
+    }
 }
 
 pub(crate) struct ValueSeed<'a>(pub(crate) &'a mut Stacks);
@@ -227,7 +266,7 @@ impl Visitor<'_> for KeySeed<'_> {
 
 impl<'de> Deserialize<'de> for JsValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsValue, D::Error> {
-        ValueSeed(&mut Stacks::default()).deserialize(d)
+        Stacks::with(|stacks| ValueSeed(stacks).deserialize(d))
     }
 }
 
@@ -240,7 +279,7 @@ impl<'de> Deserialize<'de> for JsObj {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<JsObj, A::Error> {
-                match ValueVisitor(&mut Stacks::default()).visit_map(map)? {
+                match Stacks::with(|stacks| ValueVisitor(stacks).visit_map(map))? {
                     JsValue::Object(o) => Ok(o),
                     _ => unreachable!("visit_map builds an object"),
                 }
@@ -259,7 +298,7 @@ impl<'de> Deserialize<'de> for JsArray {
                 f.write_str("a JSON array")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<JsArray, A::Error> {
-                match ValueVisitor(&mut Stacks::default()).visit_seq(seq)? {
+                match Stacks::with(|stacks| ValueVisitor(stacks).visit_seq(seq))? {
                     JsValue::Array(a) => Ok(a),
                     _ => unreachable!("visit_seq builds an array"),
                 }
