@@ -541,8 +541,9 @@ pub(crate) async fn serve<S: Source, W: Sink>(
     }
     // The writer runs beside the reading, in this task: the frames
     // answered from one burst of reading leave in one flush once the
-    // reading pauses (every `FLUSH_FRAMES` at most), and the reading ends when the writer does (the
-    // client went, or stalled past the write timeout).
+    // reading pauses (every `FLUSH_FRAMES` at most), and the reading
+    // ends when the writer does (the client went, or stalled past the
+    // write timeout).
     writer
         .beside(read_all(&mut conn, &mut source, &mut stop))
         .await;

@@ -107,11 +107,12 @@ pub(crate) struct Gate {
 /// The writing of a peer's frames. It runs in the connection's own task,
 /// beside its reading ([`beside`](Self::beside)), not in a task of its
 /// own: the frames answered from one burst of reading leave in one flush
-/// once that reading pauses (it finds nothing more to read, or it lets the
-/// writer flush, [`Peer::flush_now`]), with no other task to wake (measured against
-/// a writer task of its own: 1.13 times the requests per second on one
-/// connection, and a round trip one request at a time about 3 µs longer,
-/// the reading's last empty read coming before the write). Frames from
+/// once that reading pauses (it finds nothing more to read, or it lets
+/// the writer flush, [`Peer::flush_now`]), with no other task to wake
+/// (measured against a writer task of its own: 1.13 times the requests
+/// per second on one connection, and a round trip one request at a time
+/// about 3 µs longer, the reading's last empty read coming before the
+/// write). Frames from
 /// other tasks (deliveries, answers awaited apart) reach it through the
 /// outbox. Dropping it stops the writing.
 pub(crate) struct Writer {
@@ -125,7 +126,7 @@ pub(crate) struct Writer {
 /// answer made while it reads) would wake that task while it runs: the
 /// runtime then polls it once more for nothing, and wakes an idle worker
 /// to take it, which moved the connection from thread to thread (about
-/// one context switch every three requests on one busy connection). The
+/// one context switch every twelve requests on one busy connection). The
 /// writing is polled after the reading in every poll of the task, so a
 /// wake while that poll goes on is only noted ([`WOKEN`]); one that comes
 /// while the writing itself is polled (another task's frame, or the
