@@ -157,6 +157,35 @@ impl Wake for Polling {
     }
 }
 
+/// Which writer's reading this thread is polling now, if any: a
+/// [`Peer::flush_now`] pauses only the reading its own writer polls (its
+/// pause returns `Pending` with no waker, counting on that writer to poll
+/// the reading again at once). Set for the length of one poll of the
+/// reading, and put back as it was when that ends, even by a panic.
+struct Reading(*const Polling);
+
+thread_local! {
+    static READING: std::cell::Cell<*const Polling> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+impl Reading {
+    /// Marks `polling`'s reading as polled on this thread until dropped.
+    fn enter(polling: &Arc<Polling>) -> Self {
+        Self(READING.replace(Arc::as_ptr(polling)))
+    }
+
+    /// Whether this thread is polling `polling`'s reading.
+    fn is(polling: &Arc<Polling>) -> bool {
+        READING.get() == Arc::as_ptr(polling)
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        READING.set(self.0);
+    }
+}
+
 impl Writer {
     /// Runs `work` with the writing going on beside it: `work`'s output,
     /// or `None` (and `work` dropped) once the writing has ended (the
@@ -171,7 +200,10 @@ impl Writer {
             polling.task.register(cx.waker());
             loop {
                 polling.state.store(POLLING, Ordering::Release);
-                if let Poll::Ready(done) = work.as_mut().poll(cx) {
+                let reading = Reading::enter(polling);
+                let polled = work.as_mut().poll(cx);
+                drop(reading);
+                if let Poll::Ready(done) = polled {
                     polling.state.store(0, Ordering::Release);
                     return Poll::Ready(Some(done));
                 }
@@ -262,18 +294,15 @@ impl Peer {
     /// on: within [`Writer::beside`] the reading pauses, the writer runs
     /// and the reading is polled again at once, in the same poll of the
     /// task (no wake-up, no trip through the runtime's queue). Elsewhere
-    /// it does nothing.
+    /// (another task, or no writer beside) it does nothing.
     pub(crate) async fn flush_now(&self) {
         let mut paused = false;
         poll_fn(|_| {
-            if paused {
+            if paused || !Reading::is(&self.polling) {
                 return Poll::Ready(());
             }
             paused = true;
-            // Set only while `beside` polls the reading, on this thread.
-            if self.polling.state.fetch_or(FLUSH, Ordering::AcqRel) & POLLING == 0 {
-                return Poll::Ready(());
-            }
+            self.polling.state.fetch_or(FLUSH, Ordering::AcqRel);
             Poll::Pending
         })
         .await;
@@ -730,6 +759,43 @@ mod tests {
             .await
             .expect("flush_now returns at once where no writer runs beside it");
         assert_eq!(sink.flushes(), [] as [usize; 0]);
+    }
+
+    /// A `flush_now` of another task, while the connection's task polls
+    /// its reading on another thread, goes on at once: only the reading
+    /// beside its writer pauses.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn flush_now_of_another_task_goes_on() {
+        let sink = Recorder::default();
+        let (peer, mut writer) = peer(&sink);
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let connection = {
+            let stop = Arc::clone(&stop);
+            tokio::spawn(async move {
+                writer
+                    .beside(async {
+                        // Polled for a while each time, and often.
+                        while !stop.load(Ordering::Relaxed) {
+                            for _ in 0..2_000 {
+                                std::hint::spin_loop();
+                            }
+                            tokio::task::yield_now().await;
+                        }
+                    })
+                    .await
+            })
+        };
+        let other = Arc::clone(&peer);
+        let flushes = tokio::spawn(async move {
+            for _ in 0..5_000 {
+                other.flush_now().await;
+                tokio::task::yield_now().await;
+            }
+        });
+        let outcome = timeout(Duration::from_secs(10), flushes).await;
+        stop.store(true, Ordering::Relaxed);
+        assert!(outcome.is_ok(), "a flush_now of another task waited");
+        assert_eq!(connection.await.unwrap(), Some(()));
     }
 
     /// Frames queued by other tasks while the connection's task is being
