@@ -78,8 +78,8 @@ impl Stacks {
     /// Runs `parse` with this thread's stacks, kept from one parse to the
     /// next, or with new ones when they are taken (a parse within a parse,
     /// by a deserializer of the caller's; a parse that panicked) or gone
-    /// (the thread ending). Why: a small document's parse spent as much on growing its
-    /// stacks and allocating its keys anew as on its values; kept, the
+    /// (the thread ending). Why: a small document's parse spent much of
+    /// its time growing its stacks and allocating its keys anew; kept, the
     /// stacks have their room and the keys seen lately are shared (they
     /// are immutable: sharing one between documents changes nothing).
     pub(crate) fn with<R>(parse: impl FnOnce(&mut Stacks) -> R) -> R {
