@@ -251,9 +251,14 @@ fn start_codecbus() -> Server {
 
 /// The codecbus server of the build of this program at `exe`.
 fn start_build(name: &'static str, exe: &str) -> Server {
+    spawn(name, serve_command(exe), "tcp")
+}
+
+/// The command that starts the build at `exe` as a codecbus server.
+fn serve_command(exe: &str) -> Command {
     let mut command = Command::new(exe);
     command.arg("--serve-codecbus");
-    spawn(name, command, "tcp")
+    command
 }
 
 /// The floor of the slow-client runs: this program's codecbus server with
@@ -264,10 +269,8 @@ fn start_build(name: &'static str, exe: &str) -> Server {
 /// trips can take here while they send, whatever the server.
 fn start_floor() -> Server {
     let exe = std::env::current_exe().unwrap_or_else(|e| fail(&format!("current_exe: {e}")));
-    let mut command = Command::new(exe);
-    command
-        .arg("--serve-codecbus")
-        .env("CODECBUS_BRIDGE_BUDGET_MIB", "1");
+    let mut command = serve_command(&exe.to_string_lossy());
+    command.env("CODECBUS_BRIDGE_BUDGET_MIB", "1");
     spawn("floor", command, "tcp")
 }
 

@@ -240,6 +240,18 @@ impl serde::Serialize for JsInt {
     }
 }
 
+impl JsInt {
+    /// Appends the decimal text of the value, as `serde_json` prints it.
+    pub(crate) fn write_decimal(self, out: &mut Vec<u8>) {
+        let mut digits = itoa::Buffer::new();
+        let text = match self.0 {
+            Repr::Pos(u) => digits.format(u),
+            Repr::Neg(i) => digits.format(i),
+        };
+        out.extend_from_slice(text.as_bytes());
+    }
+}
+
 // `Hash` is derived for `JsInt` alone; `JsValue` hashes numbers through
 // `hash_integer` so that integers and integral floats agree.
 impl JsInt {

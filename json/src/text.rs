@@ -431,7 +431,7 @@ impl Compact for JsValue {
             JsValue::Null => out.extend_from_slice(b"null"),
             JsValue::Bool(true) => out.extend_from_slice(b"true"),
             JsValue::Bool(false) => out.extend_from_slice(b"false"),
-            JsValue::Int(i) => i.write_compact(out),
+            JsValue::Int(i) => i.write_decimal(out),
             // Rare enough to go through `serde_json`, whose float printing
             // is the reference.
             JsValue::Float(f) => {
@@ -473,19 +473,6 @@ impl Compact for JsObj {
             v.write_compact(out);
         }
         out.push(b'}');
-    }
-}
-
-impl Compact for JsInt {
-    fn write_compact(&self, out: &mut Vec<u8>) {
-        let mut digits = itoa::Buffer::new();
-        let text = match (self.as_u64(), self.as_i64()) {
-            (Some(u), _) => digits.format(u),
-            (None, Some(i)) => digits.format(i),
-            // Every `JsInt` fits one or the other.
-            (None, None) => "0",
-        };
-        out.extend_from_slice(text.as_bytes());
     }
 }
 

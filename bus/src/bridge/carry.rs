@@ -89,8 +89,7 @@ where
     }
 
     fn decode(&self, body: &str) -> Result<Box<dyn Decoded>, String> {
-        decode_as::<T>(body)
-            .map(|v| Box::new(Body::<T, R>(Arc::new(v), PhantomData)) as Box<dyn Decoded>)
+        decode_as::<T>(body).map(decoded::<T, R>)
     }
 
     fn consume(&self, bus: &EventBus, address: &str, peer: Arc<Peer>) -> MessageConsumer {
@@ -116,7 +115,16 @@ where
 /// A body parsed as its frame was read, for an address that declares no
 /// type: what the `JsValue` carrier decodes from its text.
 pub(crate) fn any_json(value: JsValue) -> Box<dyn Decoded> {
-    Box::new(Body::<JsValue, JsValue>(Arc::new(value), PhantomData))
+    decoded::<JsValue, JsValue>(value)
+}
+
+/// A decoded `T`, ready to go through the bus, answered with `R`s.
+fn decoded<T, R>(value: T) -> Box<dyn Decoded>
+where
+    T: MessageType + Send + Sync + 'static,
+    R: MessageType + Send + Sync + 'static,
+{
+    Box::new(Body::<T, R>(Arc::new(value), PhantomData))
 }
 
 /// A decoded body of type `T`, whose answers from clients are `R`s.

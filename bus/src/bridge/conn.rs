@@ -357,8 +357,11 @@ impl Conn {
             }
         };
         // An answer to a request from the bus: at a reply address this
-        // connection was given, whatever the permissions (as Vert.x).
-        if self.peer.awaits(address) {
+        // connection was given, whatever the permissions (as Vert.x). A
+        // body parsed as the frame was read was asked this already (its
+        // address was awaited by nothing then, and a reply address is new
+        // when given).
+        if frame.value.is_none() && self.peer.awaits(address) {
             return match vocab::answer_of(frame, "send") {
                 Ok(answer) => {
                     self.peer.answer(address, answer);

@@ -99,6 +99,8 @@ pub(crate) enum Permit<'a> {
 /// The compiled entries of one direction.
 pub(crate) struct Permits {
     entries: Vec<Entry>,
+    /// Whether an entry has a `match` ([`reads_bodies`](Self::reads_bodies)).
+    reads_bodies: bool,
 }
 
 impl Permits {
@@ -126,14 +128,18 @@ impl Permits {
                     authority: o.required_authority.clone(),
                 })
             })
-            .collect::<Result<_, BridgeError>>()?;
-        Ok(Self { entries })
+            .collect::<Result<Vec<Entry>, BridgeError>>()?;
+        let reads_bodies = entries.iter().any(|e| e.subset.is_some());
+        Ok(Self {
+            entries,
+            reads_bodies,
+        })
     }
 
     /// Whether an entry looks into bodies (a `match`): when none does,
     /// [`permit`](Self::permit) says the same with a body or without.
     pub(crate) fn reads_bodies(&self) -> bool {
-        self.entries.iter().any(|e| e.subset.is_some())
+        self.reads_bodies
     }
 
     /// What the first entry that admits `address` (and `body`, when given:
